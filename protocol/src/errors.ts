@@ -1,0 +1,236 @@
+import type { JsonRpcErrorObject, RequestId } from "./types.js";
+import { WireCode } from "./wire-codes.js";
+
+/**
+ * mcpd's error model. Every error mcpd raises is an {@link McpdError} with a stable string `code`
+ * (match on `code`, never on message text) and a numeric `wireCode` used when it crosses a JSON-RPC
+ * boundary. Messages keep the seed's wording.
+ */
+export class McpdError extends Error {
+  override name = "McpdError";
+  readonly code: string;
+  readonly wireCode: number;
+  readonly data?: unknown;
+
+  constructor(code: string, message: string, options: { cause?: unknown; data?: unknown; wireCode?: number } = {}) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.code = code;
+    this.wireCode = options.wireCode ?? WireCode.InternalError;
+    if (options.data !== undefined) this.data = options.data;
+  }
+}
+
+/** The transport closed (or was never open) while a request needed it. */
+export class TransportClosedError extends McpdError {
+  override name = "TransportClosedError";
+  /** Why it closed, when known: exit code/signal, last stderr lines, network error. */
+  readonly reason?: string;
+  constructor(reason?: string, options: { cause?: unknown } = {}) {
+    super("MCPD_TRANSPORT_CLOSED", reason ? `Transport closed: ${reason}` : "Transport closed", {
+      ...options,
+      wireCode: WireCode.UpstreamClosed,
+    });
+    if (reason !== undefined) this.reason = reason;
+  }
+}
+
+export type TimeoutKind = "request" | "sse" | "notify";
+
+/** A deadline passed. `Request timeout after <ms>ms` (or the SSE / notify variants of the seed). */
+export class RequestTimeoutError extends McpdError {
+  override name = "RequestTimeoutError";
+  readonly timeoutMs: number;
+  readonly kind: TimeoutKind;
+  constructor(timeoutMs: number, kind: TimeoutKind = "request") {
+    const label = kind === "sse" ? "SSE response timeout" : kind === "notify" ? "Notify timeout" : "Request timeout";
+    super("MCPD_REQUEST_TIMEOUT", `${label} after ${timeoutMs}ms`, { wireCode: WireCode.RequestTimeout });
+    this.timeoutMs = timeoutMs;
+    this.kind = kind;
+  }
+}
+
+/** The caller cancelled. Used when an abort reason is not itself an Error. */
+export class AbortedError extends McpdError {
+  override name = "AbortError";
+  constructor(message = "The operation was aborted", options: { cause?: unknown } = {}) {
+    super("MCPD_ABORTED", message, { ...options, wireCode: WireCode.Cancelled });
+  }
+}
+
+/** A non-2xx HTTP status. `HTTP <status>: <body>` plus auth headers when present. */
+export class HttpError extends McpdError {
+  override name = "HttpError";
+  readonly status: number;
+  readonly body: string;
+  readonly wwwAuthenticate?: string;
+  readonly mcpAuthServer?: string;
+  constructor(status: number, body: string, headers: { wwwAuthenticate?: string; mcpAuthServer?: string } = {}) {
+    let message = `HTTP ${status}: ${body}`;
+    if (headers.wwwAuthenticate) message += ` [WWW-Authenticate: ${headers.wwwAuthenticate}]`;
+    if (headers.mcpAuthServer) message += ` [Mcp-Auth-Server: ${headers.mcpAuthServer}]`;
+    super("MCPD_HTTP_ERROR", message, { wireCode: WireCode.UpstreamHttpError, data: { status } });
+    this.status = status;
+    this.body = body;
+    if (headers.wwwAuthenticate) this.wwwAuthenticate = headers.wwwAuthenticate;
+    if (headers.mcpAuthServer) this.mcpAuthServer = headers.mcpAuthServer;
+  }
+}
+
+/** A JSON-RPC error object answered by a peer: `MCP error <code>: <message>`. Forwarded unchanged. */
+export class McpRemoteError extends McpdError {
+  override name = "McpRemoteError";
+  readonly rpcCode: number;
+  readonly rpcMessage: string;
+  constructor(error: JsonRpcErrorObject) {
+    super("MCPD_MCP_ERROR", `MCP error ${error.code}: ${error.message}`, { wireCode: error.code, data: error.data });
+    this.rpcCode = error.code;
+    this.rpcMessage = error.message;
+  }
+  /** The peer's error object, exactly as it was received. */
+  toJSON(): JsonRpcErrorObject {
+    const obj: JsonRpcErrorObject = { code: this.rpcCode, message: this.rpcMessage };
+    if (this.data !== undefined) obj.data = this.data;
+    return obj;
+  }
+}
+
+/** A stream ended without the response to a request. */
+export class NoResponseError extends McpdError {
+  override name = "NoResponseError";
+  readonly requestId: RequestId;
+  constructor(requestId: RequestId) {
+    super("MCPD_NO_RESPONSE", `No response received for request ID ${requestId}`, { wireCode: WireCode.UpstreamClosed });
+    this.requestId = requestId;
+  }
+}
+
+/** Bytes that are not JSON where JSON was required. */
+export class ParseError extends McpdError {
+  override name = "ParseError";
+  constructor(message: string, options: { cause?: unknown } = {}) {
+    super("MCPD_PARSE_ERROR", message, { ...options, wireCode: WireCode.ParseError });
+  }
+}
+
+/** A peer broke the protocol: not JSON-RPC, an unsupported version, a missing field. */
+export class ProtocolError extends McpdError {
+  override name = "ProtocolError";
+  constructor(message: string, options: { cause?: unknown; data?: unknown } = {}) {
+    super("MCPD_PROTOCOL_VIOLATION", message, { ...options, wireCode: WireCode.InvalidRequest });
+  }
+}
+
+/** A message exceeded a configured size bound. */
+export class MessageTooLargeError extends McpdError {
+  override name = "MessageTooLargeError";
+  readonly limitBytes: number;
+  constructor(sizeBytes: number, limitBytes: number, what = "Message") {
+    super("MCPD_MESSAGE_TOO_LARGE", `${what} of ${sizeBytes} bytes exceeds the limit of ${limitBytes} bytes`, {
+      wireCode: WireCode.MessageTooLarge,
+    });
+    this.limitBytes = limitBytes;
+  }
+}
+
+/** A bounded queue or buffer is full; the work was refused rather than buffered without limit. */
+export class QueueFullError extends McpdError {
+  override name = "QueueFullError";
+  constructor(message: string) {
+    super("MCPD_QUEUE_FULL", message, { wireCode: WireCode.QueueFull });
+  }
+}
+
+/** A configuration file or value is invalid. The message names the file, the server and the key. */
+export class ConfigError extends McpdError {
+  override name = "ConfigError";
+  constructor(message: string, options: { cause?: unknown } = {}) {
+    super("MCPD_CONFIG_INVALID", message, { ...options, wireCode: WireCode.InvalidParams });
+  }
+}
+
+/** A child process could not be started. */
+export class SpawnError extends McpdError {
+  override name = "SpawnError";
+  readonly command: string;
+  constructor(command: string, detail: string, options: { cause?: unknown } = {}) {
+    super("MCPD_SPAWN_FAILED", `Failed to start "${command}": ${detail}`, { ...options, wireCode: WireCode.ServerUnavailable });
+    this.command = command;
+  }
+}
+
+/** A server exists but cannot serve: `failed`, `disabled`, or stopped. */
+export class ServerUnavailableError extends McpdError {
+  override name = "ServerUnavailableError";
+  readonly server: string;
+  readonly state: string;
+  constructor(server: string, state: string, detail?: string) {
+    super("MCPD_SERVER_UNAVAILABLE", `Server "${server}" is ${state}${detail ? `: ${detail}` : ""}`, {
+      wireCode: WireCode.ServerUnavailable,
+      data: { server, state },
+    });
+    this.server = server;
+    this.state = state;
+  }
+}
+
+/** A name (server, tool, prompt, resource) that does not exist. The message lists what does. */
+export class NotFoundError extends McpdError {
+  override name = "NotFoundError";
+  constructor(code: "MCPD_UNKNOWN_SERVER" | "MCPD_UNKNOWN_TOOL" | "MCPD_UNKNOWN_PROMPT" | "MCPD_UNKNOWN_RESOURCE", message: string) {
+    super(code, message, { wireCode: WireCode.InvalidParams });
+  }
+}
+
+/** The peer did not declare the capability a method needs; refused before going upstream. */
+export class CapabilityError extends McpdError {
+  override name = "CapabilityError";
+  constructor(message: string) {
+    super("MCPD_CAPABILITY_NOT_SUPPORTED", message, { wireCode: WireCode.CapabilityNotSupported });
+  }
+}
+
+/** The daemon cannot be reached (not running, socket missing, refused). */
+export class DaemonUnavailableError extends McpdError {
+  override name = "DaemonUnavailableError";
+  constructor(message: string, options: { cause?: unknown } = {}) {
+    super("MCPD_DAEMON_UNAVAILABLE", message, { ...options, wireCode: WireCode.InternalError });
+  }
+}
+
+/** A connection to the daemon dropped while a request was in flight. Never replayed. */
+export class ConnectionLostError extends McpdError {
+  override name = "ConnectionLostError";
+  constructor(message = "Connection to mcpd lost", options: { cause?: unknown } = {}) {
+    super("MCPD_CONNECTION_LOST", message, { ...options, wireCode: WireCode.UpstreamClosed });
+  }
+}
+
+/**
+ * Turns any thrown value into a JSON-RPC error object. Peer errors pass through unchanged; mcpd's own
+ * errors carry their wire code and `data.mcpdCode`; anything else is an internal error.
+ */
+export function toWireError(err: unknown): JsonRpcErrorObject {
+  if (err instanceof McpRemoteError) return err.toJSON();
+  if (err instanceof McpdError) {
+    const data: Record<string, unknown> = { mcpdCode: err.code };
+    if (err.data !== undefined && typeof err.data === "object" && err.data !== null) Object.assign(data, err.data);
+    return { code: err.wireCode, message: err.message, data };
+  }
+  if (err instanceof Error && err.name === "AbortError") {
+    return { code: WireCode.Cancelled, message: err.message || "Request cancelled", data: { mcpdCode: "MCPD_ABORTED" } };
+  }
+  const message = err instanceof Error ? err.message : typeof err === "string" ? err : "Internal error";
+  return { code: WireCode.InternalError, message };
+}
+
+/**
+ * Rebuilds a local error from a wire error object: an object carrying `data.mcpdCode` becomes an
+ * {@link McpdError} with that code; anything else becomes a {@link McpRemoteError}.
+ */
+export function fromWireError(error: JsonRpcErrorObject): McpdError {
+  const data = error.data as { mcpdCode?: unknown } | undefined;
+  if (data && typeof data === "object" && typeof data.mcpdCode === "string") {
+    return new McpdError(data.mcpdCode, error.message, { wireCode: error.code, data: error.data, cause: new McpRemoteError(error) });
+  }
+  return new McpRemoteError(error);
+}

@@ -1,0 +1,16 @@
+/**
+ * The small logging interface lower layers accept. Only the daemon imports pino; everything below it
+ * logs through this shape (pino loggers satisfy it) and defaults to {@link silentLogger}.
+ */
+export interface Logger {
+  trace(obj: object | string, msg?: string): void;
+  debug(obj: object | string, msg?: string): void;
+  info(obj: object | string, msg?: string): void;
+  warn(obj: object | string, msg?: string): void;
+  error(obj: object | string, msg?: string): void;
+}
+
+const noop = (): void => {};
+
+/** A logger that drops everything. */
+export const silentLogger: Logger = Object.freeze({ trace: noop, debug: noop, info: noop, warn: noop, error: noop });

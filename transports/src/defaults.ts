@@ -1,0 +1,24 @@
+/** Defaults of the transport layer, in one place. Units are in the names. */
+export const TRANSPORT_DEFAULTS = {
+  /** Request deadline when neither the call nor the config sets one. */
+  requestTimeoutMs: 30_000,
+  /** Largest message accepted from a server, in bytes (newline-delimited line, HTTP body, WS frame). */
+  maxMessageBytes: 4 * 1024 * 1024,
+  /** stderr lines kept per stdio server. */
+  stderrMaxLines: 200,
+  /** stderr bytes kept per stdio server. */
+  stderrMaxBytes: 64 * 1024,
+  /** Bytes allowed to wait for `drain` on a child's stdin before new requests are refused. */
+  maxPendingWriteBytes: 16 * 1024 * 1024,
+  /** close(): wait this long after ending stdin before SIGTERM, and after SIGTERM before SIGKILL. */
+  closeGraceMs: 2_000,
+  /** HTTP: deadline for the DELETE sent on close. */
+  deleteTimeoutMs: 2_000,
+  /** HTTP: attempts to resume a dropped SSE reply stream with Last-Event-ID before failing. */
+  sseResumeAttempts: 3,
+  /** HTTP: first and largest delay of the background listener's reconnect backoff. */
+  listenerInitialDelayMs: 500,
+  listenerMaxDelayMs: 30_000,
+  /** HTTP: keep-alive connections per origin. */
+  httpConnections: 16,
+} as const;

@@ -1,0 +1,107 @@
+import type { JsonObject, JsonRpcRequest, Logger, RequestId } from "@mcpd/protocol";
+
+/**
+ * The transport contract every upstream transport implements (stdio, Streamable HTTP / legacy SSE,
+ * WebSocket). Transports deliver messages and own lifecycles; they never retry, reconnect a dead
+ * session on their own initiative, or resend a request: the manager above does that.
+ */
+export interface RequestOptions {
+  /** Caller cancellation. An abort rejects with `signal.reason` unchanged and sends `notifications/cancelled`. */
+  signal?: AbortSignal;
+  /** Deadline in ms for this request; `0` or `Infinity` disables the transport's own deadline. Default: the config's `timeout`, else 30000. */
+  timeout?: number;
+}
+
+/** Where a notification or server-to-client request came from. */
+export interface MessageContext {
+  /**
+   * The transport id of the client request whose response stream carried this message (Streamable
+   * HTTP SSE replies), when known. Lets the router send it to the caller of that request.
+   */
+  relatedRequestId?: RequestId;
+}
+
+/** Why a transport closed. */
+export interface CloseInfo {
+  /** Human-readable reason: "closed by client", "process exited with code 1", "HTTP 404 ...". */
+  reason: string;
+  /** true when `close()` was called; false for crashes, exits and dropped connections. */
+  expected: boolean;
+  /** stdio: the child's exit code and signal, when it exited. */
+  exitCode?: number | null;
+  signal?: string | null;
+  /** stdio: the last stderr lines at close time. */
+  stderrTail?: string[];
+}
+
+/** What a transport can tell about itself, for status. Secrets never appear. */
+export interface TransportInfo {
+  type: "stdio" | "http" | "sse" | "ws";
+  /** The wire mode in use: `stdio`, `streamable-http`, `legacy-sse` (2024-11-05) or `websocket`. */
+  mode: "stdio" | "streamable-http" | "legacy-sse" | "websocket";
+  pid?: number;
+  sessionId?: string;
+  /** Messages that could not be used (bad lines, unknown ids), counted. */
+  droppedMessages: number;
+}
+
+/**
+ * Handler for requests the server sends to the client (ping, roots/list, sampling/createMessage,
+ * elicitation/create). Resolve with the result object; throw an McpdError/McpRemoteError to answer with
+ * an error. When no handler is set the transport answers -32601 (ping is answered by the MCP client).
+ */
+export type ServerRequestHandler = (request: JsonRpcRequest, context: MessageContext) => Promise<JsonObject>;
+
+export interface MCPTransport {
+  /** True while the transport can carry messages. */
+  readonly connected: boolean;
+  connect(): Promise<void>;
+  request<T = JsonObject>(method: string, params?: JsonObject, options?: RequestOptions): Promise<T>;
+  notify(method: string, params?: JsonObject): Promise<void>;
+  /** Idempotent. Resolves when every resource (process, sockets, streams) is released. */
+  close(): Promise<void>;
+  /** Fired exactly once when the transport closes, expectedly or not. */
+  onClose?: (info: CloseInfo) => void;
+  /** Non-fatal problems (bad lines, listener parse errors). Fatal ones close the transport. */
+  onError?: (error: Error) => void;
+  onNotification?: (method: string, params: JsonObject | undefined, context: MessageContext) => void;
+  onRequest?: ServerRequestHandler;
+  info(): TransportInfo;
+}
+
+/** Options every transport constructor accepts besides its config. */
+export interface TransportOptions {
+  logger?: Logger;
+}
+
+export interface StdioServerConfig {
+  type?: "stdio";
+  command: string;
+  args?: string[];
+  /** Added to the child's environment (see `envMode`). */
+  env?: Record<string, string>;
+  cwd?: string;
+  /** Default request timeout in ms (30000). */
+  timeout?: number;
+  /**
+   * `inherit` (default): the child gets the daemon's environment plus `env`.
+   * `allowlist`: only HOME, LOGNAME, PATH, SHELL, TERM, USER (and a few locale/tmp variables) plus `env`.
+   */
+  envMode?: "inherit" | "allowlist";
+}
+
+export interface HttpServerConfig {
+  type: "http" | "sse";
+  url: string;
+  headers?: Record<string, string>;
+  timeout?: number;
+}
+
+export interface WsServerConfig {
+  type: "ws";
+  url: string;
+  headers?: Record<string, string>;
+  timeout?: number;
+}
+
+export type TransportConfig = StdioServerConfig | HttpServerConfig | WsServerConfig;

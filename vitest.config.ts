@@ -1,0 +1,16 @@
+import { defineConfig } from "vitest/config";
+
+// One config for every workspace. Unit tests live beside each package (<pkg>/test/*.test.ts);
+// cross-package and end-to-end tests live in tests/. Benchmarks and the soak run are never part of it.
+export default defineConfig({
+  test: {
+    include: ["{protocol,transports,daemon,client-sdk}/test/**/*.test.ts", "tests/**/*.test.ts"],
+    exclude: ["**/node_modules/**", "**/dist/**", "tests/bench/**", "tests/soak/**"],
+    // Generous bounds: these machines are shared and loaded. Tests wait for events, never for sleeps.
+    testTimeout: 60_000,
+    hookTimeout: 60_000,
+    teardownTimeout: 30_000,
+    pool: "forks",
+    reporters: ["default"],
+  },
+});
