@@ -212,8 +212,10 @@ export class ConnectionLostError extends McpdError {
 export function toWireError(err: unknown): JsonRpcErrorObject {
   if (err instanceof McpRemoteError) return err.toJSON();
   if (err instanceof McpdError) {
-    const data: Record<string, unknown> = { mcpdCode: err.code };
-    if (err.data !== undefined && typeof err.data === "object" && err.data !== null) Object.assign(data, err.data);
+    const data: Record<string, unknown> = {};
+    if (typeof err.data === "object" && err.data !== null && !Array.isArray(err.data)) Object.assign(data, err.data);
+    // Last, so an error's own data can never mask the stable code clients match on.
+    data.mcpdCode = err.code;
     return { code: err.wireCode, message: err.message, data };
   }
   if (err instanceof Error && err.name === "AbortError") {
