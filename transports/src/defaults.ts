@@ -12,6 +12,13 @@ export const TRANSPORT_DEFAULTS = {
   maxPendingWriteBytes: 16 * 1024 * 1024,
   /** close(): wait this long after ending stdin before SIGTERM, and after SIGTERM before SIGKILL. */
   closeGraceMs: 2_000,
+  /**
+   * stdio: after an unexpected exit or end of stdout, wait at most this long for the rest of the
+   * child's output and its exit status before failing pending requests (they fail within ~this of the exit).
+   */
+  exitSettleMs: 50,
+  /** stdio: stderr lines quoted in the reason of a `Transport closed: ...` error after a crash. */
+  closeReasonStderrLines: 3,
   /** HTTP: deadline for the DELETE sent on close. */
   deleteTimeoutMs: 2_000,
   /** HTTP: attempts to resume a dropped SSE reply stream with Last-Event-ID before failing. */
