@@ -5,21 +5,30 @@ import { MessageTooLargeError, ParseError } from "./errors.js";
 export type LineError = (ParseError | MessageTooLargeError) & { preview: string };
 
 export interface JsonLineDecoderOptions {
-  /** Largest line in bytes, excluding the newline. Default {@link PROTOCOL_DEFAULTS.maxLineBytes}. */
+  /**
+   * Largest line in bytes, excluding the newline and an optional `\r` before it. A positive integer.
+   * Default {@link PROTOCOL_DEFAULTS.maxLineBytes}.
+   */
   maxLineBytes?: number;
   /** Called once per line that parsed as JSON, in order. */
   onValue: (value: unknown) => void;
-  /** Called once per line that was oversized or not JSON. The stream goes on. */
+  /** Called once per line that was oversized (`MCPD_MESSAGE_TOO_LARGE`) or not JSON (`MCPD_PARSE_ERROR`). The stream goes on. */
   onError?: (error: LineError) => void;
 }
 
 const NEWLINE = 0x0a;
 const CR = 0x0d;
 const utf8 = new TextDecoder("utf-8", { fatal: false });
+const encoder = new TextEncoder();
 const EMPTY = new Uint8Array(0);
 
-function previewOf(bytes: Uint8Array, limit: number): string {
-  return utf8.decode(bytes.subarray(0, Math.min(bytes.length, limit)));
+/** The first `limit` bytes of `head` then `tail`, decoded (a cut character becomes U+FFFD). */
+function previewOf(head: Uint8Array, limit: number, tail: Uint8Array = EMPTY): string {
+  if (head.length >= limit || tail.length === 0) return utf8.decode(head.subarray(0, Math.min(head.length, limit)));
+  const out = new Uint8Array(Math.min(limit, head.length + tail.length));
+  out.set(head);
+  out.set(tail.subarray(0, out.length - head.length), head.length);
+  return utf8.decode(out);
 }
 
 /**
@@ -28,7 +37,13 @@ function previewOf(bytes: Uint8Array, limit: number): string {
  * Chunks may split anywhere, including inside a multi-byte UTF-8 character: lines are cut on the 0x0A
  * byte, which never occurs inside a UTF-8 sequence, and decoded whole. A trailing `\r` is stripped and
  * blank lines are ignored. A line longer than `maxLineBytes` is dropped (its bytes are not kept while it
- * streams past) and reported once; an unparseable line is reported; both leave later lines intact.
+ * streams past, so {@link bufferedBytes} never exceeds `maxLineBytes`) and reported once; an unparseable
+ * line is reported; both leave later lines intact.
+ *
+ * Exceptions thrown by `onValue`/`onError` propagate out of {@link push}; the rest of that chunk is then
+ * lost, so handlers should catch their own errors.
+ *
+ * @throws RangeError from the constructor when `maxLineBytes` is not a positive integer.
  */
 export class JsonLineDecoder {
   private readonly maxLineBytes: number;
@@ -36,24 +51,38 @@ export class JsonLineDecoder {
   private readonly onError: (error: LineError) => void;
   private parts: Uint8Array[] = [];
   private partBytes = 0;
+  /**
+   * A `\r` that arrived as byte maxLineBytes+1 of the current line. Held as a flag, not a byte, so a line
+   * of exactly maxLineBytes sent with CRLF is accepted without the buffer ever exceeding the limit.
+   */
+  private pendingCR = false;
   /** Bytes of the current oversized line seen so far; -1 when not discarding. */
   private discarding = -1;
+  /** The last discarded byte was `\r`: not counted in the reported size if the line ends right after it. */
+  private discardEndsCR = false;
   private discardPreview = "";
 
   constructor(options: JsonLineDecoderOptions) {
-    this.maxLineBytes = options.maxLineBytes ?? PROTOCOL_DEFAULTS.maxLineBytes;
+    const max = options.maxLineBytes ?? PROTOCOL_DEFAULTS.maxLineBytes;
+    if (!Number.isSafeInteger(max) || max < 1) {
+      throw new RangeError(`JsonLineDecoder: maxLineBytes must be a positive integer, got ${String(max)}`);
+    }
+    this.maxLineBytes = max;
     this.onValue = options.onValue;
     this.onError = options.onError ?? (() => {});
   }
 
-  /** Bytes held for an incomplete line. Bounded by `maxLineBytes`. */
+  /** Bytes held for an incomplete line. Never more than `maxLineBytes`. */
   get bufferedBytes(): number {
     return this.partBytes;
   }
 
-  /** Feeds a chunk. Strings are encoded as UTF-8. Never throws on content. */
+  /**
+   * Feeds a chunk. Strings are encoded as UTF-8 (so a string chunk must not end inside a surrogate pair;
+   * pass bytes when a split can fall anywhere). Never throws on content.
+   */
   push(chunk: Uint8Array | string): void {
-    const bytes = typeof chunk === "string" ? new TextEncoder().encode(chunk) : chunk;
+    const bytes = typeof chunk === "string" ? encoder.encode(chunk) : chunk;
     let start = 0;
     const len = bytes.length;
     while (start < len) {
@@ -63,39 +92,51 @@ export class JsonLineDecoder {
         return;
       }
       if (this.discarding >= 0) {
-        this.finishOversized(this.discarding + (nl - start));
-      } else if (this.partBytes === 0) {
+        this.endOversized(bytes.subarray(start, nl));
+      } else if (this.partBytes === 0 && !this.pendingCR) {
+        // Fast path: a whole line inside this chunk is parsed in place, without a copy.
         this.line(bytes.subarray(start, nl));
       } else {
         this.keep(bytes.subarray(start, nl));
-        if (this.discarding >= 0) this.finishOversized(this.discarding);
+        if (this.discarding >= 0) this.endOversized(EMPTY);
         else this.line(this.take());
       }
       start = nl + 1;
     }
   }
 
-  /** Ends the stream: a final line without a newline is still delivered. */
+  /** Ends the stream: a final line without a newline is still delivered. The decoder is then empty. */
   end(): void {
-    if (this.discarding >= 0) this.finishOversized(this.discarding);
-    else if (this.partBytes > 0) this.line(this.take());
+    if (this.discarding >= 0) this.endOversized(EMPTY);
+    else if (this.partBytes > 0 || this.pendingCR) this.line(this.take());
   }
 
   private keep(bytes: Uint8Array): void {
     if (bytes.length === 0) return;
     if (this.discarding >= 0) {
       this.discarding += bytes.length;
+      this.discardEndsCR = bytes[bytes.length - 1] === CR;
       return;
     }
-    if (this.partBytes + bytes.length > this.maxLineBytes + 1) {
-      // +1 leaves room for a trailing \r that will be stripped.
-      const head = this.partBytes > 0 ? this.take() : bytes;
-      this.discardPreview = previewOf(head, PROTOCOL_DEFAULTS.previewBytes);
-      this.discarding = (head === bytes ? 0 : head.length) + bytes.length;
-      this.parts = [];
-      this.partBytes = 0;
+    const total = this.partBytes + (this.pendingCR ? 1 : 0) + bytes.length;
+    if (total > this.maxLineBytes) {
+      if (!this.pendingCR && total === this.maxLineBytes + 1 && bytes[bytes.length - 1] === CR) {
+        // Possibly the CR of a CRLF ending a line of exactly maxLineBytes; decided when the next byte comes.
+        this.store(bytes.subarray(0, bytes.length - 1));
+        this.pendingCR = true;
+        return;
+      }
+      const head = this.take();
+      this.discardPreview = previewOf(head, PROTOCOL_DEFAULTS.previewBytes, bytes);
+      this.discarding = total;
+      this.discardEndsCR = bytes[bytes.length - 1] === CR;
       return;
     }
+    this.store(bytes);
+  }
+
+  private store(bytes: Uint8Array): void {
+    if (bytes.length === 0) return;
     // Copy: the caller may reuse its buffer (Node streams do not, but sockets in other runtimes may).
     this.parts.push(bytes.slice());
     this.partBytes += bytes.length;
@@ -105,6 +146,7 @@ export class JsonLineDecoder {
     const parts = this.parts;
     let out: Uint8Array;
     if (parts.length === 1) out = parts[0] ?? EMPTY;
+    else if (parts.length === 0) out = EMPTY;
     else {
       out = new Uint8Array(this.partBytes);
       let off = 0;
@@ -115,7 +157,15 @@ export class JsonLineDecoder {
     }
     this.parts = [];
     this.partBytes = 0;
+    // A held CR is the line's trailing CR, which line() would strip anyway.
+    this.pendingCR = false;
     return out;
+  }
+
+  /** The oversized line ends after `tail`; its size excludes a trailing `\r`, as for any other line. */
+  private endOversized(tail: Uint8Array): void {
+    const endsCR = tail.length > 0 ? tail[tail.length - 1] === CR : this.discardEndsCR;
+    this.finishOversized(this.discarding + tail.length - (endsCR ? 1 : 0));
   }
 
   private finishOversized(size: number): void {
@@ -135,14 +185,13 @@ export class JsonLineDecoder {
       this.finishOversized(end);
       return;
     }
-    const text = utf8.decode(end === bytes.length ? bytes : bytes.subarray(0, end));
+    const body = end === bytes.length ? bytes : bytes.subarray(0, end);
     let value: unknown;
     try {
-      value = JSON.parse(text);
+      value = JSON.parse(utf8.decode(body));
     } catch (cause) {
-      const preview = text.slice(0, PROTOCOL_DEFAULTS.previewBytes);
       const err = new ParseError(`Invalid JSON line: ${(cause as Error).message}`, { cause }) as LineError;
-      err.preview = preview;
+      err.preview = previewOf(body, PROTOCOL_DEFAULTS.previewBytes);
       this.onError(err);
       return;
     }
@@ -151,9 +200,14 @@ export class JsonLineDecoder {
 }
 
 /**
- * Encodes one message as exactly one line. `JSON.stringify` escapes every newline inside strings, so
- * the only `\n` is the terminator.
+ * Encodes one message as exactly one line. `JSON.stringify` escapes every `\n` and `\r` inside strings,
+ * so the only `\n` is the terminator (U+2028/U+2029 stay raw: they are not line breaks in JSONL).
+ *
+ * @throws TypeError when the value has no JSON form (`undefined`, a function, a symbol), or whatever
+ * `JSON.stringify` throws (BigInt, cycles).
  */
 export function encodeLine(message: unknown): string {
-  return JSON.stringify(message) + "\n";
+  const json = JSON.stringify(message) as string | undefined;
+  if (json === undefined) throw new TypeError(`encodeLine: a ${typeof message} has no JSON form`);
+  return json + "\n";
 }

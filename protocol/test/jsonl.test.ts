@@ -1,0 +1,269 @@
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import { MessageTooLargeError, ParseError } from "../src/errors.js";
+import { JsonLineDecoder, encodeLine, type LineError } from "../src/jsonl.js";
+
+const enc = new TextEncoder();
+
+interface Run {
+  values: unknown[];
+  errors: LineError[];
+  /** The largest bufferedBytes seen after any push. */
+  maxBuffered: number;
+}
+
+/** Feeds the chunks in order, then end(). */
+function decode(chunks: Array<Uint8Array | string>, maxLineBytes?: number): Run {
+  const run: Run = { values: [], errors: [], maxBuffered: 0 };
+  const decoder = new JsonLineDecoder({
+    ...(maxLineBytes === undefined ? {} : { maxLineBytes }),
+    onValue: (v) => run.values.push(v),
+    onError: (e) => run.errors.push(e),
+  });
+  for (const chunk of chunks) {
+    decoder.push(chunk);
+    run.maxBuffered = Math.max(run.maxBuffered, decoder.bufferedBytes);
+  }
+  decoder.end();
+  expect(decoder.bufferedBytes).toBe(0);
+  return run;
+}
+
+/** Splits bytes at the given sorted offsets. */
+function splitAt(bytes: Uint8Array, offsets: number[]): Uint8Array[] {
+  const out: Uint8Array[] = [];
+  let prev = 0;
+  for (const off of offsets) {
+    out.push(bytes.subarray(prev, off));
+    prev = off;
+  }
+  out.push(bytes.subarray(prev));
+  return out;
+}
+
+/** Every size 1..n chunking. */
+function chunksOf(bytes: Uint8Array, size: number): Uint8Array[] {
+  const out: Uint8Array[] = [];
+  for (let i = 0; i < bytes.length; i += size) out.push(bytes.subarray(i, i + size));
+  return out;
+}
+
+// 2-byte (é, ß), 3-byte (€, 中, U+2028), 4-byte (😀, 𝄞) UTF-8 characters, a CRLF line and blank lines.
+const MESSAGES = [
+  { jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "echo", arguments: { text: "héllo ß" } } },
+  { jsonrpc: "2.0", method: "notifications/message", params: { data: "€ 中文 \u2028 line-sep" } },
+  { jsonrpc: "2.0", id: "x😀", result: { content: [{ type: "text", text: "😀𝄞 emoji\nnewline" }] } },
+  { jsonrpc: "2.0", id: 4, error: { code: -32601, message: "Method not found: ∑" } },
+];
+const MULTI = enc.encode(
+  encodeLine(MESSAGES[0]) + "\n" + encodeLine(MESSAGES[1]).replace("\n", "\r\n") + "\r\n\n" + encodeLine(MESSAGES[2]) + encodeLine(MESSAGES[3]),
+);
+
+describe("JsonLineDecoder: chunk boundaries", () => {
+  it("the test buffer really contains 2-, 3- and 4-byte characters", () => {
+    const text = new TextDecoder().decode(MULTI);
+    expect(text).toMatch(/é/);
+    expect(text).toMatch(/€/);
+    expect(text).toMatch(/😀/);
+    expect(MULTI.length).toBeGreaterThan(text.length);
+  });
+
+  it("delivers the same messages however the buffer is split in two (every byte offset)", () => {
+    for (let i = 0; i <= MULTI.length; i++) {
+      const run = decode(splitAt(MULTI, [i]));
+      expect(run.errors, `split at ${i}`).toEqual([]);
+      expect(run.values, `split at ${i}`).toEqual(MESSAGES);
+    }
+  });
+
+  it("delivers the same messages for every chunk size from 1 byte up", () => {
+    for (let size = 1; size <= 40; size++) {
+      const run = decode(chunksOf(MULTI, size));
+      expect(run.errors, `size ${size}`).toEqual([]);
+      expect(run.values, `size ${size}`).toEqual(MESSAGES);
+    }
+  });
+
+  it("delivers the same messages for every split into three pieces of a short buffer", () => {
+    const short = [{ a: "é😀" }, { b: "中" }, 1, "x"];
+    const bytes = enc.encode(short.map(encodeLine).join("").replace("\n", "\r\n"));
+    let splits = 0;
+    for (let i = 0; i <= bytes.length; i++) {
+      for (let j = i; j <= bytes.length; j++) {
+        const run = decode(splitAt(bytes, [i, j]));
+        expect(run.errors, `split at ${i},${j}`).toEqual([]);
+        expect(run.values, `split at ${i},${j}`).toEqual(short);
+        splits++;
+      }
+    }
+    expect(splits).toBeGreaterThan(300);
+  });
+
+  it("strips \\r before \\n, ignores blank lines, accepts string chunks", () => {
+    const run = decode(['{"a":1}\r\n', "\n", "\r\n", "\n\n", '{"b":', "2}\r", "\n", "3\n"]);
+    expect(run.errors).toEqual([]);
+    expect(run.values).toEqual([{ a: 1 }, { b: 2 }, 3]);
+  });
+
+  it("delivers a final line without a newline on end()", () => {
+    expect(decode(['{"a":1}\n{"b":', "2}"]).values).toEqual([{ a: 1 }, { b: 2 }]);
+    expect(decode(['{"a":1}\r']).values).toEqual([{ a: 1 }]);
+    expect(decode([]).values).toEqual([]);
+  });
+});
+
+describe("JsonLineDecoder: bad lines", () => {
+  it("reports a bad line between two good ones and delivers both good ones", () => {
+    const run = decode(['{"id":1}\nnot json at all {\n{"id":2}\n']);
+    expect(run.values).toEqual([{ id: 1 }, { id: 2 }]);
+    expect(run.errors).toHaveLength(1);
+    const [err] = run.errors;
+    expect(err).toBeInstanceOf(ParseError);
+    expect(err?.code).toBe("MCPD_PARSE_ERROR");
+    expect(err?.message).toMatch(/^Invalid JSON line: /);
+    expect(err?.preview).toBe("not json at all {");
+  });
+
+  it("skips a stray stdout banner split across chunks and goes on", () => {
+    const run = decode(["Server starting on ", "stdio...\r\n", '{"jsonrpc":"2.0","id":1,"result":{}}\n']);
+    expect(run.values).toEqual([{ jsonrpc: "2.0", id: 1, result: {} }]);
+    expect(run.errors.map((e) => e.preview)).toEqual(["Server starting on stdio..."]);
+  });
+
+  it("bounds the preview of a long bad line to 200 bytes", () => {
+    const run = decode(["x".repeat(5000) + "\n"]);
+    expect(run.errors).toHaveLength(1);
+    expect(run.errors[0]?.preview).toBe("x".repeat(200));
+  });
+});
+
+describe("JsonLineDecoder: size limit", () => {
+  const LIMIT = 64;
+  const big = JSON.stringify({ pad: "é".repeat(500) }); // 1000+ bytes
+  const bigBytes = enc.encode(big).length;
+  const stream = enc.encode(`{"before":1}\n${big}\n{"after":"中"}\n`);
+
+  it.each([
+    ["one chunk", [stream]],
+    ["7-byte chunks", chunksOf(stream, 7)],
+    ["1-byte chunks", chunksOf(stream, 1)],
+    ["65-byte chunks", chunksOf(stream, LIMIT + 1)],
+  ])("reports an oversized line once and delivers the lines around it (%s)", (_title, chunks) => {
+    const run = decode(chunks, LIMIT);
+    expect(run.values).toEqual([{ before: 1 }, { after: "中" }]);
+    expect(run.errors).toHaveLength(1);
+    const [err] = run.errors;
+    expect(err).toBeInstanceOf(MessageTooLargeError);
+    expect(err?.code).toBe("MCPD_MESSAGE_TOO_LARGE");
+    expect(err?.message).toBe(`Line of ${bigBytes} bytes exceeds the limit of ${LIMIT} bytes`);
+    expect((err as MessageTooLargeError).limitBytes).toBe(LIMIT);
+    expect(err?.preview.length).toBeGreaterThan(0);
+    expect(big.startsWith(err?.preview.replace(/\uFFFD$/, "") ?? "?")).toBe(true);
+    // The oversized line is never held in memory while it streams past.
+    expect(run.maxBuffered).toBeLessThanOrEqual(LIMIT);
+  });
+
+  it("accepts a line of exactly the limit, with LF or CRLF, in any chunking", () => {
+    const exact = `"${"a".repeat(LIMIT - 2)}"`;
+    for (const ending of ["\n", "\r\n"]) {
+      const bytes = enc.encode(exact + ending + "1" + ending);
+      for (let size = 1; size <= bytes.length; size++) {
+        const run = decode(chunksOf(bytes, size), LIMIT);
+        expect(run.errors, `size ${size}`).toEqual([]);
+        expect(run.values, `size ${size}`).toEqual(["a".repeat(LIMIT - 2), 1]);
+        expect(run.maxBuffered).toBeLessThanOrEqual(LIMIT);
+      }
+    }
+  });
+
+  it("rejects a line one byte over the limit, with LF or CRLF, in any chunking", () => {
+    const over = `"${"a".repeat(LIMIT - 1)}"`;
+    for (const ending of ["\n", "\r\n", "\r\r\n"]) {
+      const bytes = enc.encode(over + ending + "2\n");
+      for (let size = 1; size <= bytes.length; size++) {
+        const run = decode(chunksOf(bytes, size), LIMIT);
+        expect(run.values, `size ${size}`).toEqual([2]);
+        expect(run.errors.map((e) => e.message), `size ${size} ${JSON.stringify(ending)}`).toEqual([
+          `Line of ${ending === "\r\r\n" ? LIMIT + 2 : LIMIT + 1} bytes exceeds the limit of ${LIMIT} bytes`,
+        ]);
+        expect(run.maxBuffered).toBeLessThanOrEqual(LIMIT);
+      }
+    }
+  });
+
+  it("reports an oversized final line without a newline on end()", () => {
+    const run = decode(chunksOf(enc.encode("1\n" + "9".repeat(200)), 10), LIMIT);
+    expect(run.values).toEqual([1]);
+    expect(run.errors.map((e) => e.message)).toEqual([`Line of 200 bytes exceeds the limit of ${LIMIT} bytes`]);
+  });
+
+  it("refuses a limit that is not a positive integer", () => {
+    for (const bad of [0, -1, 1.5, Number.NaN, Number.POSITIVE_INFINITY]) {
+      expect(() => new JsonLineDecoder({ maxLineBytes: bad, onValue: () => {} })).toThrow(/maxLineBytes must be a positive integer/);
+    }
+  });
+});
+
+describe("encodeLine", () => {
+  it.each([
+    ["\\n", "a\nb"],
+    ["\\r\\n", "a\r\nb"],
+    ["\\r", "a\rb"],
+    ["U+2028/U+2029", "a\u2028b\u2029c"],
+    ["U+0085 and other controls", "a\u0085b\u000bc\u000cd\u0000e"],
+    ["emoji", "😀\n😀"],
+  ])("produces exactly one line for a string with %s", (_title, text) => {
+    const line = encodeLine({ jsonrpc: "2.0", method: "m", params: { text } });
+    expect(line.endsWith("\n")).toBe(true);
+    expect(line.indexOf("\n")).toBe(line.length - 1);
+    expect(line).not.toContain("\r");
+    expect(decode([line]).values).toEqual([{ jsonrpc: "2.0", method: "m", params: { text } }]);
+  });
+
+  it("refuses values with no JSON form", () => {
+    expect(() => encodeLine(undefined)).toThrow(TypeError);
+    expect(() => encodeLine(() => 1)).toThrow(/has no JSON form/);
+    expect(() => encodeLine(10n)).toThrow(TypeError);
+  });
+});
+
+describe("JsonLineDecoder: properties", () => {
+  /** Sorted cut offsets into a buffer of length n. */
+  const cuts = (n: number) => fc.uniqueArray(fc.integer({ min: 0, max: n }), { maxLength: 12 }).map((a) => a.sort((x, y) => x - y));
+
+  it("any chunking of any sequence of encoded JSON values delivers all of them in order", () => {
+    fc.assert(
+      fc.property(
+        fc.array(fc.jsonValue(), { maxLength: 8 }).chain((values) => {
+          const bytes = enc.encode(values.map(encodeLine).join(""));
+          return fc.tuple(fc.constant(values), fc.constant(bytes), cuts(bytes.length));
+        }),
+        ([values, bytes, offsets]) => {
+          const run = decode(splitAt(bytes, offsets));
+          expect(run.errors).toEqual([]);
+          // Compare with what JSON itself round-trips (-0 becomes 0).
+          expect(run.values).toEqual(values.map((v) => JSON.parse(JSON.stringify(v))));
+        },
+      ),
+      { numRuns: 500 },
+    );
+  });
+
+  it("any byte sequence, any chunking: never throws, stays bounded, and the result does not depend on the chunking", () => {
+    const alphabet = fc.constantFrom(0x0a, 0x0d, 0x7b, 0x7d, 0x22, 0x31, 0x20, 0x61, 0xc3, 0xa9, 0xf0, 0x9f, 0x98, 0x80, 0xff);
+    const bytesArb = fc.oneof(fc.uint8Array({ maxLength: 300 }), fc.array(alphabet, { maxLength: 300 }).map((a) => Uint8Array.from(a)));
+    fc.assert(
+      fc.property(
+        bytesArb.chain((bytes) => fc.tuple(fc.constant(bytes), cuts(bytes.length), fc.integer({ min: 1, max: 40 }))),
+        ([bytes, offsets, limit]) => {
+          const whole = decode([bytes], limit);
+          const split = decode(splitAt(bytes, offsets), limit);
+          expect(split.maxBuffered).toBeLessThanOrEqual(limit);
+          expect(split.values).toEqual(whole.values);
+          expect(split.errors.map((e) => [e.code, e.message])).toEqual(whole.errors.map((e) => [e.code, e.message]));
+        },
+      ),
+      { numRuns: 1000 },
+    );
+  });
+});
