@@ -1,0 +1,156 @@
+import type { TransportConfig } from "@mcpd/transports";
+
+/**
+ * The shape of a loaded, validated and fully resolved mcpd configuration. Every object reachable from a
+ * {@link LoadedConfig} is deeply frozen at runtime. docs/configuration.md describes the file format.
+ */
+
+/** When a server starts: with the daemon (`eager`) or on first use (`lazy`). */
+export type StartupMode = "eager" | "lazy";
+
+/** `shared`: one upstream session serves every client. `per-client`: each client gets its own (stateful servers). */
+export type SharingMode = "shared" | "per-client";
+
+/** `inherit`: the child gets the daemon's environment plus `env`. `allowlist`: a minimal environment plus `env`. */
+export type EnvMode = "inherit" | "allowlist";
+
+/** The daemon's log levels (pino's). */
+export type LogLevel = "fatal" | "error" | "warn" | "info" | "debug" | "trace" | "silent";
+
+/** Restart backoff and crash-loop breaker of one server. All durations in ms. */
+export interface RestartPolicy {
+  /** Restarts allowed within `windowMs` before the server is marked failed. Default 5. */
+  readonly maxRestarts: number;
+  /** Sliding window for counting restarts, in ms. Default 60000. */
+  readonly windowMs: number;
+  /** Delay before the first restart, in ms. Default 500. */
+  readonly initialDelayMs: number;
+  /** Largest delay between restarts, in ms. Default 30000. */
+  readonly maxDelayMs: number;
+}
+
+/** A root mcpd answers `roots/list` with when no connected client can. */
+export interface RootConfig {
+  /** A `file://` URI. */
+  readonly uri: string;
+  readonly name?: string;
+}
+
+/** One server, validated, with every variable expanded and every default applied. */
+export interface ResolvedServerConfig {
+  /** The key in `mcpServers`/`servers`; matches {@link SERVER_NAME_PATTERN}. */
+  readonly name: string;
+  /** false: known but never started. Default true. */
+  readonly enabled: boolean;
+  /**
+   * What the transport layer needs: `type` is always set (`stdio`, `http`, `sse` or `ws`); stdio configs
+   * always carry `args`, `env` and `envMode`; http/sse/ws configs always carry `headers`; `timeout` is set.
+   * Typed mutable so it can be handed to the transports as is, but frozen at runtime.
+   */
+  readonly transport: TransportConfig;
+  /** Request deadline, in ms. Default 30000. */
+  readonly timeout: number;
+  /** Ceiling of a request's life when progress keeps restarting `timeout`, in ms. Default 300000. */
+  readonly maxTotalTimeout: number;
+  /** Default `eager`. */
+  readonly startup: StartupMode;
+  /** Stop after this long without use, in ms; 0 = never. Default 0. */
+  readonly idleTimeout: number;
+  /** Requests in flight to this server at a time. Default 64. */
+  readonly maxConcurrency: number;
+  /** Requests allowed to wait for a slot; more are refused with MCPD_QUEUE_FULL. Default 1024. */
+  readonly maxQueue: number;
+  readonly restart: RestartPolicy;
+  /** Default `shared`. */
+  readonly sharing: SharingMode;
+  /** Ping interval, in ms; 0 disables health checks. Default 30000. */
+  readonly healthCheckIntervalMs: number;
+  /** Answered for `roots/list` when no client can. Default none. */
+  readonly roots: readonly RootConfig[];
+  /**
+   * sha256 (first 16 hex digits) of this resolved config without `name`, `hash` and `transportHash`:
+   * equal hashes mean nothing about the server changed. Used to diff on reload.
+   */
+  readonly hash: string;
+  /**
+   * sha256 (first 16 hex digits) of `transport` without `timeout`: what decides which process or endpoint
+   * this is, and so which tools it serves. Keys the tool cache.
+   */
+  readonly transportHash: string;
+}
+
+/** The optional top-level `"mcpd"` section. */
+export interface DaemonSettings {
+  /** Default `info`. */
+  readonly logLevel: LogLevel;
+}
+
+/** The result of {@link loadConfig}/{@link parseConfig}. Deeply frozen. */
+export interface LoadedConfig {
+  /** Absolute path of the file read (or that would have been read, for `source: "none"`). */
+  readonly file: string;
+  /** `file`: the file existed and was parsed. `none`: there was no file; zero servers. */
+  readonly source: "file" | "none";
+  /** In file order: `mcpServers` first, then `servers`. */
+  readonly servers: readonly ResolvedServerConfig[];
+  readonly settings: DaemonSettings;
+  /** Problems that did not stop loading (unknown keys, duplicates, ignored keys), one sentence each. */
+  readonly warnings: readonly string[];
+}
+
+/** Server names: letters, digits, `_` and `-`, 1 to 48 characters (tool names get `<server>_` prefixes). */
+export const SERVER_NAME_PATTERN = /^[A-Za-z0-9_-]{1,48}$/;
+
+/** Keys that describe how to reach a server (the format Claude Desktop/Code, Cursor and VS Code share). */
+export const TRANSPORT_KEYS = ["type", "command", "args", "env", "cwd", "url", "headers"] as const;
+
+/** mcpd's own per-server keys; all optional. The same keys are accepted in `mcpd.defaults`. */
+export const MCPD_SERVER_KEYS = [
+  "enabled",
+  "timeout",
+  "maxTotalTimeout",
+  "startup",
+  "idleTimeout",
+  "maxConcurrency",
+  "maxQueue",
+  "restart",
+  "sharing",
+  "healthCheckIntervalMs",
+  "roots",
+  "envMode",
+] as const;
+
+/** Keys of a `restart` object. */
+export const RESTART_KEYS = ["maxRestarts", "windowMs", "initialDelayMs", "maxDelayMs"] as const;
+
+/** Keys of the top-level `mcpd` section. */
+export const SETTINGS_KEYS = ["logLevel", "defaults"] as const;
+
+/** Top-level keys. `inputs` (VS Code prompts) and `$schema` are accepted and ignored. */
+export const TOP_LEVEL_KEYS = ["mcpServers", "servers", "mcpd", "inputs", "$schema"] as const;
+
+/**
+ * Per-server keys other tools write that mcpd accepts without a warning and ignores (Cline/Roo's
+ * approval lists, VS Code's `dev` and gallery metadata, descriptions). `disabled` (Cline) is honoured.
+ */
+export const FOREIGN_SERVER_KEYS = ["disabled", "autoApprove", "alwaysAllow", "description", "dev", "gallery", "version"] as const;
+
+/** Keys users plausibly write for an mcpd key under another name: the hint names the right one. */
+export const RENAMED_KEYS: Readonly<Record<string, string>> = {
+  timeoutMs: "timeout",
+  requestTimeout: "timeout",
+  maxTotalTimeoutMs: "maxTotalTimeout",
+  idleTimeoutMs: "idleTimeout",
+  healthCheckInterval: "healthCheckIntervalMs",
+  concurrency: "maxConcurrency",
+  queue: "maxQueue",
+  transport: "type",
+  environment: "env",
+  arguments: "args",
+  workingDirectory: "cwd",
+  serverUrl: "url",
+  lazy: "startup",
+};
+
+/** The log levels accepted in `mcpd.logLevel`. */
+export const LOG_LEVELS: readonly LogLevel[] = ["fatal", "error", "warn", "info", "debug", "trace", "silent"];

@@ -1,0 +1,48 @@
+/**
+ * Defaults of the daemon, in one place. Units are in the names. Per-server config keys (`timeout`,
+ * `idleTimeout`, ...) keep the names users already write in their files; their defaults live here.
+ * docs/configuration.md documents every one of them; keep the two in step.
+ */
+export const DAEMON_DEFAULTS = {
+  /** Per-server `timeout`: deadline of one request to a server, in ms. */
+  requestTimeoutMs: 30_000,
+  /** Per-server `maxTotalTimeout`: progress notifications restart `timeout`, but never past this total, in ms. */
+  maxTotalTimeoutMs: 300_000,
+  /** Per-server `startup`: `eager` starts the server with the daemon; `lazy` on first use. */
+  startup: "eager",
+  /** Per-server `idleTimeout`: stop a server after this long without use, in ms. 0 = never. */
+  idleTimeoutMs: 0,
+  /**
+   * Per-server `maxConcurrency`: requests in flight to one server at a time. 64 keeps a pipelining server
+   * busy (measured: throughput stops growing past ~64 in flight over stdio) without flooding it.
+   */
+  maxConcurrency: 64,
+  /** Per-server `maxQueue`: requests allowed to wait for a concurrency slot; more are refused (MCPD_QUEUE_FULL). */
+  maxQueue: 1024,
+  /** Per-server `restart`: crash-loop breaker and backoff for restarting a server that died. */
+  restart: {
+    /** Restarts allowed within `windowMs`; one more and the server is marked failed. */
+    maxRestarts: 5,
+    /** The sliding window the restarts are counted in, in ms. */
+    windowMs: 60_000,
+    /** Delay before the first restart, in ms; later delays grow (exponential backoff) up to `maxDelayMs`. */
+    initialDelayMs: 500,
+    /** Largest delay between restarts, in ms. */
+    maxDelayMs: 30_000,
+  },
+  /** Per-server `sharing`: `shared` = one upstream session for every client; `per-client` = one each. */
+  sharing: "shared",
+  /** Per-server `healthCheckIntervalMs`: ping an idle server this often, in ms. 0 disables. */
+  healthCheckIntervalMs: 30_000,
+  /** Per-server `envMode` (stdio): `inherit` the daemon's environment, or pass only an `allowlist`. */
+  envMode: "inherit",
+  /** `mcpd.logLevel`: the daemon's log level. */
+  logLevel: "info",
+  /** Largest config file read, in bytes; a bigger file is refused (MCPD_CONFIG_INVALID). */
+  maxConfigFileBytes: 4 * 1024 * 1024,
+  /** Deepest nesting of arrays/objects accepted in a config file. */
+  maxConfigNestingDepth: 64,
+} as const;
+
+/** The type of {@link DAEMON_DEFAULTS}. */
+export type DaemonDefaults = typeof DAEMON_DEFAULTS;
