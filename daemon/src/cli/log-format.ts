@@ -1,0 +1,56 @@
+import { palette, type Palette } from "./format.js";
+
+/** pino's numeric levels and the names `mcpd logs` prints. */
+const LEVEL_NAMES: Record<number, string> = { 10: "TRACE", 20: "DEBUG", 30: "INFO", 40: "WARN", 50: "ERROR", 60: "FATAL" };
+
+// Fields every pino line carries that add nothing for a reader of one machine's log.
+const SKIPPED_KEYS = new Set(["level", "time", "msg", "pid", "hostname", "v"]);
+
+function twoDigits(n: number, width = 2): string {
+  return String(n).padStart(width, "0");
+}
+
+/** Local time as `YYYY-MM-DD HH:MM:SS.mmm`. */
+export function formatLocalTime(epochMs: number): string {
+  const d = new Date(epochMs);
+  return (
+    `${d.getFullYear()}-${twoDigits(d.getMonth() + 1)}-${twoDigits(d.getDate())} ` +
+    `${twoDigits(d.getHours())}:${twoDigits(d.getMinutes())}:${twoDigits(d.getSeconds())}.${twoDigits(d.getMilliseconds(), 3)}`
+  );
+}
+
+/** `key=value` with the value quoted only when it needs to be (spaces, quotes, empty). */
+function formatField(key: string, value: unknown): string {
+  let text: string;
+  if (typeof value === "string") text = /^[^\s"=]+$/.test(value) ? value : JSON.stringify(value);
+  else if (value instanceof Object) text = JSON.stringify(value);
+  else text = String(value);
+  return `${key}=${text}`;
+}
+
+/**
+ * Pretty-prints one line of the daemon's pino JSON log as `time LEVEL msg key=val ...`.
+ * A line that is not a pino JSON object (a crash trace written to the log by the runtime) is returned
+ * unchanged, so nothing in the log is ever hidden.
+ */
+export function formatLogLine(line: string, colours: Palette = palette(false)): string {
+  let entry: unknown;
+  try {
+    entry = JSON.parse(line);
+  } catch {
+    return line;
+  }
+  if (typeof entry !== "object" || entry === null || Array.isArray(entry)) return line;
+  const e = entry as Record<string, unknown>;
+  const levelNum = typeof e.level === "number" ? e.level : undefined;
+  const level = levelNum !== undefined ? (LEVEL_NAMES[levelNum] ?? String(levelNum)) : typeof e.level === "string" ? e.level.toUpperCase() : "-";
+  const time = typeof e.time === "number" ? formatLocalTime(e.time) : typeof e.time === "string" ? e.time : "-";
+  const msg = typeof e.msg === "string" ? e.msg : "";
+  const colourLevel =
+    levelNum !== undefined && levelNum >= 50 ? colours.red : levelNum === 40 ? colours.yellow : levelNum !== undefined && levelNum <= 20 ? colours.dim : (s: string) => s;
+  const fields = Object.entries(e)
+    .filter(([k]) => !SKIPPED_KEYS.has(k))
+    .map(([k, v]) => formatField(k, v));
+  const parts = [colours.dim(time), colourLevel(level.padEnd(5)), msg, ...fields.map((f) => colours.dim(f))];
+  return parts.filter((p) => p !== "").join(" ");
+}

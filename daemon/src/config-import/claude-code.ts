@@ -1,0 +1,38 @@
+import { join } from "node:path";
+import { emptyScan, type ImportContext, type SourceScan } from "./import-types.js";
+import { convertServerMap, type VariableRules } from "./normalize-entry.js";
+import { readClientFile } from "./read-client-file.js";
+
+// Claude Code expands `${VAR}` and `${VAR:-default}` from the environment, exactly as mcpd does.
+const RULES: VariableRules = { vars: {}, bareIsEnv: true };
+
+/** Reads one Claude Code file: top-level `mcpServers` (user scope) and `projects.<dir>.mcpServers` (local scope). */
+function scanClaudeCodeDoc(doc: unknown, file: string, scan: SourceScan): void {
+  const d = (typeof doc === "object" && doc !== null ? doc : {}) as { mcpServers?: unknown; projects?: unknown };
+  convertServerMap(d.mcpServers, file, RULES, scan);
+  if (typeof d.projects === "object" && d.projects !== null && !Array.isArray(d.projects)) {
+    for (const [dir, project] of Object.entries(d.projects)) {
+      const servers = (project as { mcpServers?: unknown } | null)?.mcpServers;
+      convertServerMap(servers, `${file} (project ${dir})`, RULES, scan);
+    }
+  }
+}
+
+/**
+ * Reads Claude Code's servers: `~/.claude.json` (user and per-project entries) and `.mcp.json` in the
+ * current directory (project scope), or only `ctx.file`.
+ */
+export async function scanClaudeCode(ctx: ImportContext): Promise<SourceScan> {
+  const scan = emptyScan();
+  const files = ctx.file ? [ctx.file] : [join(ctx.home, ".claude.json"), join(ctx.cwd, ".mcp.json")];
+  for (const file of files) {
+    const doc = await readClientFile(file);
+    if (doc === undefined) {
+      scan.missing.push(file);
+      continue;
+    }
+    scan.read.push(file);
+    scanClaudeCodeDoc(doc, file, scan);
+  }
+  return scan;
+}
