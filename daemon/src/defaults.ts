@@ -46,3 +46,21 @@ export const DAEMON_DEFAULTS = {
 
 /** The type of {@link DAEMON_DEFAULTS}. */
 export type DaemonDefaults = typeof DAEMON_DEFAULTS;
+
+/** Defaults of the running daemon (socket, router, shutdown, logs). Units are in the names. */
+export const RUNTIME_DEFAULTS = {
+  /** Largest line accepted from a client on the socket, in bytes. */
+  maxMessageBytes: 4 * 1024 * 1024,
+  /** Requests one connection may have in flight; more are answered -32063. */
+  maxInFlightPerConnection: 1024,
+  /** Bytes waiting to be written to one client before it is disconnected as not reading. */
+  maxOutgoingBytesPerConnection: 16 * 1024 * 1024,
+  /** Deadline for a server-to-client request relayed to a client (sampling can take a while), in ms. */
+  clientRequestTimeoutMs: 300_000,
+  /** Shutdown: how long in-flight requests may finish before they are answered with an error, in ms. */
+  shutdownGraceMs: 5_000,
+  /** The background daemon's log file rotates at this size... */
+  logFileMaxBytes: 10 * 1024 * 1024,
+  /** ...keeping this many old files. */
+  logFileMaxFiles: 3,
+} as const;

@@ -1,1 +1,9 @@
-export {};
+/**
+ * @mcpd/transports: how mcpd talks to upstream MCP servers (stdio children, Streamable HTTP and legacy
+ * HTTP+SSE, WebSocket). Every export of this file is public API.
+ */
+export * from "./transport.js";
+export { TRANSPORT_DEFAULTS } from "./defaults.js";
+export { createTransport } from "./create-transport.js";
+export { StdioTransport } from "./stdio-transport.js";
+export { WebSocketTransport, MCP_WS_SUBPROTOCOL, type WsTransportOptions } from "./ws-transport.js";

@@ -1,0 +1,69 @@
+import { connect } from "node:net";
+import { DaemonUnavailableError, JsonLineDecoder, encodeLine, isObject } from "@mcpd/protocol";
+
+export interface BridgeOptions {
+  /** Transparent view of this server; absent: the aggregate view. */
+  server?: string;
+  socketPath: string;
+  stdin: NodeJS.ReadableStream;
+  stdout: NodeJS.WritableStream;
+  stderr?: NodeJS.WritableStream;
+}
+
+const SELECT_ID = "mcpd-connect-select";
+
+/**
+ * `mcpd connect`: pipes an MCP client's stdio onto the daemon's socket, so any MCP client can use mcpd
+ * by running `mcpd connect [SERVER]` as its server command. When SERVER is given it first selects that
+ * server's transparent view (`mcpd/select`) and swallows the answer; after that bytes flow untouched in
+ * both directions. Returns the exit code: 0 when either side ends normally, 1 on errors.
+ * @throws DaemonUnavailableError (MCPD_DAEMON_UNAVAILABLE) when the socket does not answer.
+ */
+export function runBridge(opts: BridgeOptions): Promise<number> {
+  return new Promise<number>((resolve, reject) => {
+    const socket = connect(opts.socketPath);
+    let connected = false;
+    let exitCode = 0;
+    socket.once("error", (err: NodeJS.ErrnoException) => {
+      if (!connected) {
+        reject(new DaemonUnavailableError(`mcpd is not reachable on ${opts.socketPath} (${err.code ?? err.message}); run 'mcpd start'`, { cause: err }));
+        return;
+      }
+      exitCode = 1;
+    });
+    socket.once("connect", () => {
+      connected = true;
+      const startPiping = (): void => {
+        socket.pipe(opts.stdout as NodeJS.WritableStream, { end: false });
+        opts.stdin.pipe(socket);
+      };
+      if (opts.server === undefined) {
+        startPiping();
+      } else {
+        // Read lines until the select answer; anything else before it cannot exist (the client has not spoken yet).
+        let selected = false;
+        const decoder = new JsonLineDecoder({
+          onValue: (v) => {
+            if (selected || !isObject(v) || v.id !== SELECT_ID) return;
+            selected = true;
+            socket.off("data", onData);
+            if (isObject(v.error)) {
+              opts.stderr?.write(`mcpd connect: ${String(v.error.message)}\n`);
+              exitCode = 1;
+              socket.end();
+              return;
+            }
+            startPiping();
+          },
+        });
+        const onData = (chunk: Buffer): void => decoder.push(chunk);
+        socket.on("data", onData);
+        socket.write(encodeLine({ jsonrpc: "2.0", id: SELECT_ID, method: "mcpd/select", params: { server: opts.server } }));
+      }
+      opts.stdin.on("end", () => socket.end());
+    });
+    socket.on("close", () => {
+      if (connected) resolve(exitCode);
+    });
+  });
+}

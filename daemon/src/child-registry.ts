@@ -1,0 +1,113 @@
+import { readFileSync, writeFileSync, mkdirSync, renameSync } from "node:fs";
+import { dirname } from "node:path";
+import type { Logger } from "@mcpd/protocol";
+
+/** One child process group mcpd started, as recorded on disk. */
+export interface ChildRecord {
+  server: string;
+  pid: number;
+  /** Start time of the process as the kernel reports it (Linux: /proc/<pid>/stat field 22), to tell a reused pid from ours. */
+  startTime: string | null;
+  command: string;
+}
+
+/** The start time of a live process, or null when it cannot be read (not Linux, or gone). */
+export function processStartTime(pid: number): string | null {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    // Field 2 (comm) may contain spaces and parentheses; fields after the last ')' are fixed.
+    const rest = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    return rest[19] ?? null;
+  } catch {
+    return null;
+  }
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === "EPERM";
+  }
+}
+
+/**
+ * Records the process groups of every stdio server in the state dir, so that a daemon started after
+ * mcpd itself was killed (`kill -9`) can end the groups the previous run left behind, after checking
+ * that each recorded pid is still the process mcpd started (same start time), not a reused pid.
+ */
+export class ChildRegistry {
+  private readonly children = new Map<number, ChildRecord>();
+
+  constructor(
+    private readonly file: string,
+    private readonly log: Logger,
+  ) {}
+
+  add(server: string, pid: number, command: string): void {
+    this.children.set(pid, { server, pid, startTime: processStartTime(pid), command });
+    this.save();
+  }
+
+  remove(pid: number): void {
+    if (this.children.delete(pid)) this.save();
+  }
+
+  private save(): void {
+    try {
+      mkdirSync(dirname(this.file), { recursive: true, mode: 0o700 });
+      const tmp = `${this.file}.tmp`;
+      writeFileSync(tmp, JSON.stringify({ daemonPid: process.pid, children: [...this.children.values()] }), { mode: 0o600 });
+      renameSync(tmp, this.file);
+    } catch (err) {
+      this.log.warn({ err: (err as Error).message }, "could not record child processes");
+    }
+  }
+
+  /**
+   * Ends the process groups a previous daemon recorded and that are still alive and still ours.
+   * Sends SIGTERM to each group, then SIGKILL to what remains after `graceMs`. Returns the pids ended.
+   */
+  async reapOrphans(graceMs = 1000): Promise<number[]> {
+    let recorded: ChildRecord[] = [];
+    try {
+      const parsed = JSON.parse(readFileSync(this.file, "utf8")) as { daemonPid?: number; children?: ChildRecord[] };
+      if (parsed.daemonPid !== undefined && parsed.daemonPid !== process.pid && alive(parsed.daemonPid)) {
+        // Another daemon is alive and owns these; never touch them.
+        const st = processStartTime(parsed.daemonPid);
+        if (st !== null || process.platform !== "linux") return [];
+      }
+      recorded = Array.isArray(parsed.children) ? parsed.children : [];
+    } catch {
+      return [];
+    }
+    // A live leader must have the recorded start time (else the pid was reused). A dead leader whose
+    // group still has members (npx grandchildren) is safe to signal: Linux never reuses a pid while a
+    // process group of that id exists.
+    const ours = recorded.filter((c) => {
+      if (!Number.isInteger(c.pid) || c.pid <= 1) return false;
+      if (alive(c.pid)) return c.startTime === null || processStartTime(c.pid) === c.startTime;
+      return alive(-c.pid);
+    });
+    for (const c of ours) {
+      this.log.warn({ server: c.server, pid: c.pid }, "ending a server process left by a previous mcpd run");
+      try {
+        process.kill(-c.pid, "SIGTERM");
+      } catch {
+        /* group already gone */
+      }
+    }
+    const deadline = Date.now() + graceMs;
+    while (ours.some((c) => alive(-c.pid)) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 25));
+    for (const c of ours) {
+      try {
+        process.kill(-c.pid, "SIGKILL");
+      } catch {
+        /* gone */
+      }
+    }
+    this.save();
+    return ours.map((c) => c.pid);
+  }
+}

@@ -1,0 +1,149 @@
+import { accessSync, constants } from "node:fs";
+import { delimiter, isAbsolute, join } from "node:path";
+import { ProtocolError, WireCode, McpdError, type JsonObject } from "@mcpd/protocol";
+import type { MCPManager, ReloadResult } from "./manager.js";
+import type { ServerHandle } from "./server-handle.js";
+import type { Router } from "./router/router.js";
+import type { Session } from "./router/session.js";
+import { exposedName } from "./router/exposed-names.js";
+
+/** What the control methods need from the running daemon. */
+export interface DaemonControl {
+  manager: MCPManager;
+  router: Router;
+  info: () => JsonObject;
+  reload: () => Promise<ReloadResult & { warnings: readonly string[] }>;
+  shutdown: () => void;
+  logTail: (lines: number) => string[];
+}
+
+/** Whether a stdio command resolves on the daemon's PATH (absolute or relative paths are checked as is). */
+export function commandFound(command: string, env: NodeJS.ProcessEnv = process.env): boolean {
+  const can = (p: string): boolean => {
+    try {
+      accessSync(p, constants.X_OK);
+      return true;
+    } catch {
+      return false;
+    }
+  };
+  if (isAbsolute(command) || command.includes("/")) return can(command);
+  return (env.PATH ?? "").split(delimiter).some((dir) => dir && can(join(dir, command)));
+}
+
+export function serverStatus(h: ServerHandle, sessions: number): JsonObject {
+  const t = h.config.transport;
+  const info = h.client?.transport.info();
+  const command = "command" in t ? t.command : undefined;
+  return {
+    name: h.name,
+    state: h.state,
+    stateReason: h.stateReason,
+    enabled: h.config.enabled,
+    transport: t.type ?? "stdio",
+    mode: info?.mode ?? null,
+    pid: h.pid ?? null,
+    startedAt: h.startedAt ? new Date(h.startedAt).toISOString() : null,
+    uptimeMs: h.state === "ready" && h.startedAt ? Date.now() - h.startedAt : null,
+    restarts: h.restarts,
+    requests: h.stats.requests,
+    errors: h.stats.errors,
+    inFlight: h.stats.inFlight,
+    latencyMs: h.stats.latency(),
+    lastError: h.stats.lastError ?? h.lastExit ?? null,
+    lastStderr: h.lastStderr ?? null,
+    commandFound: command === undefined ? null : commandFound(command),
+    tools: h.tools.length,
+    sessions,
+  };
+}
+
+function str(params: JsonObject | undefined, key: string, required: boolean): string | undefined {
+  const v = params?.[key];
+  if (v === undefined && !required) return undefined;
+  if (typeof v !== "string") throw new ProtocolError(`"${key}" must be a string`, { data: { mcpdCode: "MCPD_PROTOCOL_VIOLATION" } });
+  return v;
+}
+
+/** Answers the `mcpd/*` control methods of docs/protocol.md. */
+export function createControl(d: DaemonControl) {
+  return async (_session: Session, method: string, params: JsonObject | undefined): Promise<JsonObject> => {
+    const m = d.manager;
+    const pick = (server?: string): ServerHandle[] => (server === undefined ? m.servers : [m.require(server)]);
+    switch (method) {
+      case "mcpd/status":
+        return {
+          daemon: d.info(),
+          servers: m.servers.map((h) => serverStatus(h, m.privateSessions(h.name).length)),
+          clients: [...d.router.sessions.values()].map((s) => ({
+            id: s.id,
+            view: s.view.kind,
+            server: s.view.kind === "server" ? s.view.server : null,
+            clientInfo: s.clientInfo ?? null,
+            inFlight: s.inFlightCount,
+            connectedAt: new Date(s.connectedAt).toISOString(),
+          })),
+          tables: d.router.tables(),
+        };
+      case "mcpd/servers":
+        return {
+          servers: m.servers.map((h) => ({
+            name: h.name,
+            state: h.state,
+            enabled: h.config.enabled,
+            transport: h.config.transport.type ?? "stdio",
+            mode: h.client?.transport.info().mode ?? null,
+            tools: h.tools.length,
+          })),
+        };
+      case "mcpd/tools": {
+        const hs = pick(str(params, "server", false));
+        return { tools: hs.flatMap((h) => h.tools.map((t) => ({ server: h.name, exposedName: exposedName(h.name, t.name), ...t }))) };
+      }
+      case "mcpd/prompts": {
+        const hs = pick(str(params, "server", false));
+        return { prompts: hs.flatMap((h) => (h.client?.prompts ?? []).map((p) => ({ server: h.name, exposedName: exposedName(h.name, p.name), ...p }))) };
+      }
+      case "mcpd/resources": {
+        const hs = pick(str(params, "server", false));
+        return {
+          resources: hs.flatMap((h) => (h.client?.resources ?? []).map((r) => ({ server: h.name, ...r }))),
+          templates: hs.flatMap((h) => (h.client?.resourceTemplates ?? []).map((r) => ({ server: h.name, ...r }))),
+        };
+      }
+      case "mcpd/restart": {
+        const hs = pick(str(params, "server", false));
+        await Promise.all(hs.map((h) => h.restart("restart requested")));
+        return { restarted: hs.filter((h) => h.state !== "disabled").map((h) => h.name) };
+      }
+      case "mcpd/enable": {
+        const h = m.require(str(params, "server", true) as string);
+        await h.enable();
+        return { server: h.name, state: h.state };
+      }
+      case "mcpd/disable": {
+        const h = m.require(str(params, "server", true) as string);
+        await h.disable();
+        return { server: h.name, state: h.state };
+      }
+      case "mcpd/reload": {
+        const r = await d.reload();
+        return { ...r, warnings: [...r.warnings] };
+      }
+      case "mcpd/logs": {
+        const lines = typeof params?.lines === "number" && params.lines > 0 ? Math.min(10_000, Math.floor(params.lines)) : 100;
+        const server = str(params, "server", false);
+        if (server === undefined) return { lines: d.logTail(lines) };
+        const h = m.require(server);
+        const transport = h.client?.transport as { stderrTail?: (n?: number) => string[] } | undefined;
+        const tail = transport?.stderrTail?.(lines) ?? (h.lastStderr ? [h.lastStderr] : []);
+        return { server, lines: tail };
+      }
+      case "mcpd/shutdown":
+        setImmediate(() => d.shutdown());
+        return { ok: true };
+      default:
+        throw new McpdError("MCPD_METHOD_NOT_FOUND", `Method not found: ${method}`, { wireCode: WireCode.MethodNotFound });
+    }
+  };
+}

@@ -1,0 +1,163 @@
+import { rmSync, writeFileSync } from "node:fs";
+import { McpdError, WireCode, type Logger } from "@mcpd/protocol";
+import { createTransport } from "@mcpd/transports";
+import { resolvePaths, type McpdPaths } from "@mcpd/client";
+import { loadConfig, type LoadedConfig } from "./config/index.js";
+import { DAEMON_DEFAULTS as CONFIG_DEFAULTS, RUNTIME_DEFAULTS as DAEMON_DEFAULTS } from "./defaults.js";
+import { createControl } from "./control.js";
+import { RotatingFileStream } from "./log-file.js";
+import { createLogger } from "./logger.js";
+import { MCPManager } from "./manager.js";
+import { Router } from "./router/router.js";
+import { SocketServer, prepareSocketPath } from "./socket-server.js";
+import { VERSION } from "./version.js";
+
+export interface RunDaemonOptions {
+  configFile?: string;
+  logLevel?: string;
+  /** true: log to stderr (systemd, launchd, debugging). false: JSON log file with rotation. */
+  foreground: boolean;
+  env?: NodeJS.ProcessEnv;
+  /** Install SIGTERM/SIGINT/SIGHUP handlers (default true). */
+  handleSignals?: boolean;
+}
+
+/** A running daemon, for embedding and tests. */
+export interface DaemonHandle {
+  paths: McpdPaths;
+  manager: MCPManager;
+  router: Router;
+  /** Resolves with the exit code once the daemon has shut down. */
+  done: Promise<number>;
+  shutdown(reason?: string): Promise<number>;
+  reload(): Promise<unknown>;
+}
+
+/**
+ * Starts the daemon in this process: checks and claims the socket, writes the pid file, starts every
+ * eager server, and serves until SIGTERM/SIGINT or `mcpd/shutdown`. SIGHUP reloads the config.
+ * @throws SocketSetupError (MCPD_ALREADY_RUNNING, MCPD_UNSAFE_SOCKET_DIR), ConfigError (MCPD_CONFIG_INVALID)
+ */
+export async function startDaemon(options: RunDaemonOptions): Promise<DaemonHandle> {
+  const env = options.env ?? process.env;
+  const paths = resolvePaths(env, options.configFile ? { configFile: options.configFile } : {});
+  const logFile = options.foreground ? undefined : new RotatingFileStream(paths.logFile, { maxBytes: DAEMON_DEFAULTS.logFileMaxBytes, maxFiles: DAEMON_DEFAULTS.logFileMaxFiles });
+  const recent: string[] = [];
+  const stderrTee = {
+    write(chunk: string): boolean {
+      recent.push(chunk.trimEnd());
+      if (recent.length > 500) recent.splice(0, recent.length - 500);
+      return process.stderr.write(chunk);
+    },
+  };
+  let config: LoadedConfig = await loadConfig({ file: paths.configFile, env });
+  const level = options.logLevel ?? env.MCPD_LOG_LEVEL ?? config.settings.logLevel ?? CONFIG_DEFAULTS.logLevel;
+  const root = createLogger(level, (logFile ?? stderrTee) as unknown as NodeJS.WritableStream);
+  const log = root as unknown as Logger;
+  for (const w of config.warnings) root.warn({ file: config.file }, w);
+
+  await prepareSocketPath(paths.socketPath);
+
+  const manager = new MCPManager({
+    createTransport: (cfg, logger) => createTransport(cfg, { logger }),
+    logger: log,
+    cacheDir: paths.cacheDir,
+    childrenFile: paths.childrenFile,
+    // Declared upstream on behalf of clients; requests are relayed only to a client that declared them.
+    clientCapabilities: { roots: { listChanged: true }, sampling: {}, elicitation: {} },
+  });
+  const startedAt = Date.now();
+  let shuttingDown: Promise<number> | undefined;
+  let resolveDone: (code: number) => void = () => {};
+  const done = new Promise<number>((r) => (resolveDone = r));
+
+  const reload = async () => {
+    const next = await loadConfig({ file: paths.configFile, env });
+    const result = await manager.reload(next);
+    config = next;
+    root.info({ ...result }, "config reloaded");
+    return { ...result, warnings: next.warnings };
+  };
+
+  const router: Router = new Router(manager, {
+    logger: log,
+    maxInFlightPerConnection: DAEMON_DEFAULTS.maxInFlightPerConnection,
+    clientRequestTimeoutMs: DAEMON_DEFAULTS.clientRequestTimeoutMs,
+    control: createControl({
+      manager,
+      get router() {
+        return router;
+      },
+      info: () => ({
+        pid: process.pid,
+        version: VERSION,
+        startedAt: new Date(startedAt).toISOString(),
+        uptimeMs: Date.now() - startedAt,
+        socketPath: paths.socketPath,
+        pidFile: paths.pidFile,
+        configFile: config.file,
+        configSource: config.source,
+        logFile: options.foreground ? null : paths.logFile,
+        connections: server.connections,
+      }),
+      reload,
+      shutdown: () => void shutdown("mcpd/shutdown"),
+      logTail: (n) => (logFile ? logFile.tail(n) : recent.slice(-n)),
+    }),
+  });
+  const server = new SocketServer({
+    socketPath: paths.socketPath,
+    router,
+    logger: log,
+    maxLineBytes: DAEMON_DEFAULTS.maxMessageBytes,
+    maxOutgoingBytes: DAEMON_DEFAULTS.maxOutgoingBytesPerConnection,
+  });
+  await server.listen();
+  writeFileSync(paths.pidFile, `${process.pid}\n`, { mode: 0o600 });
+  root.info({ socket: paths.socketPath, pid: process.pid, config: config.file, servers: config.servers.length }, "mcpd started");
+
+  const shutdown = (reason = "shutdown"): Promise<number> => {
+    if (shuttingDown) return shuttingDown;
+    shuttingDown = (async () => {
+      root.info({ reason }, "mcpd shutting down");
+      await server.stopAccepting().catch(() => {});
+      const deadline = Date.now() + DAEMON_DEFAULTS.shutdownGraceMs;
+      while (router.tables().inFlight > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+      const err = new McpdError("MCPD_SHUTTING_DOWN", "mcpd is shutting down", { wireCode: WireCode.ShuttingDown });
+      for (const s of router.sessions.values()) s.failAll(err);
+      server.closeAll();
+      await manager.shutdown();
+      rmSync(paths.socketPath, { force: true });
+      rmSync(paths.pidFile, { force: true });
+      root.info("mcpd stopped");
+      removeSignals();
+      resolveDone(0);
+      return 0;
+    })();
+    return shuttingDown;
+  };
+
+  const onTerm = (): void => void shutdown("signal");
+  const onHup = (): void => {
+    reload().catch((err: Error) => root.error({ err: err.message }, "reload failed; keeping the old config"));
+  };
+  const removeSignals = (): void => {
+    process.off("SIGTERM", onTerm);
+    process.off("SIGINT", onTerm);
+    process.off("SIGHUP", onHup);
+  };
+  if (options.handleSignals !== false) {
+    process.on("SIGTERM", onTerm);
+    process.on("SIGINT", onTerm);
+    process.on("SIGHUP", onHup);
+  }
+
+  manager.discoverAndConnect(config).catch((err: Error) => root.error({ err: err.message }, "starting servers failed"));
+  return { paths, manager, router, done, shutdown, reload };
+}
+
+/** Runs the daemon until it shuts down; returns the process exit code. */
+export async function runDaemon(options: RunDaemonOptions): Promise<number> {
+  const d = await startDaemon(options);
+  return d.done;
+}

@@ -1,0 +1,182 @@
+import { EventEmitter } from "node:events";
+import { NotFoundError, silentLogger, type ClientCapabilities, type Logger } from "@mcpd/protocol";
+import type { MCPTransport, TransportConfig } from "@mcpd/transports";
+import type { LoadedConfig, ResolvedServerConfig } from "./config/config-schema.js";
+import { ChildRegistry } from "./child-registry.js";
+import { ServerHandle, type StateChange } from "./server-handle.js";
+import { ToolCache } from "./tool-cache.js";
+
+export interface ManagerOptions {
+  createTransport: (config: TransportConfig, logger: Logger) => MCPTransport;
+  logger?: Logger;
+  /** Directory of the on-disk tool cache. */
+  cacheDir?: string;
+  /** File recording child process groups (orphan cleanup after a crash of mcpd). */
+  childrenFile?: string;
+  /** Capabilities mcpd declares upstream on behalf of its clients. */
+  clientCapabilities?: ClientCapabilities;
+}
+
+export interface ReloadResult {
+  added: string[];
+  removed: string[];
+  changed: string[];
+  unchanged: string[];
+}
+
+/**
+ * Owns every upstream server: one {@link ServerHandle} per configured server (plus private sessions for
+ * `sharing: "per-client"` servers), discovery, reload by diff, and shutdown. Re-emits every handle's
+ * `state`, `notification` and `listChanged` events with the handle as the first argument.
+ */
+export class MCPManager extends EventEmitter {
+  private readonly handles = new Map<string, ServerHandle>();
+  /** Private sessions of per-client servers: key `<server>\0<connectionId>`. */
+  private readonly privateHandles = new Map<string, ServerHandle>();
+  private readonly opts: ManagerOptions;
+  private readonly log: Logger;
+  private readonly cache: ToolCache | undefined;
+  readonly children: ChildRegistry | undefined;
+  private shuttingDown = false;
+
+  constructor(options: ManagerOptions) {
+    super();
+    this.setMaxListeners(0);
+    this.opts = options;
+    this.log = options.logger ?? silentLogger;
+    this.cache = options.cacheDir ? new ToolCache(options.cacheDir) : undefined;
+    this.children = options.childrenFile ? new ChildRegistry(options.childrenFile, this.log) : undefined;
+  }
+
+  get servers(): ServerHandle[] {
+    return [...this.handles.values()];
+  }
+
+  get(name: string): ServerHandle | undefined {
+    return this.handles.get(name);
+  }
+
+  /** @throws NotFoundError (MCPD_UNKNOWN_SERVER) naming the servers that exist. */
+  require(name: string): ServerHandle {
+    const h = this.handles.get(name);
+    if (!h) {
+      const known = [...this.handles.keys()];
+      throw new NotFoundError("MCPD_UNKNOWN_SERVER", `Unknown server "${name}"; configured: ${known.length ? known.join(", ") : "(none)"}`);
+    }
+    return h;
+  }
+
+  private async makeHandle(config: ResolvedServerConfig, owner?: string): Promise<ServerHandle> {
+    const log = (this.log as Logger & { child?: (b: object) => Logger }).child?.({ server: config.name, ...(owner ? { owner } : {}) }) ?? this.log;
+    const cachedTools = owner ? undefined : await this.cache?.read(config.name, config.transportHash);
+    const handle = new ServerHandle(config, {
+      createTransport: this.opts.createTransport,
+      logger: log,
+      clientCapabilities: this.opts.clientCapabilities ?? {},
+      ...(cachedTools ? { cachedTools } : {}),
+      onToolsListed: (tools) => {
+        if (!owner) {
+          handle.cachedTools = [...tools];
+          void this.cache?.write(config.name, config.transportHash, tools).catch((err: Error) => log.warn({ err: err.message }, "tool cache write failed"));
+        }
+      },
+      onChildStarted: (pid) => this.children?.add(config.name, pid, (config.transport as { command?: string }).command ?? ""),
+      onChildExited: (pid) => this.children?.remove(pid),
+    });
+    handle.on("state", (change: StateChange) => this.emit("state", handle, change));
+    handle.on("notification", (method: string, params: unknown, ctx: unknown) => this.emit("notification", handle, method, params, ctx));
+    handle.on("listChanged", (kind: string) => this.emit("listChanged", handle, kind));
+    return handle;
+  }
+
+  /**
+   * Ends process groups left by a previous run, creates a handle per server, and starts every eager,
+   * enabled server in parallel. Resolves when each has become ready or failed its first attempt; one
+   * slow server never delays another's readiness.
+   */
+  async discoverAndConnect(config: LoadedConfig): Promise<void> {
+    await this.children?.reapOrphans();
+    for (const server of config.servers) this.handles.set(server.name, await this.makeHandle(server));
+    await Promise.all(this.servers.filter((h) => h.config.enabled && h.config.startup === "eager").map((h) => h.start()));
+  }
+
+  /**
+   * The handle a connection should use for a server: the shared one, or for `sharing: "per-client"` a
+   * private session owned by that connection (started on first use, ended by {@link releaseConnection}).
+   */
+  async handleFor(name: string, connectionId: string): Promise<ServerHandle> {
+    const shared = this.require(name);
+    if (shared.config.sharing !== "per-client" || shared.state === "disabled") return shared;
+    const key = `${name}\0${connectionId}`;
+    let h = this.privateHandles.get(key);
+    if (!h) {
+      h = await this.makeHandle(shared.config, connectionId);
+      this.privateHandles.set(key, h);
+    }
+    return h;
+  }
+
+  /** A connection closed: end its private sessions. */
+  async releaseConnection(connectionId: string): Promise<void> {
+    const ends: Promise<void>[] = [];
+    for (const [key, h] of this.privateHandles) {
+      if (key.endsWith(`\0${connectionId}`)) {
+        this.privateHandles.delete(key);
+        ends.push(h.stop("stopped", "client disconnected"));
+      }
+    }
+    await Promise.all(ends);
+  }
+
+  /** Private (per-client) handles of one server, for status. */
+  privateSessions(name: string): ServerHandle[] {
+    return [...this.privateHandles.entries()].filter(([k]) => k.startsWith(`${name}\0`)).map(([, h]) => h);
+  }
+
+  /**
+   * Applies a new config by diff: added servers start, removed ones stop, changed ones restart with the
+   * new config; unchanged servers keep their sessions and in-flight requests.
+   */
+  async reload(config: LoadedConfig): Promise<ReloadResult> {
+    const next = new Map(config.servers.map((s) => [s.name, s]));
+    const result: ReloadResult = { added: [], removed: [], changed: [], unchanged: [] };
+    const work: Promise<void>[] = [];
+    for (const [name, handle] of this.handles) {
+      const cfg = next.get(name);
+      if (!cfg) {
+        result.removed.push(name);
+        this.handles.delete(name);
+        work.push(handle.stop("stopped", "removed from config"));
+        for (const p of this.privateSessions(name)) work.push(p.stop("stopped", "removed from config"));
+      } else if (cfg.hash !== handle.config.hash) {
+        result.changed.push(name);
+        const transportChanged = cfg.transportHash !== handle.config.transportHash;
+        const wasEnabled = handle.config.enabled;
+        handle.updateConfig(cfg);
+        if (!cfg.enabled) work.push(handle.disable());
+        else if (!wasEnabled) work.push(handle.enable());
+        else if (transportChanged || handle.state === "failed") work.push(handle.restart("config changed"));
+      } else {
+        result.unchanged.push(name);
+      }
+    }
+    for (const cfg of config.servers) {
+      if (this.handles.has(cfg.name)) continue;
+      result.added.push(cfg.name);
+      const handle = await this.makeHandle(cfg);
+      this.handles.set(cfg.name, handle);
+      this.emit("added", handle);
+      if (cfg.enabled && cfg.startup === "eager") work.push(handle.start("added by reload"));
+    }
+    await Promise.all(work);
+    return result;
+  }
+
+  /** Closes every upstream in parallel. Afterwards no child process of any server remains. */
+  async shutdown(): Promise<void> {
+    if (this.shuttingDown) return;
+    this.shuttingDown = true;
+    await Promise.all([...this.handles.values(), ...this.privateHandles.values()].map((h) => h.stop("stopped", "mcpd shutting down")));
+    this.privateHandles.clear();
+  }
+}

@@ -1,0 +1,293 @@
+import { EventEmitter } from "node:events";
+import {
+  CapabilityError,
+  LATEST_PROTOCOL_VERSION,
+  McpRemoteError,
+  ProtocolError,
+  SUPPORTED_PROTOCOL_VERSIONS,
+  WireCode,
+  silentLogger,
+  type ClientCapabilities,
+  type Implementation,
+  type InitializeResult,
+  type JsonObject,
+  type JsonRpcRequest,
+  type Logger,
+  type Prompt,
+  type Resource,
+  type ResourceTemplate,
+  type ServerCapabilities,
+  type Tool,
+} from "@mcpd/protocol";
+import type { CloseInfo, MCPTransport, MessageContext, RequestOptions } from "@mcpd/transports";
+
+export type ListKind = "tools" | "prompts" | "resources";
+
+/** Hands a server-to-client request to the layer above. Throw to answer with an error. */
+export type UpstreamRequestHandler = (request: JsonRpcRequest, context: MessageContext) => Promise<JsonObject>;
+
+export interface MCPClientOptions {
+  clientInfo?: Implementation;
+  capabilities?: ClientCapabilities;
+  logger?: Logger;
+  /** Deadline for initialize, in ms. */
+  initializeTimeoutMs?: number;
+}
+
+/** Which capability each server method needs. Methods not listed need none. */
+const METHOD_CAPABILITY: Record<string, keyof ServerCapabilities> = {
+  "tools/list": "tools",
+  "tools/call": "tools",
+  "prompts/list": "prompts",
+  "prompts/get": "prompts",
+  "resources/list": "resources",
+  "resources/templates/list": "resources",
+  "resources/read": "resources",
+  "resources/subscribe": "resources",
+  "resources/unsubscribe": "resources",
+  "completion/complete": "completions",
+  "logging/setLevel": "logging",
+};
+
+const LIST_METHOD: Record<ListKind, { method: string; key: string; cap: keyof ServerCapabilities }> = {
+  tools: { method: "tools/list", key: "tools", cap: "tools" },
+  prompts: { method: "prompts/list", key: "prompts", cap: "prompts" },
+  resources: { method: "resources/list", key: "resources", cap: "resources" },
+};
+
+/** Largest number of pages followed for one listing: a server that loops its cursor cannot hang us. */
+const MAX_PAGES = 1000;
+
+/**
+ * One MCP session with one upstream server, over any transport: the handshake, typed calls for the
+ * whole server surface, answers to server pings, and current tool/prompt/resource lists.
+ *
+ * Events: `notification` (method, params, context) for every server notification except those it
+ * consumes itself; `listChanged` (kind) after a list was re-read; `close` (CloseInfo).
+ */
+export class MCPClient extends EventEmitter {
+  readonly transport: MCPTransport;
+  private readonly opts: MCPClientOptions;
+  private readonly log: Logger;
+  private initResult: InitializeResult | undefined;
+  private lists: { tools?: Tool[]; prompts?: Prompt[]; resources?: Resource[]; templates?: ResourceTemplate[] } = {};
+  private refreshing = new Map<ListKind, Promise<void>>();
+  private refreshAgain = new Set<ListKind>();
+  /** The layer above (the router) answers sampling, elicitation and roots requests. */
+  requestHandler: UpstreamRequestHandler | undefined;
+
+  constructor(transport: MCPTransport, options: MCPClientOptions = {}) {
+    super();
+    this.transport = transport;
+    this.opts = options;
+    this.log = options.logger ?? silentLogger;
+    transport.onNotification = (method, params, context) => this.handleNotification(method, params, context);
+    transport.onRequest = (request, context) => this.handleServerRequest(request, context);
+    transport.onClose = (info: CloseInfo) => this.emit("close", info);
+    transport.onError = (error) => this.log.debug({ err: error.message }, "transport error");
+  }
+
+  get initializeResult(): InitializeResult | undefined {
+    return this.initResult;
+  }
+  get serverInfo(): Implementation | undefined {
+    return this.initResult?.serverInfo;
+  }
+  get capabilities(): ServerCapabilities {
+    return this.initResult?.capabilities ?? {};
+  }
+  get instructions(): string | undefined {
+    return this.initResult?.instructions;
+  }
+  get protocolVersion(): string | undefined {
+    return this.initResult?.protocolVersion;
+  }
+  get tools(): readonly Tool[] {
+    return this.lists.tools ?? [];
+  }
+  get prompts(): readonly Prompt[] {
+    return this.lists.prompts ?? [];
+  }
+  get resources(): readonly Resource[] {
+    return this.lists.resources ?? [];
+  }
+  get resourceTemplates(): readonly ResourceTemplate[] {
+    return this.lists.templates ?? [];
+  }
+
+  /**
+   * Connects the transport and runs the handshake: `initialize` (offering the newest version), a check
+   * that the server answered a version mcpd speaks, then `notifications/initialized`, then one listing
+   * of everything the server offers (list_changed sent before anyone listened is not lost).
+   * @throws ProtocolError (MCPD_PROTOCOL_VIOLATION) for an unsupported version or a malformed result.
+   */
+  async connect(): Promise<InitializeResult> {
+    await this.transport.connect();
+    const result = await this.transport.request<InitializeResult>(
+      "initialize",
+      {
+        protocolVersion: LATEST_PROTOCOL_VERSION,
+        capabilities: (this.opts.capabilities ?? {}) as JsonObject,
+        clientInfo: (this.opts.clientInfo ?? { name: "mcpd", version: "0.1.0" }) as JsonObject,
+      },
+      this.opts.initializeTimeoutMs === undefined ? {} : { timeout: this.opts.initializeTimeoutMs },
+    );
+    if (!result || typeof result !== "object" || typeof result.protocolVersion !== "string") {
+      await this.transport.close();
+      throw new ProtocolError("Server answered initialize without a protocolVersion");
+    }
+    if (!(SUPPORTED_PROTOCOL_VERSIONS as readonly string[]).includes(result.protocolVersion)) {
+      await this.transport.close();
+      throw new ProtocolError(
+        `Server answered unsupported protocol version "${result.protocolVersion}" (mcpd speaks ${SUPPORTED_PROTOCOL_VERSIONS.join(", ")})`,
+      );
+    }
+    this.initResult = {
+      ...result,
+      capabilities: result.capabilities ?? {},
+      serverInfo: result.serverInfo ?? { name: "unknown", version: "0" },
+    };
+    await this.transport.notify("notifications/initialized");
+    await this.refreshAll();
+    return this.initResult;
+  }
+
+  /** Re-reads every list the server's capabilities offer. Errors are logged, never thrown. */
+  async refreshAll(): Promise<void> {
+    await Promise.all((["tools", "prompts", "resources"] as const).map((k) => this.refresh(k)));
+  }
+
+  /** Re-reads one list; concurrent refreshes of the same kind coalesce, and a change during one triggers one more. */
+  refresh(kind: ListKind): Promise<void> {
+    const running = this.refreshing.get(kind);
+    if (running) {
+      this.refreshAgain.add(kind);
+      return running;
+    }
+    const run = (async () => {
+      try {
+        do {
+          this.refreshAgain.delete(kind);
+          await this.readList(kind);
+        } while (this.refreshAgain.has(kind));
+      } finally {
+        this.refreshing.delete(kind);
+      }
+    })();
+    this.refreshing.set(kind, run);
+    return run;
+  }
+
+  private async readList(kind: ListKind): Promise<void> {
+    const spec = LIST_METHOD[kind];
+    if (!this.capabilities[spec.cap]) return;
+    try {
+      if (kind === "tools") this.lists.tools = await this.listAll<Tool>("tools/list", "tools");
+      else if (kind === "prompts") this.lists.prompts = await this.listAll<Prompt>("prompts/list", "prompts");
+      else {
+        this.lists.resources = await this.listAll<Resource>("resources/list", "resources");
+        try {
+          this.lists.templates = await this.listAll<ResourceTemplate>("resources/templates/list", "resourceTemplates");
+        } catch (err) {
+          // Templates are optional: servers without them answer -32601.
+          this.lists.templates = [];
+          this.log.debug({ err: (err as Error).message }, "resources/templates/list failed");
+        }
+      }
+      this.emit("listChanged", kind);
+    } catch (err) {
+      this.log.warn({ err: (err as Error).message, kind }, "listing failed");
+    }
+  }
+
+  /** Follows `nextCursor` to the end and returns every item. */
+  async listAll<T>(method: string, key: string, params: JsonObject = {}, options?: RequestOptions): Promise<T[]> {
+    const out: T[] = [];
+    let cursor: string | undefined;
+    for (let page = 0; page < MAX_PAGES; page++) {
+      const res = await this.request<JsonObject>(method, cursor === undefined ? params : { ...params, cursor }, options);
+      const items = res[key];
+      if (Array.isArray(items)) out.push(...(items as T[]));
+      cursor = typeof res.nextCursor === "string" && res.nextCursor.length > 0 ? res.nextCursor : undefined;
+      if (cursor === undefined) return out;
+    }
+    throw new ProtocolError(`${method} returned more than ${MAX_PAGES} pages`);
+  }
+
+  /**
+   * Sends any request upstream. A method whose capability the server did not declare fails fast.
+   * @throws CapabilityError (MCPD_CAPABILITY_NOT_SUPPORTED), and whatever the transport throws.
+   */
+  request<T = JsonObject>(method: string, params?: JsonObject, options?: RequestOptions): Promise<T> {
+    const cap = METHOD_CAPABILITY[method];
+    if (cap !== undefined && this.initResult && !this.capabilities[cap]) {
+      return Promise.reject(
+        new CapabilityError(`Server "${this.serverInfo?.name ?? "?"}" does not support ${method} (no "${String(cap)}" capability)`),
+      );
+    }
+    return this.transport.request<T>(method, params, options);
+  }
+
+  listTools(options?: RequestOptions): Promise<Tool[]> {
+    return this.listAll<Tool>("tools/list", "tools", {}, options);
+  }
+  callTool(name: string, args: JsonObject = {}, options?: RequestOptions): Promise<JsonObject> {
+    return this.request("tools/call", { name, arguments: args }, options);
+  }
+  listPrompts(options?: RequestOptions): Promise<Prompt[]> {
+    return this.listAll<Prompt>("prompts/list", "prompts", {}, options);
+  }
+  getPrompt(name: string, args: Record<string, string> = {}, options?: RequestOptions): Promise<JsonObject> {
+    return this.request("prompts/get", { name, arguments: args }, options);
+  }
+  listResources(options?: RequestOptions): Promise<Resource[]> {
+    return this.listAll<Resource>("resources/list", "resources", {}, options);
+  }
+  listResourceTemplates(options?: RequestOptions): Promise<ResourceTemplate[]> {
+    return this.listAll<ResourceTemplate>("resources/templates/list", "resourceTemplates", {}, options);
+  }
+  readResource(uri: string, options?: RequestOptions): Promise<JsonObject> {
+    return this.request("resources/read", { uri }, options);
+  }
+  subscribe(uri: string, options?: RequestOptions): Promise<JsonObject> {
+    return this.request("resources/subscribe", { uri }, options);
+  }
+  unsubscribe(uri: string, options?: RequestOptions): Promise<JsonObject> {
+    return this.request("resources/unsubscribe", { uri }, options);
+  }
+  complete(params: JsonObject, options?: RequestOptions): Promise<JsonObject> {
+    return this.request("completion/complete", params, options);
+  }
+  setLoggingLevel(level: string, options?: RequestOptions): Promise<JsonObject> {
+    return this.request("logging/setLevel", { level }, options);
+  }
+  ping(options?: RequestOptions): Promise<JsonObject> {
+    return this.transport.request("ping", {}, options);
+  }
+
+  close(): Promise<void> {
+    return this.transport.close();
+  }
+
+  private handleNotification(method: string, params: JsonObject | undefined, context: MessageContext): void {
+    switch (method) {
+      case "notifications/tools/list_changed":
+        void this.refresh("tools").then(() => this.emit("notification", method, params, context));
+        return;
+      case "notifications/prompts/list_changed":
+        void this.refresh("prompts").then(() => this.emit("notification", method, params, context));
+        return;
+      case "notifications/resources/list_changed":
+        void this.refresh("resources").then(() => this.emit("notification", method, params, context));
+        return;
+      default:
+        this.emit("notification", method, params, context);
+    }
+  }
+
+  private async handleServerRequest(request: JsonRpcRequest, context: MessageContext): Promise<JsonObject> {
+    if (request.method === "ping") return {};
+    if (this.requestHandler) return this.requestHandler(request, context);
+    throw new McpRemoteError({ code: WireCode.MethodNotFound, message: `Method not found: ${request.method}` });
+  }
+}

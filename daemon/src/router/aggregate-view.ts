@@ -1,0 +1,126 @@
+import { WireCode, isObject, toWireError, type JsonObject, type RequestId, type ServerCapabilities } from "@mcpd/protocol";
+import type { ServerHandle } from "../server-handle.js";
+import { Session } from "./session.js";
+
+/**
+ * The aggregate view: every enabled server behind one MCP server. Tools and prompts are exposed as
+ * `<server>__<name>` and routed through the catalog's lookup tables; resources keep their URIs.
+ */
+export class AggregateView {
+  constructor(private readonly session: Session) {}
+
+  private get router() {
+    return this.session.router;
+  }
+
+  initializeResult(protocolVersion: string): JsonObject {
+    const caps: ServerCapabilities = { tools: { listChanged: true } };
+    const instructions: string[] = [];
+    for (const h of this.router.manager.servers) {
+      const c = h.state === "ready" ? h.client : undefined;
+      if (!c) continue;
+      const sc = c.capabilities;
+      if (sc.prompts) caps.prompts = { listChanged: true };
+      if (sc.resources) caps.resources = { subscribe: true, listChanged: true };
+      if (sc.logging) caps.logging = {};
+      if (sc.completions) caps.completions = {};
+      if (c.instructions) instructions.push(`## ${h.name}\n${c.instructions}`);
+    }
+    const result: JsonObject = { protocolVersion, capabilities: caps as JsonObject, serverInfo: { name: "mcpd", version: "0.1.0" } };
+    if (instructions.length > 0) result.instructions = instructions.join("\n\n");
+    return result;
+  }
+
+  /** Starts lazy servers that have no cached tools, so a first listing shows them (bounded by their timeout). */
+  private async warmLazy(): Promise<void> {
+    const waits: Promise<unknown>[] = [];
+    for (const h of this.router.manager.servers) {
+      if (h.state === "stopped" && h.config.startup === "lazy" && !h.cachedTools) waits.push(h.whenReady(h.config.timeout).catch(() => {}));
+    }
+    if (waits.length > 0) {
+      await Promise.all(waits);
+      this.router.catalog.invalidate();
+    }
+  }
+
+  serve(id: RequestId, method: string, params: JsonObject | undefined): void {
+    const s = this.session;
+    const catalog = this.router.catalog;
+    const fail = (err: unknown): void => s.replyError(id, toWireError(err));
+    switch (method) {
+      case "tools/list":
+        this.warmLazy().then(() => {
+          s.send({ jsonrpc: "2.0", id, result: { tools: catalog.tools().map((e) => ({ ...e.item, name: e.exposed })) } });
+        }, fail);
+        return;
+      case "prompts/list":
+        s.send({ jsonrpc: "2.0", id, result: { prompts: catalog.prompts().map((e) => ({ ...e.item, name: e.exposed })) } });
+        return;
+      case "resources/list":
+        s.send({ jsonrpc: "2.0", id, result: { resources: catalog.resources().map((e) => e.item) } });
+        return;
+      case "resources/templates/list":
+        s.send({ jsonrpc: "2.0", id, result: { resourceTemplates: catalog.resourceTemplates().map((e) => e.item) } });
+        return;
+      case "tools/call": {
+        const name = params?.name;
+        const entry = typeof name === "string" ? catalog.tool(name) : undefined;
+        if (!entry) {
+          fail(Session.notFound("MCPD_UNKNOWN_TOOL", `Unknown tool "${String(name)}"`, catalog.tools().map((e) => e.exposed)));
+          return;
+        }
+        s.serveOnServer(id, entry.server, method, { ...params, name: entry.item.name });
+        return;
+      }
+      case "prompts/get": {
+        const name = params?.name;
+        const entry = typeof name === "string" ? catalog.prompt(name) : undefined;
+        if (!entry) {
+          fail(Session.notFound("MCPD_UNKNOWN_PROMPT", `Unknown prompt "${String(name)}"`, catalog.prompts().map((e) => e.exposed)));
+          return;
+        }
+        s.serveOnServer(id, entry.server, method, { ...params, name: entry.item.name });
+        return;
+      }
+      case "resources/read":
+      case "resources/subscribe":
+      case "resources/unsubscribe": {
+        const uri = params?.uri;
+        const server = typeof uri === "string" ? catalog.resourceServer(uri) : undefined;
+        if (!server) {
+          fail(Session.notFound("MCPD_UNKNOWN_RESOURCE", `No server offers resource "${String(uri)}"`, catalog.resources().map((e) => e.item.uri)));
+          return;
+        }
+        s.serveOnServer(id, server, method, params);
+        return;
+      }
+      case "completion/complete": {
+        const ref = params?.ref;
+        if (isObject(ref) && ref.type === "ref/prompt" && typeof ref.name === "string") {
+          const entry = catalog.prompt(ref.name);
+          if (!entry) return fail(Session.notFound("MCPD_UNKNOWN_PROMPT", `Unknown prompt "${ref.name}"`, catalog.prompts().map((e) => e.exposed)));
+          s.serveOnServer(id, entry.server, method, { ...params, ref: { ...ref, name: entry.item.name } });
+          return;
+        }
+        if (isObject(ref) && ref.type === "ref/resource" && typeof ref.uri === "string") {
+          const server = catalog.resourceServer(ref.uri);
+          if (!server) return fail(Session.notFound("MCPD_UNKNOWN_RESOURCE", `No server offers resource "${ref.uri}"`, []));
+          s.serveOnServer(id, server, method, params);
+          return;
+        }
+        s.replyError(id, { code: WireCode.InvalidParams, message: "completion/complete: \"ref\" must be a ref/prompt or ref/resource" });
+        return;
+      }
+      case "logging/setLevel":
+        s.setLevel(id, params);
+        return;
+      default:
+        s.replyError(id, { code: WireCode.MethodNotFound, message: `Method not found: ${method}` });
+    }
+  }
+
+  /** The servers this view covers, for notifications. */
+  covers(handle: ServerHandle): boolean {
+    return handle.config.sharing !== "per-client";
+  }
+}

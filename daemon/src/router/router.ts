@@ -1,0 +1,250 @@
+import {
+  LOG_LEVELS,
+  McpRemoteError,
+  WireCode,
+  silentLogger,
+  type JsonObject,
+  type JsonRpcRequest,
+  type Logger,
+  type LogLevel,
+} from "@mcpd/protocol";
+import type { MessageContext } from "@mcpd/transports";
+import type { MCPManager } from "../manager.js";
+import type { ServerHandle, StateChange } from "../server-handle.js";
+import { Catalog } from "./catalog.js";
+import { Session, type Outbound, type SessionOptions, type InFlight } from "./session.js";
+
+/** Which client capability a server-to-client request needs. */
+const REQUEST_CAPABILITY: Record<string, string> = {
+  "sampling/createMessage": "sampling",
+  "elicitation/create": "elicitation",
+  "roots/list": "roots",
+};
+
+export interface RouterOptions extends Omit<SessionOptions, "router"> {
+  logger?: Logger;
+}
+
+/** A daemon-unique progress token upstream, mapped back to the caller's own token. */
+interface ProgressRoute {
+  session: Session;
+  token: string | number;
+  entry: InFlight;
+}
+
+/**
+ * State shared by every downstream connection: progress-token and subscription tables, logging levels,
+ * the aggregate catalog, and the delivery of upstream notifications and server-to-client requests to the
+ * right connection. Per-connection request handling lives in {@link Session}.
+ */
+export class Router {
+  readonly manager: MCPManager;
+  readonly catalog: Catalog;
+  readonly sessions = new Map<string, Session>();
+  readonly log: Logger;
+  private readonly sessionOptions: Omit<SessionOptions, "router">;
+  private readonly progress = new Map<string, ProgressRoute>();
+  private progressCounter = 0;
+  private sessionCounter = 0;
+  /** `<server>\0<uri>` -> subscribed sessions. */
+  private readonly subscriptions = new Map<string, Set<Session>>();
+  /** The level each server was last set to, to avoid redundant setLevel calls. */
+  private readonly upstreamLevels = new Map<string, LogLevel>();
+  /** Server-to-client requests relayed to a session: `<server>\0<upstream request id>` -> route. */
+  private readonly relayed = new Map<string, { session: Session; downstreamId: number }>();
+
+  constructor(manager: MCPManager, options: RouterOptions) {
+    this.manager = manager;
+    this.log = options.logger ?? silentLogger;
+    this.sessionOptions = options;
+    this.catalog = new Catalog(() => manager.servers);
+    manager.on("state", (h: ServerHandle, change: StateChange) => this.onState(h, change));
+    manager.on("listChanged", () => this.catalog.invalidate());
+    manager.on("notification", (h: ServerHandle, method: string, params: JsonObject | undefined, ctx: MessageContext) =>
+      this.onNotification(h, method, params, ctx),
+    );
+    manager.on("added", (h: ServerHandle) => this.adopt(h));
+    for (const h of manager.servers) this.adopt(h);
+  }
+
+  /** Installs the server-to-client request hook on a (shared or private) handle. */
+  adopt(handle: ServerHandle): void {
+    handle.requestHandler = (req, ctx) => this.onServerRequest(handle, req, ctx);
+  }
+
+  /** Counters for status and for tests that check nothing is left behind. */
+  tables(): { progress: number; subscriptions: number; relayed: number; inFlight: number } {
+    let inFlight = 0;
+    for (const s of this.sessions.values()) inFlight += s.inFlightCount;
+    return { progress: this.progress.size, subscriptions: this.subscriptions.size, relayed: this.relayed.size, inFlight };
+  }
+
+  attach(outbound: Outbound): Session {
+    const id = `c${++this.sessionCounter}`;
+    const session = new Session(id, outbound, { ...this.sessionOptions, router: this });
+    this.sessions.set(id, session);
+    return session;
+  }
+
+  /** A connection ended: cancel its in-flight requests, drop its subscriptions and private sessions. */
+  async detach(session: Session): Promise<void> {
+    if (!this.sessions.delete(session.id)) return;
+    session.cancelAll("client disconnected");
+    for (const key of [...session.subscriptions]) await this.unsubscribe(session, key).catch(() => {});
+    for (const server of this.upstreamLevels.keys()) this.relevel(server);
+    for (const [key, r] of this.relayed) if (r.session === session) this.relayed.delete(key);
+    await this.manager.releaseConnection(session.id);
+  }
+
+  // ---- progress ----
+
+  registerProgress(session: Session, token: string | number, entry: InFlight): string {
+    const upstream = `mcpd-p${++this.progressCounter}`;
+    this.progress.set(upstream, { session, token, entry });
+    return upstream;
+  }
+
+  releaseProgress(upstreamToken: string): void {
+    this.progress.delete(upstreamToken);
+  }
+
+  // ---- subscriptions (reference-counted per server and URI) ----
+
+  async subscribe(session: Session, handle: ServerHandle, uri: string, waitMs: number): Promise<void> {
+    const key = `${handle.name}\0${uri}`;
+    let set = this.subscriptions.get(key);
+    if (set) {
+      set.add(session);
+      session.subscriptions.add(key);
+      return;
+    }
+    set = new Set([session]);
+    this.subscriptions.set(key, set);
+    session.subscriptions.add(key);
+    try {
+      await handle.request("resources/subscribe", { uri }, { waitMs, timeout: waitMs });
+    } catch (err) {
+      this.subscriptions.delete(key);
+      session.subscriptions.delete(key);
+      throw err;
+    }
+  }
+
+  async unsubscribe(session: Session, key: string): Promise<void> {
+    session.subscriptions.delete(key);
+    const set = this.subscriptions.get(key);
+    if (!set || !set.delete(session) || set.size > 0) return;
+    this.subscriptions.delete(key);
+    const sep = key.indexOf("\0");
+    const handle = this.manager.get(key.slice(0, sep));
+    if (handle && handle.state === "ready") {
+      await handle.request("resources/unsubscribe", { uri: key.slice(sep + 1) }, { waitMs: 0, timeout: 10_000 });
+    }
+  }
+
+  // ---- logging levels ----
+
+  /** Sets the server to the most verbose level any connection viewing it asked for. */
+  relevel(server: string): void {
+    const handle = this.manager.get(server);
+    if (!handle || handle.state !== "ready" || !handle.client?.capabilities.logging) return;
+    let best: number | undefined;
+    for (const s of this.sessions.values()) {
+      if (s.logLevel === undefined || !s.views(handle)) continue;
+      const i = LOG_LEVELS.indexOf(s.logLevel);
+      if (best === undefined || i < best) best = i;
+    }
+    if (best === undefined) return;
+    const level = LOG_LEVELS[best] as LogLevel;
+    if (this.upstreamLevels.get(server) === level) return;
+    this.upstreamLevels.set(server, level);
+    handle.client.setLoggingLevel(level, { timeout: 10_000 }).catch((err: Error) => this.log.debug({ server, err: err.message }, "setLevel failed"));
+  }
+
+  // ---- upstream events ----
+
+  private onState(handle: ServerHandle, change: StateChange): void {
+    this.catalog.invalidate();
+    if (change.state === "ready") {
+      // A restarted server lost its subscriptions and log level: restore them.
+      this.upstreamLevels.delete(handle.name);
+      this.relevel(handle.name);
+      for (const key of this.subscriptions.keys()) {
+        if (key.startsWith(`${handle.name}\0`)) {
+          handle.request("resources/subscribe", { uri: key.slice(handle.name.length + 1) }, { waitMs: 0, timeout: 10_000 }).catch(() => {});
+        }
+      }
+    }
+    for (const s of this.sessions.values()) s.onServerState(handle, change);
+  }
+
+  private onNotification(handle: ServerHandle, method: string, params: JsonObject | undefined, ctx: MessageContext): void {
+    if (method === "notifications/progress") {
+      const token = params?.progressToken;
+      const route = typeof token === "string" ? this.progress.get(token) : undefined;
+      if (!route) return; // a token we never issued: never invent progress for anyone
+      route.entry.touch();
+      route.session.send({ jsonrpc: "2.0", method, params: { ...params, progressToken: route.token } });
+      return;
+    }
+    if (method === "notifications/resources/updated") {
+      const uri = params?.uri;
+      const set = typeof uri === "string" ? this.subscriptions.get(`${handle.name}\0${uri}`) : undefined;
+      if (set) for (const s of set) s.relayNotification(handle, method, params);
+      return;
+    }
+    if (method === "notifications/cancelled") {
+      const id = params?.requestId;
+      const route = id !== undefined ? this.relayed.get(`${handle.name}\0${String(id)}`) : undefined;
+      if (route) route.session.cancelOutgoing(route.downstreamId, typeof params?.reason === "string" ? params.reason : undefined);
+      return;
+    }
+    if (method.endsWith("/list_changed")) this.catalog.invalidate();
+    for (const s of this.sessions.values()) {
+      if (!s.views(handle)) continue;
+      if (method === "notifications/message" && !s.wantsLog(params)) continue;
+      s.relayNotification(handle, method, params);
+    }
+    void ctx;
+  }
+
+  /**
+   * Sends a server-to-client request to the one connection that caused it: the private session's owner,
+   * else the only connection with requests in flight to that server, and only if it declared the
+   * capability. Otherwise answers itself: `roots/list` from the configured roots, else -32066.
+   */
+  private async onServerRequest(handle: ServerHandle, req: JsonRpcRequest, ctx: MessageContext): Promise<JsonObject> {
+    void ctx;
+    const cap = REQUEST_CAPABILITY[req.method];
+    const candidates: Session[] = [];
+    for (const s of this.sessions.values()) {
+      if (s.ownsPrivate(handle) || s.hasInFlightTo(handle)) candidates.push(s);
+    }
+    const able = cap ? candidates.filter((s) => s.declared(cap)) : candidates;
+    if (able.length === 1 && (cap || req.method.startsWith("notifications/") === false)) {
+      const session = able[0] as Session;
+      const key = `${handle.name}\0${String(req.id)}`;
+      const { id, result } = session.sendRequest(handle, req.method, req.params);
+      this.relayed.set(key, { session, downstreamId: id });
+      try {
+        return await result;
+      } finally {
+        this.relayed.delete(key);
+      }
+    }
+    if (req.method === "roots/list") {
+      return { roots: handle.config.roots.map((r) => ({ ...r })) };
+    }
+    const why =
+      able.length === 0
+        ? candidates.length === 0
+          ? "no client has a request in flight to it"
+          : `no client with a request in flight declared the "${cap}" capability`
+        : `${able.length} clients have requests in flight to it`;
+    throw new McpRemoteError({
+      code: WireCode.NoClientForRequest,
+      message: `No single client can answer ${req.method} for server "${handle.name}": ${why}`,
+      data: { mcpdCode: "MCPD_NO_CLIENT_FOR_REQUEST" },
+    });
+  }
+}

@@ -1,0 +1,468 @@
+import {
+  LATEST_PROTOCOL_VERSION,
+  LOG_LEVELS,
+  McpdError,
+  NotFoundError,
+  RequestTimeoutError,
+  SUPPORTED_PROTOCOL_VERSIONS,
+  WireCode,
+  classify,
+  fromWireError,
+  isObject,
+  toWireError,
+  type ClientCapabilities,
+  type JsonObject,
+  type JsonRpcErrorObject,
+  type JsonRpcRequest,
+  type LogLevel,
+  type RequestId,
+} from "@mcpd/protocol";
+import type { ServerHandle, StateChange } from "../server-handle.js";
+import type { Router } from "./router.js";
+import { AggregateView } from "./aggregate-view.js";
+
+/** Where a session's outgoing messages go (a socket, in the daemon). */
+export interface Outbound {
+  /** Queues one message. Returns false when the connection is gone or over its buffer bound. */
+  send(message: object): boolean;
+}
+
+export interface SessionOptions {
+  router: Router;
+  /** Requests one connection may have in flight; more are refused with -32063. */
+  maxInFlightPerConnection: number;
+  /** Handles `mcpd/*` control methods. */
+  control: (session: Session, method: string, params: JsonObject | undefined) => Promise<JsonObject>;
+  /** Deadline for server-to-client requests relayed to a client, in ms. */
+  clientRequestTimeoutMs: number;
+}
+
+/** One downstream request being served upstream. */
+export class InFlight {
+  readonly controller = new AbortController();
+  timer: NodeJS.Timeout | undefined;
+  progressToken: string | undefined;
+  cancelled = false;
+  private readonly startedAt = Date.now();
+
+  constructor(
+    readonly id: RequestId,
+    readonly handle: ServerHandle,
+    private readonly timeoutMs: number,
+    private readonly maxTotalMs: number,
+  ) {
+    this.arm(timeoutMs);
+  }
+
+  private arm(ms: number): void {
+    if (!(ms > 0) || !Number.isFinite(ms)) return;
+    this.timer = setTimeout(() => this.controller.abort(new RequestTimeoutError(this.timeoutMs)), ms);
+  }
+
+  /** Progress arrived: restart the timeout, never past the maximum total. */
+  touch(): void {
+    if (this.timer === undefined) return;
+    clearTimeout(this.timer);
+    const left = this.startedAt + this.maxTotalMs - Date.now();
+    this.arm(Math.max(1, Math.min(this.timeoutMs, left)));
+  }
+
+  clear(): void {
+    clearTimeout(this.timer);
+    this.timer = undefined;
+  }
+}
+
+type View = { kind: "aggregate" } | { kind: "server"; server: string };
+
+const MCPD_META = "mcpd/server";
+
+/**
+ * One downstream MCP session (one socket connection): its view, its handshake, its requests in flight
+ * (downstream id -> upstream request), and the requests it answers for servers.
+ */
+export class Session {
+  readonly id: string;
+  readonly router: Router;
+  private readonly out: Outbound;
+  private readonly opts: SessionOptions;
+  view: View = { kind: "aggregate" };
+  events = false;
+  initialized = false;
+  clientInfo: JsonObject | undefined;
+  clientCapabilities: ClientCapabilities = {};
+  logLevel: LogLevel | undefined;
+  readonly connectedAt = Date.now();
+  readonly subscriptions = new Set<string>();
+  private readonly inFlight = new Map<RequestId, InFlight>();
+  private readonly outgoing = new Map<number, { resolve: (v: JsonObject) => void; reject: (e: Error) => void; timer: NodeJS.Timeout }>();
+  private outgoingId = 0;
+  private closed = false;
+  private readonly aggregate: AggregateView;
+
+  constructor(id: string, out: Outbound, options: SessionOptions) {
+    this.id = id;
+    this.out = out;
+    this.opts = options;
+    this.router = options.router;
+    this.aggregate = new AggregateView(this);
+  }
+
+  get inFlightCount(): number {
+    return this.inFlight.size;
+  }
+
+  send(message: object): void {
+    if (!this.closed) this.out.send(message);
+  }
+
+  private reply(id: RequestId | null, result: JsonObject): void {
+    this.send({ jsonrpc: "2.0", id, result });
+  }
+
+  replyError(id: RequestId | null, error: JsonRpcErrorObject): void {
+    this.send({ jsonrpc: "2.0", id, error });
+  }
+
+  /** Handles one parsed message from the client. Never throws. */
+  handle(message: unknown): void {
+    const kind = classify(message);
+    if (kind === "invalid") {
+      const id = isObject(message) && (typeof message.id === "string" || typeof message.id === "number") ? message.id : null;
+      this.replyError(id, { code: WireCode.InvalidRequest, message: `Invalid request: not a JSON-RPC 2.0 message`, data: { mcpdCode: "MCPD_PROTOCOL_VIOLATION" } });
+      return;
+    }
+    const msg = message as JsonObject;
+    if (kind === "request") {
+      this.onRequest(msg as unknown as JsonRpcRequest);
+    } else if (kind === "notification") {
+      this.onNotification(msg.method as string, msg.params as JsonObject | undefined);
+    } else {
+      this.onResponse(msg);
+    }
+  }
+
+  private onRequest(req: JsonRpcRequest): void {
+    const { id, method } = req;
+    if (method.startsWith("mcpd/")) {
+      if (method === "mcpd/select") {
+        this.select(req);
+        return;
+      }
+      this.opts.control(this, method, req.params).then(
+        (result) => this.reply(id, result),
+        (err: unknown) => this.replyError(id, toWireError(err)),
+      );
+      return;
+    }
+    if (method === "ping") return this.reply(id, {});
+    if (method === "initialize") {
+      this.initialize(req).then(
+        (result) => this.reply(id, result),
+        (err: unknown) => this.replyError(id, toWireError(err)),
+      );
+      return;
+    }
+    if (this.inFlight.has(id)) {
+      this.replyError(id, { code: WireCode.InvalidRequest, message: `Request id ${JSON.stringify(id)} is already in flight on this connection` });
+      return;
+    }
+    if (this.inFlight.size >= this.opts.maxInFlightPerConnection) {
+      this.replyError(id, {
+        code: WireCode.TooManyRequests,
+        message: `Too many requests in flight (${this.opts.maxInFlightPerConnection} per connection)`,
+        data: { mcpdCode: "MCPD_TOO_MANY_REQUESTS" },
+      });
+      return;
+    }
+    const params = req.params;
+    const meta = params?._meta;
+    const routed = isObject(meta) && typeof meta[MCPD_META] === "string" ? (meta[MCPD_META] as string) : undefined;
+    if (routed !== undefined) {
+      const { [MCPD_META]: _drop, ...rest } = meta as JsonObject;
+      const clean: JsonObject = { ...params };
+      if (Object.keys(rest).length > 0) clean._meta = rest;
+      else delete clean._meta;
+      this.serveOnServer(id, routed, method, clean);
+    } else if (this.view.kind === "server") {
+      this.serveOnServer(id, this.view.server, method, params);
+    } else {
+      this.aggregate.serve(id, method, params);
+    }
+  }
+
+  private select(req: JsonRpcRequest): void {
+    if (this.initialized) {
+      this.replyError(req.id, { code: WireCode.InvalidRequest, message: "mcpd/select must come before initialize" });
+      return;
+    }
+    const server = req.params?.server;
+    if (server !== undefined) {
+      if (typeof server !== "string") {
+        this.replyError(req.id, { code: WireCode.InvalidParams, message: "mcpd/select: \"server\" must be a string" });
+        return;
+      }
+      try {
+        this.router.manager.require(server);
+      } catch (err) {
+        this.replyError(req.id, toWireError(err));
+        return;
+      }
+      this.view = { kind: "server", server };
+    } else {
+      this.view = { kind: "aggregate" };
+    }
+    this.events = req.params?.events === true;
+    this.reply(req.id, this.view.kind === "server" ? { view: "server", server: this.view.server } : { view: "aggregate" });
+  }
+
+  private negotiate(requested: unknown): string {
+    return typeof requested === "string" && (SUPPORTED_PROTOCOL_VERSIONS as readonly string[]).includes(requested)
+      ? requested
+      : LATEST_PROTOCOL_VERSION;
+  }
+
+  private async initialize(req: JsonRpcRequest): Promise<JsonObject> {
+    const p = req.params ?? {};
+    this.clientInfo = isObject(p.clientInfo) ? p.clientInfo : undefined;
+    this.clientCapabilities = isObject(p.capabilities) ? (p.capabilities as ClientCapabilities) : {};
+    const protocolVersion = this.negotiate(p.protocolVersion);
+    this.initialized = true;
+    if (this.view.kind === "server") {
+      const handle = await this.router.manager.handleFor(this.view.server, this.id);
+      this.router.adopt(handle);
+      const client = await handle.whenReady(handle.config.timeout);
+      const init = client.initializeResult;
+      const result: JsonObject = { protocolVersion, capabilities: init?.capabilities ?? {}, serverInfo: init?.serverInfo ?? { name: handle.name, version: "0" } };
+      if (init?.instructions !== undefined) result.instructions = init.instructions;
+      return result;
+    }
+    return this.aggregate.initializeResult(protocolVersion);
+  }
+
+  private onNotification(method: string, params: JsonObject | undefined): void {
+    switch (method) {
+      case "notifications/initialized":
+        return; // the upstream is already initialized; forwarding it again breaks some servers
+      case "notifications/cancelled": {
+        const id = params?.requestId;
+        if (typeof id === "string" || typeof id === "number") this.cancel(id, typeof params?.reason === "string" ? params.reason : "cancelled by client");
+        return;
+      }
+      case "notifications/roots/list_changed":
+        for (const h of this.router.manager.servers) {
+          if (this.views(h) && h.state === "ready") h.client?.transport.notify(method, params).catch(() => {});
+        }
+        return;
+      default:
+        return;
+    }
+  }
+
+  private onResponse(msg: JsonObject): void {
+    const id = msg.id;
+    if (typeof id !== "number") return;
+    const pending = this.outgoing.get(id);
+    if (!pending) return;
+    this.outgoing.delete(id);
+    clearTimeout(pending.timer);
+    if (isObject(msg.error)) pending.reject(fromWireError(msg.error as unknown as JsonRpcErrorObject));
+    else pending.resolve((isObject(msg.result) ? msg.result : {}) as JsonObject);
+  }
+
+  /** Cancels one in-flight request: the upstream gets notifications/cancelled, the client no answer. */
+  cancel(id: RequestId, reason: string): void {
+    const entry = this.inFlight.get(id);
+    if (!entry) return;
+    entry.cancelled = true;
+    entry.controller.abort(new McpdError("MCPD_ABORTED", reason, { wireCode: WireCode.Cancelled }));
+  }
+
+  cancelAll(reason: string): void {
+    this.closed = true;
+    for (const id of [...this.inFlight.keys()]) this.cancel(id, reason);
+    for (const [, p] of this.outgoing) {
+      clearTimeout(p.timer);
+      p.reject(new McpdError("MCPD_CONNECTION_LOST", `Client disconnected: ${reason}`, { wireCode: WireCode.UpstreamClosed }));
+    }
+    this.outgoing.clear();
+  }
+
+  /** Answers every request still in flight with an error (shutdown). */
+  failAll(error: McpdError): void {
+    for (const [id, entry] of this.inFlight) {
+      entry.cancelled = true;
+      entry.controller.abort(error);
+      this.replyError(id, toWireError(error));
+    }
+  }
+
+  private async resolveHandle(server: string): Promise<ServerHandle> {
+    const handle = await this.router.manager.handleFor(server, this.id);
+    this.router.adopt(handle);
+    return handle;
+  }
+
+  /** Transparent semantics: one server, unprefixed names. */
+  serveOnServer(id: RequestId, server: string, method: string, params: JsonObject | undefined): void {
+    let handle: ServerHandle;
+    try {
+      handle = this.router.manager.require(server);
+    } catch (err) {
+      this.replyError(id, toWireError(err));
+      return;
+    }
+    if (handle.config.sharing === "per-client") {
+      this.resolveHandle(server).then(
+        (h) => this.dispatchOnServer(id, h, method, params),
+        (err: unknown) => this.replyError(id, toWireError(err)),
+      );
+      return;
+    }
+    this.dispatchOnServer(id, handle, method, params);
+  }
+
+  private dispatchOnServer(id: RequestId, handle: ServerHandle, method: string, params: JsonObject | undefined): void {
+    if (method === "logging/setLevel") return this.setLevel(id, params);
+    if (method === "resources/subscribe" || method === "resources/unsubscribe") {
+      const uri = params?.uri;
+      if (typeof uri !== "string") {
+        this.replyError(id, { code: WireCode.InvalidParams, message: `${method}: "uri" must be a string` });
+        return;
+      }
+      this.subscription(id, method, handle, uri);
+      return;
+    }
+    this.forward(id, handle, method, params);
+  }
+
+  setLevel(id: RequestId, params: JsonObject | undefined): void {
+    const level = params?.level;
+    if (typeof level !== "string" || !(LOG_LEVELS as readonly string[]).includes(level)) {
+      this.replyError(id, { code: WireCode.InvalidParams, message: `logging/setLevel: "level" must be one of ${LOG_LEVELS.join(", ")}` });
+      return;
+    }
+    this.logLevel = level as LogLevel;
+    for (const h of this.router.manager.servers) if (this.views(h)) this.router.relevel(h.name);
+    this.reply(id, {});
+  }
+
+  subscription(id: RequestId, method: string, handle: ServerHandle, uri: string): void {
+    const op =
+      method === "resources/subscribe"
+        ? this.router.subscribe(this, handle, uri, handle.config.timeout)
+        : this.router.unsubscribe(this, `${handle.name}\0${uri}`);
+    op.then(
+      () => this.reply(id, {}),
+      (err: unknown) => this.replyError(id, toWireError(err)),
+    );
+  }
+
+  /** Sends one request upstream and its answer back, with progress, cancellation and the daemon's timeout. */
+  forward(id: RequestId, handle: ServerHandle, method: string, params: JsonObject | undefined): void {
+    const entry = new InFlight(id, handle, handle.config.timeout, handle.config.maxTotalTimeout);
+    this.inFlight.set(id, entry);
+    let upstreamParams = params;
+    const meta = params?._meta;
+    if (isObject(meta) && (typeof meta.progressToken === "string" || typeof meta.progressToken === "number")) {
+      const token = this.router.registerProgress(this, meta.progressToken, entry);
+      entry.progressToken = token;
+      upstreamParams = { ...params, _meta: { ...meta, progressToken: token } };
+    }
+    handle
+      .request(method, upstreamParams, { signal: entry.controller.signal, timeout: 0, waitMs: handle.config.timeout })
+      .then(
+        (result) => {
+          if (!entry.cancelled) this.reply(id, result);
+        },
+        (err: unknown) => {
+          if (!entry.cancelled) this.replyError(id, toWireError(err));
+        },
+      )
+      .finally(() => {
+        entry.clear();
+        if (entry.progressToken !== undefined) this.router.releaseProgress(entry.progressToken);
+        this.inFlight.delete(id);
+      });
+  }
+
+  /** Relays a server-to-client request to this client and waits for its answer. */
+  sendRequest(handle: ServerHandle, method: string, params: JsonObject | undefined): { id: number; result: Promise<JsonObject> } {
+    const id = ++this.outgoingId;
+    const result = new Promise<JsonObject>((resolve, reject) => {
+      const timer = setTimeout(() => {
+        this.outgoing.delete(id);
+        reject(new RequestTimeoutError(this.opts.clientRequestTimeoutMs));
+      }, this.opts.clientRequestTimeoutMs);
+      this.outgoing.set(id, { resolve, reject, timer });
+    });
+    this.send({ jsonrpc: "2.0", id, method, params: this.tag(handle, params) });
+    return { id, result };
+  }
+
+  /** The server cancelled a request it had sent to this client. */
+  cancelOutgoing(id: number, reason?: string): void {
+    const pending = this.outgoing.get(id);
+    if (!pending) return;
+    this.outgoing.delete(id);
+    clearTimeout(pending.timer);
+    pending.reject(new McpdError("MCPD_ABORTED", reason ?? "cancelled by server"));
+    this.send({ jsonrpc: "2.0", method: "notifications/cancelled", params: { requestId: id, ...(reason ? { reason } : {}) } });
+  }
+
+  /** In the aggregate view, messages from a server carry `_meta["mcpd/server"]`. */
+  private tag(handle: ServerHandle, params: JsonObject | undefined): JsonObject | undefined {
+    if (this.view.kind !== "aggregate") return params;
+    const meta = isObject(params?._meta) ? (params?._meta as JsonObject) : {};
+    return { ...params, _meta: { ...meta, [MCPD_META]: handle.name } };
+  }
+
+  relayNotification(handle: ServerHandle, method: string, params: JsonObject | undefined): void {
+    if (!this.initialized) return;
+    this.send({ jsonrpc: "2.0", method, params: this.tag(handle, params) ?? {} });
+  }
+
+  onServerState(handle: ServerHandle, change: StateChange): void {
+    if (this.events) this.send({ jsonrpc: "2.0", method: "notifications/mcpd/serverState", params: { ...change } });
+    // In the aggregate view a server's tools appear or vanish with its state.
+    if (this.initialized && this.view.kind === "aggregate" && (change.state === "ready" || change.previous === "ready")) {
+      this.send({ jsonrpc: "2.0", method: "notifications/tools/list_changed", params: { _meta: { [MCPD_META]: handle.name } } });
+    }
+  }
+
+  /** Whether notifications of this server reach this session. */
+  views(handle: ServerHandle): boolean {
+    if (this.view.kind === "server") return this.view.server === handle.name;
+    return true;
+  }
+
+  wantsLog(params: JsonObject | undefined): boolean {
+    if (this.logLevel === undefined) return true;
+    const level = params?.level;
+    return typeof level !== "string" || LOG_LEVELS.indexOf(level as LogLevel) >= LOG_LEVELS.indexOf(this.logLevel);
+  }
+
+  declared(capability: string): boolean {
+    return isObject((this.clientCapabilities as JsonObject)[capability]);
+  }
+
+  hasInFlightTo(handle: ServerHandle): boolean {
+    for (const e of this.inFlight.values()) if (e.handle === handle) return true;
+    return false;
+  }
+
+  ownsPrivate(handle: ServerHandle): boolean {
+    return handle.config.sharing === "per-client" && this.router.manager.privateSessions(handle.name).includes(handle) && this.hasInFlightTo(handle);
+  }
+
+  /** For NotFound errors: a short list of what exists. */
+  static listNames(names: string[], max = 20): string {
+    if (names.length === 0) return "(none)";
+    return names.length > max ? `${names.slice(0, max).join(", ")}, ... (${names.length} in all)` : names.join(", ");
+  }
+
+  static notFound(code: "MCPD_UNKNOWN_TOOL" | "MCPD_UNKNOWN_PROMPT" | "MCPD_UNKNOWN_RESOURCE", what: string, names: string[]): NotFoundError {
+    return new NotFoundError(code, `${what}; available: ${Session.listNames(names)}`);
+  }
+}
+

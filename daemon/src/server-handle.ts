@@ -1,0 +1,373 @@
+import { EventEmitter } from "node:events";
+import PQueue from "p-queue";
+import {
+  QueueFullError,
+  ServerUnavailableError,
+  silentLogger,
+  type ClientCapabilities,
+  type JsonObject,
+  type Logger,
+  type Tool,
+} from "@mcpd/protocol";
+import type { CloseInfo, MCPTransport, RequestOptions, TransportConfig } from "@mcpd/transports";
+import type { ResolvedServerConfig } from "./config/config-schema.js";
+import { MCPClient, type UpstreamRequestHandler } from "./mcp-client.js";
+import { ServerStats } from "./server-stats.js";
+
+export type ServerState = "stopped" | "starting" | "ready" | "restarting" | "failed" | "disabled";
+
+export interface StateChange {
+  server: string;
+  state: ServerState;
+  previous: ServerState;
+  reason: string;
+}
+
+export interface ServerHandleOptions {
+  createTransport: (config: TransportConfig, logger: Logger) => MCPTransport;
+  logger?: Logger;
+  clientCapabilities?: ClientCapabilities;
+  /** Tools from the on-disk cache, served while the server starts. */
+  cachedTools?: Tool[];
+  onToolsListed?: (tools: readonly Tool[]) => void;
+  onChildStarted?: (pid: number) => void;
+  onChildExited?: (pid: number) => void;
+  /** Missed pings in a row before a restart. */
+  maxMissedPings?: number;
+}
+
+const MAX_MISSED_PINGS = 3;
+
+/**
+ * Supervises one upstream server: its state machine, its session (an {@link MCPClient}), restarts with
+ * backoff and a crash-loop breaker, health pings, idle stop, lazy start, per-server concurrency and a
+ * bounded wait queue. Requests are never replayed: a request in flight when the session dies fails.
+ *
+ * Events: `state` ({@link StateChange}), `notification` (method, params, context), `listChanged` (kind).
+ */
+export class ServerHandle extends EventEmitter {
+  readonly name: string;
+  config: ResolvedServerConfig;
+  state: ServerState;
+  stateReason = "";
+  client: MCPClient | undefined;
+  readonly stats = new ServerStats();
+  restarts = 0;
+  startedAt: number | undefined;
+  pid: number | undefined;
+  lastStderr: string | undefined;
+  lastExit: string | undefined;
+  cachedTools: Tool[] | undefined;
+  /** Router hook for sampling/elicitation/roots requests from this server. */
+  requestHandler: UpstreamRequestHandler | undefined;
+
+  private readonly opts: ServerHandleOptions;
+  private readonly log: Logger;
+  private queue: PQueue;
+  private restartTimes: number[] = [];
+  private restartTimer: NodeJS.Timeout | undefined;
+  private healthTimer: NodeJS.Timeout | undefined;
+  private missedPings = 0;
+  private starting: Promise<void> | undefined;
+  /** Bumped on every stop/start so callbacks of an old session never touch the new one. */
+  private generation = 0;
+
+  constructor(config: ResolvedServerConfig, options: ServerHandleOptions) {
+    super();
+    this.setMaxListeners(0);
+    this.name = config.name;
+    this.config = config;
+    this.opts = options;
+    this.log = options.logger ?? silentLogger;
+    this.cachedTools = options.cachedTools;
+    this.state = config.enabled ? "stopped" : "disabled";
+    this.queue = new PQueue({ concurrency: config.maxConcurrency });
+  }
+
+  get inFlight(): number {
+    return this.stats.inFlight;
+  }
+
+  /** Tools to show: live once ready, else the cached ones. */
+  get tools(): readonly Tool[] {
+    if (this.state === "ready" && this.client) return this.client.tools;
+    return this.cachedTools ?? [];
+  }
+
+  private setState(state: ServerState, reason: string): void {
+    const previous = this.state;
+    if (previous === state && this.stateReason === reason) return;
+    this.state = state;
+    this.stateReason = reason;
+    this.log.info({ state, previous, reason }, `server ${state}`);
+    this.emit("state", { server: this.name, state, previous, reason } satisfies StateChange);
+  }
+
+  /** Starts the server if it is stopped. Resolves when it is ready or the attempt failed (never throws). */
+  start(reason = "started"): Promise<void> {
+    if (this.state === "disabled" || this.state === "ready") return Promise.resolve();
+    if (this.starting) return this.starting;
+    clearTimeout(this.restartTimer);
+    this.restartTimer = undefined;
+    const gen = ++this.generation;
+    this.starting = this.connectOnce(gen, reason).finally(() => {
+      if (this.generation === gen) this.starting = undefined;
+    });
+    return this.starting;
+  }
+
+  private async connectOnce(gen: number, reason: string): Promise<void> {
+    if (this.state !== "restarting") this.setState("starting", reason);
+    const transport = this.opts.createTransport(this.config.transport, this.log);
+    const client = new MCPClient(transport, {
+      clientInfo: { name: "mcpd", version: "0.1.0" },
+      capabilities: this.opts.clientCapabilities ?? {},
+      logger: this.log,
+      initializeTimeoutMs: this.config.timeout,
+    });
+    client.requestHandler = (req, ctx) => {
+      if (!this.requestHandler) return Promise.reject(new Error(`No handler for ${req.method}`));
+      return this.requestHandler(req, ctx);
+    };
+    client.on("notification", (method: string, params: JsonObject | undefined, ctx: unknown) => {
+      if (this.generation === gen) this.emit("notification", method, params, ctx);
+    });
+    client.on("listChanged", (kind: string) => {
+      if (this.generation !== gen) return;
+      if (kind === "tools") this.opts.onToolsListed?.(client.tools);
+      this.emit("listChanged", kind);
+    });
+    client.on("close", (info: CloseInfo) => this.onSessionClosed(gen, client, info));
+    this.client = client;
+    try {
+      await client.connect();
+    } catch (err) {
+      if (this.generation !== gen) return;
+      this.captureStderr(transport, err);
+      this.client = undefined;
+      await transport.close().catch(() => {});
+      this.scheduleRestart(`start failed: ${(err as Error).message}`);
+      return;
+    }
+    if (this.generation !== gen) {
+      await client.close().catch(() => {});
+      return;
+    }
+    const info = transport.info();
+    this.pid = info.pid;
+    if (info.pid !== undefined) this.opts.onChildStarted?.(info.pid);
+    this.startedAt = Date.now();
+    this.missedPings = 0;
+    this.setState("ready", reason);
+    this.armHealth(gen);
+  }
+
+  private captureStderr(transport: MCPTransport, err?: unknown): void {
+    const tail = (transport as { stderrTail?: (n?: number) => string[] }).stderrTail?.(5);
+    const last = tail && tail.length > 0 ? tail[tail.length - 1] : undefined;
+    if (last !== undefined) this.lastStderr = last;
+    if (err !== undefined) this.lastExit = (err as Error).message;
+  }
+
+  private onSessionClosed(gen: number, client: MCPClient, info: CloseInfo): void {
+    if (this.pid !== undefined) this.opts.onChildExited?.(this.pid);
+    if (info.stderrTail && info.stderrTail.length > 0) this.lastStderr = info.stderrTail[info.stderrTail.length - 1];
+    if (this.generation !== gen || info.expected || this.client !== client) return;
+    this.lastExit = info.reason;
+    this.client = undefined;
+    this.pid = undefined;
+    this.stopHealth();
+    this.scheduleRestart(`session closed: ${info.reason}`);
+  }
+
+  private scheduleRestart(reason: string): void {
+    const now = Date.now();
+    const policy = this.config.restart;
+    this.restartTimes = this.restartTimes.filter((t) => now - t < policy.windowMs);
+    if (this.restartTimes.length >= policy.maxRestarts) {
+      this.setState("failed", `${reason} (gave up after ${policy.maxRestarts} restarts in ${policy.windowMs} ms)`);
+      this.emit("failed");
+      return;
+    }
+    this.restartTimes.push(now);
+    this.restarts++;
+    const attempt = this.restartTimes.length;
+    const base = Math.min(policy.maxDelayMs, policy.initialDelayMs * 2 ** (attempt - 1));
+    // Jitter (+-20%) keeps servers that died together from restarting in lockstep.
+    const delay = Math.round(base * (0.8 + Math.random() * 0.4));
+    this.setState("restarting", `${reason}; restart ${attempt}/${policy.maxRestarts} in ${delay} ms`);
+    const gen = ++this.generation;
+    this.starting = undefined;
+    this.restartTimer = setTimeout(() => {
+      this.restartTimer = undefined;
+      if (this.generation !== gen || this.state !== "restarting") return;
+      this.starting = this.connectOnce(gen, "restarted").finally(() => {
+        if (this.generation === gen) this.starting = undefined;
+      });
+    }, delay);
+    this.restartTimer.unref();
+  }
+
+  private armHealth(gen: number): void {
+    this.stopHealth();
+    const every = this.config.healthCheckIntervalMs;
+    const idle = this.config.idleTimeout;
+    const tick = Math.min(every > 0 ? every : Infinity, idle > 0 ? Math.max(50, Math.floor(idle / 4)) : Infinity);
+    if (!Number.isFinite(tick)) return;
+    let lastPing = Date.now();
+    this.healthTimer = setInterval(() => {
+      if (this.generation !== gen || this.state !== "ready" || !this.client) return;
+      const now = Date.now();
+      if (idle > 0 && this.stats.inFlight === 0 && now - this.stats.lastUsedAt >= idle) {
+        void this.stop("idle", `idle for ${idle} ms`);
+        return;
+      }
+      if (every > 0 && now - lastPing >= every && now - this.stats.lastUsedAt >= every) {
+        lastPing = now;
+        const client = this.client;
+        client.ping({ timeout: Math.min(every, 10_000) }).then(
+          () => {
+            this.missedPings = 0;
+          },
+          (err: Error) => {
+            if (this.generation !== gen) return;
+            this.missedPings++;
+            this.log.warn({ missed: this.missedPings, err: err.message }, "health ping failed");
+            if (this.missedPings >= (this.opts.maxMissedPings ?? MAX_MISSED_PINGS)) {
+              void this.restart(`${this.missedPings} health pings missed`);
+            }
+          },
+        );
+      }
+    }, tick);
+    this.healthTimer.unref();
+  }
+
+  private stopHealth(): void {
+    clearInterval(this.healthTimer);
+    this.healthTimer = undefined;
+  }
+
+  /**
+   * Stops the session. `state` is where it ends: `stopped` (idle or shutdown), `disabled`.
+   * In-flight requests fail with the transport's `Transport closed`.
+   */
+  async stop(kind: "stopped" | "idle" | "disabled" = "stopped", reason = "stopped"): Promise<void> {
+    this.generation++;
+    this.starting = undefined;
+    clearTimeout(this.restartTimer);
+    this.restartTimer = undefined;
+    this.stopHealth();
+    const client = this.client;
+    this.client = undefined;
+    this.pid = undefined;
+    this.setState(kind === "disabled" ? "disabled" : "stopped", reason);
+    if (client) {
+      this.captureStderr(client.transport);
+      await client.close().catch(() => {});
+    }
+  }
+
+  /** Manual restart: clears the crash-loop record (a `failed` server gets a fresh start). */
+  async restart(reason = "restart requested"): Promise<void> {
+    if (this.state === "disabled") return;
+    await this.stop("stopped", reason);
+    this.restartTimes = [];
+    await this.start(reason);
+  }
+
+  async enable(): Promise<void> {
+    if (this.state !== "disabled") return;
+    this.setState("stopped", "enabled");
+    this.restartTimes = [];
+    if (this.config.startup === "eager") await this.start("enabled");
+  }
+
+  async disable(): Promise<void> {
+    await this.stop("disabled", "disabled");
+  }
+
+  /** Replaces the config (reload). The caller restarts the server when the transport changed. */
+  updateConfig(config: ResolvedServerConfig): void {
+    this.config = config;
+    if (config.maxConcurrency !== this.queue.concurrency) this.queue.concurrency = config.maxConcurrency;
+  }
+
+  /**
+   * Waits until the server is ready, starting it when it is stopped (lazy or idle), bounded by
+   * `timeoutMs` and `signal`. A `failed` or `disabled` server fails at once.
+   * @throws ServerUnavailableError (MCPD_SERVER_UNAVAILABLE)
+   */
+  async whenReady(timeoutMs: number, signal?: AbortSignal): Promise<MCPClient> {
+    if (this.state === "ready" && this.client) return this.client;
+    if (this.state === "failed" || this.state === "disabled") throw this.unavailable();
+    if (this.state === "stopped") void this.start("started on demand");
+    return new Promise<MCPClient>((resolve, reject) => {
+      const done = (): void => {
+        clearTimeout(timer);
+        this.off("state", onState);
+        signal?.removeEventListener("abort", onAbort);
+      };
+      const onState = (): void => {
+        if (this.state === "ready" && this.client) {
+          done();
+          resolve(this.client);
+        } else if (this.state === "failed" || this.state === "disabled" || this.state === "stopped") {
+          done();
+          reject(this.unavailable());
+        }
+      };
+      const onAbort = (): void => {
+        done();
+        reject(signal?.reason);
+      };
+      const timer =
+        timeoutMs > 0 && Number.isFinite(timeoutMs)
+          ? setTimeout(() => {
+              done();
+              reject(new ServerUnavailableError(this.name, this.state, `not ready after ${timeoutMs} ms${this.detail()}`));
+            }, timeoutMs)
+          : undefined;
+      this.on("state", onState);
+      signal?.addEventListener("abort", onAbort, { once: true });
+      if (signal?.aborted) onAbort();
+    });
+  }
+
+  private detail(): string {
+    const parts: string[] = [];
+    if (this.stateReason) parts.push(this.stateReason);
+    if (this.lastStderr) parts.push(`last stderr: ${this.lastStderr}`);
+    return parts.length > 0 ? ` (${parts.join("; ")})` : "";
+  }
+
+  private unavailable(): ServerUnavailableError {
+    const parts: string[] = [];
+    if (this.stateReason) parts.push(this.stateReason);
+    if (this.lastStderr) parts.push(`last stderr: ${this.lastStderr}`);
+    return new ServerUnavailableError(this.name, this.state, parts.join("; ") || undefined);
+  }
+
+  /**
+   * Sends one request upstream through the server's concurrency gate. Waits for readiness first
+   * (bounded by `waitMs`). The transport's own deadline is left to the caller (`options.timeout`).
+   * @throws ServerUnavailableError, QueueFullError, and whatever the session throws.
+   */
+  async request<T = JsonObject>(method: string, params: JsonObject | undefined, options: RequestOptions & { waitMs: number }): Promise<T> {
+    const client = this.state === "ready" && this.client ? this.client : await this.whenReady(options.waitMs, options.signal);
+    if (this.queue.size >= this.config.maxQueue) {
+      throw new QueueFullError(`Server "${this.name}" has ${this.queue.size} requests waiting (maxQueue ${this.config.maxQueue})`);
+    }
+    const started = this.stats.begin();
+    const reqOptions: RequestOptions = { timeout: options.timeout ?? 0 };
+    if (options.signal) reqOptions.signal = options.signal;
+    try {
+      const result = await this.queue.add(() => client.request<T>(method, params, reqOptions), options.signal ? { signal: options.signal } : {});
+      this.stats.end(started);
+      return result as T;
+    } catch (err) {
+      this.stats.end(started, err);
+      throw err;
+    }
+  }
+}

@@ -1,0 +1,157 @@
+import { chmodSync, lstatSync, mkdirSync, statSync, unlinkSync } from "node:fs";
+import { connect, createServer, type Server, type Socket } from "node:net";
+import { dirname } from "node:path";
+import { JsonLineDecoder, McpdError, WireCode, encodeLine, silentLogger, type Logger } from "@mcpd/protocol";
+import { checkSocketPath } from "@mcpd/client";
+import type { Router } from "./router/router.js";
+import type { Session } from "./router/session.js";
+
+export interface SocketServerOptions {
+  socketPath: string;
+  router: Router;
+  logger?: Logger;
+  /** Largest line accepted from a client, in bytes. */
+  maxLineBytes: number;
+  /** Bytes allowed to wait in one connection's outgoing buffer; past this the client is disconnected. */
+  maxOutgoingBytes: number;
+}
+
+/** Refusals before listening: another daemon, unsafe directory, bad path. */
+export class SocketSetupError extends McpdError {
+  override name = "SocketSetupError";
+  constructor(code: "MCPD_ALREADY_RUNNING" | "MCPD_UNSAFE_SOCKET_DIR", message: string) {
+    super(code, message);
+  }
+}
+
+/** Whether something answers on a Unix socket path (a live daemon), within `timeoutMs`. */
+export function probeSocket(path: string, timeoutMs = 1000): Promise<boolean> {
+  return new Promise((resolve) => {
+    const s = connect(path);
+    const done = (v: boolean): void => {
+      clearTimeout(t);
+      s.destroy();
+      resolve(v);
+    };
+    const t = setTimeout(() => done(false), timeoutMs);
+    s.once("connect", () => done(true));
+    s.once("error", () => done(false));
+  });
+}
+
+/**
+ * Checks the runtime directory (created 0700; refused when owned by someone else or writable by group or
+ * others) and the socket path (not a symlink; a live daemon -> "already running"; a stale file removed).
+ */
+export async function prepareSocketPath(socketPath: string): Promise<void> {
+  const tooLong = checkSocketPath(socketPath);
+  if (tooLong) throw new SocketSetupError("MCPD_UNSAFE_SOCKET_DIR", tooLong);
+  const dir = dirname(socketPath);
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  const st = statSync(dir);
+  const uid = process.getuid?.();
+  if (uid !== undefined && st.uid !== uid) {
+    throw new SocketSetupError("MCPD_UNSAFE_SOCKET_DIR", `Refusing to start: socket directory ${dir} is owned by uid ${st.uid}, not ${uid}`);
+  }
+  if ((st.mode & 0o022) !== 0) {
+    throw new SocketSetupError(
+      "MCPD_UNSAFE_SOCKET_DIR",
+      `Refusing to start: socket directory ${dir} is writable by others (mode ${(st.mode & 0o777).toString(8)}); run: chmod 700 ${dir}`,
+    );
+  }
+  let existing;
+  try {
+    existing = lstatSync(socketPath);
+  } catch {
+    return;
+  }
+  if (existing.isSymbolicLink()) throw new SocketSetupError("MCPD_UNSAFE_SOCKET_DIR", `Refusing to start: ${socketPath} is a symbolic link`);
+  if (await probeSocket(socketPath)) throw new SocketSetupError("MCPD_ALREADY_RUNNING", `mcpd is already running on ${socketPath}`);
+  if (!existing.isSocket()) throw new SocketSetupError("MCPD_UNSAFE_SOCKET_DIR", `Refusing to start: ${socketPath} exists and is not a socket`);
+  unlinkSync(socketPath); // stale: nothing answers
+}
+
+/**
+ * The Unix-socket face of the daemon: newline-delimited JSON-RPC, one {@link Session} per connection.
+ * Bad lines get an error and the connection stays usable; a client that stops reading is disconnected
+ * once its outgoing buffer passes its bound, so it never stalls anyone else.
+ */
+export class SocketServer {
+  private readonly server: Server;
+  private readonly sockets = new Set<Socket>();
+  private readonly opts: SocketServerOptions;
+  private readonly log: Logger;
+
+  constructor(options: SocketServerOptions) {
+    this.opts = options;
+    this.log = options.logger ?? silentLogger;
+    this.server = createServer((socket) => this.accept(socket));
+    this.server.on("error", (err) => this.log.error({ err: err.message }, "socket server error"));
+  }
+
+  get connections(): number {
+    return this.sockets.size;
+  }
+
+  listen(): Promise<void> {
+    return new Promise((resolve, reject) => {
+      // umask makes the socket 0600 from its first instant; chmod afterwards is belt and braces.
+      const old = process.umask(0o177);
+      this.server.once("error", reject);
+      this.server.listen(this.opts.socketPath, () => {
+        process.umask(old);
+        this.server.off("error", reject);
+        chmodSync(this.opts.socketPath, 0o600);
+        resolve();
+      });
+    });
+  }
+
+  private accept(socket: Socket): void {
+    this.sockets.add(socket);
+    const maxOut = this.opts.maxOutgoingBytes;
+    let session: Session | undefined;
+    const log = this.log;
+    session = this.opts.router.attach({
+      send: (message) => {
+        if (socket.destroyed) return false;
+        socket.write(encodeLine(message));
+        if (socket.writableLength > maxOut) {
+          log.warn({ client: session?.id, buffered: socket.writableLength }, "client is not reading; disconnecting it");
+          socket.destroy();
+          return false;
+        }
+        return true;
+      },
+    });
+    const s = session;
+    const decoder = new JsonLineDecoder({
+      maxLineBytes: this.opts.maxLineBytes,
+      onValue: (value) => s.handle(value),
+      onError: (err) => {
+        if (err.code === "MCPD_MESSAGE_TOO_LARGE") {
+          s.replyError(null, { code: WireCode.MessageTooLarge, message: err.message, data: { mcpdCode: err.code } });
+        } else {
+          s.replyError(null, { code: WireCode.ParseError, message: `Parse error: ${err.message}`, data: { mcpdCode: err.code } });
+        }
+      },
+    });
+    socket.on("data", (chunk: Buffer) => decoder.push(chunk));
+    socket.on("error", (err) => log.debug({ client: s.id, err: err.message }, "client socket error"));
+    socket.on("close", () => {
+      this.sockets.delete(socket);
+      void this.opts.router.detach(s);
+    });
+  }
+
+  /** Stops accepting new connections. */
+  stopAccepting(): Promise<void> {
+    return new Promise((resolve) => this.server.close(() => resolve()));
+  }
+
+  /** Ends every connection (after their last answers were written). */
+  closeAll(): void {
+    for (const s of this.sockets) s.end();
+    for (const s of this.sockets) setTimeout(() => s.destroy(), 500).unref();
+  }
+}

@@ -1,0 +1,159 @@
+import { spawn, type ChildProcess } from "node:child_process";
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { connect, type Socket } from "node:net";
+import { tmpdir } from "node:os";
+import { dirname, join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+
+export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
+export const MCPD_BIN = join(ROOT, "daemon/bin/mcpd.js");
+export const FIXTURE = join(ROOT, "tests/fixtures/servers/mcp-fixture.mjs");
+export const EVERYTHING = join(ROOT, "node_modules/@modelcontextprotocol/server-everything/dist/index.js");
+
+/** Polls `cond` every `intervalMs` until it returns a truthy value, or throws after `timeoutMs`. */
+export async function until<T>(cond: () => T | Promise<T>, what: string, timeoutMs = 20_000, intervalMs = 20): Promise<NonNullable<T>> {
+  const deadline = Date.now() + timeoutMs;
+  let last: unknown;
+  for (;;) {
+    try {
+      const v = await cond();
+      if (v) return v as NonNullable<T>;
+    } catch (err) {
+      last = err;
+    }
+    if (Date.now() > deadline) throw new Error(`Timed out waiting for ${what}${last ? `: ${(last as Error).message}` : ""}`);
+    await new Promise((r) => setTimeout(r, intervalMs));
+  }
+}
+
+export function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** A fixture server entry for config.json. */
+export function fixture(name: string, extraArgs: string[] = [], extra: Record<string, unknown> = {}): Record<string, unknown> {
+  return { command: process.execPath, args: [FIXTURE, "--name", name, ...extraArgs], ...extra };
+}
+
+export interface TestDaemon {
+  home: string;
+  socketPath: string;
+  configFile: string;
+  proc: ChildProcess;
+  stderr: () => string;
+  writeConfig(servers: Record<string, unknown>): void;
+  /** A raw socket connection speaking JSONL, with a tiny request helper. */
+  raw(): Promise<RawClient>;
+  stop(): Promise<void>;
+}
+
+/** Starts the real daemon (`mcpd start --foreground`) as a process in a fresh short MCPD_HOME. */
+export async function startTestDaemon(servers: Record<string, unknown>, opts: { env?: Record<string, string> } = {}): Promise<TestDaemon> {
+  const home = mkdtempSync(join(tmpdir(), "mcpd-"));
+  const configFile = join(home, "config.json");
+  const writeConfig = (s: Record<string, unknown>): void => writeFileSync(configFile, JSON.stringify({ mcpServers: s }, null, 2));
+  writeConfig(servers);
+  const env = { ...process.env, MCPD_HOME: home, MCPD_CONFIG: configFile, MCPD_SOCKET: "", XDG_RUNTIME_DIR: "", ...opts.env };
+  delete (env as Record<string, string | undefined>).MCPD_SOCKET;
+  const proc = spawn(process.execPath, [MCPD_BIN, "start", "--foreground", "--log-level", "debug"], { env, stdio: ["ignore", "pipe", "pipe"] });
+  let err = "";
+  proc.stderr?.on("data", (d: Buffer) => {
+    err += d.toString();
+    if (err.length > 2_000_000) err = err.slice(-1_000_000);
+  });
+  proc.stdout?.resume();
+  const socketPath = join(home, "mcpd.sock");
+  await until(() => existsSync(socketPath) || proc.exitCode !== null, "daemon socket");
+  if (proc.exitCode !== null) throw new Error(`daemon exited ${proc.exitCode}: ${err}`);
+  const clients: RawClient[] = [];
+  return {
+    home,
+    socketPath,
+    configFile,
+    proc,
+    stderr: () => err,
+    writeConfig,
+    async raw() {
+      const c = await RawClient.open(socketPath);
+      clients.push(c);
+      return c;
+    },
+    async stop() {
+      for (const c of clients) c.close();
+      if (proc.exitCode === null && proc.signalCode === null) {
+        proc.kill("SIGTERM");
+        await until(() => proc.exitCode !== null || proc.signalCode !== null, "daemon exit", 20_000).catch(() => proc.kill("SIGKILL"));
+      }
+      rmSync(home, { recursive: true, force: true });
+    },
+  };
+}
+
+/** A minimal JSONL client on the raw socket, for protocol-level tests. */
+export class RawClient {
+  readonly messages: any[] = [];
+  private buf = "";
+  private nextId = 1;
+  private waiters: Array<() => void> = [];
+
+  private constructor(readonly socket: Socket) {
+    socket.setEncoding("utf8");
+    socket.on("data", (d: string) => {
+      this.buf += d;
+      let i;
+      while ((i = this.buf.indexOf("\n")) >= 0) {
+        const line = this.buf.slice(0, i);
+        this.buf = this.buf.slice(i + 1);
+        if (line.trim()) this.messages.push(JSON.parse(line));
+      }
+      for (const w of this.waiters.splice(0)) w();
+    });
+    socket.on("error", () => {});
+  }
+
+  static open(path: string): Promise<RawClient> {
+    return new Promise((res, rej) => {
+      const s = connect(path);
+      s.once("connect", () => res(new RawClient(s)));
+      s.once("error", rej);
+    });
+  }
+
+  writeLine(line: string): void {
+    this.socket.write(line.endsWith("\n") ? line : `${line}\n`);
+  }
+
+  send(msg: object): void {
+    this.writeLine(JSON.stringify(msg));
+  }
+
+  async waitFor(pred: (m: any) => boolean, what: string, timeoutMs = 20_000): Promise<any> {
+    return until(() => this.messages.find(pred), what, timeoutMs, 10);
+  }
+
+  async request(method: string, params?: object, id: string | number = this.nextId++): Promise<any> {
+    this.send({ jsonrpc: "2.0", id, method, ...(params ? { params } : {}) });
+    return this.waitFor((m) => m.id === id && ("result" in m || "error" in m), `response to ${method}`);
+  }
+
+  async initialize(): Promise<any> {
+    const r = await this.request("initialize", { protocolVersion: "2025-11-25", capabilities: {}, clientInfo: { name: "raw", version: "1" } });
+    this.send({ jsonrpc: "2.0", method: "notifications/initialized" });
+    return r;
+  }
+
+  close(): void {
+    this.socket.destroy();
+  }
+}
+
+/** Reads the JSON lines a fixture server logged (everything it received). */
+export function readLog(file: string): any[] {
+  if (!existsSync(file)) return [];
+  return readFileSync(file, "utf8").split("\n").filter(Boolean).map((l) => JSON.parse(l));
+}
