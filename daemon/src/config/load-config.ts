@@ -6,6 +6,15 @@ import { DAEMON_DEFAULTS } from "../defaults.js";
 import type { LoadedConfig } from "./config-schema.js";
 import { emptyConfig, parseConfig } from "./parse-config.js";
 
+/** Plain words for the errors a config read commonly meets. */
+const READ_ERRORS: Readonly<Record<string, string>> = {
+  ENOENT: "config file not found",
+  EACCES: "permission denied",
+  EPERM: "permission denied",
+  ENOTDIR: "a parent of the path is not a directory",
+  ELOOP: "too many symbolic links",
+};
+
 /** Options of {@link loadConfig}. */
 export interface LoadConfigOptions {
   /** The file to read. Default: `resolvePaths(env).configFile` (`MCPD_CONFIG`, else `<configDir>/config.json`). */
@@ -47,8 +56,8 @@ export async function loadConfig(opts: LoadConfigOptions = {}): Promise<LoadedCo
     if (err instanceof ConfigError) throw err;
     const code = (err as NodeJS.ErrnoException).code;
     if (code === "ENOENT" && !opts.required) return emptyConfig(file);
-    const reason = code === "ENOENT" ? "config file not found" : code === "EACCES" ? "permission denied" : (err as Error).message;
-    throw new ConfigError(`${file}: cannot read config file: ${reason}${code && code !== "ENOENT" ? ` (${code})` : ""}`, { cause: err });
+    const reason = code !== undefined && Object.hasOwn(READ_ERRORS, code) ? `${READ_ERRORS[code]} (${code})` : (err as Error).message;
+    throw new ConfigError(`${file}: cannot read config file: ${reason}`, { cause: err });
   }
   return parseConfig(text, file, env);
 }

@@ -1,0 +1,64 @@
+import { ConfigError } from "@mcpd/protocol";
+import { describe, expect, it } from "vitest";
+import { parseJsonc } from "../src/config/parse-jsonc.js";
+
+function errorOf(text: string, maxDepth?: number): ConfigError {
+  try {
+    parseJsonc(text, "/c/config.json", maxDepth);
+  } catch (err) {
+    expect(err).toBeInstanceOf(ConfigError);
+    expect((err as ConfigError).code).toBe("MCPD_CONFIG_INVALID");
+    return err as ConfigError;
+  }
+  throw new Error(`expected a ConfigError for ${JSON.stringify(text)}`);
+}
+
+describe("parseJsonc", () => {
+  it("parses what JSON.parse parses, to the same value", () => {
+    const samples = ['{"a":[1,-2.5e3,true,false,null,"s\\n\\u00e9\\"\\\\\\/"]}', "[]", '"x"', "0", '{"":{}}'];
+    for (const s of samples) expect(parseJsonc(s, "f").value).toEqual(JSON.parse(s));
+  });
+
+  it("accepts comments, trailing commas and a BOM", () => {
+    const text = '\ufeff{\n  // servers\n  "a": [1, 2,], /* block\n comment */\n  "b": {"c": 1,},\n}\n';
+    expect(parseJsonc(text, "f").value).toEqual({ a: [1, 2], b: { c: 1 } });
+  });
+
+  it("names the file, line and column of a syntax error", () => {
+    const err = errorOf('{\n  "a": 1\n  "b": 2\n}');
+    expect(err.message).toBe('/c/config.json:3:3: invalid JSON: expected "," or "}" in object, found """');
+  });
+
+  it("explains common mistakes", () => {
+    expect(errorOf("").message).toMatch(/:1:1: invalid JSON: the file is empty/);
+    expect(errorOf("{'a': 1}").message).toMatch(/expected a double-quoted property name/);
+    expect(errorOf('{"a": \'x\'}').message).toMatch(/:1:7: invalid JSON: strings must use double quotes/);
+    expect(errorOf('{"a": "x').message).toMatch(/:1:7: invalid JSON: unterminated string/);
+    expect(errorOf('{"a": 01}').message).toMatch(/invalid number/);
+    expect(errorOf('{"a": 1} x').message).toMatch(/:1:10: invalid JSON: unexpected "x" after the end/);
+    expect(errorOf('{"a": 1').message).toMatch(/found the end of the file/);
+    expect(errorOf('{"a": "C:\\path"}').message).toMatch(/invalid escape "\\p"/);
+    expect(errorOf("/* open").message).toMatch(/unterminated \/\* comment/);
+    expect(errorOf('{"a": "line\nbreak"}').message).toMatch(/control character in string/);
+  });
+
+  it("bounds nesting depth", () => {
+    expect(parseJsonc("[[[1]]]", "f", 3).value).toEqual([[[1]]]);
+    expect(errorOf("[[[[1]]]]", 3).message).toMatch(/nesting deeper than 3 levels/);
+    // The default bound stops a pathological file long before the stack does.
+    expect(errorOf("[".repeat(100_000)).message).toMatch(/nesting deeper than 64 levels/);
+  });
+
+  it("warns about duplicate keys with their position; the last one wins like JSON.parse", () => {
+    const { value, warnings } = parseJsonc('{"mcpServers": {\n "a": 1,\n "a": 2}}', "/c/config.json");
+    expect(value).toEqual({ mcpServers: { a: 2 } });
+    expect(warnings).toEqual(['/c/config.json:3:2: duplicate key "a" in "mcpServers"; the last one wins']);
+  });
+
+  it("keeps a __proto__ key as a plain property, never as the prototype", () => {
+    const { value } = parseJsonc('{"__proto__": {"polluted": true}}', "f");
+    expect(Object.getPrototypeOf(value)).toBe(Object.prototype);
+    expect((value as Record<string, unknown>)["polluted"]).toBeUndefined();
+    expect(Object.keys(value as object)).toEqual(["__proto__"]);
+  });
+});
