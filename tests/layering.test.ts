@@ -1,0 +1,430 @@
+/**
+ * The layering test: reads every workspace package's package.json and every import in <pkg>/src and
+ * fails when an arrow points the wrong way. Layers (docs/architecture.md):
+ *
+ *   protocol  <-  transports  <-  daemon
+ *   protocol  <-  client-sdk  <-  daemon   (the daemon's CLI uses the client SDK)
+ *
+ * The check itself is a pure function over file contents and manifests, so the same test proves it
+ * fails on synthetic bad trees before it passes on the real one.
+ */
+import { readFileSync, readdirSync } from "node:fs";
+import { builtinModules } from "node:module";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { parseSync } from "vite";
+import { describe, expect, it } from "vitest";
+
+// ---------------------------------------------------------------------------------------------------
+// The rules
+
+interface LayerRule {
+  /** Workspace packages this one may import. */
+  mayImport: readonly string[];
+  /** false: no `node:*` or bare built-in modules, and no Node-only globals (`process`, `Buffer`, ...). */
+  nodeAllowed: boolean;
+  /** When set, the only npm packages (non-workspace) this package may import. */
+  npmAllowList?: readonly string[];
+}
+
+/** Keyed by package name. A workspace package without a rule is itself a violation. */
+export const LAYERS: Readonly<Record<string, LayerRule>> = {
+  "@mcpd/protocol": { mayImport: [], nodeAllowed: false, npmAllowList: ["eventsource-parser"] },
+  "@mcpd/transports": { mayImport: ["@mcpd/protocol"], nodeAllowed: true },
+  "@mcpd/client": { mayImport: ["@mcpd/protocol"], nodeAllowed: true },
+  "@mcpd/daemon": { mayImport: ["@mcpd/protocol", "@mcpd/transports", "@mcpd/client"], nodeAllowed: true },
+  "@mcpd/tests": { mayImport: ["@mcpd/protocol", "@mcpd/transports", "@mcpd/client", "@mcpd/daemon"], nodeAllowed: true },
+};
+
+/** npm packages only some layers may use (house style: only the daemon logs through pino). */
+const NPM_ONLY_IN: Readonly<Record<string, readonly string[]>> = { pino: ["@mcpd/daemon"] };
+
+/** Node-only globals the protocol layer must not touch (it runs anywhere a JS engine does). */
+const NODE_GLOBALS = new Set(["process", "Buffer", "__dirname", "__filename", "require", "module", "global", "setImmediate", "NodeJS"]);
+
+const WORKSPACE_SCOPE = "@mcpd/";
+const BUILTINS = new Set(builtinModules);
+
+// ---------------------------------------------------------------------------------------------------
+// The pure check
+
+export interface Manifest {
+  /** Directory relative to the repository root, posix separators: `protocol`, `client-sdk`. */
+  dir: string;
+  name: string;
+  dependencies?: Record<string, string>;
+  devDependencies?: Record<string, string>;
+  peerDependencies?: Record<string, string>;
+  optionalDependencies?: Record<string, string>;
+}
+
+export interface Violation {
+  package: string;
+  /** The source file or package.json, relative to the root. */
+  file: string;
+  rule:
+    | "no-rule"
+    | "parse-error"
+    | "layer-direction"
+    | "manifest-direction"
+    | "self-import"
+    | "unknown-workspace-package"
+    | "deep-import"
+    | "relative-escape"
+    | "absolute-import"
+    | "computed-specifier"
+    | "node-builtin"
+    | "node-global"
+    | "npm-not-allowed"
+    | "undeclared-dependency";
+  specifier?: string;
+  message: string;
+}
+
+interface ImportRef {
+  specifier: string | null;
+  typeOnly: boolean;
+  kind: string;
+}
+
+interface AstNode {
+  type: string;
+  [key: string]: unknown;
+}
+
+function isNode(value: unknown): value is AstNode {
+  return typeof value === "object" && value !== null && typeof (value as { type?: unknown }).type === "string";
+}
+
+/** The string a specifier node stands for, or null when it is computed at run time. */
+function literal(node: unknown): string | null {
+  if (!isNode(node)) return null;
+  if (node.type === "Literal" && typeof node.value === "string") return node.value;
+  if (node.type === "TemplateLiteral" && Array.isArray(node.expressions) && node.expressions.length === 0) {
+    const quasi = (node.quasis as Array<{ value: { cooked: string | null } }>)[0];
+    return quasi?.value.cooked ?? null;
+  }
+  return null;
+}
+
+/** Whether the identifier at `key` of `parent` is a name (property, key, label), not a reference. */
+function isNamePosition(parent: AstNode | undefined, key: string): boolean {
+  if (!parent) return false;
+  if (key === "property" && parent.type === "MemberExpression") return parent.computed !== true;
+  if (key === "key") return parent.computed !== true;
+  if (key === "right" && parent.type === "TSQualifiedName") return true;
+  return key === "label" || key === "imported" || key === "exported";
+}
+
+/** Every module reference in one source file, found through a real TypeScript parse. */
+export function findImports(file: string, code: string): { imports: ImportRef[]; nodeGlobals: string[]; errors: string[] } {
+  const lang = file.endsWith(".tsx") ? "tsx" : "ts";
+  const parsed = parseSync(file, code, { lang, sourceType: "module" });
+  const imports: ImportRef[] = [];
+  const nodeGlobals: string[] = [];
+  const visit = (node: AstNode, parent: AstNode | undefined, key: string): void => {
+    switch (node.type) {
+      case "ImportDeclaration":
+        imports.push({ specifier: literal(node.source), typeOnly: node.importKind === "type", kind: "import" });
+        break;
+      case "ExportAllDeclaration":
+      case "ExportNamedDeclaration":
+        if (node.source) imports.push({ specifier: literal(node.source), typeOnly: node.exportKind === "type", kind: "export from" });
+        break;
+      case "ImportExpression":
+        imports.push({ specifier: literal(node.source), typeOnly: false, kind: "import()" });
+        break;
+      case "TSImportType":
+        imports.push({ specifier: literal(node.source ?? node.argument), typeOnly: true, kind: "import() type" });
+        break;
+      case "TSExternalModuleReference":
+        imports.push({ specifier: literal(node.expression), typeOnly: false, kind: "import = require()" });
+        break;
+      case "CallExpression": {
+        const callee = node.callee as AstNode;
+        const isRequire =
+          (callee.type === "Identifier" && callee.name === "require") ||
+          (callee.type === "MemberExpression" &&
+            isNode(callee.object) &&
+            isNode(callee.property) &&
+            ((callee.object.name === "require" && callee.property.name === "resolve") ||
+              (callee.object.name === "module" && callee.property.name === "require")));
+        if (isRequire) imports.push({ specifier: literal((node.arguments as unknown[])[0]), typeOnly: false, kind: "require()" });
+        break;
+      }
+      case "Identifier":
+        if (NODE_GLOBALS.has(node.name as string) && !isNamePosition(parent, key)) nodeGlobals.push(node.name as string);
+        break;
+    }
+    for (const [childKey, child] of Object.entries(node)) {
+      if (Array.isArray(child)) {
+        for (const item of child) if (isNode(item)) visit(item, node, childKey);
+      } else if (isNode(child)) {
+        visit(child, node, childKey);
+      }
+    }
+  };
+  visit(parsed.program as unknown as AstNode, undefined, "");
+  return { imports, nodeGlobals, errors: parsed.errors.map((e) => e.message) };
+}
+
+/** `@scope/name/sub` -> `@scope/name`; `name/sub` -> `name`. */
+function packageNameOf(specifier: string): string {
+  const parts = specifier.split("/");
+  return specifier.startsWith("@") ? parts.slice(0, 2).join("/") : (parts[0] ?? specifier);
+}
+
+function isBuiltin(specifier: string): boolean {
+  return specifier.startsWith("node:") || BUILTINS.has(specifier) || BUILTINS.has(packageNameOf(specifier));
+}
+
+/**
+ * Checks a whole workspace. `files` maps root-relative posix paths (`transports/src/x.ts`) to source
+ * text; only files under a package's `src/` are read. Returns every violation, in a stable order.
+ */
+export function checkLayering(manifests: readonly Manifest[], files: ReadonlyMap<string, string>): Violation[] {
+  const out: Violation[] = [];
+  const byName = new Map(manifests.map((m) => [m.name, m]));
+
+  for (const manifest of manifests) {
+    const rule = LAYERS[manifest.name];
+    const pkg = manifest.name;
+    const manifestFile = `${manifest.dir}/package.json`;
+    if (!rule) {
+      out.push({ package: pkg, file: manifestFile, rule: "no-rule", message: `${pkg} has no layering rule: add it to LAYERS in tests/layering.test.ts` });
+      continue;
+    }
+    const runtime = { ...manifest.peerDependencies, ...manifest.optionalDependencies, ...manifest.dependencies };
+    const declared = new Set(Object.keys(runtime));
+    const declaredForTypes = new Set([...declared, ...Object.keys(manifest.devDependencies ?? {})]);
+
+    for (const dep of Object.keys(runtime)) {
+      if (dep.startsWith(WORKSPACE_SCOPE) && dep !== pkg && !rule.mayImport.includes(dep)) {
+        out.push({ package: pkg, file: manifestFile, rule: "manifest-direction", specifier: dep, message: `${pkg} declares ${dep}, which it may not depend on (allowed: ${rule.mayImport.join(", ") || "none"})` });
+      }
+    }
+
+    const srcDir = `${manifest.dir}/src/`;
+    const sources = [...files.keys()].filter((f) => f.startsWith(srcDir) && /\.(m|c)?tsx?$/.test(f)).sort();
+    for (const file of sources) {
+      const found = findImports(file, files.get(file) ?? "");
+      const add = (v: Omit<Violation, "package" | "file">) => out.push({ package: pkg, file, ...v });
+      for (const error of found.errors) add({ rule: "parse-error", message: `${file} does not parse: ${error}` });
+      if (!rule.nodeAllowed) {
+        for (const name of new Set(found.nodeGlobals)) {
+          add({ rule: "node-global", specifier: name, message: `${pkg} uses the Node-only global ${name}; this layer has no Node I/O` });
+        }
+      }
+      for (const ref of found.imports) {
+        const spec = ref.specifier;
+        if (spec === null) {
+          add({ rule: "computed-specifier", message: `${ref.kind} with a computed specifier in ${file}: its layer cannot be checked; use a string literal` });
+          continue;
+        }
+        if (spec.startsWith(".")) {
+          const target = path.posix.normalize(path.posix.join(path.posix.dirname(file), spec));
+          if (!target.startsWith(srcDir)) {
+            const other = manifests.find((m) => target.startsWith(`${m.dir}/`));
+            add({
+              rule: "relative-escape",
+              specifier: spec,
+              message: other && other !== manifest
+                ? `${file} reaches into ${other.name}'s files through "${spec}": import "${other.name}" instead`
+                : `${file} imports "${spec}", which leaves ${srcDir}`,
+            });
+          }
+          continue;
+        }
+        if (spec.startsWith("/") || spec.startsWith("file:")) {
+          add({ rule: "absolute-import", specifier: spec, message: `${file} imports the absolute path "${spec}"` });
+          continue;
+        }
+        if (isBuiltin(spec)) {
+          if (!rule.nodeAllowed) add({ rule: "node-builtin", specifier: spec, message: `${pkg} imports the Node built-in "${spec}"; this layer has no Node I/O` });
+          continue;
+        }
+        const name = packageNameOf(spec);
+        if (name.startsWith(WORKSPACE_SCOPE)) {
+          if (name === pkg) {
+            add({ rule: "self-import", specifier: spec, message: `${file} imports its own package "${spec}" by name: use a relative path` });
+            continue;
+          }
+          if (!byName.has(name)) {
+            add({ rule: "unknown-workspace-package", specifier: spec, message: `${file} imports "${spec}", which is no workspace package` });
+            continue;
+          }
+          if (spec !== name) {
+            add({ rule: "deep-import", specifier: spec, message: `${file} imports "${spec}", an internal of ${name}: import from "${name}" (its public index) only` });
+          }
+          if (!rule.mayImport.includes(name)) {
+            add({ rule: "layer-direction", specifier: spec, message: `${pkg} may not import ${name} (allowed: ${rule.mayImport.join(", ") || "none"})` });
+          }
+        } else {
+          if (rule.npmAllowList && !rule.npmAllowList.includes(name)) {
+            add({ rule: "npm-not-allowed", specifier: spec, message: `${pkg} may import no npm package but ${rule.npmAllowList.join(", ")}; found "${spec}"` });
+          }
+          const onlyIn = NPM_ONLY_IN[name];
+          if (onlyIn && !onlyIn.includes(pkg)) {
+            add({ rule: "npm-not-allowed", specifier: spec, message: `only ${onlyIn.join(", ")} may import ${name}; found in ${file}` });
+          }
+        }
+        if (!(ref.typeOnly ? declaredForTypes : declared).has(name)) {
+          add({ rule: "undeclared-dependency", specifier: spec, message: `${file} imports "${spec}" but ${manifestFile} does not declare ${name} in dependencies` });
+        }
+      }
+    }
+  }
+  return out;
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Reading the real tree
+
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
+
+function readJson(file: string): Record<string, unknown> {
+  return JSON.parse(readFileSync(file, "utf8")) as Record<string, unknown>;
+}
+
+function loadWorkspace(): { manifests: Manifest[]; files: Map<string, string> } {
+  const workspaces = readJson(path.join(ROOT, "package.json")).workspaces as string[];
+  const manifests: Manifest[] = [];
+  const files = new Map<string, string>();
+  for (const dir of workspaces) {
+    manifests.push({ ...(readJson(path.join(ROOT, dir, "package.json")) as unknown as Manifest), dir });
+    let entries: string[] = [];
+    try {
+      entries = readdirSync(path.join(ROOT, dir, "src"), { recursive: true, encoding: "utf8" });
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== "ENOENT") throw err;
+    }
+    for (const rel of entries) {
+      if (!/\.(m|c)?tsx?$/.test(rel)) continue;
+      const file = `${dir}/src/${rel.split(path.sep).join("/")}`;
+      files.set(file, readFileSync(path.join(ROOT, file), "utf8"));
+    }
+  }
+  return { manifests, files };
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Tests
+
+const GOOD_MANIFESTS: Manifest[] = [
+  { dir: "protocol", name: "@mcpd/protocol", dependencies: { "eventsource-parser": "3.1.1" } },
+  { dir: "transports", name: "@mcpd/transports", dependencies: { "@mcpd/protocol": "0.1.0", undici: "7.30.2", ws: "8.23.0" } },
+  { dir: "client-sdk", name: "@mcpd/client", dependencies: { "@mcpd/protocol": "0.1.0" } },
+  { dir: "daemon", name: "@mcpd/daemon", dependencies: { "@mcpd/protocol": "0.1.0", "@mcpd/transports": "0.1.0", "@mcpd/client": "0.1.0", pino: "10.4.0" } },
+];
+
+const GOOD_FILES: Record<string, string> = {
+  "protocol/src/index.ts": `export * from "./types.js";\nexport { createParser } from "eventsource-parser";\n/** Example: import { x } from "@mcpd/daemon"; require("fs") */\nconst s = "import fs from 'node:fs'";\nconst o = { process: 1, Buffer: 2 };\nexport const p = o.process;\n`,
+  "protocol/src/types.ts": `export interface Job { process(): void; Buffer: string }\nexport type T = import("./index.js").Job;\n`,
+  "transports/src/stdio-transport.ts": `import { spawn } from "node:child_process";\nimport { readFile } from "fs/promises";\nimport type { JsonObject } from "@mcpd/protocol";\nimport { WebSocket } from "ws";\nimport { fetch } from "undici";\nimport { x } from "./sub/y.js";\nexport const b = Buffer.alloc(1);\n`,
+  "transports/src/sub/y.ts": `export const x = await import("../stdio-transport.js");\n`,
+  "client-sdk/src/index.ts": `import os from "node:os";\nexport { isRequest } from "@mcpd/protocol";\n`,
+  "daemon/src/cli/main.ts": `import { createTransport } from "@mcpd/transports";\nimport { resolvePaths } from "@mcpd/client";\nimport pino from "pino";\nconst m = require("@mcpd/protocol");\n`,
+  "daemon/test/x.test.ts": `import "../../transports/src/anything.js"; // tests are not checked\n`,
+};
+
+function run(overrides: Record<string, string> = {}, manifests: Manifest[] = GOOD_MANIFESTS): Violation[] {
+  return checkLayering(manifests, new Map(Object.entries({ ...GOOD_FILES, ...overrides })));
+}
+
+function withDeps(name: string, deps: Record<string, string>): Manifest[] {
+  return GOOD_MANIFESTS.map((m) => (m.name === name ? { ...m, dependencies: deps } : m));
+}
+
+describe("layering check on synthetic trees", () => {
+  it("accepts a well-layered tree (comments, strings and property names that look like imports or Node globals are ignored)", () => {
+    expect(run()).toEqual([]);
+  });
+
+  it.each<[string, Record<string, string>, Violation["rule"], string]>([
+    ["protocol imports node:child_process", { "protocol/src/bad.ts": `import { spawn } from "node:child_process";` }, "node-builtin", "node:child_process"],
+    ["protocol imports bare fs", { "protocol/src/bad.ts": `import { readFileSync } from "fs";` }, "node-builtin", "fs"],
+    ["protocol imports fs/promises", { "protocol/src/bad.ts": `export { readFile } from "fs/promises";` }, "node-builtin", "fs/promises"],
+    ["protocol imports net dynamically", { "protocol/src/bad.ts": `export const n = await import("net");` }, "node-builtin", "net"],
+    ["protocol requires http", { "protocol/src/bad.ts": `const h = require("http");` }, "node-builtin", "http"],
+    ["protocol type-imports node:stream", { "protocol/src/bad.ts": `import type { Readable } from "node:stream";` }, "node-builtin", "node:stream"],
+    ["protocol imports an npm package", { "protocol/src/bad.ts": `import { fetch } from "undici";` }, "npm-not-allowed", "undici"],
+    ["protocol uses process", { "protocol/src/bad.ts": `export const env = process.env.HOME;` }, "node-global", "process"],
+    ["protocol uses Buffer", { "protocol/src/bad.ts": `export const b = Buffer.from("x");` }, "node-global", "Buffer"],
+    ["protocol names a NodeJS type", { "protocol/src/bad.ts": `export let t: NodeJS.Timeout | undefined;` }, "node-global", "NodeJS"],
+    ["protocol imports transports", { "protocol/src/bad.ts": `import { StdioTransport } from "@mcpd/transports";` }, "layer-direction", "@mcpd/transports"],
+    ["transports imports the daemon", { "transports/src/bad.ts": `import { Manager } from "@mcpd/daemon";` }, "layer-direction", "@mcpd/daemon"],
+    ["transports re-exports from the daemon", { "transports/src/bad.ts": `export * from "@mcpd/daemon";` }, "layer-direction", "@mcpd/daemon"],
+    ["transports type-imports the daemon", { "transports/src/bad.ts": `import type { Manager } from "@mcpd/daemon";` }, "layer-direction", "@mcpd/daemon"],
+    ["transports names a daemon type through import()", { "transports/src/bad.ts": `export type M = import("@mcpd/daemon").Manager;` }, "layer-direction", "@mcpd/daemon"],
+    ["transports imports the client SDK (sideways)", { "transports/src/bad.ts": `import { McpdClient } from "@mcpd/client";` }, "layer-direction", "@mcpd/client"],
+    ["client-sdk imports transports (sideways)", { "client-sdk/src/bad.ts": `import { createTransport } from "@mcpd/transports";` }, "layer-direction", "@mcpd/transports"],
+    ["client-sdk requires the daemon", { "client-sdk/src/bad.ts": `const d = require("@mcpd/daemon");` }, "layer-direction", "@mcpd/daemon"],
+    ["a deep import into dist", { "transports/src/bad.ts": `import { x } from "@mcpd/protocol/dist/x.js";` }, "deep-import", "@mcpd/protocol/dist/x.js"],
+    ["a deep import into src", { "daemon/src/bad.ts": `import { x } from "@mcpd/transports/src/stdio-transport.js";` }, "deep-import", "@mcpd/transports/src/stdio-transport.js"],
+    ["a relative path into another package", { "daemon/src/bad.ts": `import { StdioTransport } from "../../transports/src/stdio-transport.js";` }, "relative-escape", "../../transports/src/stdio-transport.js"],
+    ["a relative path out of src", { "daemon/src/router/bad.ts": `import pkg from "../../package.json";` }, "relative-escape", "../../package.json"],
+    ["an absolute path", { "daemon/src/bad.ts": `import x from "/work/main/protocol/src/index.js";` }, "absolute-import", "/work/main/protocol/src/index.js"],
+    ["an unknown workspace package", { "daemon/src/bad.ts": `import x from "@mcpd/nope";` }, "unknown-workspace-package", "@mcpd/nope"],
+    ["a package importing itself by name", { "transports/src/bad.ts": `import x from "@mcpd/transports";` }, "self-import", "@mcpd/transports"],
+    ["an undeclared npm package", { "client-sdk/src/bad.ts": `import PQueue from "p-queue";` }, "undeclared-dependency", "p-queue"],
+    ["pino below the daemon", { "transports/src/bad.ts": `import pino from "pino";` }, "npm-not-allowed", "pino"],
+  ])("fails when %s", (_title, files, rule, specifier) => {
+    const violations = run(files);
+    expect(violations.length).toBeGreaterThan(0);
+    expect(violations).toContainEqual(expect.objectContaining({ rule, specifier }));
+    // Every violation names the offending file and says what is wrong.
+    for (const v of violations) {
+      expect(Object.keys(files)).toContain(v.file);
+      expect(v.message.length).toBeGreaterThan(10);
+    }
+  });
+
+  it("fails on a computed import specifier", () => {
+    expect(run({ "protocol/src/bad.ts": "const name = 'fs';\nexport const m = await import(name);" })).toContainEqual(
+      expect.objectContaining({ rule: "computed-specifier", file: "protocol/src/bad.ts" }),
+    );
+  });
+
+  it("fails on a source file that does not parse", () => {
+    expect(run({ "client-sdk/src/bad.ts": "import { from 'x';" })).toContainEqual(expect.objectContaining({ rule: "parse-error" }));
+  });
+
+  it("fails when a package imports a workspace package its package.json does not declare", () => {
+    const violations = run({}, withDeps("@mcpd/transports", { undici: "7.30.2", ws: "8.23.0" }));
+    expect(violations).toContainEqual(
+      expect.objectContaining({ rule: "undeclared-dependency", file: "transports/src/stdio-transport.ts", specifier: "@mcpd/protocol" }),
+    );
+  });
+
+  it("fails when a package.json declares a dependency against the direction", () => {
+    const violations = run({}, withDeps("@mcpd/client", { "@mcpd/protocol": "0.1.0", "@mcpd/daemon": "0.1.0" }));
+    expect(violations).toEqual([expect.objectContaining({ rule: "manifest-direction", file: "client-sdk/package.json", specifier: "@mcpd/daemon" })]);
+  });
+
+  it("fails on a workspace package without a rule", () => {
+    const violations = run({}, [...GOOD_MANIFESTS, { dir: "bench", name: "@mcpd/bench" }]);
+    expect(violations).toEqual([expect.objectContaining({ rule: "no-rule", package: "@mcpd/bench" })]);
+  });
+
+  it("accepts the daemon's declared dependency on the client SDK", () => {
+    expect(run({ "daemon/src/socket-server.ts": `import { checkSocketPath } from "@mcpd/client";` })).toEqual([]);
+  });
+});
+
+describe("layering of the real tree", () => {
+  const { manifests, files } = loadWorkspace();
+
+  it("reads every workspace package and its sources", () => {
+    expect(manifests.map((m) => m.name).sort()).toEqual(["@mcpd/client", "@mcpd/daemon", "@mcpd/protocol", "@mcpd/tests", "@mcpd/transports"]);
+    for (const dir of ["protocol", "transports", "daemon", "client-sdk"]) {
+      expect([...files.keys()].some((f) => f.startsWith(`${dir}/src/`)), dir).toBe(true);
+    }
+    // The reader finds real imports (guards against a check that silently sees nothing).
+    expect(findImports("protocol/src/index.ts", files.get("protocol/src/index.ts") ?? "").imports.length).toBeGreaterThan(3);
+  });
+
+  it("has no layering violations", () => {
+    const violations = checkLayering(manifests, files);
+    expect(violations.map((v) => `${v.file}: [${v.rule}] ${v.message}`)).toEqual([]);
+  });
+});
