@@ -1,6 +1,7 @@
 import { WireCode, isObject, toWireError, type JsonObject, type RequestId, type ServerCapabilities } from "@mcpd/protocol";
 import type { ServerHandle } from "../server-handle.js";
 import { Session } from "./session.js";
+import { VERSION } from "../version.js";
 
 /**
  * The aggregate view: every enabled server behind one MCP server. Tools and prompts are exposed as
@@ -13,20 +14,26 @@ export class AggregateView {
     return this.session.router;
   }
 
+  /**
+   * mcpd's own initialize answer. Capabilities are the full set mcpd can route (tools, prompts,
+   * resources with subscribe, logging, completions, all with list_changed), not only those of the servers
+   * ready at this instant: servers still starting, added by reload or restarted later join the same
+   * session, and an empty list is harmless where a missing capability would hide them for good.
+   */
   initializeResult(protocolVersion: string): JsonObject {
-    const caps: ServerCapabilities = { tools: { listChanged: true } };
+    const caps: ServerCapabilities = {
+      tools: { listChanged: true },
+      prompts: { listChanged: true },
+      resources: { subscribe: true, listChanged: true },
+      logging: {},
+      completions: {},
+    };
     const instructions: string[] = [];
     for (const h of this.router.manager.servers) {
       const c = h.state === "ready" ? h.client : undefined;
-      if (!c) continue;
-      const sc = c.capabilities;
-      if (sc.prompts) caps.prompts = { listChanged: true };
-      if (sc.resources) caps.resources = { subscribe: true, listChanged: true };
-      if (sc.logging) caps.logging = {};
-      if (sc.completions) caps.completions = {};
-      if (c.instructions) instructions.push(`## ${h.name}\n${c.instructions}`);
+      if (c?.instructions) instructions.push(`## ${h.name}\n${c.instructions}`);
     }
-    const result: JsonObject = { protocolVersion, capabilities: caps as JsonObject, serverInfo: { name: "mcpd", version: "0.1.0" } };
+    const result: JsonObject = { protocolVersion, capabilities: caps as JsonObject, serverInfo: { name: "mcpd", version: VERSION } };
     if (instructions.length > 0) result.instructions = instructions.join("\n\n");
     return result;
   }
