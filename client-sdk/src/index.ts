@@ -1,1 +1,23 @@
-export {};
+/**
+ * @mcpd/client: the client SDK of the mcpd daemon. Every export of this file is public API.
+ */
+export { connect, McpdClient, type McpdClientOptions, type CallOptions } from "./mcpd-client.js";
+export { McpdTransport, type McpdTransportOptions } from "./mcpd-transport.js";
+export type { RequestOptions, ProgressInfo } from "./socket-connection.js";
+export type { ReconnectOptions, SessionState } from "./reconnecting-session.js";
+export type { ResourceUpdate } from "./subscription-registry.js";
+export { type AutostartOption, autostartCommand, runAutostart } from "./autostart.js";
+export { CLIENT_DEFAULTS } from "./defaults.js";
+export type * from "./types.js";
+export * from "./paths.js";
+// The error classes callers match on, re-exported so one import is enough.
+export {
+  McpdError,
+  AbortedError,
+  RequestTimeoutError,
+  ConnectionLostError,
+  DaemonUnavailableError,
+  ServerUnavailableError,
+  McpRemoteError,
+  QueueFullError,
+} from "@mcpd/protocol";

@@ -1,0 +1,67 @@
+import net from "node:net";
+import { DaemonUnavailableError } from "@mcpd/protocol";
+import { checkSocketPath } from "./paths.js";
+
+/** The hint every "daemon unavailable" error ends with. */
+export const START_HINT = "Start it with `mcpd start` (or pass `autostart: true`).";
+
+/**
+ * Opens a Unix-socket connection to the daemon.
+ *
+ * @param socketPath absolute path of the daemon's socket.
+ * @param timeoutMs how long to wait for the connection to be accepted, in ms.
+ * @throws DaemonUnavailableError (`MCPD_DAEMON_UNAVAILABLE`) when the socket is missing, refuses, is not
+ * accessible, is too long for the platform, or does not accept within `timeoutMs`. The message names the
+ * path and ends with a hint to run `mcpd start`.
+ */
+export function openDaemonSocket(socketPath: string, timeoutMs: number): Promise<net.Socket> {
+  const tooLong = checkSocketPath(socketPath);
+  if (tooLong) return Promise.reject(new DaemonUnavailableError(tooLong));
+  return new Promise((resolve, reject) => {
+    const socket = net.createConnection({ path: socketPath });
+    const timer = setTimeout(() => {
+      cleanup();
+      socket.destroy();
+      reject(new DaemonUnavailableError(`mcpd did not accept a connection on ${socketPath} within ${timeoutMs}ms. ${START_HINT}`));
+    }, timeoutMs);
+    const onError = (err: NodeJS.ErrnoException): void => {
+      cleanup();
+      socket.destroy();
+      reject(daemonUnavailable(socketPath, err));
+    };
+    const onConnect = (): void => {
+      cleanup();
+      resolve(socket);
+    };
+    const cleanup = (): void => {
+      clearTimeout(timer);
+      socket.off("error", onError);
+      socket.off("connect", onConnect);
+    };
+    socket.once("error", onError);
+    socket.once("connect", onConnect);
+  });
+}
+
+/** Builds the `MCPD_DAEMON_UNAVAILABLE` error for a failed connect, naming the path and the OS reason. */
+export function daemonUnavailable(socketPath: string, err: NodeJS.ErrnoException): DaemonUnavailableError {
+  let what: string;
+  switch (err.code) {
+    case "ENOENT":
+      what = `mcpd is not running: no socket at ${socketPath}.`;
+      break;
+    case "ECONNREFUSED":
+      what = `mcpd is not running: the socket at ${socketPath} refused the connection (left over from a daemon that exited?).`;
+      break;
+    case "EACCES":
+    case "EPERM":
+      what = `Permission denied connecting to mcpd at ${socketPath} (the socket belongs to another user?).`;
+      break;
+    case "ENOTSOCK":
+      what = `${socketPath} is not a socket.`;
+      break;
+    default:
+      what = `Cannot connect to mcpd at ${socketPath}: ${err.message}.`;
+  }
+  return new DaemonUnavailableError(`${what} ${START_HINT}`, { cause: err });
+}

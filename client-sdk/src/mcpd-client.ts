@@ -1,0 +1,444 @@
+import { EventEmitter } from "node:events";
+import {
+  LATEST_PROTOCOL_VERSION,
+  McpdError,
+  silentLogger,
+  type CallToolResult,
+  type ClientCapabilities,
+  type Implementation,
+  type InitializeResult,
+  type JsonObject,
+  type Logger,
+  type RequestId,
+} from "@mcpd/protocol";
+import { type AutostartOption, runAutostart } from "./autostart.js";
+import { CLIENT_DEFAULTS } from "./defaults.js";
+import { IncomingRequests } from "./incoming-requests.js";
+import { resolvePaths } from "./paths.js";
+import { ReconnectingSession, type ReconnectOptions, type SessionState } from "./reconnecting-session.js";
+import type { RequestOptions, SocketConnection } from "./socket-connection.js";
+import { SubscriptionRegistry, type ResourceUpdate } from "./subscription-registry.js";
+import type {
+  DaemonStatus,
+  McpdClientEvents,
+  PromptInfo,
+  ReloadResult,
+  RequestHandler,
+  ResourceInfo,
+  ResourceTemplateInfo,
+  ServerState,
+  ServerSummary,
+  ToolInfo,
+} from "./types.js";
+
+/** Options of {@link connect} and {@link McpdClient}. Durations in ms. */
+export interface McpdClientOptions {
+  /** The daemon's socket. Default: found like the CLI does (`MCPD_SOCKET`, `MCPD_HOME`, ...; see `resolvePaths`). */
+  socketPath?: string;
+  /** Start the daemon when its socket does not answer. Default `false`. See {@link AutostartOption}. */
+  autostart?: AutostartOption;
+  /** Sent in `initialize`. Default `{ name: "@mcpd/client", version: "0.1.0" }`. */
+  clientInfo?: Implementation;
+  /**
+   * Declared in `initialize`. `sampling`, `elicitation` and `roots` are added automatically when a handler
+   * for `sampling/createMessage`, `elicitation/create` or `roots/list` is registered before (re)connecting.
+   */
+  capabilities?: ClientCapabilities;
+  /** `"aggregate"` (default): every server. A server name: that server's transparent view. */
+  view?: string;
+  /** Handlers of server-to-client requests, registered before connecting (so their capabilities are declared). */
+  handlers?: Record<string, RequestHandler>;
+  /** Default per-request deadline, in ms (default {@link CLIENT_DEFAULTS.requestTimeoutMs}). */
+  timeout?: number;
+  /** Deadline of one connection attempt including the handshake, in ms (default {@link CLIENT_DEFAULTS.connectTimeoutMs}). */
+  connectTimeout?: number;
+  /** Reconnection after the daemon went away; `false` closes the client instead. Default: 100 ms doubling to 5 s, forever. */
+  reconnect?: false | ReconnectOptions;
+  /** Where diagnostics go (a pino logger fits). Default: silent. */
+  logger?: Logger;
+  /** The environment the socket path and `MCPD_BIN` are read from. Default `process.env`. */
+  env?: NodeJS.ProcessEnv;
+}
+
+/** Per-call options of {@link McpdClient.callTool} and friends: see {@link RequestOptions}. */
+export type CallOptions = RequestOptions;
+
+const CAPABILITY_OF: Record<string, "sampling" | "elicitation" | "roots"> = {
+  "sampling/createMessage": "sampling",
+  "elicitation/create": "elicitation",
+  "roots/list": "roots",
+};
+const MAX_PAGES = 1_000;
+
+/**
+ * A client of the mcpd daemon: one socket connection carrying one MCP session (aggregate view, or one
+ * server's view), plus mcpd's control methods. Reaches any server with per-request routing
+ * (`_meta["mcpd/server"]`), reconnects when the daemon restarts, and emits the events of
+ * {@link McpdClientEvents}.
+ *
+ * Errors are {@link McpdError}s; match on `code`: `MCPD_REQUEST_TIMEOUT`, `MCPD_ABORTED`,
+ * `MCPD_SERVER_UNAVAILABLE`, `MCPD_UNKNOWN_TOOL`, `MCPD_DAEMON_UNAVAILABLE`, `MCPD_CONNECTION_LOST`,
+ * `MCPD_QUEUE_FULL`; an upstream server's own JSON-RPC error is `MCPD_MCP_ERROR` (its code in `wireCode`,
+ * its `data` in `data`). Create with {@link connect}, or `new McpdClient(options)` then {@link McpdClient.connect}.
+ */
+export class McpdClient extends EventEmitter<McpdClientEvents> {
+  /** The socket this client connects to. */
+  readonly socketPath: string;
+  /** The server of a transparent view, or undefined for the aggregate view. */
+  readonly viewServer: string | undefined;
+  private readonly session: ReconnectingSession;
+  private readonly incoming = new IncomingRequests();
+  private readonly subscriptions: SubscriptionRegistry;
+  private readonly explicitSocket: boolean;
+  private readonly logger: Logger;
+
+  constructor(private readonly options: McpdClientOptions = {}) {
+    super();
+    const env = options.env ?? process.env;
+    this.explicitSocket = options.socketPath !== undefined;
+    this.socketPath = options.socketPath ?? resolvePaths(env).socketPath;
+    if (options.view !== undefined && (typeof options.view !== "string" || options.view === "")) {
+      throw new TypeError(`view must be "aggregate" or a server name, got ${JSON.stringify(options.view)}`);
+    }
+    this.viewServer = options.view === undefined || options.view === "aggregate" ? undefined : options.view;
+    this.logger = options.logger ?? silentLogger;
+    for (const [method, handler] of Object.entries(options.handlers ?? {})) this.setRequestHandler(method, handler);
+    this.subscriptions = new SubscriptionRegistry({
+      send: async (method, server, uri) => {
+        await this.request(server, method, { uri });
+      },
+      connected: () => this.session.state === "ready",
+    });
+    const select: JsonObject = { events: true };
+    if (this.viewServer !== undefined) select.server = this.viewServer;
+    const reconnect = options.reconnect;
+    this.session = new ReconnectingSession({
+      socketPath: this.socketPath,
+      select,
+      initializeParams: () => ({
+        protocolVersion: LATEST_PROTOCOL_VERSION,
+        capabilities: this.declaredCapabilities(),
+        clientInfo: options.clientInfo ?? { name: "@mcpd/client", version: "0.1.0" },
+      }),
+      ...(options.connectTimeout !== undefined ? { connectTimeoutMs: options.connectTimeout } : {}),
+      ...(options.timeout !== undefined ? { requestTimeoutMs: options.timeout } : {}),
+      ...(reconnect !== undefined ? { reconnect } : {}),
+      logger: this.logger,
+      onNotification: (method, params) => this.onNotification(method, params),
+      onRequest: (conn, id, method, params) => this.onRequest(conn, id, method, params),
+      afterHandshake: (conn, timeoutMs) => this.restoreSubscriptions(conn, timeoutMs),
+      onConnectionLost: (error) => {
+        this.incoming.abortAll(error);
+        this.emit("connectionLost", { error });
+      },
+      onReconnected: (attempts) => this.emit("reconnected", { attempts }),
+      onClosed: (error) => {
+        this.incoming.abortAll(error ?? new McpdError("MCPD_CONNECTION_LOST", "The mcpd client is closed"));
+        this.emit("close", { error });
+      },
+    });
+  }
+
+  /** `idle` (not connected yet), `connecting`, `ready`, `reconnecting` or `closed`. */
+  get state(): SessionState {
+    return this.session.state;
+  }
+
+  /** The daemon's answer to the latest `initialize` (serverInfo `mcpd` in the aggregate view). */
+  get initializeResult(): InitializeResult | undefined {
+    return this.session.initializeResult;
+  }
+
+  /**
+   * Connects (starting the daemon first when `autostart` says so) and performs the handshake:
+   * `mcpd/select {events: true, server?}`, `initialize`, `notifications/initialized`.
+   * @throws `MCPD_DAEMON_UNAVAILABLE` (no daemon; the message says to run `mcpd start`), or the
+   * daemon's handshake error (e.g. `view` names an unknown server).
+   */
+  async connect(): Promise<this> {
+    try {
+      await this.session.open();
+    } catch (err) {
+      if (!this.options.autostart || !(err instanceof McpdError) || err.code !== "MCPD_DAEMON_UNAVAILABLE") throw err;
+      const deadline = Date.now() + CLIENT_DEFAULTS.autostartTimeoutMs;
+      this.logger.info({ socketPath: this.socketPath }, "mcpd is not running; starting it");
+      await runAutostart(this.options.autostart, {
+        ...(this.explicitSocket ? { socketPath: this.socketPath } : {}),
+        ...(this.options.env ? { env: this.options.env } : {}),
+      });
+      await this.session.open(deadline);
+    }
+    return this;
+  }
+
+  /** Closes the connection for good (no reconnection). In-flight calls fail with `MCPD_CONNECTION_LOST`. Idempotent. */
+  close(): Promise<void> {
+    return this.session.close();
+  }
+
+  /**
+   * Registers the handler of a server-to-client request method (replacing any previous one). Register
+   * `sampling/createMessage`, `elicitation/create` or `roots/list` before connecting (or pass `handlers`)
+   * so the capability is declared; one registered later is declared at the next reconnection.
+   */
+  setRequestHandler(method: string, handler: RequestHandler): this {
+    if (typeof method !== "string" || method === "") throw new TypeError("setRequestHandler: method must be a non-empty string");
+    if (typeof handler !== "function") throw new TypeError(`setRequestHandler("${method}"): handler must be a function`);
+    this.incoming.handlers.set(method, handler);
+    return this;
+  }
+
+  /** Removes a handler; later requests of that method are answered with -32601. */
+  removeRequestHandler(method: string): this {
+    this.incoming.handlers.delete(method);
+    return this;
+  }
+
+  /**
+   * Sends any MCP request. `server` routes it to that server with unprefixed names (per-request routing,
+   * `_meta["mcpd/server"]`); `undefined` sends it to the connection's view.
+   */
+  request<T extends object = JsonObject>(server: string | undefined, method: string, params?: JsonObject, options?: CallOptions): Promise<T> {
+    let routed: JsonObject | undefined;
+    try {
+      routed = this.route(server, params);
+    } catch (err) {
+      return Promise.reject(err);
+    }
+    return this.session.request(method, routed, options) as Promise<T>;
+  }
+
+  /** Sends any MCP notification (e.g. `notifications/roots/list_changed`), routed like {@link request}. */
+  async notify(server: string | undefined, method: string, params?: JsonObject): Promise<void> {
+    await this.session.notify(method, this.route(server, params));
+  }
+
+  /** Calls an `mcpd/*` control method. @throws TypeError when `method` is not `mcpd/...`. */
+  control<T extends object = JsonObject>(method: string, params?: JsonObject, options?: CallOptions): Promise<T> {
+    if (typeof method !== "string" || !method.startsWith("mcpd/")) {
+      return Promise.reject(new TypeError(`control(): "${String(method)}" is not an mcpd/* method; use request() for MCP methods`));
+    }
+    return this.session.request(method, params, options) as Promise<T>;
+  }
+
+  /** Checks the daemon answers (`ping`). */
+  async ping(options?: CallOptions): Promise<void> {
+    await this.session.request("ping", undefined, options);
+  }
+
+  /** The configured servers with their state and transport (`mcpd/servers`). */
+  async servers(options?: CallOptions): Promise<ServerSummary[]> {
+    return (await this.control<{ servers: ServerSummary[] }>("mcpd/servers", undefined, options)).servers;
+  }
+
+  /**
+   * Tools with their server. With `server` (or in a server view): that server's tools, unprefixed, from
+   * its `tools/list` (every page). Without: every server's tools (`mcpd/tools`), each with `exposedName`.
+   */
+  async listTools(filter: { server?: string } = {}, options?: CallOptions): Promise<ToolInfo[]> {
+    const server = filter.server ?? this.viewServer;
+    if (server === undefined) return (await this.control<{ tools: ToolInfo[] }>("mcpd/tools", undefined, options)).tools;
+    const tools = await this.listAll<ToolInfo>(server, "tools/list", "tools", options);
+    return tools.map((t) => ({ ...t, server }));
+  }
+
+  /**
+   * Calls a tool. With `server`, `name` is the server's own tool name; without (aggregate view), the
+   * exposed name (`<server>__<name>`). A tool that reports failure resolves with `isError: true`.
+   * @throws `MCPD_UNKNOWN_TOOL`, `MCPD_SERVER_UNAVAILABLE`, `MCPD_REQUEST_TIMEOUT`, `MCPD_ABORTED`,
+   * `MCPD_CONNECTION_LOST`, `MCPD_DAEMON_UNAVAILABLE`, or the server's error (`MCPD_MCP_ERROR`).
+   */
+  callTool(call: { server?: string; name: string; arguments?: JsonObject; _meta?: JsonObject }, options?: CallOptions): Promise<CallToolResult> {
+    const params: JsonObject = { name: call.name, arguments: call.arguments ?? {} };
+    if (call._meta) params._meta = call._meta;
+    return this.request<CallToolResult>(call.server, "tools/call", params, options);
+  }
+
+  /** Prompts with their server; like {@link listTools} (`prompts/list` per server, or `mcpd/prompts`). */
+  async listPrompts(filter: { server?: string } = {}, options?: CallOptions): Promise<PromptInfo[]> {
+    const server = filter.server ?? this.viewServer;
+    if (server === undefined) return (await this.control<{ prompts: PromptInfo[] }>("mcpd/prompts", undefined, options)).prompts;
+    const prompts = await this.listAll<PromptInfo>(server, "prompts/list", "prompts", options);
+    return prompts.map((p) => ({ ...p, server }));
+  }
+
+  /** Gets a prompt (`prompts/get`); `name` as in {@link callTool}. */
+  getPrompt(get: { server?: string; name: string; arguments?: Record<string, string> }, options?: CallOptions): Promise<JsonObject> {
+    const params: JsonObject = { name: get.name };
+    if (get.arguments) params.arguments = get.arguments;
+    return this.request(get.server, "prompts/get", params, options);
+  }
+
+  /** Resources with their server (`resources/list` per server, every page, or `mcpd/resources`). */
+  async listResources(filter: { server?: string } = {}, options?: CallOptions): Promise<ResourceInfo[]> {
+    const server = filter.server ?? this.viewServer;
+    if (server === undefined) return (await this.control<{ resources: ResourceInfo[] }>("mcpd/resources", undefined, options)).resources;
+    const resources = await this.listAll<ResourceInfo>(server, "resources/list", "resources", options);
+    return resources.map((r) => ({ ...r, server }));
+  }
+
+  /** Resource templates with their server (`resources/templates/list` per server, or `mcpd/resources`). */
+  async listResourceTemplates(filter: { server?: string } = {}, options?: CallOptions): Promise<ResourceTemplateInfo[]> {
+    const server = filter.server ?? this.viewServer;
+    if (server === undefined) {
+      return (await this.control<{ templates: ResourceTemplateInfo[] }>("mcpd/resources", undefined, options)).templates;
+    }
+    const templates = await this.listAll<ResourceTemplateInfo>(server, "resources/templates/list", "resourceTemplates", options);
+    return templates.map((t) => ({ ...t, server }));
+  }
+
+  /** Reads a resource (`resources/read`). Without `server`, the daemon routes by URI. */
+  readResource(read: { server?: string; uri: string }, options?: CallOptions): Promise<JsonObject> {
+    return this.request(read.server, "resources/read", { uri: read.uri }, options);
+  }
+
+  /**
+   * Subscribes to a resource's updates: `onUpdate` runs for each `notifications/resources/updated` of
+   * `uri`. Survives reconnections (re-subscribed on the new connection). Resolves with an idempotent
+   * async unsubscribe; the upstream subscription ends when the last callback for (server, uri) goes.
+   */
+  subscribe(uri: string, onUpdate: (update: ResourceUpdate) => void, options: { server?: string } = {}): Promise<() => Promise<void>> {
+    if (typeof uri !== "string" || uri === "") return Promise.reject(new TypeError("subscribe: uri must be a non-empty string"));
+    if (typeof onUpdate !== "function") return Promise.reject(new TypeError("subscribe: onUpdate must be a function"));
+    return this.subscriptions.add(uri, options.server, onUpdate);
+  }
+
+  /** The daemon's status: its process, every server, every client (`mcpd/status`). */
+  status(options?: CallOptions): Promise<DaemonStatus> {
+    return this.control<DaemonStatus>("mcpd/status", undefined, options);
+  }
+
+  /** Restarts one server, or all when `server` is omitted. Resolves with the names restarted. */
+  async restart(server?: string, options?: CallOptions): Promise<string[]> {
+    const result = await this.control<{ restarted: string[] }>("mcpd/restart", server === undefined ? {} : { server }, options);
+    return result.restarted;
+  }
+
+  /** Re-reads the config file (`mcpd/reload`). @throws the daemon's error naming the problem when the file is invalid. */
+  reload(options?: CallOptions): Promise<ReloadResult> {
+    return this.control<ReloadResult>("mcpd/reload", undefined, options);
+  }
+
+  /** Enables a server (starting it per its startup mode). */
+  enable(server: string, options?: CallOptions): Promise<{ server: string; state: ServerState }> {
+    return this.control("mcpd/enable", { server }, options);
+  }
+
+  /** Disables a server (stopping it); calls to it then fail with `MCPD_SERVER_UNAVAILABLE`. */
+  disable(server: string, options?: CallOptions): Promise<{ server: string; state: ServerState }> {
+    return this.control("mcpd/disable", { server }, options);
+  }
+
+  /** A server's stderr tail, or the daemon's recent log lines when `server` is omitted. */
+  async logs(query: { server?: string; lines?: number } = {}, options?: CallOptions): Promise<string[]> {
+    const params: JsonObject = {};
+    if (query.server !== undefined) params.server = query.server;
+    if (query.lines !== undefined) params.lines = query.lines;
+    return (await this.control<{ lines: string[] }>("mcpd/logs", params, options)).lines;
+  }
+
+  /**
+   * Asks the daemon to shut down gracefully. The connection then drops: the client reconnects as usual
+   * (to a daemon started again), so call {@link close} when done.
+   */
+  async shutdown(options?: CallOptions): Promise<void> {
+    await this.control("mcpd/shutdown", undefined, options);
+  }
+
+  private route(server: string | undefined, params: JsonObject | undefined): JsonObject | undefined {
+    if (server === undefined || server === this.viewServer) return params;
+    if (typeof server !== "string" || server === "") throw new TypeError(`server must be a non-empty string, got ${JSON.stringify(server)}`);
+    return { ...params, _meta: { ...(params?._meta as JsonObject | undefined), "mcpd/server": server } };
+  }
+
+  /** Fetches every page of a list method, guarding against a server that repeats its cursor. */
+  private async listAll<T>(server: string, method: string, key: string, options?: CallOptions): Promise<T[]> {
+    const items: T[] = [];
+    const seen = new Set<string>();
+    let cursor: string | undefined;
+    for (let page = 0; page < MAX_PAGES; page++) {
+      const result = await this.request<JsonObject>(server, method, cursor === undefined ? {} : { cursor }, options);
+      const list = result[key];
+      if (Array.isArray(list)) items.push(...(list as T[]));
+      const next = result.nextCursor;
+      if (typeof next !== "string" || next === "" || seen.has(next)) break;
+      seen.add(next);
+      cursor = next;
+    }
+    return items;
+  }
+
+  private declaredCapabilities(): ClientCapabilities {
+    const caps: ClientCapabilities = { ...this.options.capabilities };
+    for (const method of this.incoming.handlers.keys()) {
+      const cap = CAPABILITY_OF[method];
+      if (cap && caps[cap] === undefined) caps[cap] = {};
+    }
+    return caps;
+  }
+
+  private serverOf(params: JsonObject | undefined): string | undefined {
+    const meta = params?._meta as JsonObject | undefined;
+    const server = meta?.["mcpd/server"];
+    return typeof server === "string" ? server : this.viewServer;
+  }
+
+  private onNotification(method: string, params: JsonObject | undefined): void {
+    const server = this.serverOf(params);
+    switch (method) {
+      case "notifications/resources/updated":
+        if (params) this.subscriptions.deliver(params, server);
+        break;
+      case "notifications/tools/list_changed":
+        this.emit("listChanged", { kind: "tools", server });
+        break;
+      case "notifications/prompts/list_changed":
+        this.emit("listChanged", { kind: "prompts", server });
+        break;
+      case "notifications/resources/list_changed":
+        this.emit("listChanged", { kind: "resources", server });
+        break;
+      case "notifications/cancelled":
+        this.incoming.cancel(params?.requestId, params?.reason);
+        break;
+      case "notifications/mcpd/serverState":
+        if (params && typeof params.server === "string") {
+          this.emit("serverState", {
+            server: params.server,
+            state: params.state as ServerState,
+            previous: params.previous as ServerState | undefined,
+            reason: typeof params.reason === "string" ? params.reason : undefined,
+          });
+        }
+        break;
+    }
+    this.emit("notification", { method, params, server });
+  }
+
+  private onRequest(conn: SocketConnection, id: RequestId, method: string, params: JsonObject | undefined): void {
+    this.incoming.handle(conn, id, method, params, this.serverOf(params));
+  }
+
+  private async restoreSubscriptions(conn: SocketConnection, timeoutMs: number): Promise<void> {
+    if (this.subscriptions.size === 0) return;
+    const failures = await this.subscriptions.restore(async (server, uri) => {
+      await conn.request("resources/subscribe", this.route(server, { uri }), { timeout: timeoutMs });
+    });
+    for (const f of failures) {
+      this.logger.warn({ uri: f.uri, server: f.server, err: f.error.message }, "could not restore a resource subscription");
+    }
+  }
+}
+
+/**
+ * Creates an {@link McpdClient}, connects it (starting the daemon when `autostart` says so) and performs
+ * the handshake. The returned client is ready for calls.
+ *
+ * @example
+ * const client = await connect({ clientInfo: { name: "my-agent", version: "1.0.0" } });
+ * const tools = await client.listTools();
+ * @throws `MCPD_DAEMON_UNAVAILABLE` when no daemon answers (with a hint to run `mcpd start`).
+ */
+export function connect(options: McpdClientOptions = {}): Promise<McpdClient> {
+  return new McpdClient(options).connect();
+}

@@ -1,0 +1,295 @@
+import {
+  AbortedError,
+  ConnectionLostError,
+  DaemonUnavailableError,
+  McpdError,
+  QueueFullError,
+  silentLogger,
+  type InitializeResult,
+  type JsonObject,
+  type Logger,
+  type RequestId,
+} from "@mcpd/protocol";
+import { AbortFanout } from "./abort-fanout.js";
+import { openDaemonSocket, START_HINT } from "./daemon-socket.js";
+import { CLIENT_DEFAULTS } from "./defaults.js";
+import { SocketConnection, type RequestOptions, type SocketConnectionLimits } from "./socket-connection.js";
+
+/** Reconnection policy after the daemon's socket closed. Every duration in ms. */
+export interface ReconnectOptions {
+  /** First delay, in ms (default {@link CLIENT_DEFAULTS.reconnectInitialDelayMs}); doubles each attempt. */
+  initialDelayMs?: number;
+  /** Largest delay, in ms (default {@link CLIENT_DEFAULTS.reconnectMaxDelayMs}). */
+  maxDelayMs?: number;
+  /** Attempts before giving up and closing (default `Infinity`: until `close()`). */
+  maxAttempts?: number;
+}
+
+/** `connecting` until the first handshake, then `ready`/`reconnecting`, finally `closed`. */
+export type SessionState = "idle" | "connecting" | "ready" | "reconnecting" | "closed";
+
+/** What a {@link ReconnectingSession} needs to know and whom it tells. */
+export interface SessionOptions extends SocketConnectionLimits {
+  socketPath: string;
+  /** Params of `mcpd/select`, sent first on every connection. */
+  select: JsonObject;
+  /** Params of `initialize`, asked for at every handshake (capabilities may have changed). */
+  initializeParams: () => JsonObject;
+  /** Deadline of one connection attempt (socket, select, initialize, `afterHandshake`), in ms. */
+  connectTimeoutMs?: number;
+  /** `false`: never reconnect; the session closes when the socket does. */
+  reconnect?: false | ReconnectOptions;
+  maxWaitingCalls?: number;
+  logger?: Logger;
+  onNotification(method: string, params: JsonObject | undefined): void;
+  onRequest(connection: SocketConnection, id: RequestId, method: string, params: JsonObject | undefined): void;
+  /** Runs on each new connection after `notifications/initialized`, before calls flow (re-subscribe here). */
+  afterHandshake(connection: SocketConnection, timeoutMs: number): Promise<void>;
+  onConnectionLost(error: ConnectionLostError): void;
+  onReconnected(attempts: number): void;
+  /** Once, when the session closes for good: `error` is set when it gave up reconnecting. */
+  onClosed(error: McpdError | undefined): void;
+}
+
+interface Waiter {
+  signal: AbortSignal | undefined;
+  timer: NodeJS.Timeout | undefined;
+  resolve: () => void;
+  reject: (error: Error) => void;
+}
+
+/**
+ * A connection to the daemon that survives daemon restarts: it performs the handshake (`mcpd/select`,
+ * `initialize`, `notifications/initialized`), and when the socket closes it reconnects with exponential
+ * backoff and repeats the handshake. Requests in flight when the socket closed fail with
+ * `MCPD_CONNECTION_LOST` (never replayed); requests made while disconnected wait for the next connection
+ * up to their own timeout, then fail with `MCPD_DAEMON_UNAVAILABLE`.
+ */
+export class ReconnectingSession {
+  private conn: SocketConnection | undefined;
+  private stateValue: SessionState = "idle";
+  private initResult: InitializeResult | undefined;
+  private readonly waiters = new Set<Waiter>();
+  private readonly waitAborts = new AbortFanout<Waiter>((w, signal) =>
+    w.reject(new AbortedError("Request aborted while waiting for mcpd", { cause: signal.reason })),
+  );
+  private lastError: Error | undefined;
+  private wakeSleep: (() => void) | undefined;
+  private readonly logger: Logger;
+  private readonly connectTimeoutMs: number;
+  private readonly requestTimeoutMs: number;
+
+  constructor(private readonly options: SessionOptions) {
+    this.logger = options.logger ?? silentLogger;
+    this.connectTimeoutMs = options.connectTimeoutMs ?? CLIENT_DEFAULTS.connectTimeoutMs;
+    this.requestTimeoutMs = options.requestTimeoutMs ?? CLIENT_DEFAULTS.requestTimeoutMs;
+  }
+
+  get state(): SessionState {
+    return this.stateValue;
+  }
+
+  /** The daemon's answer to the latest `initialize`. */
+  get initializeResult(): InitializeResult | undefined {
+    return this.initResult;
+  }
+
+  /**
+   * Connects and performs the handshake. With `retryUntil` (an epoch ms), a daemon that is not up yet
+   * (`MCPD_DAEMON_UNAVAILABLE`) is retried with short delays until then.
+   *
+   * @throws `MCPD_DAEMON_UNAVAILABLE` (socket missing/refused), or the daemon's handshake error (e.g.
+   * `mcpd/select` of an unknown server).
+   */
+  async open(retryUntil?: number): Promise<void> {
+    if (this.stateValue !== "idle" && this.stateValue !== "connecting") throw new Error(`Cannot open a session that is ${this.stateValue}`);
+    this.stateValue = "connecting";
+    let delay = 50;
+    for (;;) {
+      try {
+        this.conn = await this.establish();
+        break;
+      } catch (err) {
+        const retry = retryUntil !== undefined && err instanceof McpdError && err.code === "MCPD_DAEMON_UNAVAILABLE" && Date.now() + delay < retryUntil;
+        if (!retry) {
+          this.stateValue = "idle";
+          throw err;
+        }
+        await new Promise((r) => setTimeout(r, delay));
+        delay = Math.min(delay * 2, 500);
+      }
+    }
+    this.stateValue = "ready";
+  }
+
+  /** Sends a request on the current connection, waiting for a reconnection when there is none. See {@link SocketConnection.request}. */
+  request(method: string, params: JsonObject | undefined, options: RequestOptions = {}): Promise<JsonObject> {
+    const conn = this.conn;
+    if (conn && this.stateValue === "ready") return conn.request(method, params, options);
+    return this.whenReady(options).then((remaining) => {
+      const c = this.conn;
+      if (!c) throw new ConnectionLostError("Connection to mcpd closed");
+      return c.request(method, params, { ...options, timeout: remaining });
+    });
+  }
+
+  /** Sends a notification, waiting for a reconnection when there is none (bounded like a request). */
+  async notify(method: string, params?: JsonObject, options: RequestOptions = {}): Promise<void> {
+    if (!(this.conn && this.stateValue === "ready")) await this.whenReady(options);
+    const c = this.conn;
+    if (!c) throw new ConnectionLostError("Connection to mcpd closed");
+    c.notify(method, params);
+  }
+
+  /** Closes for good: in-flight and waiting calls fail with `MCPD_CONNECTION_LOST`. Idempotent. */
+  async close(): Promise<void> {
+    if (this.stateValue === "closed") return;
+    this.finish(undefined);
+    const conn = this.conn;
+    this.conn = undefined;
+    await conn?.close();
+  }
+
+  /** Resolves with the time left of the call's deadline, in ms, once connected. */
+  private whenReady(options: RequestOptions): Promise<number> {
+    if (this.stateValue === "closed") return Promise.reject(new ConnectionLostError("The mcpd client is closed"));
+    if (this.stateValue === "idle") return Promise.reject(new ConnectionLostError("The mcpd client is not connected: call connect() first"));
+    if (this.waiters.size >= (this.options.maxWaitingCalls ?? CLIENT_DEFAULTS.maxWaitingCalls)) {
+      return Promise.reject(new QueueFullError("Too many calls waiting for mcpd to come back"));
+    }
+    const timeoutMs = options.timeout ?? this.requestTimeoutMs;
+    const started = Date.now();
+    const signal = options.signal;
+    if (signal?.aborted) return Promise.reject(new AbortedError("Request aborted while waiting for mcpd", { cause: signal.reason }));
+    return new Promise<number>((resolve, reject) => {
+      const waiter: Waiter = {
+        signal,
+        timer: undefined,
+        resolve: () => {
+          this.dropWaiter(waiter);
+          resolve(Math.max(1, timeoutMs - (Date.now() - started)));
+        },
+        reject: (error) => {
+          this.dropWaiter(waiter);
+          reject(error);
+        },
+      };
+      this.waiters.add(waiter);
+      if (signal) this.waitAborts.add(signal, waiter);
+      if (timeoutMs < 2_147_483_647) {
+        waiter.timer = setTimeout(() => {
+          const why = this.lastError ? ` Last error: ${this.lastError.message}` : "";
+          waiter.reject(new DaemonUnavailableError(`mcpd did not come back within ${timeoutMs}ms.${why}`, { cause: this.lastError }));
+        }, timeoutMs);
+      }
+    });
+  }
+
+  private dropWaiter(waiter: Waiter): void {
+    this.waiters.delete(waiter);
+    if (waiter.timer) clearTimeout(waiter.timer);
+    if (waiter.signal) this.waitAborts.remove(waiter.signal, waiter);
+  }
+
+  private async establish(): Promise<SocketConnection> {
+    const deadline = Date.now() + this.connectTimeoutMs;
+    const left = (): number => Math.max(1, deadline - Date.now());
+    const socket = await openDaemonSocket(this.options.socketPath, left());
+    const o = this.options;
+    const conn: SocketConnection = new SocketConnection(
+      socket,
+      {
+        onNotification: (method, params) => o.onNotification(method, params),
+        onRequest: (id, method, params) => o.onRequest(conn, id, method, params),
+        onClose: (error) => this.onConnectionClosed(conn, error),
+      },
+      o,
+      this.logger,
+    );
+    try {
+      await conn.request("mcpd/select", o.select, { timeout: left() });
+      const init = await conn.request("initialize", o.initializeParams(), { timeout: left() });
+      conn.notify("notifications/initialized");
+      await o.afterHandshake(conn, left());
+      if (conn.closed) throw new ConnectionLostError("Connection to mcpd lost during the handshake");
+      this.initResult = init as unknown as InitializeResult;
+      return conn;
+    } catch (err) {
+      void conn.close();
+      if (err instanceof McpdError && err.code === "MCPD_CONNECTION_LOST") {
+        // The daemon accepted and then hung up: it is going away (shutdown) or restarting.
+        throw new DaemonUnavailableError(`mcpd closed the connection during the handshake. ${START_HINT}`, { cause: err });
+      }
+      throw err;
+    }
+  }
+
+  private onConnectionClosed(conn: SocketConnection, error: ConnectionLostError): void {
+    if (conn !== this.conn || this.stateValue !== "ready") return;
+    this.conn = undefined;
+    this.lastError = error;
+    if (this.options.reconnect === false) {
+      this.finish(error);
+      return;
+    }
+    this.stateValue = "reconnecting";
+    this.options.onConnectionLost(error);
+    void this.reconnectLoop();
+  }
+
+  private async reconnectLoop(): Promise<void> {
+    const policy = this.options.reconnect || {};
+    const maxDelay = policy.maxDelayMs ?? CLIENT_DEFAULTS.reconnectMaxDelayMs;
+    const maxAttempts = policy.maxAttempts ?? CLIENT_DEFAULTS.reconnectMaxAttempts;
+    let delay = policy.initialDelayMs ?? CLIENT_DEFAULTS.reconnectInitialDelayMs;
+    for (let attempt = 1; ; attempt++) {
+      await this.sleep(delay);
+      if (this.stateValue !== "reconnecting") return;
+      try {
+        const conn = await this.establish();
+        if (this.stateValue !== "reconnecting") {
+          void conn.close();
+          return;
+        }
+        this.conn = conn;
+        this.stateValue = "ready";
+        this.logger.info({ attempts: attempt }, "reconnected to mcpd");
+        for (const w of [...this.waiters]) w.resolve();
+        this.options.onReconnected(attempt);
+        return;
+      } catch (err) {
+        this.lastError = err as Error;
+        this.logger.debug({ attempt, err: (err as Error).message }, "reconnecting to mcpd failed");
+        if (attempt >= maxAttempts) {
+          const why = `Gave up reconnecting to mcpd after ${attempt} attempts: ${(err as Error).message}`;
+          this.finish(new DaemonUnavailableError(why, { cause: err }));
+          return;
+        }
+        delay = Math.min(delay * 2, maxDelay);
+      }
+    }
+  }
+
+  private sleep(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const timer = setTimeout(() => {
+        this.wakeSleep = undefined;
+        resolve();
+      }, ms);
+      this.wakeSleep = () => {
+        clearTimeout(timer);
+        this.wakeSleep = undefined;
+        resolve();
+      };
+    });
+  }
+
+  private finish(error: McpdError | undefined): void {
+    if (this.stateValue === "closed") return;
+    this.stateValue = "closed";
+    this.wakeSleep?.();
+    const reason = error ?? new ConnectionLostError("The mcpd client is closed");
+    for (const w of [...this.waiters]) w.reject(reason);
+    this.options.onClosed(error);
+  }
+}

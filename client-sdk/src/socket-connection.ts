@@ -1,0 +1,341 @@
+import type net from "node:net";
+import {
+  AbortedError,
+  ConnectionLostError,
+  JsonLineDecoder,
+  QueueFullError,
+  RequestTimeoutError,
+  encodeLine,
+  fromWireError,
+  silentLogger,
+  type JsonObject,
+  type JsonRpcErrorObject,
+  type LineError,
+  type Logger,
+  type RequestId,
+} from "@mcpd/protocol";
+import { AbortFanout } from "./abort-fanout.js";
+import { CLIENT_DEFAULTS } from "./defaults.js";
+
+/** One progress notification for a request, as the server sent it. */
+export interface ProgressInfo {
+  progress: number;
+  total?: number;
+  message?: string;
+}
+
+/** Per-request options. Every duration is in ms. */
+export interface RequestOptions {
+  /** Aborting it rejects the call with `MCPD_ABORTED` (the abort reason as `cause`) and sends `notifications/cancelled`. */
+  signal?: AbortSignal;
+  /**
+   * Deadline in ms (default {@link CLIENT_DEFAULTS.requestTimeoutMs}). Past it the call rejects with
+   * `MCPD_REQUEST_TIMEOUT` and `notifications/cancelled` is sent. `Infinity`: no deadline.
+   */
+  timeout?: number;
+  /** Called for each progress notification of this request. Giving it sends a `progressToken`. */
+  onProgress?: (progress: ProgressInfo) => void;
+  /** Restart the deadline on each progress notification (default true), up to `maxTotalTimeout`. */
+  resetTimeoutOnProgress?: boolean;
+  /** Ceiling of the call's life when progress keeps restarting the deadline, in ms (default {@link CLIENT_DEFAULTS.maxTotalTimeoutMs}). */
+  maxTotalTimeout?: number;
+}
+
+/** Callbacks of a {@link SocketConnection}. They must not throw (errors are re-thrown asynchronously). */
+export interface SocketConnectionHandlers {
+  /** A notification other than progress for one of this connection's own requests. */
+  onNotification(method: string, params: JsonObject | undefined): void;
+  /** A request from the daemon (server-to-client); answer with {@link SocketConnection.respond}. */
+  onRequest(id: RequestId, method: string, params: JsonObject | undefined): void;
+  /** Called once when the socket closes, with the error in-flight requests were rejected with. */
+  onClose(error: ConnectionLostError): void;
+}
+
+/** Limits of one connection; defaults from {@link CLIENT_DEFAULTS}. */
+export interface SocketConnectionLimits {
+  maxLineBytes?: number;
+  maxWriteBufferBytes?: number;
+  maxPendingRequests?: number;
+  /** Deadline used when a request gives none, in ms. */
+  requestTimeoutMs?: number;
+}
+
+/** setTimeout overflows above this (it fires after 1 ms), so longer deadlines mean "none". */
+const MAX_TIMER_MS = 2_147_483_647;
+
+interface Pending {
+  id: number;
+  method: string;
+  resolve: (result: JsonObject) => void;
+  reject: (error: Error) => void;
+  timer: NodeJS.Timeout | undefined;
+  timeoutMs: number;
+  signal: AbortSignal | undefined;
+  onProgress: ((progress: ProgressInfo) => void) | undefined;
+  resetOnProgress: boolean;
+  startedAt: number;
+  maxTotalMs: number;
+}
+
+/**
+ * One newline-delimited JSON-RPC connection to the daemon: framing (a bounded {@link JsonLineDecoder}),
+ * per-connection integer ids, a pending map with per-request deadlines and abort signals, progress
+ * routing by token, and `notifications/cancelled` on timeout or abort. It never reconnects: when the
+ * socket closes every pending request is rejected with `MCPD_CONNECTION_LOST` and {@link
+ * SocketConnectionHandlers.onClose} runs once.
+ */
+export class SocketConnection {
+  private readonly pending = new Map<number, Pending>();
+  private readonly aborts = new AbortFanout<Pending>((p, signal) => this.expire(p, abortedError(signal)));
+  private readonly decoder: JsonLineDecoder;
+  private readonly maxWriteBufferBytes: number;
+  private readonly maxPendingRequests: number;
+  private readonly defaultTimeoutMs: number;
+  private nextId = 1;
+  private closeError: ConnectionLostError | undefined;
+  private socketError: Error | undefined;
+  private closedByUs = false;
+  private readonly closedPromise: Promise<void>;
+
+  constructor(
+    private readonly socket: net.Socket,
+    private readonly handlers: SocketConnectionHandlers,
+    limits: SocketConnectionLimits = {},
+    private readonly logger: Logger = silentLogger,
+  ) {
+    this.maxWriteBufferBytes = limits.maxWriteBufferBytes ?? CLIENT_DEFAULTS.maxWriteBufferBytes;
+    this.maxPendingRequests = limits.maxPendingRequests ?? CLIENT_DEFAULTS.maxPendingRequests;
+    this.defaultTimeoutMs = limits.requestTimeoutMs ?? CLIENT_DEFAULTS.requestTimeoutMs;
+    this.decoder = new JsonLineDecoder({
+      maxLineBytes: limits.maxLineBytes ?? CLIENT_DEFAULTS.maxLineBytes,
+      onValue: (value) => this.dispatch(value),
+      onError: (err: LineError) => this.logger.warn({ err: err.message, preview: err.preview }, "mcpd sent a line that was skipped"),
+    });
+    socket.on("data", (chunk: Buffer) => this.decoder.push(chunk));
+    socket.on("end", () => this.decoder.end());
+    socket.on("error", (err) => {
+      this.socketError = err;
+    });
+    this.closedPromise = new Promise((resolve) => {
+      socket.once("close", () => {
+        this.onSocketClose();
+        resolve();
+      });
+    });
+  }
+
+  /** True once the socket has closed (or {@link close} was called). */
+  get closed(): boolean {
+    return this.closeError !== undefined || this.closedByUs;
+  }
+
+  /** Requests waiting for their response. */
+  get pendingCount(): number {
+    return this.pending.size;
+  }
+
+  /**
+   * Sends a request and resolves with its `result`.
+   *
+   * @throws (rejects) `MCPD_REQUEST_TIMEOUT`, `MCPD_ABORTED`, `MCPD_CONNECTION_LOST` (the socket closed
+   * first; the request is never re-sent), `MCPD_QUEUE_FULL` (too many pending requests or the daemon stopped
+   * reading), or the error the daemon answered, rebuilt by `fromWireError` (its `data.mcpdCode` becomes
+   * the `code`; an upstream server's error becomes `MCPD_MCP_ERROR` with the JSON-RPC code as `wireCode`).
+   */
+  request(method: string, params?: JsonObject, options: RequestOptions = {}): Promise<JsonObject> {
+    if (this.closed) return Promise.reject(this.closeError ?? new ConnectionLostError("Connection to mcpd closed"));
+    const signal = options.signal;
+    if (signal?.aborted) return Promise.reject(abortedError(signal));
+    if (this.pending.size >= this.maxPendingRequests) {
+      return Promise.reject(new QueueFullError(`Too many requests waiting for mcpd (${this.maxPendingRequests})`));
+    }
+    const id = this.nextId++;
+    let sent = params;
+    if (options.onProgress) {
+      // Copy: the caller's params object must not learn our token (it may be reused for another call).
+      sent = { ...params, _meta: { ...(params?._meta as JsonObject | undefined), progressToken: id } };
+    }
+    const line = encodeLine(sent === undefined ? { jsonrpc: "2.0", id, method } : { jsonrpc: "2.0", id, method, params: sent });
+    const timeoutMs = options.timeout ?? this.defaultTimeoutMs;
+    if (!(timeoutMs > 0)) return Promise.reject(new TypeError(`timeout must be a positive number of ms, got ${String(options.timeout)}`));
+    return new Promise<JsonObject>((resolve, reject) => {
+      try {
+        this.write(line);
+      } catch (err) {
+        reject(err as Error);
+        return;
+      }
+      const p: Pending = {
+        id,
+        method,
+        resolve,
+        reject,
+        timer: undefined,
+        timeoutMs,
+        signal,
+        onProgress: options.onProgress,
+        resetOnProgress: options.resetTimeoutOnProgress ?? true,
+        startedAt: options.onProgress ? Date.now() : 0,
+        maxTotalMs: options.maxTotalTimeout ?? CLIENT_DEFAULTS.maxTotalTimeoutMs,
+      };
+      if (timeoutMs <= MAX_TIMER_MS) p.timer = setTimeout(() => this.expire(p, new RequestTimeoutError(timeoutMs)), timeoutMs);
+      if (signal) this.aborts.add(signal, p);
+      this.pending.set(id, p);
+    });
+  }
+
+  /** Sends a notification. @throws `MCPD_CONNECTION_LOST` when closed, `MCPD_QUEUE_FULL` when the daemon stopped reading. */
+  notify(method: string, params?: JsonObject): void {
+    if (this.closed) throw this.closeError ?? new ConnectionLostError("Connection to mcpd closed");
+    this.write(encodeLine(params === undefined ? { jsonrpc: "2.0", method } : { jsonrpc: "2.0", method, params }));
+  }
+
+  /** Answers a request from the daemon. Dropped silently when the connection has closed since. */
+  respond(id: RequestId, result: JsonObject): void {
+    this.sendQuietly({ jsonrpc: "2.0", id, result });
+  }
+
+  /** Answers a request from the daemon with an error. Dropped silently when the connection has closed since. */
+  respondError(id: RequestId, error: JsonRpcErrorObject): void {
+    this.sendQuietly({ jsonrpc: "2.0", id, error });
+  }
+
+  /**
+   * Closes the connection: pending requests reject with `MCPD_CONNECTION_LOST`; what was already written
+   * is flushed first. Resolves once the socket has closed.
+   */
+  close(): Promise<void> {
+    if (!this.closedByUs && this.closeError === undefined) {
+      this.closedByUs = true;
+      this.failAll(new ConnectionLostError("Connection to mcpd closed by the client"));
+      this.socket.end(() => this.socket.destroy());
+    }
+    return this.closedPromise;
+  }
+
+  private write(line: string): void {
+    if (this.socket.writableLength > this.maxWriteBufferBytes) {
+      throw new QueueFullError(`mcpd is not reading: ${this.socket.writableLength} bytes are waiting to be sent`);
+    }
+    this.socket.write(line);
+  }
+
+  private sendQuietly(message: object): void {
+    if (this.closed) return;
+    try {
+      this.write(encodeLine(message));
+    } catch (err) {
+      this.logger.warn({ err: (err as Error).message }, "could not answer mcpd");
+    }
+  }
+
+  private expire(p: Pending, error: Error): void {
+    if (this.pending.get(p.id) !== p) return;
+    this.settle(p);
+    // MCP: the receiver should stop work and not answer; `initialize` is never cancelled.
+    if (p.method !== "initialize" && !this.closed) {
+      this.sendQuietly({ jsonrpc: "2.0", method: "notifications/cancelled", params: { requestId: p.id, reason: error.message } });
+    }
+    p.reject(error);
+  }
+
+  private settle(p: Pending): void {
+    this.pending.delete(p.id);
+    if (p.timer) clearTimeout(p.timer);
+    if (p.signal) this.aborts.remove(p.signal, p);
+  }
+
+  private dispatch(value: unknown): void {
+    if (typeof value !== "object" || value === null) return;
+    const msg = value as { id?: unknown; method?: unknown; params?: unknown; result?: unknown; error?: unknown };
+    const method = msg.method;
+    if (method === undefined) {
+      this.onResponse(msg);
+      return;
+    }
+    if (typeof method !== "string") return;
+    const params = typeof msg.params === "object" && msg.params !== null ? (msg.params as JsonObject) : undefined;
+    try {
+      if (msg.id !== undefined) {
+        if (typeof msg.id === "string" || typeof msg.id === "number") this.handlers.onRequest(msg.id, method, params);
+      } else if (method !== "notifications/progress" || !this.onProgress(params)) {
+        this.handlers.onNotification(method, params);
+      }
+    } catch (err) {
+      // A throwing listener is the caller's bug: surface it like any Node listener error, but never
+      // inside the decoder, which would lose the rest of the chunk.
+      process.nextTick(() => {
+        throw err;
+      });
+    }
+  }
+
+  private onResponse(msg: { id?: unknown; result?: unknown; error?: unknown }): void {
+    const p = typeof msg.id === "number" ? this.pending.get(msg.id) : undefined;
+    if (!p) {
+      // A late answer to a request we gave up on (timeout/abort), or an error about an unreadable line.
+      if (msg.id === null && msg.error) this.logger.warn({ error: msg.error }, "mcpd reported a protocol error");
+      else this.logger.debug({ id: msg.id }, "response for an unknown request id ignored");
+      return;
+    }
+    this.settle(p);
+    const error = msg.error as JsonRpcErrorObject | undefined;
+    if (error !== undefined) {
+      if (typeof error === "object" && error !== null && typeof error.code === "number" && typeof error.message === "string") {
+        p.reject(fromWireError(error));
+      } else {
+        p.reject(fromWireError({ code: -32603, message: `Malformed error from mcpd: ${JSON.stringify(error)}` }));
+      }
+    } else {
+      p.resolve(typeof msg.result === "object" && msg.result !== null ? (msg.result as JsonObject) : {});
+    }
+  }
+
+  /** Routes a progress notification to its request. False when the token is not one of ours. */
+  private onProgress(params: JsonObject | undefined): boolean {
+    const token = params?.progressToken;
+    const p = typeof token === "number" ? this.pending.get(token) : undefined;
+    if (!p?.onProgress) return false;
+    if (p.resetOnProgress && p.timer) {
+      if (Date.now() - p.startedAt >= p.maxTotalMs) {
+        this.expire(p, new RequestTimeoutError(p.maxTotalMs));
+        return true;
+      }
+      p.timer.refresh();
+    }
+    const info: ProgressInfo = { progress: typeof params?.progress === "number" ? params.progress : 0 };
+    if (typeof params?.total === "number") info.total = params.total;
+    if (typeof params?.message === "string") info.message = params.message;
+    p.onProgress(info);
+    return true;
+  }
+
+  private onSocketClose(): void {
+    const reason = this.socketError ? `: ${this.socketError.message}` : "";
+    const error = this.closedByUs
+      ? new ConnectionLostError("Connection to mcpd closed by the client")
+      : new ConnectionLostError(`Connection to mcpd lost${reason}`, this.socketError ? { cause: this.socketError } : {});
+    this.closeError = error;
+    this.failAll(error);
+    try {
+      this.handlers.onClose(error);
+    } catch (err) {
+      process.nextTick(() => {
+        throw err;
+      });
+    }
+  }
+
+  private failAll(error: ConnectionLostError): void {
+    for (const p of [...this.pending.values()]) {
+      this.settle(p);
+      p.reject(error);
+    }
+  }
+}
+
+function abortedError(signal: AbortSignal): AbortedError {
+  const reason: unknown = signal.reason;
+  const detail = reason instanceof Error ? reason.message : typeof reason === "string" ? reason : "";
+  return new AbortedError(detail ? `Request aborted: ${detail}` : "Request aborted", { cause: reason });
+}
