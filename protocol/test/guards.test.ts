@@ -159,6 +159,21 @@ describe("guards never throw", () => {
     );
   });
 
+  it("well-formed messages with any id, method, params and payload classify as their kind", () => {
+    const id = fc.oneof(fc.string(), fc.maxSafeInteger());
+    const params = fc.option(fc.dictionary(fc.string(), fc.jsonValue({ maxDepth: 2 })), { nil: undefined });
+    const withParams = <T extends object>(m: T, p: unknown) => (p === undefined ? m : { ...m, params: p });
+    fc.assert(
+      fc.property(id, fc.string(), params, fc.jsonValue({ maxDepth: 2 }), fc.integer(), fc.string(), (i, method, p, payload, code, text) => {
+        expect(classify(withParams({ jsonrpc: "2.0", id: i, method }, p))).toBe("request");
+        expect(classify(withParams({ jsonrpc: "2.0", method }, p))).toBe("notification");
+        expect(classify({ jsonrpc: "2.0", id: i, result: payload })).toBe("success");
+        expect(classify({ jsonrpc: "2.0", id: i, error: { code, message: text, data: payload } })).toBe("error");
+      }),
+      { numRuns: 1000 },
+    );
+  });
+
   it("arbitrary JS values (not only JSON) never make a guard throw", () => {
     fc.assert(
       fc.property(fc.anything({ withNullPrototype: true, withMap: true, withSet: true, withBigInt: true }), (value) => {
