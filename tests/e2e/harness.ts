@@ -26,14 +26,7 @@ export async function until<T>(cond: () => T | Promise<T>, what: string, timeout
   }
 }
 
-export function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
+export { isAlive as alive } from "../helpers/process.js";
 
 /** A fixture server entry for config.json. */
 export function fixture(name: string, extraArgs: string[] = [], extra: Record<string, unknown> = {}): Record<string, unknown> {
