@@ -36,7 +36,9 @@ export class ProgressBar {
 
   /** Redraws the bar with new numbers. */
   update(update: ProgressUpdate): void {
-    const line = renderProgress(update, this.stream.columns ?? 80);
+    // A pseudo-terminal without a size (script(1), some CI runners) reports 0 columns.
+    const columns = this.stream.columns && this.stream.columns >= 20 ? this.stream.columns : 80;
+    const line = renderProgress(update, columns);
     // \r returns to column 0, \x1b[K clears what a longer previous line left behind.
     this.stream.write(`\r${line}\u001b[K`);
     this.drawn = true;

@@ -1,0 +1,91 @@
+import { resolvePaths } from "@mcpd/client";
+import { CliError, intOption } from "../args.js";
+import { println, type CliContext, type Command } from "../context.js";
+import { openClient, withClient } from "../daemon-client.js";
+import { formatLogLine } from "../log-format.js";
+import { followFile, newTailLines, tailFile } from "../log-follow.js";
+
+/** Polling interval of `mcpd logs SERVER -f`, in ms. */
+const SERVER_POLL_MS = 500;
+
+/** An AbortSignal that fires on SIGINT/SIGTERM, so `-f` ends cleanly. */
+function interruptSignal(): { signal: AbortSignal; dispose: () => void } {
+  const ac = new AbortController();
+  const stop = (): void => ac.abort();
+  process.once("SIGINT", stop);
+  process.once("SIGTERM", stop);
+  return { signal: ac.signal, dispose: () => (process.off("SIGINT", stop), process.off("SIGTERM", stop)) };
+}
+
+async function serverLogs(ctx: CliContext, server: string, lines: number, follow: boolean): Promise<number> {
+  if (!follow) {
+    for (const line of await withClient(ctx, (c) => c.logs({ server, lines }))) println(ctx, line);
+    return 0;
+  }
+  const client = await openClient(ctx);
+  const { signal, dispose } = interruptSignal();
+  try {
+    let prev = await client.logs({ server, lines });
+    for (const line of prev) println(ctx, line);
+    while (!signal.aborted) {
+      await new Promise<void>((r) => {
+        const t = setTimeout(r, SERVER_POLL_MS);
+        signal.addEventListener("abort", () => (clearTimeout(t), r()), { once: true });
+      });
+      if (signal.aborted) break;
+      // Ask for more than we showed, so a burst between polls still overlaps the previous tail.
+      const next = await client.logs({ server, lines: Math.max(200, lines) });
+      for (const line of newTailLines(prev, next)) println(ctx, line);
+      prev = next;
+    }
+    return 0;
+  } finally {
+    dispose();
+    await client.close().catch(() => {});
+  }
+}
+
+/** `mcpd logs`: the daemon's log, or a server's stderr. */
+export const logsCommand: Command = {
+  spec: {
+    name: "logs",
+    usage: "logs [SERVER] [-f] [-n N]",
+    summary: "Show the daemon's log (pretty-printed), or one server's stderr",
+    options: {
+      follow: { type: "boolean", short: "f", description: "Keep printing new lines until Ctrl-C" },
+      lines: { type: "string", short: "n", value: "N", description: "Lines to show first (default 50)" },
+    },
+    minPositionals: 0,
+    maxPositionals: 1,
+    details: [
+      "Without SERVER: the daemon's log file (MCPD_HOME or ~/.local/state/mcpd/mcpd.log), one line per",
+      "entry as `time LEVEL message key=value`. It is read from the file, so it works when the daemon is",
+      "down. With SERVER: that server's stderr lines, as kept by the daemon (needs the daemon).",
+    ].join("\n"),
+  },
+  async run(ctx, { values, positionals }) {
+    const lines = intOption(values, "lines", "logs", 50);
+    const follow = values.follow === true;
+    const server = positionals[0];
+    if (server !== undefined) return serverLogs(ctx, server, lines, follow);
+
+    const paths = resolvePaths(ctx.env, { cwd: ctx.cwd });
+    const tail = await tailFile(paths.logFile, lines);
+    if (!tail) {
+      // A daemon in the foreground logs to stderr; it still keeps its recent lines for mcpd/logs.
+      const recent = await withClient(ctx, (c) => c.logs({ lines })).catch(() => undefined);
+      if (!recent) throw new CliError(`no log file at ${paths.logFile} (the daemon writes it when started with 'mcpd start')`);
+      for (const line of recent) println(ctx, formatLogLine(line, ctx.out));
+      return 0;
+    }
+    for (const line of tail.lines) println(ctx, formatLogLine(line, ctx.out));
+    if (!follow) return 0;
+    const { signal, dispose } = interruptSignal();
+    try {
+      await followFile(paths.logFile, tail, (line) => println(ctx, formatLogLine(line, ctx.out)), signal);
+    } finally {
+      dispose();
+    }
+    return 0;
+  },
+};

@@ -1,0 +1,19 @@
+import { println, type Command } from "../context.js";
+import { withClient } from "../daemon-client.js";
+
+/** `mcpd restart [SERVER]`: restart one server, or every server. */
+export const restartCommand: Command = {
+  spec: {
+    name: "restart",
+    usage: "restart [SERVER]",
+    summary: "Restart one server, or all servers (the daemon itself keeps running)",
+    options: {},
+    minPositionals: 0,
+    maxPositionals: 1,
+  },
+  async run(ctx, { positionals }) {
+    const restarted = await withClient(ctx, (c) => c.restart(positionals[0]), { timeoutMs: 120_000 });
+    println(ctx, restarted.length === 0 ? "nothing to restart (no enabled servers)" : `restarted: ${restarted.join(", ")}`);
+    return 0;
+  },
+};

@@ -1,0 +1,58 @@
+import { stringOption, UsageError } from "../args.js";
+import { eprintln, println, type Command } from "../context.js";
+import { ensureDaemon } from "../daemon-process.js";
+
+/** Log levels `--log-level` accepts (pino's). */
+const LEVELS = ["fatal", "error", "warn", "info", "debug", "trace", "silent"];
+
+/** `mcpd start`: start the daemon detached (default) or run it in this process. */
+export const startCommand: Command = {
+  spec: {
+    name: "start",
+    usage: "start [--config FILE] [--foreground] [--log-level LEVEL]",
+    summary: "Start the daemon (detached), or run it in the foreground",
+    options: {
+      config: { type: "string", value: "FILE", description: "Config file (default: MCPD_CONFIG, else ~/.config/mcpd/config.json)" },
+      foreground: { type: "boolean", description: "Run in this process and log to stderr (for systemd and debugging)" },
+      "log-level": { type: "string", value: "LEVEL", description: `Log level: ${LEVELS.join(", ")} (default: the config's, else info)` },
+      "in-process": { type: "boolean", description: "Run in this process but log to the log file, as a detached daemon does (used by `start` and the launchd agent)" },
+    },
+    minPositionals: 0,
+    maxPositionals: 0,
+    details: [
+      "Without --foreground the daemon is started in the background; the command waits until its socket",
+      "answers (up to 10 s), prints the socket path and pid, and exits 0. If a daemon is already running it",
+      "says so and exits 0. If the daemon fails to come up, the reason from its log is printed (exit 1).",
+    ].join("\n"),
+  },
+  async run(ctx, { values }) {
+    const configFile = stringOption(values, "config");
+    const logLevel = stringOption(values, "log-level");
+    if (logLevel !== undefined && !LEVELS.includes(logLevel)) {
+      throw new UsageError(`--log-level must be one of ${LEVELS.join(", ")}, got ${JSON.stringify(logLevel)}`, "start");
+    }
+    if (values.foreground || values["in-process"]) {
+      const foreground = values.foreground === true;
+      try {
+        // Loaded here so that other commands do not pay for loading the whole daemon.
+        const { runDaemon } = await import("../../daemon.js");
+        return await runDaemon({ foreground, ...(configFile ? { configFile } : {}), ...(logLevel ? { logLevel } : {}) });
+      } catch (err) {
+        const message = err instanceof Error ? err.message : String(err);
+        if (foreground) eprintln(ctx, message);
+        // Detached, stderr is the log file: write a pino-shaped line so `mcpd start` and `mcpd logs` show it.
+        else ctx.stderr.write(`${JSON.stringify({ level: 60, time: Date.now(), pid: process.pid, msg: `mcpd failed to start: ${message}`, code: (err as { code?: unknown }).code })}\n`);
+        return 1;
+      }
+    }
+    const r = await ensureDaemon(ctx, { ...(configFile ? { configFile } : {}), ...(logLevel ? { logLevel } : {}) });
+    if (r.started) {
+      println(ctx, `mcpd started (pid ${r.pid})`);
+    } else {
+      println(ctx, `mcpd is already running (pid ${r.pid})`);
+    }
+    println(ctx, `socket: ${r.socketPath}`);
+    if (r.started) println(ctx, `log: ${r.logFile}`);
+    return 0;
+  },
+};

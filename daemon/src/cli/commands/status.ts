@@ -1,0 +1,22 @@
+import { println, type Command } from "../context.js";
+import { withClient } from "../daemon-client.js";
+import { renderStatus, statusJson } from "../status-view.js";
+
+/** `mcpd status`: the daemon, its servers and clients. */
+export const statusCommand: Command = {
+  spec: {
+    name: "status",
+    usage: "status [--json]",
+    summary: "Show the daemon, every server (state, pid, counters, latency, errors) and connected clients",
+    options: { json: { type: "boolean", description: "Print JSON (stable schema, see docs/operations.md)" } },
+    minPositionals: 0,
+    maxPositionals: 0,
+    details: "Exit code 3 when the daemon is not running. Secrets (env values, headers, URL credentials) never appear.",
+  },
+  async run(ctx, { values }) {
+    const status = statusJson(await withClient(ctx, (c) => c.status()));
+    if (values.json) println(ctx, JSON.stringify(status, null, 2));
+    else println(ctx, renderStatus(status, ctx.out, ctx.stdout.columns ?? 100));
+    return 0;
+  },
+};

@@ -1,0 +1,108 @@
+import type { JsonObject } from "@mcpd/protocol";
+import { println, type CliContext, type Command } from "../context.js";
+import { withClient } from "../daemon-client.js";
+import { firstLine, table, truncate } from "../format.js";
+
+type Listed = { server: string; name?: string; exposedName?: string; description?: string; [k: string]: unknown };
+
+/** Room left for a description column after the other columns, at least 20 characters. */
+function descriptionRoom(ctx: CliContext, rows: string[][]): number {
+  const used = rows.reduce((m, r) => Math.max(m, r.reduce((s, c) => s + c.length + 2, 0)), 0);
+  return Math.max(20, (ctx.stdout.columns ?? 120) - used);
+}
+
+/** Fetches one of the `mcpd/tools|prompts|resources` listings, optionally for one server. */
+export async function listing(ctx: CliContext, method: string, server: string | undefined): Promise<JsonObject> {
+  return withClient(ctx, (c) => c.control<JsonObject>(method, server === undefined ? undefined : { server }));
+}
+
+/** `mcpd tools [SERVER]`. */
+export const toolsCommand: Command = {
+  spec: {
+    name: "tools",
+    usage: "tools [SERVER] [--json]",
+    summary: "List the tools the servers offer, under the names agents see",
+    options: { json: { type: "boolean", description: "Print JSON: [{server, name, exposedName, description, inputSchema}]" } },
+    minPositionals: 0,
+    maxPositionals: 1,
+    details: "NAME is the aggregate view's name (`<server>__<tool>`); `mcpd connect SERVER` shows TOOL as is.",
+  },
+  async run(ctx, { values, positionals }) {
+    const tools = ((await listing(ctx, "mcpd/tools", positionals[0])).tools ?? []) as Listed[];
+    if (values.json) {
+      println(ctx, JSON.stringify(tools, null, 2));
+      return 0;
+    }
+    if (tools.length === 0) {
+      println(ctx, "No tools (servers still starting, failed or none configured: see 'mcpd status').");
+      return 0;
+    }
+    const rows = tools.map((t) => [t.exposedName ?? t.name ?? "", t.server, t.name ?? ""]);
+    const room = descriptionRoom(ctx, rows);
+    println(ctx, table(["NAME", "SERVER", "TOOL", "DESCRIPTION"], tools.map((t, i) => [...(rows[i] as string[]), truncate(firstLine(t.description), room)]), ctx.out));
+    return 0;
+  },
+};
+
+/** `mcpd prompts [SERVER]`. */
+export const promptsCommand: Command = {
+  spec: {
+    name: "prompts",
+    usage: "prompts [SERVER] [--json]",
+    summary: "List the prompts the servers offer, under the names agents see",
+    options: { json: { type: "boolean", description: "Print JSON: [{server, name, exposedName, description, arguments}]" } },
+    minPositionals: 0,
+    maxPositionals: 1,
+  },
+  async run(ctx, { values, positionals }) {
+    const prompts = ((await listing(ctx, "mcpd/prompts", positionals[0])).prompts ?? []) as Listed[];
+    if (values.json) {
+      println(ctx, JSON.stringify(prompts, null, 2));
+      return 0;
+    }
+    if (prompts.length === 0) {
+      println(ctx, "No prompts.");
+      return 0;
+    }
+    const rows = prompts.map((p) => {
+      const args = Array.isArray(p.arguments) ? (p.arguments as Array<{ name?: string; required?: boolean }>) : [];
+      return [p.exposedName ?? p.name ?? "", p.server, args.map((a) => `${a.name ?? "?"}${a.required ? "" : "?"}`).join(",") || "-"];
+    });
+    const room = descriptionRoom(ctx, rows);
+    println(ctx, table(["NAME", "SERVER", "ARGS", "DESCRIPTION"], prompts.map((p, i) => [...(rows[i] as string[]), truncate(firstLine(p.description), room)]), ctx.out));
+    return 0;
+  },
+};
+
+/** `mcpd resources [SERVER]`. */
+export const resourcesCommand: Command = {
+  spec: {
+    name: "resources",
+    usage: "resources [SERVER] [--json]",
+    summary: "List the resources and resource templates the servers offer",
+    options: { json: { type: "boolean", description: "Print JSON: {resources: [...], templates: [...]}" } },
+    minPositionals: 0,
+    maxPositionals: 1,
+  },
+  async run(ctx, { values, positionals }) {
+    const r = await listing(ctx, "mcpd/resources", positionals[0]);
+    const resources = (r.resources ?? []) as Listed[];
+    const templates = (r.templates ?? []) as Listed[];
+    if (values.json) {
+      println(ctx, JSON.stringify({ resources, templates }, null, 2));
+      return 0;
+    }
+    if (resources.length === 0 && templates.length === 0) {
+      println(ctx, "No resources.");
+      return 0;
+    }
+    if (resources.length > 0) {
+      println(ctx, table(["URI", "SERVER", "NAME", "TYPE"], resources.map((x) => [String(x.uri ?? ""), x.server, x.name ?? "", String(x.mimeType ?? "-")]), ctx.out));
+    }
+    if (templates.length > 0) {
+      if (resources.length > 0) println(ctx);
+      println(ctx, table(["TEMPLATE", "SERVER", "NAME"], templates.map((x) => [String(x.uriTemplate ?? ""), x.server, x.name ?? ""]), ctx.out));
+    }
+    return 0;
+  },
+};

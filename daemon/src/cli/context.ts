@@ -1,0 +1,58 @@
+import { fileURLToPath } from "node:url";
+import { palette, useColour, type Palette } from "./format.js";
+import type { CommandSpec, ParsedCommand } from "./args.js";
+
+/**
+ * Everything a command touches outside itself: streams, environment, working directory, platform.
+ * `main` builds it from the process; it is one object so that a command's inputs are visible at a glance.
+ */
+export interface CliContext {
+  env: NodeJS.ProcessEnv;
+  cwd: string;
+  platform: NodeJS.Platform;
+  stdin: NodeJS.ReadableStream;
+  stdout: NodeJS.WritableStream & { isTTY?: boolean; columns?: number };
+  stderr: NodeJS.WritableStream & { isTTY?: boolean; columns?: number };
+  /** Colours for stdout (off unless stdout is a TTY and NO_COLOR is unset). */
+  out: Palette;
+  /** Colours for stderr. */
+  err: Palette;
+}
+
+/** A command: its accepted arguments and what it does. `run` resolves with the exit code. */
+export interface Command {
+  spec: CommandSpec;
+  run(ctx: CliContext, args: ParsedCommand): Promise<number>;
+}
+
+/** The context of the running process. */
+export function processContext(): CliContext {
+  const stdout = process.stdout;
+  const stderr = process.stderr;
+  return {
+    env: process.env,
+    cwd: process.cwd(),
+    platform: process.platform,
+    stdin: process.stdin,
+    stdout,
+    stderr,
+    out: palette(useColour(stdout, process.env)),
+    err: palette(useColour(stderr, process.env)),
+  };
+}
+
+/** Absolute path of the `mcpd` bin script (daemon/bin/mcpd.js), which spawns and service files run. */
+export function binPath(): string {
+  // This file is dist/cli/context.js; the bin is ../../bin/mcpd.js from here, in git and when installed.
+  return fileURLToPath(new URL("../../bin/mcpd.js", import.meta.url));
+}
+
+/** Writes a line to stdout. */
+export function println(ctx: CliContext, text = ""): void {
+  ctx.stdout.write(`${text}\n`);
+}
+
+/** Writes a line to stderr, prefixed `mcpd: `. */
+export function eprintln(ctx: CliContext, text: string): void {
+  ctx.stderr.write(`mcpd: ${text}\n`);
+}

@@ -1,0 +1,52 @@
+import { connect, McpdError, resolvePaths, type McpdClient } from "@mcpd/client";
+import { CliError, ExitCode } from "./args.js";
+import type { CliContext } from "./context.js";
+import { VERSION } from "../version.js";
+
+/** Options of {@link openClient}. */
+export interface OpenClientOptions {
+  /** Deadline of connecting plus the handshake, in ms. Default 5000. */
+  connectTimeoutMs?: number;
+  /** Deadline of each request, in ms. Default: the SDK's. */
+  timeoutMs?: number;
+}
+
+/** True for the SDK's "no daemon on that socket" error. */
+export function isDaemonUnavailable(err: unknown): boolean {
+  return err instanceof McpdError && err.code === "MCPD_DAEMON_UNAVAILABLE";
+}
+
+/**
+ * Connects to the running daemon through the client SDK (never starting it, never reconnecting: a CLI
+ * command is one short conversation).
+ * @throws CliError with exit code 3 (`ExitCode.NotRunning`) when the daemon does not answer.
+ */
+export async function openClient(ctx: CliContext, options: OpenClientOptions = {}): Promise<McpdClient> {
+  const socketPath = resolvePaths(ctx.env, { cwd: ctx.cwd }).socketPath;
+  try {
+    return await connect({
+      socketPath,
+      autostart: false,
+      reconnect: false,
+      env: ctx.env,
+      clientInfo: { name: "mcpd-cli", version: VERSION },
+      connectTimeout: options.connectTimeoutMs ?? 5_000,
+      ...(options.timeoutMs !== undefined ? { timeout: options.timeoutMs } : {}),
+    });
+  } catch (err) {
+    if (isDaemonUnavailable(err)) {
+      throw new CliError(`mcpd is not running (no answer on ${socketPath}). Start it with 'mcpd start'.`, ExitCode.NotRunning);
+    }
+    throw err;
+  }
+}
+
+/** Runs `fn` with a connected client and closes the client afterwards, whatever happens. */
+export async function withClient<T>(ctx: CliContext, fn: (client: McpdClient) => Promise<T>, options: OpenClientOptions = {}): Promise<T> {
+  const client = await openClient(ctx, options);
+  try {
+    return await fn(client);
+  } finally {
+    await client.close().catch(() => {});
+  }
+}

@@ -1,0 +1,213 @@
+import { spawn } from "node:child_process";
+import { closeSync, mkdirSync, openSync, readFileSync, statSync } from "node:fs";
+import { open } from "node:fs/promises";
+import { checkSocketPath, resolvePaths, type McpdPaths } from "@mcpd/client";
+import { CliError, ExitCode } from "./args.js";
+import { binPath, type CliContext } from "./context.js";
+import { openClient } from "./daemon-client.js";
+import { formatLogLine } from "./log-format.js";
+
+/** Timing of the CLI's daemon lifecycle commands. Units in the names. */
+export const CLI_DEFAULTS = {
+  /** `mcpd start`: how long to wait for a detached daemon's socket to answer. */
+  startTimeoutMs: 10_000,
+  /** `mcpd stop`: how long the daemon has to exit after `mcpd/shutdown` before SIGTERM. */
+  stopTimeoutMs: 20_000,
+  /** `mcpd stop`: how long to wait after SIGTERM before giving up. */
+  termTimeoutMs: 10_000,
+  /** Polling interval while waiting for a socket or a process, in ms. */
+  pollMs: 50,
+  /** Log lines shown when a daemon fails to come up. */
+  failureLogLines: 20,
+  /** Bytes of the log read to explain a failure. */
+  failureLogBytes: 64 * 1024,
+} as const;
+
+/** What answered on the socket. */
+export interface RunningDaemon {
+  pid: number;
+  socketPath: string;
+  version: string;
+}
+
+/** Asks the socket who is there; `undefined` when nothing answers. */
+export async function probeDaemon(ctx: CliContext, connectTimeoutMs = 2_000): Promise<RunningDaemon | undefined> {
+  let client;
+  try {
+    client = await openClient(ctx, { connectTimeoutMs, timeoutMs: connectTimeoutMs * 2 });
+  } catch {
+    return undefined;
+  }
+  try {
+    const s = await client.status();
+    return { pid: s.daemon.pid, socketPath: s.daemon.socketPath, version: s.daemon.version };
+  } catch {
+    return undefined;
+  } finally {
+    await client.close().catch(() => {});
+  }
+}
+
+/** Whether a process exists (and is not a zombie waiting to be reaped). */
+export function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === "EPERM";
+  }
+  try {
+    // Linux: a zombie still answers kill(0); its state letter (after the parenthesised name) is Z.
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    return stat.slice(stat.lastIndexOf(")") + 2, stat.lastIndexOf(")") + 3) !== "Z";
+  } catch {
+    return true;
+  }
+}
+
+/** Waits until `pid` is gone; resolves false when `timeoutMs` passes first. */
+export async function waitGone(pid: number, timeoutMs: number): Promise<boolean> {
+  const deadline = Date.now() + timeoutMs;
+  while (isAlive(pid)) {
+    if (Date.now() >= deadline) return false;
+    await delay(CLI_DEFAULTS.pollMs);
+  }
+  return true;
+}
+
+/** The pid in the pid file, when the file exists and holds one. */
+export function readPidFile(paths: McpdPaths): number | undefined {
+  try {
+    const pid = Number.parseInt(readFileSync(paths.pidFile, "utf8").trim(), 10);
+    return Number.isSafeInteger(pid) && pid > 0 ? pid : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Whether `pid` looks like an mcpd daemon (its command line mentions mcpd), so a stale pid file whose
+ * pid was reused by another program never gets that program signalled. Where /proc is missing (macOS)
+ * the pid file is trusted.
+ */
+export function looksLikeMcpd(pid: number): boolean {
+  try {
+    return readFileSync(`/proc/${pid}/cmdline`, "utf8").includes("mcpd");
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code !== "ENOENT" || !process.platform.startsWith("linux");
+  }
+}
+
+function delay(ms: number): Promise<void> {
+  return new Promise((r) => setTimeout(r, ms));
+}
+
+function fileSize(path: string): number {
+  try {
+    return statSync(path).size;
+  } catch {
+    return 0;
+  }
+}
+
+/** The log written since `offset` (or the end of the log, if it was rotated meanwhile), pretty-printed: errors and warnings first. */
+export async function logSince(logFile: string, offset: number): Promise<string[]> {
+  let text = "";
+  try {
+    const fh = await open(logFile, "r");
+    try {
+      const size = (await fh.stat()).size;
+      const start = size >= offset ? offset : Math.max(0, size - CLI_DEFAULTS.failureLogBytes);
+      const len = Math.min(size - start, CLI_DEFAULTS.failureLogBytes);
+      const buf = Buffer.alloc(len);
+      await fh.read(buf, 0, len, size - len);
+      text = buf.toString("utf8");
+    } finally {
+      await fh.close();
+    }
+  } catch {
+    return [];
+  }
+  const lines = text.split("\n").filter((l) => l.trim() !== "");
+  const important = lines.filter((l) => {
+    try {
+      const level = (JSON.parse(l) as { level?: unknown }).level;
+      return typeof level !== "number" || level >= 40;
+    } catch {
+      return true;
+    }
+  });
+  return (important.length > 0 ? important : lines).slice(-CLI_DEFAULTS.failureLogLines).map((l) => formatLogLine(l));
+}
+
+/** Options of {@link ensureDaemon}. */
+export interface EnsureDaemonOptions {
+  configFile?: string;
+  logLevel?: string;
+  timeoutMs?: number;
+}
+
+/** The outcome of {@link ensureDaemon}. */
+export interface EnsureDaemonResult {
+  started: boolean;
+  pid: number;
+  socketPath: string;
+  logFile: string;
+}
+
+/**
+ * Makes sure a daemon answers on the socket: when none does, starts one detached (`mcpd start
+ * --in-process` in a new session, stdout/stderr appended to the log file, unref'd) and waits until its
+ * socket answers.
+ * @throws CliError (exit 1) with the reason from the daemon's log when it exits or does not answer in time.
+ */
+export async function ensureDaemon(ctx: CliContext, options: EnsureDaemonOptions = {}): Promise<EnsureDaemonResult> {
+  const paths = resolvePaths(ctx.env, { cwd: ctx.cwd, ...(options.configFile ? { configFile: options.configFile } : {}) });
+  const running = await probeDaemon(ctx);
+  if (running) return { started: false, pid: running.pid, socketPath: running.socketPath, logFile: paths.logFile };
+
+  const tooLong = checkSocketPath(paths.socketPath);
+  if (tooLong) throw new CliError(tooLong);
+  mkdirSync(paths.stateDir, { recursive: true, mode: 0o700 });
+  const offset = fileSize(paths.logFile);
+  const args = [binPath(), "start", "--in-process"];
+  // The file resolved here, not the raw flag: the daemon's working directory is not ours.
+  if (options.configFile) args.push("--config", paths.configFile);
+  if (options.logLevel) args.push("--log-level", options.logLevel);
+  const fd = openSync(paths.logFile, "a", 0o600);
+  let exited: { code: number | null; signal: NodeJS.Signals | null } | undefined;
+  let spawnError: Error | undefined;
+  let pid: number | undefined;
+  try {
+    const child = spawn(process.execPath, args, { detached: true, stdio: ["ignore", fd, fd], env: ctx.env, cwd: ctx.cwd });
+    pid = child.pid;
+    child.once("error", (err) => (spawnError = err));
+    child.once("exit", (code, signal) => (exited = { code, signal }));
+    child.unref();
+  } finally {
+    closeSync(fd);
+  }
+
+  const deadline = Date.now() + (options.timeoutMs ?? CLI_DEFAULTS.startTimeoutMs);
+  for (;;) {
+    const up = await probeDaemon(ctx, 1_000);
+    if (up) return { started: up.pid === pid, pid: up.pid, socketPath: up.socketPath, logFile: paths.logFile };
+    if (spawnError) throw new CliError(`cannot start the daemon: ${spawnError.message}`);
+    if (exited) {
+      // A daemon started at the same moment by someone else wins the socket; ours exits. That is success.
+      const other = await probeDaemon(ctx);
+      if (other) return { started: false, pid: other.pid, socketPath: other.socketPath, logFile: paths.logFile };
+      const how = exited.signal ? `was killed by ${exited.signal}` : `exited with code ${exited.code}`;
+      throw new CliError(failureMessage(`the daemon ${how} before its socket answered`, await logSince(paths.logFile, offset), paths.logFile));
+    }
+    if (Date.now() >= deadline) {
+      const why = `the daemon (pid ${pid}) did not answer on ${paths.socketPath} within ${options.timeoutMs ?? CLI_DEFAULTS.startTimeoutMs} ms; it may still be starting (see 'mcpd status')`;
+      throw new CliError(failureMessage(why, await logSince(paths.logFile, offset), paths.logFile));
+    }
+    await delay(CLI_DEFAULTS.pollMs * 2);
+  }
+}
+
+function failureMessage(what: string, lines: string[], logFile: string): string {
+  if (lines.length === 0) return `${what}; its log (${logFile}) says nothing more`;
+  return `${what}. From ${logFile}:\n${lines.map((l) => `  ${l}`).join("\n")}`;
+}

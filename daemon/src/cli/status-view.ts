@@ -1,0 +1,167 @@
+import type { DaemonStatus } from "@mcpd/client";
+import { formatDuration, formatLatency, table, truncate, type Palette } from "./format.js";
+
+/**
+ * The stable shape of `mcpd status --json` (docs/operations.md documents it). Fields are picked one by
+ * one from the daemon's `mcpd/status`, so a field the daemon adds later never changes this output
+ * unannounced. Durations in ms; times ISO 8601; unknown values `null`.
+ */
+export interface StatusJson {
+  daemon: {
+    pid: number;
+    version: string;
+    startedAt: string | null;
+    uptimeMs: number | null;
+    socketPath: string;
+    configFile: string | null;
+    logFile: string | null;
+  };
+  servers: Array<{
+    name: string;
+    state: string;
+    enabled: boolean;
+    transport: string;
+    mode: string | null;
+    pid: number | null;
+    startedAt: string | null;
+    uptimeMs: number | null;
+    restarts: number;
+    requests: number;
+    errors: number;
+    inFlight: number;
+    latencyMs: { p50: number | null; p99: number | null };
+    tools: number;
+    stateReason: string | null;
+    lastError: string | null;
+    lastStderr: string | null;
+    commandFound: boolean | null;
+  }>;
+  clients: Array<{
+    id: string | number;
+    name: string | null;
+    version: string | null;
+    view: string;
+    server: string | null;
+    inFlight: number;
+    connectedAt: string | null;
+  }>;
+}
+
+/** Hides the password of any `scheme://user:password@` in a text (defence in depth: the daemon redacts too). */
+export function redactUrlCredentials(text: string): string {
+  return text.replace(/([a-z][a-z0-9+.-]*:\/\/[^/\s:@]*):[^@\s/]*@/gi, "$1:***@");
+}
+
+const num = (v: unknown): number | null => (typeof v === "number" && Number.isFinite(v) ? v : null);
+const text = (v: unknown): string | null => (typeof v === "string" ? redactUrlCredentials(v) : null);
+
+/** Builds {@link StatusJson} from the daemon's answer. */
+export function statusJson(s: DaemonStatus): StatusJson {
+  const d = s.daemon ?? ({} as DaemonStatus["daemon"]);
+  return {
+    daemon: {
+      pid: d.pid,
+      version: d.version,
+      startedAt: text(d.startedAt),
+      uptimeMs: num(d.uptimeMs),
+      socketPath: d.socketPath,
+      configFile: text(d.configFile),
+      logFile: text(d.logFile),
+    },
+    servers: (s.servers ?? []).map((v) => ({
+      name: v.name,
+      state: v.state,
+      enabled: v.enabled !== false,
+      transport: String(v.transport ?? "stdio"),
+      mode: text(v.mode),
+      pid: num(v.pid),
+      startedAt: text(v.startedAt),
+      uptimeMs: num(v.uptimeMs),
+      restarts: num(v.restarts) ?? 0,
+      requests: num(v.requests) ?? 0,
+      errors: num(v.errors) ?? 0,
+      inFlight: num(v.inFlight) ?? 0,
+      latencyMs: { p50: num(v.latencyMs?.p50), p99: num(v.latencyMs?.p99) },
+      tools: num(v.tools) ?? 0,
+      stateReason: text(v.stateReason),
+      lastError: text(v.lastError),
+      lastStderr: text(v.lastStderr),
+      commandFound: typeof v.commandFound === "boolean" ? v.commandFound : null,
+    })),
+    clients: (s.clients ?? []).map((c) => ({
+      id: c.id,
+      name: typeof c.clientInfo?.name === "string" ? c.clientInfo.name : null,
+      version: typeof c.clientInfo?.version === "string" ? c.clientInfo.version : null,
+      view: c.view,
+      server: typeof c.server === "string" ? c.server : null,
+      inFlight: num(c.inFlight) ?? 0,
+      connectedAt: text(c.connectedAt),
+    })),
+  };
+}
+
+function stateColour(state: string, c: Palette): string {
+  if (state === "ready") return c.green(state);
+  if (state === "failed") return c.red(state);
+  if (state === "disabled" || state === "stopped") return c.dim(state);
+  return c.yellow(state);
+}
+
+/** The human rendering of `mcpd status`: daemon facts, a server table, problems, clients. */
+export function renderStatus(st: StatusJson, c: Palette, width = 100): string {
+  const d = st.daemon;
+  const out: string[] = [];
+  out.push(`${c.bold("mcpd")} ${d.version}  pid ${d.pid}  up ${formatDuration(d.uptimeMs)}`);
+  out.push(`socket  ${d.socketPath}`);
+  out.push(`config  ${d.configFile ?? "-"}`);
+  out.push(`log     ${d.logFile ?? "(stderr: running in the foreground)"}`);
+  out.push("");
+  if (st.servers.length === 0) {
+    out.push("No servers configured. Add some to the config file, or run 'mcpd config import --from claude-desktop'.");
+  } else {
+    const rows = st.servers.map((v) => [
+      v.name,
+      stateColour(v.state, c),
+      v.mode && v.mode !== v.transport && v.mode !== "stdio" ? `${v.transport} (${v.mode})` : v.transport,
+      v.pid === null ? "-" : String(v.pid),
+      formatDuration(v.uptimeMs),
+      String(v.restarts),
+      String(v.requests),
+      v.errors > 0 ? c.red(String(v.errors)) : "0",
+      String(v.inFlight),
+      formatLatency(v.latencyMs.p50),
+      formatLatency(v.latencyMs.p99),
+      String(v.tools),
+    ]);
+    out.push(table(["SERVER", "STATE", "TRANSPORT", "PID", "UPTIME", "RESTARTS", "REQS", "ERRS", "INFL", "P50", "P99", "TOOLS"], rows, c));
+    const notes: string[] = [];
+    for (const v of st.servers) {
+      const room = Math.max(20, width - v.name.length - 16);
+      if (v.commandFound === false) notes.push(`${c.red("!")} ${v.name}: command not found on the daemon's PATH`);
+      if (v.stateReason && v.state !== "ready") notes.push(`  ${v.name}: ${v.state}: ${truncate(v.stateReason, room)}`);
+      if (v.lastError) notes.push(`  ${v.name}: last error: ${truncate(v.lastError, room)}`);
+      if (v.lastStderr) notes.push(`  ${v.name}: stderr: ${truncate(v.lastStderr, room)}`);
+    }
+    if (notes.length > 0) out.push("", ...notes);
+  }
+  out.push("");
+  if (st.clients.length === 0) {
+    out.push("Clients: none connected");
+  } else {
+    out.push(`Clients (${st.clients.length}):`);
+    out.push(
+      table(
+        ["ID", "CLIENT", "VIEW", "INFL", "CONNECTED"],
+        st.clients.map((cl) => [
+          String(cl.id),
+          cl.name ? `${cl.name}${cl.version ? ` ${cl.version}` : ""}` : "-",
+          cl.server ? `server ${cl.server}` : cl.view,
+          String(cl.inFlight),
+          cl.connectedAt ?? "-",
+        ]),
+        c,
+      ),
+    );
+  }
+  return out.join("\n");
+}
