@@ -114,13 +114,13 @@ export async function startDaemon(options: RunDaemonOptions): Promise<DaemonHand
   });
   await server.listen();
   writeFileSync(paths.pidFile, `${process.pid}\n`, { mode: 0o600 });
-  root.info({ socket: paths.socketPath, pid: process.pid, config: config.file, servers: config.servers.length }, "mcpd started");
+  root.info({ socket: paths.socketPath, config: config.file, servers: config.servers.length }, "mcpd started");
 
   const shutdown = (reason = "shutdown"): Promise<number> => {
     if (shuttingDown) return shuttingDown;
     shuttingDown = (async () => {
       root.info({ reason }, "mcpd shutting down");
-      await server.stopAccepting().catch(() => {});
+      server.stopAccepting();
       const deadline = Date.now() + DAEMON_DEFAULTS.shutdownGraceMs;
       while (router.tables().inFlight > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
       const err = new McpdError("MCPD_SHUTTING_DOWN", "mcpd is shutting down", { wireCode: WireCode.ShuttingDown });

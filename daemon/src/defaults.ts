@@ -17,8 +17,11 @@ export const DAEMON_DEFAULTS = {
    * busy (measured: throughput stops growing past ~64 in flight over stdio) without flooding it.
    */
   maxConcurrency: 64,
-  /** Per-server `maxQueue`: requests allowed to wait for a concurrency slot; more are refused (MCPD_QUEUE_FULL). */
-  maxQueue: 1024,
+  /**
+   * Per-server `maxQueue`: requests allowed to wait for a concurrency slot; more are refused (MCPD_QUEUE_FULL).
+   * Sized for many agents at once (each connection may have 1,024 in flight), still bounded.
+   */
+  maxQueue: 10_000,
   /** Per-server `restart`: crash-loop breaker and backoff for restarting a server that died. */
   restart: {
     /** Restarts allowed within `windowMs`; one more and the server is marked failed. */
@@ -57,6 +60,8 @@ export const RUNTIME_DEFAULTS = {
   maxOutgoingBytesPerConnection: 16 * 1024 * 1024,
   /** Deadline for a server-to-client request relayed to a client (sampling can take a while), in ms. */
   clientRequestTimeoutMs: 300_000,
+  /** Aggregate view: how long a listing or an unknown name waits for servers still starting, in ms. */
+  aggregateSettleMs: 10_000,
   /** Shutdown: how long in-flight requests may finish before they are answered with an error, in ms. */
   shutdownGraceMs: 5_000,
   /** The background daemon's log file rotates at this size... */

@@ -144,9 +144,12 @@ export class SocketServer {
     });
   }
 
-  /** Stops accepting new connections. */
-  stopAccepting(): Promise<void> {
-    return new Promise((resolve) => this.server.close(() => resolve()));
+  /**
+   * Stops accepting new connections. Resolves at once: `server.close()` only calls back once every
+   * existing connection has ended, and those are still being served during a graceful shutdown.
+   */
+  stopAccepting(): void {
+    this.server.close();
   }
 
   /** Ends every connection (after their last answers were written). */

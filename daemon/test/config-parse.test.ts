@@ -43,7 +43,7 @@ describe("parseConfig: formats", () => {
       startup: "eager",
       idleTimeout: 0,
       maxConcurrency: 64,
-      maxQueue: 1024,
+      maxQueue: 10_000,
       restart: { maxRestarts: 5, windowMs: 60_000, initialDelayMs: 500, maxDelayMs: 30_000 },
       sharing: "shared",
       healthCheckIntervalMs: 30_000,

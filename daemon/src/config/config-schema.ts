@@ -58,7 +58,7 @@ export interface ResolvedServerConfig {
   readonly idleTimeout: number;
   /** Requests in flight to this server at a time. Default 64. */
   readonly maxConcurrency: number;
-  /** Requests allowed to wait for a slot; more are refused with MCPD_QUEUE_FULL. Default 1024. */
+  /** Requests allowed to wait for a slot; more are refused with MCPD_QUEUE_FULL. Default 10000. */
   readonly maxQueue: number;
   readonly restart: RestartPolicy;
   /** Default `shared`. */

@@ -1,7 +1,8 @@
-import { WireCode, isObject, toWireError, type JsonObject, type RequestId, type ServerCapabilities } from "@mcpd/protocol";
+import { NotFoundError, WireCode, isObject, toWireError, type JsonObject, type RequestId, type ServerCapabilities } from "@mcpd/protocol";
 import type { ServerHandle } from "../server-handle.js";
 import { Session } from "./session.js";
 import { VERSION } from "../version.js";
+import { RUNTIME_DEFAULTS } from "../defaults.js";
 
 /**
  * The aggregate view: every enabled server behind one MCP server. Tools and prompts are exposed as
@@ -38,11 +39,18 @@ export class AggregateView {
     return result;
   }
 
-  /** Starts lazy servers that have no cached tools, so a first listing shows them (bounded by their timeout). */
-  private async warmLazy(): Promise<void> {
+  /**
+   * Waits (bounded) for servers whose tools are not known yet: starting for the first time without a
+   * cached list, or lazy and never started. With `all`, also for every server that is starting or
+   * restarting (a name that is not found may belong to one of them). Servers that do not come up in
+   * time are left out; a list_changed follows when they do.
+   */
+  private async settle(all: boolean): Promise<void> {
     const waits: Promise<unknown>[] = [];
     for (const h of this.router.manager.servers) {
-      if (h.state === "stopped" && h.config.startup === "lazy" && !h.cachedTools) waits.push(h.whenReady(h.config.timeout).catch(() => {}));
+      const unknown = !h.cachedTools && (h.state === "starting" || (h.state === "stopped" && h.config.startup === "lazy"));
+      const pending = all && (h.state === "starting" || h.state === "restarting");
+      if (unknown || pending) waits.push(h.whenReady(Math.min(h.config.timeout, RUNTIME_DEFAULTS.aggregateSettleMs)).catch(() => {}));
     }
     if (waits.length > 0) {
       await Promise.all(waits);
@@ -50,13 +58,24 @@ export class AggregateView {
     }
   }
 
-  serve(id: RequestId, method: string, params: JsonObject | undefined): void {
+  private get unsettled(): boolean {
+    return this.router.manager.servers.some((h) => h.state === "starting" || h.state === "restarting" || (h.state === "stopped" && h.config.startup === "lazy"));
+  }
+
+  /** Serves one request; a name or URI not found while servers are still coming up is looked up again once they are. */
+  serve(id: RequestId, method: string, params: JsonObject | undefined, retried = false): void {
     const s = this.session;
     const catalog = this.router.catalog;
-    const fail = (err: unknown): void => s.replyError(id, toWireError(err));
+    const fail = (err: unknown): void => {
+      if (!retried && err instanceof NotFoundError && this.unsettled) {
+        this.settle(true).then(() => this.serve(id, method, params, true), (e: unknown) => s.replyError(id, toWireError(e)));
+        return;
+      }
+      s.replyError(id, toWireError(err));
+    };
     switch (method) {
       case "tools/list":
-        this.warmLazy().then(() => {
+        this.settle(false).then(() => {
           s.send({ jsonrpc: "2.0", id, result: { tools: catalog.tools().map((e) => ({ ...e.item, name: e.exposed })) } });
         }, fail);
         return;
