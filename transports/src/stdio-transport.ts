@@ -22,6 +22,7 @@ import { signalGroup, terminateProcessTree, trackGroup, untrackGroup, withinMs }
 import { StderrRing } from "./stderr-ring.js";
 import { StdinWriter } from "./stdin-writer.js";
 import { describeSpawnError, positiveOption, validateStdioConfig } from "./stdio-config.js";
+import { PendingRequest, SignalWatch } from "./stdio-pending.js";
 import type {
   CloseInfo,
   MCPTransport,
@@ -59,56 +60,6 @@ function deferred(): Deferred {
   let resolve!: () => void;
   const promise = new Promise<void>((r) => (resolve = r));
   return { promise, resolve };
-}
-
-/** One in-flight request. */
-class PendingRequest {
-  timer: NodeJS.Timeout | undefined = undefined;
-  watch: SignalWatch | undefined = undefined;
-  constructor(
-    readonly id: number,
-    readonly method: string,
-    readonly timeoutMs: number,
-    readonly resolve: (value: unknown) => void,
-    readonly reject: (reason: unknown) => void,
-  ) {}
-  /** Stops the clock and stops watching the caller's signal. */
-  detach(): void {
-    if (this.timer !== undefined) clearTimeout(this.timer);
-    this.watch?.remove(this);
-  }
-}
-
-/**
- * One 'abort' listener per caller signal, shared by every request using it. Callers often pass one
- * long-lived signal to many concurrent requests; a listener per request would pile up on it
- * (MaxListenersExceededWarning in the official SDK). Removed once its last request settles.
- */
-class SignalWatch {
-  private readonly members = new Set<PendingRequest>();
-  constructor(
-    readonly signal: AbortSignal,
-    private readonly registry: Map<AbortSignal, SignalWatch>,
-    private readonly onAbort: (pending: PendingRequest) => void,
-  ) {
-    registry.set(signal, this);
-    signal.addEventListener("abort", this);
-  }
-  add(p: PendingRequest): void {
-    this.members.add(p);
-    p.watch = this;
-  }
-  remove(p: PendingRequest): void {
-    p.watch = undefined;
-    this.members.delete(p);
-    if (this.members.size === 0) {
-      this.signal.removeEventListener("abort", this);
-      this.registry.delete(this.signal);
-    }
-  }
-  handleEvent(): void {
-    for (const p of Array.from(this.members)) this.onAbort(p);
-  }
 }
 
 /**
@@ -535,6 +486,7 @@ export class StdioTransport implements MCPTransport {
     this.inboundOpen = false;
     const reason = expected ? undefined : this.describeEnd(why);
     this.closedReason = reason ?? "closed by client";
+    if (!expected) this.log.warn({ pid: child.pid, reason, pending: this.pending.size }, "stdio server ended unexpectedly");
     for (const p of this.pending.values()) {
       p.detach();
       p.reject(new TransportClosedError(reason));

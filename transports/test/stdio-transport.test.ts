@@ -5,6 +5,7 @@ import type { CloseInfo } from "../src/transport.js";
 import { Harness, callTool, initialize, isAlive, readLog, readPid, textOf, waitFor, waitForLogged } from "./stdio-helpers.js";
 
 const h = new Harness();
+const NODE_BIN = process.execPath;
 afterEach(() => h.cleanup());
 
 describe("StdioTransport: messaging", () => {
@@ -280,6 +281,36 @@ describe("StdioTransport: unexpected exit", () => {
     expect(info).toMatchObject({ expected: false, exitCode: 9 });
     expect(info.stderrTail).toContain("fatal: boom");
     await expect(t.request("initialize")).rejects.toThrow(/^Transport closed: process exited with code 9; stderr: fatal: boom/);
+  });
+});
+
+describe("StdioTransport: broken pipes", () => {
+  it("treats the end of stdout as the end of the server, even while the process lives on", async () => {
+    // Reads one line, then closes its stdout and keeps running (ignoring stdin EOF): SIGTERM must end it.
+    const script = `process.stdin.once("data", () => require("fs").closeSync(1)); setInterval(() => {}, 1e6);`;
+    const t = h.make({ command: NODE_BIN, args: ["-e", script] }, { closeGraceMs: 300 });
+    const closed = new Promise<CloseInfo>((resolve) => (t.onClose = resolve));
+    await t.connect();
+    const err = await t.request("ping").catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(TransportClosedError);
+    expect((err as Error).message).toBe("Transport closed: the server closed its stdout");
+    const info = await closed;
+    expect(info).toMatchObject({ expected: false, reason: "the server closed its stdout", exitCode: null, signal: "SIGTERM" });
+  });
+
+  it("closes the transport on EPIPE instead of crashing, and reports it to onError", async () => {
+    const script = `require("fs").closeSync(0); process.stderr.write("stdin closed\\n"); setInterval(() => {}, 1e6);`;
+    const t = h.make({ command: NODE_BIN, args: ["-e", script] }, { closeGraceMs: 300 });
+    const errors: Error[] = [];
+    t.onError = (e) => errors.push(e);
+    const closed = new Promise<CloseInfo>((resolve) => (t.onClose = resolve));
+    await t.connect();
+    await waitFor(() => t.stderrTail().includes("stdin closed"), { message: "child closed its stdin" });
+    const err = await t.request("ping", { pad: "x".repeat(256 * 1024) }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(TransportClosedError);
+    expect((err as Error).message).toContain("stdin failed: EPIPE");
+    expect(errors.map((e) => (e as NodeJS.ErrnoException).code)).toContain("EPIPE");
+    expect((await closed).expected).toBe(false);
   });
 });
 
