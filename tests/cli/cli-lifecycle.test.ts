@@ -23,6 +23,10 @@ describe("mcpd start / stop", () => {
     expect(second.code).toBe(0);
     expect(second.stdout).toContain(`mcpd is already running (pid ${pid})`);
     expect(world.daemonPid()).toBe(pid);
+    // In the foreground too: said, exit 0 (a service manager must not restart-loop on it).
+    const fg = await world.run(["start", "--foreground"]);
+    expect(fg.code).toBe(0);
+    expect(fg.stderr).toMatch(/already running/);
 
     // The fixture server came up under the one daemon.
     await until(() => world.processes().length === 2, "daemon + one server");
@@ -65,6 +69,24 @@ describe("mcpd start / stop", () => {
     await until(() => world.processes().filter((x) => x !== newDaemon).length === 1, "the new server");
 
     expect((await world.run(["stop"])).code).toBe(0);
+    await until(() => world.processes().length === 0, "no process left");
+  });
+
+  it("start --foreground runs the daemon in this process, logging to stderr, until SIGTERM", async () => {
+    world = new CliWorld();
+    world.writeConfig({ fx: world.fixture("fx") });
+    const fg = world.spawn(["start", "--foreground"]);
+    let err = "";
+    fg.stderr?.on("data", (d: Buffer) => (err += d.toString()));
+    await until(async () => (await world.run(["status"])).code === 0, "the foreground daemon to answer");
+    const s = JSON.parse((await world.run(["status", "--json"])).stdout);
+    expect(s.daemon.pid).toBe(fg.pid);
+    expect(s.daemon.logFile).toBeNull();
+    expect(err).toMatch(/mcpd started/);
+    expect(existsSync(join(world.mcpdHome, "mcpd.log"))).toBe(false);
+    const exited = new Promise<number | null>((r) => fg.once("exit", (code) => r(code)));
+    fg.kill("SIGTERM");
+    expect(await exited).toBe(0);
     await until(() => world.processes().length === 0, "no process left");
   });
 

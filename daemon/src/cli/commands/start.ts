@@ -39,6 +39,11 @@ export const startCommand: Command = {
         return await runDaemon({ foreground, ...(configFile ? { configFile } : {}), ...(logLevel ? { logLevel } : {}) });
       } catch (err) {
         const message = err instanceof Error ? err.message : String(err);
+        // Not a failure: a service manager must not restart-loop against a daemon someone else started.
+        if ((err as { code?: unknown }).code === "MCPD_ALREADY_RUNNING") {
+          eprintln(ctx, message);
+          return 0;
+        }
         if (foreground) eprintln(ctx, message);
         // Detached, stderr is the log file: write a pino-shaped line so `mcpd start` and `mcpd logs` show it.
         else ctx.stderr.write(`${JSON.stringify({ level: 60, time: Date.now(), pid: process.pid, msg: `mcpd failed to start: ${message}`, code: (err as { code?: unknown }).code })}\n`);
