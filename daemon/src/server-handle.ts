@@ -137,7 +137,11 @@ export class ServerHandle extends EventEmitter {
       if (kind === "tools") this.opts.onToolsListed?.(client.tools);
       this.emit("listChanged", kind);
     });
-    client.on("close", (info: CloseInfo) => this.onSessionClosed(gen, client, info));
+    let sessionPid: number | undefined;
+    client.on("close", (info: CloseInfo) => {
+      if (sessionPid !== undefined) this.opts.onChildExited?.(sessionPid);
+      this.onSessionClosed(gen, client, info);
+    });
     this.client = client;
     try {
       await client.connect();
@@ -154,7 +158,7 @@ export class ServerHandle extends EventEmitter {
       return;
     }
     const info = transport.info();
-    this.pid = info.pid;
+    this.pid = sessionPid = info.pid;
     if (info.pid !== undefined) this.opts.onChildStarted?.(info.pid);
     this.startedAt = Date.now();
     this.missedPings = 0;
@@ -170,7 +174,6 @@ export class ServerHandle extends EventEmitter {
   }
 
   private onSessionClosed(gen: number, client: MCPClient, info: CloseInfo): void {
-    if (this.pid !== undefined) this.opts.onChildExited?.(this.pid);
     if (info.stderrTail && info.stderrTail.length > 0) this.lastStderr = info.stderrTail[info.stderrTail.length - 1];
     if (this.generation !== gen || info.expected || this.client !== client) return;
     this.lastExit = info.reason;
@@ -234,13 +237,27 @@ export class ServerHandle extends EventEmitter {
             this.missedPings++;
             this.log.warn({ missed: this.missedPings, err: err.message }, "health ping failed");
             if (this.missedPings >= (this.opts.maxMissedPings ?? MAX_MISSED_PINGS)) {
-              void this.restart(`${this.missedPings} health pings missed`);
+              void this.recycle(`${this.missedPings} health pings missed`);
             }
           },
         );
       }
     }, tick);
     this.healthTimer.unref();
+  }
+
+  /**
+   * Ends a live but unhealthy session and restarts it through the same backoff and crash-loop breaker
+   * as a crash (so a server that hangs again and again ends `failed`, not in a restart storm).
+   */
+  private async recycle(reason: string): Promise<void> {
+    const client = this.client;
+    this.generation++; // the old session's close event must not schedule a second restart
+    this.client = undefined;
+    this.pid = undefined;
+    this.stopHealth();
+    this.scheduleRestart(reason);
+    if (client) await client.close().catch(() => {});
   }
 
   private stopHealth(): void {
