@@ -1,0 +1,62 @@
+import { appendFileSync, mkdtempSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { followFile, newTailLines, tailFile } from "../src/cli/log-follow.js";
+
+let dir: string;
+beforeEach(() => {
+  dir = mkdtempSync(join(tmpdir(), "mcpd-logf-"));
+});
+afterEach(() => rmSync(dir, { recursive: true, force: true }));
+
+async function until(cond: () => boolean, what: string): Promise<void> {
+  const deadline = Date.now() + 20_000;
+  while (!cond()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+describe("tailFile", () => {
+  it("returns the last N lines of a large file, and undefined when it is missing", async () => {
+    const file = join(dir, "a.log");
+    writeFileSync(file, Array.from({ length: 20_000 }, (_, i) => `line ${i}`).join("\n") + "\n");
+    const t = await tailFile(file, 3);
+    expect(t?.lines).toEqual(["line 19997", "line 19998", "line 19999"]);
+    expect(t?.size).toBe(statSync(file).size);
+    expect((await tailFile(file, 50_000))?.lines.length).toBe(20_000);
+    expect(await tailFile(join(dir, "missing.log"), 3)).toBeUndefined();
+  });
+});
+
+describe("followFile", () => {
+  it("prints appended lines, waits for a partial line to end, and starts over after rotation", async () => {
+    const file = join(dir, "b.log");
+    writeFileSync(file, "old\n");
+    const start = (await tailFile(file, 1))!;
+    const seen: string[] = [];
+    const ac = new AbortController();
+    const done = followFile(file, start, (l) => seen.push(l), ac.signal);
+    appendFileSync(file, "one\ntw");
+    await until(() => seen.length === 1, "one");
+    appendFileSync(file, "o\n");
+    await until(() => seen.length === 2, "two");
+    renameSync(file, `${file}.1`);
+    writeFileSync(file, "fresh\n");
+    await until(() => seen.length === 3, "the rotated file's line");
+    ac.abort();
+    await done;
+    expect(seen).toEqual(["one", "two", "fresh"]);
+  });
+});
+
+describe("newTailLines", () => {
+  it("finds what is new in a sliding tail", () => {
+    expect(newTailLines([], ["a", "b"])).toEqual(["a", "b"]);
+    expect(newTailLines(["a", "b", "c"], ["b", "c", "d", "e"])).toEqual(["d", "e"]);
+    expect(newTailLines(["a", "b"], ["a", "b"])).toEqual([]);
+    expect(newTailLines(["a", "b"], ["x", "y"])).toEqual(["x", "y"]);
+    expect(newTailLines(["x", "x"], ["x", "x", "x"])).toEqual(["x"]);
+  });
+});

@@ -1,0 +1,102 @@
+import { describe, expect, it } from "vitest";
+import type { DaemonStatus } from "@mcpd/client";
+import { palette } from "../src/cli/format.js";
+import { redactUrlCredentials, renderStatus, statusJson } from "../src/cli/status-view.js";
+import { commandHelp, overviewHelp } from "../src/cli/help.js";
+
+const raw = {
+  daemon: { pid: 10, version: "1.2.3", uptimeMs: 65_000, socketPath: "/s/mcpd.sock", configFile: "/c.json", logFile: "/l.log", startedAt: "2025-01-01T00:00:00.000Z", extra: "ignored" },
+  servers: [
+    {
+      name: "fs",
+      state: "ready",
+      enabled: true,
+      transport: "stdio",
+      mode: "stdio",
+      tools: 3,
+      pid: 11,
+      startedAt: "2025-01-01T00:00:01.000Z",
+      uptimeMs: 64_000,
+      restarts: 1,
+      requests: 40,
+      errors: 2,
+      inFlight: 0,
+      latencyMs: { p50: 1.25, p99: 30 },
+      lastError: "connect to http://bob:hunter2@host failed",
+      lastStderr: "warming up",
+      stateReason: "started",
+      commandFound: true,
+      sessions: 0,
+    },
+    { name: "gone", state: "failed", enabled: true, transport: "stdio", mode: null, tools: 0, pid: null, startedAt: null, uptimeMs: null, restarts: 5, requests: 0, errors: 0, inFlight: 0, latencyMs: { p50: null, p99: null }, lastError: null, lastStderr: null, stateReason: "crash loop: 5 restarts in 60000ms", commandFound: false },
+    { name: "web", state: "starting", enabled: true, transport: "http", mode: "streamable-http", tools: 0, pid: null, startedAt: null, uptimeMs: null, restarts: 0, requests: 0, errors: 0, inFlight: 0, latencyMs: { p50: null, p99: null }, lastError: null, lastStderr: null, stateReason: null, commandFound: null },
+  ],
+  clients: [{ id: "c1", view: "aggregate", server: null, clientInfo: { name: "claude", version: "2" }, inFlight: 1, connectedAt: "2025-01-01T00:00:02.000Z" }],
+  tables: { inFlight: 1 },
+} as unknown as DaemonStatus;
+
+describe("statusJson", () => {
+  it("picks the documented fields only, redacting URL credentials", () => {
+    const s = statusJson(raw);
+    expect(Object.keys(s)).toEqual(["daemon", "servers", "clients"]);
+    expect(s.daemon).toEqual({ pid: 10, version: "1.2.3", startedAt: "2025-01-01T00:00:00.000Z", uptimeMs: 65_000, socketPath: "/s/mcpd.sock", configFile: "/c.json", logFile: "/l.log" });
+    expect(s.servers[0]?.lastError).toBe("connect to http://bob:***@host failed");
+    expect(s.servers[1]).toMatchObject({ mode: null, pid: null, commandFound: false, latencyMs: { p50: null, p99: null } });
+    expect(s.clients).toEqual([{ id: "c1", name: "claude", version: "2", view: "aggregate", server: null, inFlight: 1, connectedAt: "2025-01-01T00:00:02.000Z" }]);
+    expect(JSON.stringify(s)).not.toContain("hunter2");
+  });
+
+  it("redactUrlCredentials masks passwords only", () => {
+    expect(redactUrlCredentials("see https://u:p@x.org/a and ftp://x.org")).toBe("see https://u:***@x.org/a and ftp://x.org");
+    expect(redactUrlCredentials("mail bob@example.com")).toBe("mail bob@example.com");
+  });
+});
+
+describe("renderStatus", () => {
+  it("renders the daemon, an aligned server table, problems and clients", () => {
+    const text = renderStatus(statusJson(raw), palette(false));
+    const lines = text.split("\n");
+    expect(lines[0]).toBe("mcpd 1.2.3  pid 10  up 1m 5s");
+    expect(text).toMatch(/^SERVER +STATE +TRANSPORT +PID +UPTIME +RESTARTS +REQS +ERRS +INFL +P50 +P99 +TOOLS$/m);
+    expect(text).toMatch(/^fs +ready +stdio +11 +1m 4s +1 +40 +2 +0 +1\.3ms +30\.0ms +3$/m);
+    expect(text).toMatch(/^web +starting +http \(streamable-http\) +-/m);
+    expect(text).toContain("! gone: command not found on the daemon's PATH");
+    expect(text).toContain("  gone: failed: crash loop: 5 restarts in 60000ms");
+    expect(text).toContain("  fs: last error: connect to http://bob:***@host failed");
+    expect(text).toContain("  fs: stderr: warming up");
+    expect(text).toMatch(/^c1 +claude 2 +aggregate +1 /m);
+    // Columns line up: each header starts where its cells start.
+    const header = lines.find((l) => l.startsWith("SERVER")) as string;
+    const row = lines.find((l) => l.startsWith("fs ")) as string;
+    expect(row.indexOf("ready")).toBe(header.indexOf("STATE"));
+  });
+
+  it("colours states only when the palette is on", () => {
+    expect(renderStatus(statusJson(raw), palette(false))).not.toContain("\u001b[");
+    expect(renderStatus(statusJson(raw), palette(true))).toContain("\u001b[31mfailed\u001b[39m");
+  });
+
+  it("says when there are no servers or clients", () => {
+    const text = renderStatus(statusJson({ ...raw, servers: [], clients: [] }), palette(false));
+    expect(text).toContain("No servers configured");
+    expect(text).toContain("Clients: none connected");
+  });
+});
+
+describe("help", () => {
+  it("renders a command's usage and options, and the overview", () => {
+    const spec = {
+      name: "logs",
+      usage: "logs [SERVER]",
+      summary: "Show logs",
+      options: { follow: { type: "boolean" as const, short: "f", description: "Follow" }, lines: { type: "string" as const, short: "n", value: "N", description: "Lines" } },
+      minPositionals: 0,
+      maxPositionals: 1,
+    };
+    expect(commandHelp(spec).split("\n")).toEqual(["Usage: mcpd logs [SERVER]", "", "Show logs", "", "Options:", "  -f, --follow   Follow", "  -n, --lines N  Lines", "  -h, --help     Show this help"]);
+    const overview = overviewHelp([spec, { ...spec, name: "secret", hidden: true }], "9.9.9");
+    expect(overview).toContain("mcpd 9.9.9");
+    expect(overview).toContain("  logs  Show logs");
+    expect(overview).not.toContain("secret");
+  });
+});
