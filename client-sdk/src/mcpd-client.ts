@@ -403,6 +403,7 @@ export class McpdClient extends EventEmitter<McpdClientEvents> {
         break;
       case "notifications/mcpd/serverState":
         if (params && typeof params.server === "string") {
+          if (params.state === "ready" && this.subscriptions.size > 0) this.retrySubscriptions(params.server);
           this.emit("serverState", {
             server: params.server,
             state: params.state as ServerState,
@@ -417,6 +418,12 @@ export class McpdClient extends EventEmitter<McpdClientEvents> {
 
   private onRequest(conn: SocketConnection, id: RequestId, method: string, params: JsonObject | undefined): void {
     this.incoming.handle(conn, id, method, params, this.serverOf(params));
+  }
+
+  private retrySubscriptions(server: string): void {
+    void this.subscriptions.retryStale(server).then((failures) => {
+      for (const f of failures) this.logger.warn({ uri: f.uri, server: f.server, err: f.error.message }, "could not restore a resource subscription");
+    });
   }
 
   private async restoreSubscriptions(conn: SocketConnection, timeoutMs: number): Promise<void> {

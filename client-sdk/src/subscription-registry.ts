@@ -17,6 +17,8 @@ interface Entry {
   ready: Promise<void>;
   /** True once the daemon confirmed: only confirmed entries are restored after a reconnection. */
   active: boolean;
+  /** True when restoring it on a new connection failed; retried when its server becomes ready. */
+  stale: boolean;
 }
 
 /** How the registry reaches the daemon. */
@@ -50,7 +52,7 @@ export class SubscriptionRegistry {
     const key = keyOf(server, uri);
     let entry = this.entries.get(key);
     if (!entry) {
-      const e: Entry = { uri, server, callbacks: new Map(), ready: Promise.resolve(), active: false };
+      const e: Entry = { uri, server, callbacks: new Map(), ready: Promise.resolve(), active: false, stale: false };
       e.ready = this.transport.send("resources/subscribe", server, uri).then(
         () => {
           e.active = true;
@@ -101,9 +103,37 @@ export class SubscriptionRegistry {
     const active = [...this.entries.values()].filter((e) => e.active);
     await Promise.all(
       active.map((e) =>
-        send(e.server, e.uri).catch((error: Error) => {
-          failures.push({ uri: e.uri, server: e.server, error });
-        }),
+        send(e.server, e.uri).then(
+          () => {
+            e.stale = false;
+          },
+          (error: Error) => {
+            e.stale = true;
+            failures.push({ uri: e.uri, server: e.server, error });
+          },
+        ),
+      ),
+    );
+    return failures;
+  }
+
+  /**
+   * Re-sends the subscriptions whose restore failed (typically: the daemon had just started and did not
+   * know the server yet) once `server` is ready. Those routed by URI alone are retried for any server.
+   */
+  async retryStale(server: string): Promise<Array<{ uri: string; server: string | undefined; error: Error }>> {
+    const failures: Array<{ uri: string; server: string | undefined; error: Error }> = [];
+    const stale = [...this.entries.values()].filter((e) => e.stale && (e.server === undefined || e.server === server));
+    await Promise.all(
+      stale.map((e) =>
+        this.transport.send("resources/subscribe", e.server, e.uri).then(
+          () => {
+            e.stale = false;
+          },
+          (error: Error) => {
+            failures.push({ uri: e.uri, server: e.server, error });
+          },
+        ),
       ),
     );
     return failures;
