@@ -80,6 +80,16 @@ describe("mcpd call", () => {
     expect(piped.stderr).toBe("");
   });
 
+  it("status is coloured on a terminal, and not with NO_COLOR", async () => {
+    const status = `${process.execPath} ${MCPD_BIN} status`;
+    const coloured = await world.shell(`env -u NO_COLOR script -qfec '${status}' /dev/null`);
+    expect(coloured.code).toBe(0);
+    expect(coloured.stdout).toContain("\u001b[32mready\u001b[39m");
+    const plain = await world.shell(`NO_COLOR=1 script -qfec '${status}' /dev/null`);
+    expect(plain.stdout).toMatch(/ready/);
+    expect(plain.stdout).not.toContain("\u001b[");
+  });
+
   it("Ctrl-C cancels the call upstream (notifications/cancelled) and exits 130", async () => {
     const call = world.spawn(["call", "fx", "slow", "--arg", "ms=60000"]);
     let err = "";

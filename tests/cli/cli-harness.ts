@@ -37,8 +37,8 @@ export class CliWorld {
     this.mcpdHome = join(this.root, "m");
     this.configFile = join(this.root, "config.json");
     mkdirSync(this.home);
-    const env: NodeJS.ProcessEnv = { ...process.env, HOME: this.home, MCPD_HOME: this.mcpdHome, MCPD_CONFIG: this.configFile, NO_COLOR: "1" };
-    // Nothing from the developer's own setup may leak in.
+    const env: NodeJS.ProcessEnv = { ...process.env, HOME: this.home, MCPD_HOME: this.mcpdHome, MCPD_CONFIG: this.configFile, NO_COLOR: "1", MCPD_START_TIMEOUT_MS: "30000" };
+    // Generous start bound: the test machines are loaded. Nothing from the developer's own setup may leak in.
     for (const k of ["MCPD_SOCKET", "MCPD_CONFIG_DIR", "XDG_RUNTIME_DIR", "XDG_STATE_HOME", "XDG_CONFIG_HOME", "FORCE_COLOR", "MCPD_LOG_LEVEL"]) delete env[k];
     this.env = env;
   }

@@ -9,7 +9,7 @@ import { formatLogLine } from "./log-format.js";
 
 /** Timing of the CLI's daemon lifecycle commands. Units in the names. */
 export const CLI_DEFAULTS = {
-  /** `mcpd start`: how long to wait for a detached daemon's socket to answer. */
+  /** `mcpd start`: how long to wait for a detached daemon's socket to answer (env `MCPD_START_TIMEOUT_MS`). */
   startTimeoutMs: 10_000,
   /** `mcpd stop`: how long the daemon has to exit after `mcpd/shutdown` before SIGTERM. */
   stopTimeoutMs: 20_000,
@@ -22,6 +22,13 @@ export const CLI_DEFAULTS = {
   /** Bytes of the log read to explain a failure. */
   failureLogBytes: 64 * 1024,
 } as const;
+
+/** `MCPD_START_TIMEOUT_MS` when it is a positive integer, else {@link CLI_DEFAULTS.startTimeoutMs}. */
+export function startTimeoutMs(env: NodeJS.ProcessEnv): number {
+  const raw = env.MCPD_START_TIMEOUT_MS;
+  const n = raw !== undefined && /^\d+$/.test(raw) ? Number(raw) : NaN;
+  return Number.isSafeInteger(n) && n > 0 ? n : CLI_DEFAULTS.startTimeoutMs;
+}
 
 /** What answered on the socket. */
 export interface RunningDaemon {
@@ -187,7 +194,8 @@ export async function ensureDaemon(ctx: CliContext, options: EnsureDaemonOptions
     closeSync(fd);
   }
 
-  const deadline = Date.now() + (options.timeoutMs ?? CLI_DEFAULTS.startTimeoutMs);
+  const timeoutMs = options.timeoutMs ?? startTimeoutMs(ctx.env);
+  const deadline = Date.now() + timeoutMs;
   for (;;) {
     const up = await probeDaemon(ctx, 1_000);
     if (up) return { started: up.pid === pid, pid: up.pid, socketPath: up.socketPath, logFile: paths.logFile };
@@ -200,7 +208,7 @@ export async function ensureDaemon(ctx: CliContext, options: EnsureDaemonOptions
       throw new CliError(failureMessage(`the daemon ${how} before its socket answered`, await logSince(paths.logFile, offset), paths.logFile));
     }
     if (Date.now() >= deadline) {
-      const why = `the daemon (pid ${pid}) did not answer on ${paths.socketPath} within ${options.timeoutMs ?? CLI_DEFAULTS.startTimeoutMs} ms; it may still be starting (see 'mcpd status')`;
+      const why = `the daemon (pid ${pid}) did not answer on ${paths.socketPath} within ${timeoutMs} ms; it may still be starting (see 'mcpd status')`;
       throw new CliError(failureMessage(why, await logSince(paths.logFile, offset), paths.logFile));
     }
     await delay(CLI_DEFAULTS.pollMs * 2);
