@@ -142,6 +142,8 @@ describe("mcpd config", () => {
       expect(Object.keys(servers()).sort()).toEqual(["db", "legacy", "memory", "sentry"]);
       expect(r.stdout).toMatch(/skipped memory: a different "memory" was imported from .*\.claude\.json/);
       expect(servers().sentry?.headers).toEqual({ Authorization: "Bearer ${SENTRY_TOKEN}" });
+      // Unset in this environment: said, not fatal.
+      expect(r.stdout).toMatch(/warning: with this shell's environment the daemon would refuse the file: .*SENTRY_TOKEN/);
     });
 
     it("from Cursor: ~/.cursor/mcp.json and ./.cursor/mcp.json", async () => {

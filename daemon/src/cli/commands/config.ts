@@ -107,6 +107,12 @@ async function runImport(ctx: CliContext, values: Record<string, unknown>): Prom
   }
   if (file !== undefined && report.scan.read.length === 0) throw new CliError(`${file}: no such file`);
   printImport(ctx, report, paths.configFile, dryRun);
+  if (report.written) {
+    // With this shell's real environment: names the `${VAR}`s the daemon will need.
+    await loadConfig({ file: paths.configFile, env: ctx.env }).catch((err: Error) => {
+      println(ctx, `${ctx.out.yellow("warning")}: with this shell's environment the daemon would refuse the file: ${err.message}`);
+    });
+  }
   return 0;
 }
 
