@@ -11,3 +11,4 @@ client.on("reconnected", (e) => console.log(`reconnected after ${e.attempts} att
 const uri = process.argv[2];
 if (uri) await client.subscribe(uri, (u) => console.log(`updated: ${u.uri} (${u.server})`));
 process.once("SIGINT", () => void client.close());
+console.log("watching (Ctrl-C to stop)");

@@ -151,7 +151,10 @@ export interface ReconnectedEvent {
 
 /** Payload of the `close` event. */
 export interface CloseEvent {
-  /** Set when the client gave up reconnecting (`MCPD_DAEMON_UNAVAILABLE`); undefined after `close()`. */
+  /**
+   * Undefined after `close()`; `MCPD_CONNECTION_LOST` when the connection dropped with `reconnect: false`;
+   * `MCPD_DAEMON_UNAVAILABLE` when the client gave up reconnecting.
+   */
   error: McpdError | undefined;
 }
 

@@ -218,6 +218,30 @@ describe("McpdClient reconnection", () => {
     expect(updates).toEqual(["fx:fixture://a"]);
   });
 
+  it("re-sends a subscription the new daemon refused at the handshake once its server reports ready", async () => {
+    let refuse = false;
+    peer.methods["resources/subscribe"] = () =>
+      refuse ? { error: { code: -32602, message: 'Unknown server "fx"; configured: (none)', data: { mcpdCode: "MCPD_UNKNOWN_SERVER" } } } : {};
+    const c = await client();
+    const updates: string[] = [];
+    await c.subscribe("fixture://a", (u) => updates.push(u.uri), { server: "fx" });
+    const back = new Promise((r) => c.once("reconnected", r));
+    await peer.stop();
+    refuse = true;
+    await peer.start();
+    await back;
+    expect(peer.messages("resources/subscribe")).toHaveLength(2);
+    refuse = false;
+    const [pc] = [...peer.connections];
+    pc!.send({ method: "notifications/mcpd/serverState", params: { server: "other", state: "ready", previous: "starting" } });
+    pc!.send({ method: "notifications/mcpd/serverState", params: { server: "fx", state: "ready", previous: "starting" } });
+    await waitFor(() => peer.messages("resources/subscribe").length === 3, "the retried subscribe");
+    pc!.send({ method: "notifications/resources/updated", params: { uri: "fixture://a", _meta: { "mcpd/server": "fx" } } });
+    await waitFor(() => updates.length === 1, "update");
+    await c.ping();
+    expect(peer.messages("resources/subscribe")).toHaveLength(3);
+  });
+
   it("fails a call made while disconnected with MCPD_DAEMON_UNAVAILABLE when its timeout passes first", async () => {
     const c = await client();
     const lost = new Promise((r) => c.once("connectionLost", r));

@@ -57,7 +57,8 @@ describe("examples/", () => {
     child.stderr.on("data", (b: Buffer) => (out += b.toString()));
     const exited = new Promise<number | null>((r) => child.on("exit", r));
     const { waitFor } = await import("../helpers/process.js");
-    await waitFor(() => out.includes("fx: ready"), { message: "server list" });
+    await waitFor(() => out.includes("watching"), { message: "the watcher to be set up" });
+    expect(out).toMatch(/^fx: \w+ \(stdio, \d+ tools\)$/m);
     child.kill("SIGINT");
     expect(await exited).toBe(0);
   });
