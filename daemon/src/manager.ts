@@ -38,6 +38,8 @@ export class MCPManager extends EventEmitter {
   private readonly cache: ToolCache | undefined;
   readonly children: ChildRegistry | undefined;
   private shuttingDown = false;
+  /** Tool-cache writes in progress; shutdown waits for them so the next start finds the cache. */
+  private readonly cacheWrites = new Set<Promise<void>>();
 
   constructor(options: ManagerOptions) {
     super();
@@ -77,7 +79,11 @@ export class MCPManager extends EventEmitter {
       onToolsListed: (tools) => {
         if (!owner) {
           handle.cachedTools = [...tools];
-          void this.cache?.write(config.name, config.transportHash, tools).catch((err: Error) => log.warn({ err: err.message }, "tool cache write failed"));
+          const write = this.cache?.write(config.name, config.transportHash, tools).catch((err: Error) => log.warn({ err: err.message }, "tool cache write failed"));
+          if (write) {
+            this.cacheWrites.add(write);
+            void write.finally(() => this.cacheWrites.delete(write));
+          }
         }
       },
       onChildStarted: (pid) => this.children?.add(config.name, pid, (config.transport as { command?: string }).command ?? ""),
@@ -178,5 +184,6 @@ export class MCPManager extends EventEmitter {
     this.shuttingDown = true;
     await Promise.all([...this.handles.values(), ...this.privateHandles.values()].map((h) => h.stop("stopped", "mcpd shutting down")));
     this.privateHandles.clear();
+    await Promise.all(this.cacheWrites);
   }
 }

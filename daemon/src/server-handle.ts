@@ -378,6 +378,7 @@ export class ServerHandle extends EventEmitter {
     const started = this.stats.begin();
     const reqOptions: RequestOptions = { timeout: options.timeout ?? 0 };
     if (options.signal) reqOptions.signal = options.signal;
+    if (options.onRequestId) reqOptions.onRequestId = options.onRequestId;
     try {
       const result = await this.queue.add(() => client.request<T>(method, params, reqOptions), options.signal ? { signal: options.signal } : {});
       this.stats.end(started);

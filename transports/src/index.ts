@@ -5,5 +5,5 @@
 export * from "./transport.js";
 export { TRANSPORT_DEFAULTS } from "./defaults.js";
 export { createTransport } from "./create-transport.js";
-export { StdioTransport } from "./stdio-transport.js";
+export { StdioTransport, type StdioTransportOptions } from "./stdio-transport.js";
 export { WebSocketTransport, MCP_WS_SUBPROTOCOL, type WsTransportOptions } from "./ws-transport.js";

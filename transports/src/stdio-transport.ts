@@ -258,6 +258,7 @@ export class StdioTransport implements MCPTransport {
     }
     if (timeoutMs > MAX_TIMER_MS) timeoutMs = 0;
     const id = this.nextId++;
+    options?.onRequestId?.(id);
     let line: string;
     try {
       line = encodeLine(params === undefined ? { jsonrpc: "2.0", id, method } : { jsonrpc: "2.0", id, method, params });

@@ -10,6 +10,11 @@ export interface RequestOptions {
   signal?: AbortSignal;
   /** Deadline in ms for this request; `0` or `Infinity` disables the transport's own deadline. Default: the config's `timeout`, else 30000. */
   timeout?: number;
+  /**
+   * Called synchronously with the id the transport gave this request, before it is sent. Lets the layer
+   * above match messages that name it (e.g. `MessageContext.relatedRequestId`) to the caller.
+   */
+  onRequestId?: (id: RequestId) => void;
 }
 
 /** Where a notification or server-to-client request came from. */

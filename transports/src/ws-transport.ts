@@ -174,6 +174,7 @@ export class WebSocketTransport implements MCPTransport {
     let timeoutMs: number | undefined;
     let frame: string;
     const id = this.nextId++;
+    options.onRequestId?.(id);
     try {
       timeoutMs = this.deadlineMs(options.timeout);
       frame = encode({ jsonrpc: "2.0", id, method, ...(params === undefined ? {} : { params }) }, method);

@@ -214,14 +214,17 @@ export class Router {
    * capability. Otherwise answers itself: `roots/list` from the configured roots, else -32066.
    */
   private async onServerRequest(handle: ServerHandle, req: JsonRpcRequest, ctx: MessageContext): Promise<JsonObject> {
-    void ctx;
     const cap = REQUEST_CAPABILITY[req.method];
     const candidates: Session[] = [];
+    const related = ctx.relatedRequestId;
     for (const s of this.sessions.values()) {
-      if (s.ownsPrivate(handle) || s.hasInFlightTo(handle)) candidates.push(s);
+      // On Streamable HTTP the request arrived on the response stream of one request: its caller owns it.
+      if (related !== undefined) {
+        if (s.hasUpstreamRequest(handle, related)) candidates.push(s);
+      } else if (s.ownsPrivate(handle) || s.hasInFlightTo(handle)) candidates.push(s);
     }
     const able = cap ? candidates.filter((s) => s.declared(cap)) : candidates;
-    if (able.length === 1 && (cap || req.method.startsWith("notifications/") === false)) {
+    if (able.length === 1) {
       const session = able[0] as Session;
       const key = `${handle.name}\0${String(req.id)}`;
       const { id, result } = session.sendRequest(handle, req.method, req.params);

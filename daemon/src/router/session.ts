@@ -42,6 +42,8 @@ export class InFlight {
   readonly controller = new AbortController();
   timer: NodeJS.Timeout | undefined;
   progressToken: string | undefined;
+  /** The id the upstream transport gave this request. */
+  upstreamId: RequestId | undefined;
   cancelled = false;
   private readonly startedAt = Date.now();
 
@@ -370,7 +372,12 @@ export class Session {
       upstreamParams = { ...params, _meta: { ...meta, progressToken: token } };
     }
     handle
-      .request(method, upstreamParams, { signal: entry.controller.signal, timeout: 0, waitMs: handle.config.timeout })
+      .request(method, upstreamParams, {
+        signal: entry.controller.signal,
+        timeout: 0,
+        waitMs: handle.config.timeout,
+        onRequestId: (uid) => (entry.upstreamId = uid),
+      })
       .then(
         (result) => {
           if (!entry.cancelled) this.reply(id, result);
@@ -444,6 +451,12 @@ export class Session {
 
   declared(capability: string): boolean {
     return isObject((this.clientCapabilities as JsonObject)[capability]);
+  }
+
+  /** Whether this session's request with that upstream id is in flight to the server. */
+  hasUpstreamRequest(handle: ServerHandle, upstreamId: RequestId): boolean {
+    for (const e of this.inFlight.values()) if (e.handle === handle && e.upstreamId === upstreamId) return true;
+    return false;
   }
 
   hasInFlightTo(handle: ServerHandle): boolean {
