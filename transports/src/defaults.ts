@@ -28,4 +28,15 @@ export const TRANSPORT_DEFAULTS = {
   listenerMaxDelayMs: 30_000,
   /** HTTP: keep-alive connections per origin. */
   httpConnections: 16,
+  /** HTTP: idle keep-alive sockets are closed after this many ms (undici `keepAliveTimeout`). */
+  httpKeepAliveMs: 4_000,
+  /** HTTP: delay before resuming a dropped SSE reply stream when the server sent no `retry:`. */
+  sseResumeDelayMs: 500,
+  /**
+   * HTTP: once the response arrived on an SSE reply stream, the rest of that stream (late notifications)
+   * may keep its connection this long before it is closed.
+   */
+  sseDrainGraceMs: 5_000,
+  /** HTTP: bytes of an error response body kept in `HttpError` (the rest is discarded unread). */
+  httpErrorBodyMaxBytes: 4 * 1024,
 } as const;

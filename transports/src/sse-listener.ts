@@ -1,0 +1,135 @@
+import { request, type Agent } from "undici";
+import { McpdError, sseJson, type Logger, type ParseError } from "@mcpd/protocol";
+import { readSseStream, type SseCursor } from "./sse-stream.js";
+import { ACCEPT_SSE, delay, discardBody, errorText, httpErrorFrom, mediaType } from "./http-wire.js";
+import { redactUrl } from "./http-config.js";
+
+/** What an {@link SseListener} needs from its transport. */
+export interface SseListenerDeps {
+  url: URL;
+  agent: Agent;
+  /** Headers for each GET: configured headers, session id, protocol version. */
+  headers: () => Record<string, string>;
+  maxEventBytes: number;
+  initialDelayMs: number;
+  maxDelayMs: number;
+  log: Logger;
+  /** Each parsed message event. */
+  onMessage: (value: unknown) => void;
+  /** Non-fatal problems: events that are not JSON, oversized events. The listener goes on. */
+  onError: (error: Error) => void;
+}
+
+/** `running` (connected or waiting to reconnect), `disabled` (the server answered 405), `stopped`. */
+export type SseListenerState = "idle" | "running" | "disabled" | "stopped";
+
+/**
+ * The background `GET` stream of Streamable HTTP, on which a server sends messages that are not tied to
+ * a request (list_changed, log messages, server requests).
+ *
+ * - A 405 answer means the server offers no such stream: the listener stops quietly (`disabled`).
+ * - Any other failure, and any end of the stream, reconnects after a delay until {@link stop}: the
+ *   server's `retry:` value after a stream that delivered events, else an exponential backoff from
+ *   `initialDelayMs` to `maxDelayMs` (never shorter than `retry:`), so a failing server is not hammered.
+ *   Reconnects send `Last-Event-ID` when the stream carried event ids.
+ * - Events that are not JSON go to `onError`; the stream goes on.
+ */
+export class SseListener {
+  private readonly controller = new AbortController();
+  private stateValue: SseListenerState = "idle";
+  private readonly cursor: SseCursor = { events: 0 };
+  /** GET requests sent so far (for status and tests). */
+  connects = 0;
+
+  constructor(private readonly deps: SseListenerDeps) {}
+
+  get state(): SseListenerState {
+    return this.stateValue;
+  }
+
+  /** Starts the loop; does nothing if it already runs or was stopped/disabled. */
+  start(): void {
+    if (this.stateValue !== "idle") return;
+    this.stateValue = "running";
+    void this.loop();
+  }
+
+  /** Ends the stream and any pending reconnect. Idempotent. */
+  stop(): void {
+    if (this.stateValue === "running" || this.stateValue === "idle") this.stateValue = "stopped";
+    this.controller.abort(new Error("listener stopped"));
+  }
+
+  private async loop(): Promise<void> {
+    const { log } = this.deps;
+    const safeUrl = redactUrl(this.deps.url);
+    let backoffMs = this.deps.initialDelayMs;
+    while (this.stateValue === "running") {
+      try {
+        await this.connectOnce(safeUrl);
+      } catch (err) {
+        if (this.controller.signal.aborted) return;
+        log.debug({ url: safeUrl, err: errorText(err) }, "SSE listener stream failed");
+        if (err instanceof McpdError) this.report(err);
+      }
+      if (this.stateValue !== "running") return;
+      const progressed = this.cursor.events > 0;
+      const retryMs = this.cursor.retryMs;
+      const waitMs = progressed && retryMs !== undefined ? retryMs : Math.max(backoffMs, retryMs ?? 0);
+      backoffMs = progressed ? this.deps.initialDelayMs : Math.min(backoffMs * 2 || 1, this.deps.maxDelayMs);
+      try {
+        await delay(waitMs, this.controller.signal);
+      } catch {
+        return;
+      }
+    }
+  }
+
+  /** One GET and its stream, until the stream ends. `cursor.events` tells whether it delivered anything. */
+  private async connectOnce(safeUrl: string): Promise<void> {
+    this.cursor.events = 0;
+    const headers: Record<string, string> = { ...this.deps.headers(), accept: ACCEPT_SSE };
+    if (this.cursor.lastEventId !== undefined) headers["last-event-id"] = this.cursor.lastEventId;
+    this.connects++;
+    const res = await request(this.deps.url, { method: "GET", headers, signal: this.controller.signal, dispatcher: this.deps.agent });
+    if (res.statusCode === 405) {
+      discardBody(res.body);
+      this.stateValue = "disabled";
+      this.deps.log.debug({ url: safeUrl }, "server offers no SSE listener stream (405); listener disabled");
+      return;
+    }
+    if (res.statusCode < 200 || res.statusCode > 299) {
+      const error = await httpErrorFrom(res.statusCode, res.headers, res.body);
+      this.deps.log.debug({ url: safeUrl, err: error.message }, "SSE listener GET refused");
+      return;
+    }
+    if (mediaType(res.headers) !== "text/event-stream") {
+      discardBody(res.body);
+      this.deps.log.debug({ url: safeUrl }, "SSE listener GET answered without an event stream");
+      return;
+    }
+    await readSseStream(res.body, {
+      cursor: this.cursor,
+      maxEventBytes: this.deps.maxEventBytes,
+      onEvent: (event) => {
+        if (event.event !== undefined && event.event !== "message") return;
+        let value: unknown;
+        try {
+          value = sseJson(event);
+        } catch (err) {
+          this.report(err as ParseError);
+          return;
+        }
+        this.deps.onMessage(value);
+      },
+    });
+  }
+
+  private report(error: Error): void {
+    try {
+      this.deps.onError(error);
+    } catch {
+      // The owner's handler must not break the loop.
+    }
+  }
+}

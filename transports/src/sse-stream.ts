@@ -1,0 +1,60 @@
+import { MessageTooLargeError, SseReader, type SseEvent } from "@mcpd/protocol";
+import type { ResponseBody } from "./http-wire.js";
+
+/**
+ * Where an SSE stream got to: the last event id (for `Last-Event-ID` on resumption), the latest
+ * `retry:` and how many events carried data. Survives the stream, so a dropped stream can be resumed.
+ */
+export interface SseCursor {
+  lastEventId?: string;
+  retryMs?: number;
+  /** Events with data delivered by the current stream. */
+  events: number;
+}
+
+export interface ReadSseOptions {
+  /** Largest single event (bytes received since the previous event), in bytes. */
+  maxEventBytes: number;
+  /**
+   * Called for every event that carries data (priming events with empty data only move the cursor).
+   * A throw ends the stream: the body is destroyed and {@link readSseStream} rejects with it.
+   */
+  onEvent: (event: SseEvent) => void;
+  /** Updated as events arrive; pass the previous stream's cursor when resuming. */
+  cursor: SseCursor;
+}
+
+/**
+ * Reads an SSE response body to its end through {@link SseReader} (eventsource-parser), delivering events
+ * as they arrive. Resolves when the server ends the stream; rejects with the body's error when the
+ * connection breaks or the request's signal aborts, with `MessageTooLargeError` (`MCPD_MESSAGE_TOO_LARGE`)
+ * when one event grows past `maxEventBytes` (it is never buffered whole), or with whatever `onEvent` threw.
+ */
+export async function readSseStream(body: ResponseBody, options: ReadSseOptions): Promise<void> {
+  const { cursor, maxEventBytes } = options;
+  cursor.events = 0;
+  // Bytes received since the last complete event: bounds what the parser may buffer for one event.
+  let sinceEvent = 0;
+  const reader = new SseReader({
+    onEvent: (event) => {
+      sinceEvent = 0;
+      if (event.id !== undefined) cursor.lastEventId = event.id;
+      // Priming events (an id and empty data, MCP 2025-11-25) only mark a resumption point.
+      if (event.data.length === 0) return;
+      cursor.events++;
+      options.onEvent(event);
+    },
+    onRetry: (ms) => {
+      cursor.retryMs = ms;
+    },
+  });
+  for await (const chunk of body as AsyncIterable<Buffer>) {
+    sinceEvent += chunk.length;
+    reader.push(chunk);
+    if (sinceEvent > maxEventBytes) {
+      body.destroy();
+      throw new MessageTooLargeError(sinceEvent, maxEventBytes, "SSE event");
+    }
+  }
+  reader.end();
+}
