@@ -2,7 +2,7 @@
  * @mcpd/client: the client SDK of the mcpd daemon. Every export of this file is public API.
  */
 export { connect, McpdClient, type McpdClientOptions, type CallOptions } from "./mcpd-client.js";
-export { McpdTransport, type McpdTransportOptions } from "./mcpd-transport.js";
+export { McpdTransport, type McpdTransportOptions, type TransportMessage } from "./mcpd-transport.js";
 export type { RequestOptions, ProgressInfo } from "./socket-connection.js";
 export type { ReconnectOptions, SessionState } from "./reconnecting-session.js";
 export type { ResourceUpdate } from "./subscription-registry.js";

@@ -15,6 +15,13 @@ import { openDaemonSocket } from "./daemon-socket.js";
 import { CLIENT_DEFAULTS } from "./defaults.js";
 import { resolvePaths } from "./paths.js";
 
+/**
+ * A JSON-RPC message as {@link McpdTransport} passes it. Loose on purpose: the official SDK's own message
+ * types (which this package does not import) must be assignable to it, so that `client.connect(new
+ * McpdTransport())` type-checks.
+ */
+export type TransportMessage = JsonRpcMessage | { jsonrpc: "2.0"; [key: string]: unknown };
+
 /** Options of {@link McpdTransport}. Durations in ms. */
 export interface McpdTransportOptions {
   /** A server's transparent view; omitted: the aggregate view. */
@@ -50,7 +57,7 @@ export interface McpdTransportOptions {
  * reconnects: when the socket closes, `onclose` runs (the SDK then fails pending requests).
  */
 export class McpdTransport {
-  onmessage?: (message: JsonRpcMessage) => void;
+  onmessage?: (message: TransportMessage, extra?: unknown) => void;
   onclose?: () => void;
   onerror?: (error: Error) => void;
   /** Always undefined: the SDK's `Client` skips `initialize` when a transport has a session id. */
@@ -96,7 +103,7 @@ export class McpdTransport {
   }
 
   /** Writes one message. @throws `MCPD_CONNECTION_LOST` when not connected, `MCPD_QUEUE_FULL` when the daemon stopped reading. */
-  send(message: JsonRpcMessage, _options?: unknown): Promise<void> {
+  send(message: TransportMessage, _options?: unknown): Promise<void> {
     const socket = this.socket;
     if (!socket || this.closed) return Promise.reject(new ConnectionLostError("Not connected to mcpd"));
     if (socket.writableLength > this.maxWriteBufferBytes) {

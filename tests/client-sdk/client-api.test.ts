@@ -19,6 +19,8 @@ beforeAll(async () => {
       fx: fixture("fx", ["--log", fxLog]),
       // A daemon-side deadline short enough to hit in a test.
       quick: fixture("quick", [], { timeout: 500 }),
+      // Disabled and enabled again by one test; no other test uses it.
+      toggle: fixture("toggle"),
       everything: { command: process.execPath, args: [EVERYTHING, "stdio"] },
     };
   });
@@ -52,11 +54,12 @@ describe("McpdClient against the real daemon", () => {
     const c = await client();
     expect(c.socketPath).toBe(d.socketPath);
     expect(c.initializeResult?.serverInfo.name).toBe("mcpd");
-    await waitFor(async () => (await c.servers()).every((s) => s.state === "ready"), { message: "every server ready" });
+    await waitFor(async () => (await c.servers()).every((s) => s.state === "ready"), { message: "every server ready", timeoutMs: 45_000 });
     const servers = await c.servers();
     expect(servers.map((s) => [s.name, s.transport, s.enabled])).toEqual([
       ["fx", "stdio", true],
       ["quick", "stdio", true],
+      ["toggle", "stdio", true],
       ["everything", "stdio", true],
     ]);
 
@@ -167,29 +170,47 @@ describe("McpdClient against the real daemon", () => {
     expect(JSON.parse(text(elicited))).toEqual({ action: "accept", content: { answer: 42 } });
   });
 
+  it("answers a sampling request from server-everything in its transparent view (view: everything)", async () => {
+    const c = await client({
+      view: "everything",
+      handlers: {
+        "sampling/createMessage": (_params, ctx) => ({ role: "assistant", model: "m", content: { type: "text", text: `from the view handler (${ctx.server})` } }),
+      },
+    });
+    const sampled = await c.callTool({ name: "trigger-sampling-request", arguments: { prompt: "p", maxTokens: 5 } });
+    expect(JSON.stringify(sampled)).toContain("from the view handler (everything)");
+  });
+
   it("reports status and logs, disables and enables a server, and reloads the config", async () => {
     const c = await client();
     const status = await c.status();
     expect(status.daemon.pid).toBe(d.proc!.pid);
     expect(status.daemon.socketPath).toBe(d.socketPath);
-    expect(status.servers.map((s) => s.name)).toEqual(["fx", "quick", "everything"]);
+    expect(status.servers.map((s) => s.name)).toEqual(["fx", "quick", "toggle", "everything"]);
     expect(status.clients.some((x) => x.clientInfo?.name === "sdk-e2e")).toBe(true);
 
     await c.callTool({ server: "fx", name: "stderr", arguments: { text: "a line for the logs" } });
-    await waitFor(async () => (await c.logs({ server: "fx" })).includes("a line for the logs"), { message: "stderr line in logs" });
+    const slow = { timeoutMs: 45_000 }; // these wait for server processes to start on a loaded machine
+    await waitFor(async () => (await c.logs({ server: "fx" })).includes("a line for the logs"), { message: "stderr line in logs", ...slow });
     expect((await c.logs({ lines: 5 })).length).toBeGreaterThan(0);
 
-    expect(await c.disable("quick")).toEqual({ server: "quick", state: "disabled" });
-    const unavailable = await failure(c.callTool({ server: "quick", name: "echo", arguments: { text: "x" } }));
+    expect(await c.disable("toggle")).toEqual({ server: "toggle", state: "disabled" });
+    const unavailable = await failure(c.callTool({ server: "toggle", name: "echo", arguments: { text: "x" } }));
     expect(unavailable.code).toBe("MCPD_SERVER_UNAVAILABLE");
-    expect(unavailable.message).toContain('"quick" is disabled');
-    expect((await c.enable("quick")).server).toBe("quick");
-    await waitFor(async () => (await c.servers()).find((s) => s.name === "quick")?.state === "ready", { message: "quick ready" });
+    expect(unavailable.message).toContain('"toggle" is disabled');
+    expect((await c.enable("toggle")).server).toBe("toggle");
+    await waitFor(async () => (await c.servers()).find((s) => s.name === "toggle")?.state === "ready", { message: "toggle ready", ...slow });
 
-    d.writeConfig({ fx: fixture("fx", ["--log", fxLog]), quick: fixture("quick", [], { timeout: 500 }), everything: { command: process.execPath, args: [EVERYTHING, "stdio"] }, extra: fixture("extra") });
+    d.writeConfig({
+      fx: fixture("fx", ["--log", fxLog]),
+      quick: fixture("quick", [], { timeout: 500 }),
+      toggle: fixture("toggle"),
+      everything: { command: process.execPath, args: [EVERYTHING, "stdio"] },
+      extra: fixture("extra"),
+    });
     const reloaded = await c.reload();
     expect(reloaded.added).toEqual(["extra"]);
-    await waitFor(async () => (await c.servers()).find((s) => s.name === "extra")?.state === "ready", { message: "extra ready" });
+    await waitFor(async () => (await c.servers()).find((s) => s.name === "extra")?.state === "ready", { message: "extra ready", ...slow });
     expect(text(await c.callTool({ server: "extra", name: "echo", arguments: { text: "new" } }))).toBe("new");
   });
 
