@@ -1,8 +1,13 @@
-import { NotFoundError, WireCode, isObject, toWireError, type JsonObject, type RequestId, type ServerCapabilities } from "@mcpd/protocol";
+import { NotFoundError, WireCode, isObject, toWireError, type JsonObject, type JsonRpcErrorObject, type RequestId, type ServerCapabilities } from "@mcpd/protocol";
 import type { ServerHandle } from "../server-handle.js";
 import { Session } from "./session.js";
 import { VERSION } from "../version.js";
 import { RUNTIME_DEFAULTS } from "../defaults.js";
+
+/** A field that must be a string was not; never echoes the value (it may be huge or nested too deep to print). */
+function notString(method: string, field: string): JsonRpcErrorObject {
+  return { code: WireCode.InvalidParams, message: `${method}: "${field}" must be a string`, data: { mcpdCode: "MCPD_PROTOCOL_VIOLATION" } };
+}
 
 /**
  * The aggregate view: every enabled server behind one MCP server. Tools and prompts are exposed as
@@ -90,9 +95,10 @@ export class AggregateView {
         return;
       case "tools/call": {
         const name = params?.name;
-        const entry = typeof name === "string" ? catalog.tool(name) : undefined;
+        if (typeof name !== "string") return s.replyError(id, notString(method, "name"));
+        const entry = catalog.tool(name);
         if (!entry) {
-          fail(Session.notFound("MCPD_UNKNOWN_TOOL", `Unknown tool "${String(name)}"`, catalog.tools().map((e) => e.exposed)));
+          fail(Session.notFound("MCPD_UNKNOWN_TOOL", `Unknown tool "${name}"`, catalog.tools().map((e) => e.exposed)));
           return;
         }
         s.serveOnServer(id, entry.server, method, { ...params, name: entry.item.name });
@@ -100,9 +106,10 @@ export class AggregateView {
       }
       case "prompts/get": {
         const name = params?.name;
-        const entry = typeof name === "string" ? catalog.prompt(name) : undefined;
+        if (typeof name !== "string") return s.replyError(id, notString(method, "name"));
+        const entry = catalog.prompt(name);
         if (!entry) {
-          fail(Session.notFound("MCPD_UNKNOWN_PROMPT", `Unknown prompt "${String(name)}"`, catalog.prompts().map((e) => e.exposed)));
+          fail(Session.notFound("MCPD_UNKNOWN_PROMPT", `Unknown prompt "${name}"`, catalog.prompts().map((e) => e.exposed)));
           return;
         }
         s.serveOnServer(id, entry.server, method, { ...params, name: entry.item.name });
@@ -112,9 +119,10 @@ export class AggregateView {
       case "resources/subscribe":
       case "resources/unsubscribe": {
         const uri = params?.uri;
-        const server = typeof uri === "string" ? catalog.resourceServer(uri) : undefined;
+        if (typeof uri !== "string") return s.replyError(id, notString(method, "uri"));
+        const server = catalog.resourceServer(uri);
         if (!server) {
-          fail(Session.notFound("MCPD_UNKNOWN_RESOURCE", `No server offers resource "${String(uri)}"`, catalog.resources().map((e) => e.item.uri)));
+          fail(Session.notFound("MCPD_UNKNOWN_RESOURCE", `No server offers resource "${uri}"`, catalog.resources().map((e) => e.item.uri)));
           return;
         }
         s.serveOnServer(id, server, method, params);

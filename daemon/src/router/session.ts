@@ -126,8 +126,26 @@ export class Session {
     this.send({ jsonrpc: "2.0", id, error });
   }
 
-  /** Handles one parsed message from the client. Never throws. */
+  /**
+   * Handles one parsed message from the client. Never throws: an exception here would escape the
+   * socket's data handler and end the daemon, so whatever a message makes throw (a bug, or a value too
+   * deeply nested for `String()`/`JSON.stringify`) costs that message an internal error, nothing more.
+   */
   handle(message: unknown): void {
+    try {
+      this.dispatch(message);
+    } catch (err) {
+      const id = isObject(message) && (typeof message.id === "string" || typeof message.id === "number") ? message.id : null;
+      this.router.log.error({ client: this.id, err: (err as Error)?.message ?? String(err) }, "failed to handle a client message");
+      try {
+        this.replyError(id, { code: WireCode.InternalError, message: `Internal error handling the message: ${(err as Error)?.message ?? "unknown"}` });
+      } catch {
+        // Nothing more can be done for this message; the connection stays usable.
+      }
+    }
+  }
+
+  private dispatch(message: unknown): void {
     const kind = classify(message);
     if (kind === "invalid") {
       const id = isObject(message) && (typeof message.id === "string" || typeof message.id === "number") ? message.id : null;
