@@ -1,3 +1,4 @@
+import { createParser, type EventSourceMessage, type EventSourceParser } from "eventsource-parser";
 import { PROTOCOL_DEFAULTS } from "./defaults.js";
 import { MessageTooLargeError, ParseError } from "./errors.js";
 
@@ -15,57 +16,67 @@ export interface SseEvent {
 
 export interface SseReaderOptions {
   onEvent: (event: SseEvent) => void;
-  /** Called for each valid `retry:` field (ASCII digits only), in milliseconds. */
+  /** Called for each valid `retry:` field (ASCII digits only, at most 2^53 - 1), in milliseconds. */
   onRetry?: (retryMs: number) => void;
   /** Called for each comment line (`:` prefix; one following space is removed). */
   onComment?: (comment: string) => void;
   /**
-   * Called once per event whose data outgrew `maxEventBytes` (`MCPD_MESSAGE_TOO_LARGE`); that event is
-   * skipped up to its blank line and the stream goes on.
+   * Called once per event that outgrew `maxEventBytes` (`MCPD_MESSAGE_TOO_LARGE`), as soon as it does; the
+   * rest of that event is skipped up to its blank line and the stream goes on. The error's size is how
+   * much of the event had been read when the limit was passed (a lower bound of its real size).
    */
   onError?: (error: MessageTooLargeError) => void;
   /**
-   * Largest event in bytes: its `data:` lines plus the line being read. A positive integer.
-   * Default {@link PROTOCOL_DEFAULTS.maxLineBytes} (one SSE event carries one JSON-RPC message).
+   * Largest event in bytes: all its lines (fields and comments), line endings not counted. A positive
+   * integer. Default {@link PROTOCOL_DEFAULTS.maxLineBytes} (one SSE event carries one JSON-RPC message).
    */
   maxEventBytes?: number;
 }
 
 const LF = 0x0a;
 const CR = 0x0d;
-const EMPTY = new Uint8Array(0);
-// ignoreBOM: a BOM is stripped only at the start of the stream (WHATWG), not at the start of every line.
-const utf8 = new TextDecoder("utf-8", { fatal: false, ignoreBOM: true });
 const encoder = new TextEncoder();
 
 /**
- * Incremental Server-Sent Events reader following the WHATWG event-stream algorithm: CRLF, CR and LF
- * line endings, multi-line `data:`, comments, `id:` (ignored when it contains NUL), `retry:` (digits
- * only), a leading BOM. Feed it bytes or text with {@link push}; events arrive by callback.
+ * An empty `data` line fed to the parser at the start of every event. eventsource-parser dispatches
+ * only events with data and keeps no last event ID, so an `id:` in an event without data (which WHATWG
+ * says must still set the last event ID) would be lost. With this line every event is dispatched, with
+ * `data` = `""` when the stream sent no data line and `"\n" + real data` otherwise.
+ */
+const EVENT_START = "data:\n";
+
+/**
+ * Incremental Server-Sent Events reader. The event-stream format (CRLF, CR and LF line endings,
+ * multi-line `data:`, comments, `event:`, `id:` without NUL, `retry:` digits) is parsed by
+ * eventsource-parser; this class adds what that library lacks: bytes in (UTF-8 decoded across chunk
+ * splits, a leading BOM dropped), a per-event size bound, the last event ID of events without data,
+ * and immediate dispatch when a chunk ends in CR. Feed it with {@link push}; events arrive by callback.
  *
- * Chunks may split anywhere (inside a CRLF, inside a multi-byte character): lines are cut on bytes and
- * decoded whole. Memory is bounded by `maxEventBytes`. An `id:` updates {@link lastEventId} when its
- * event ends, even if the event had no data (per WHATWG), so resumption never replays a primed event.
+ * Memory is bounded by `maxEventBytes` (plus the chunk being pushed).
  */
 export class SseReader {
   /** The last event id seen (the value to send as `Last-Event-ID` on resumption); `""` after an empty `id:`. */
   lastEventId: string | undefined;
   private readonly options: SseReaderOptions;
   private readonly maxEventBytes: number;
+  private readonly parser: EventSourceParser;
+  // Default ignoreBOM (false): the decoder drops one U+FEFF at the start of the stream, as WHATWG asks.
+  // eventsource-parser only drops a BOM given as the three chars "\xEF\xBB\xBF" (undecoded bytes), so a
+  // decoded "\uFEFFdata: x" would be an unknown field there.
+  private readonly decoder = new TextDecoder("utf-8");
   private retry: number | undefined;
-  // The line being read.
-  private parts: Uint8Array[] = [];
+  /** The parser has been fed EVENT_START for the event it is reading. */
+  private started = false;
+  /** Bytes of the current event read so far (its lines without their line endings). */
+  private eventBytes = 0;
+  /** Bytes of the current line read so far: a line ending after 0 bytes is a blank line (an event ends). */
   private lineBytes = 0;
-  /** The previous chunk ended with CR: a LF starting the next chunk belongs to that line ending. */
+  /** No line has ended yet (see push: the first line is fed on its own). */
+  private firstLine = true;
+  /** The previous chunk ended with CR, handed to the parser as CRLF: an LF starting the next chunk belongs to it. */
   private afterCR = false;
-  private atStart = true;
-  // The event being assembled.
-  private data: string[] = [];
-  private dataBytes = 0;
-  private eventType: string | undefined;
-  private eventId: string | undefined;
-  /** Bytes of the current oversized event seen so far; -1 when not discarding. */
-  private discarding = -1;
+  /** Dropping an oversized event up to its blank line. */
+  private skipping = false;
 
   /** @throws RangeError when `maxEventBytes` is not a positive integer. */
   constructor(options: SseReaderOptions) {
@@ -75,6 +86,21 @@ export class SseReader {
     }
     this.options = options;
     this.maxEventBytes = max;
+    const { onComment } = options;
+    this.parser = createParser({
+      onEvent: (message) => this.dispatch(message),
+      onRetry: (ms) => {
+        // The library accepts any run of digits; one beyond 2^53 is not a usable delay.
+        if (!Number.isSafeInteger(ms)) return;
+        this.retry = ms;
+        this.options.onRetry?.(ms);
+      },
+      ...(onComment ? { onComment } : {}),
+      // Unknown fields and invalid `retry:` values are to be ignored (WHATWG), not errors.
+      onError: () => {},
+      // No maxBufferSize: it counts UTF-16 units after a whole chunk is parsed and then refuses all input
+      // until reset(); the bound here is in bytes, checked before feeding, and skips only the one event.
+    });
   }
 
   /** The latest `retry:` in milliseconds, if the stream sent one. */
@@ -84,7 +110,11 @@ export class SseReader {
 
   /**
    * Feeds a chunk. Strings are encoded as UTF-8 (a string chunk must not end inside a surrogate pair).
-   * Never throws on content; exceptions from the callbacks propagate.
+   * Never throws on content; exceptions from the callbacks propagate, and the reader is not to be used
+   * after one (eventsource-parser keeps a half-dispatched event).
+   *
+   * The bytes are scanned for line endings only to count each event's size and find where it ends; the
+   * lines themselves are parsed by eventsource-parser, fed one whole event (or chunk tail) at a time.
    */
   push(chunk: string | Uint8Array): void {
     const bytes = typeof chunk === "string" ? encoder.encode(chunk) : chunk;
@@ -95,6 +125,8 @@ export class SseReader {
       this.afterCR = false;
       if (bytes[0] === LF) pos = 1;
     }
+    /** Start of the bytes of this chunk not yet fed to the parser (or skipped). */
+    let from = pos;
     // Cached positions of the next LF and CR keep the scan linear in the chunk size.
     let lf = bytes.indexOf(LF, pos);
     let cr = bytes.indexOf(CR, pos);
@@ -102,156 +134,109 @@ export class SseReader {
       if (lf !== -1 && lf < pos) lf = bytes.indexOf(LF, pos);
       if (cr !== -1 && cr < pos) cr = bytes.indexOf(CR, pos);
       const eol = lf === -1 ? cr : cr === -1 ? lf : Math.min(lf, cr);
-      if (eol === -1) {
-        this.keep(bytes.subarray(pos));
-        return;
+      const size = (eol === -1 ? len : eol) - pos;
+      const blank = eol !== -1 && size === 0 && this.lineBytes === 0;
+      this.lineBytes += size;
+      this.eventBytes += size;
+      if (!this.skipping && this.eventBytes > this.maxEventBytes) {
+        // Lines before this one fit; parse them (their comments and retry are not chunking-dependent).
+        this.feed(bytes.subarray(from, pos));
+        this.tooLarge();
       }
-      this.endLine(bytes.subarray(pos, eol));
-      if (bytes[eol] === CR) {
-        if (eol + 1 === len) {
-          this.afterCR = true;
-          return;
+      if (eol === -1) break;
+      if (bytes[eol] !== CR) pos = eol + 1;
+      else if (eol + 1 < len) pos = bytes[eol + 1] === LF ? eol + 2 : eol + 1;
+      else {
+        pos = len;
+        this.afterCR = true;
+      }
+      this.lineBytes = 0;
+      if (blank) {
+        if (this.skipping) {
+          // The parser was reset and needs no blank line; decoding it only flushes out of the decoder any
+          // partial character left by the dropped event's fed part, which would otherwise prefix the next line.
+          this.decoder.decode(bytes.subarray(eol, pos), { stream: true });
+          this.skipping = false;
+        } else {
+          this.feed(bytes.subarray(from, pos));
         }
-        pos = bytes[eol + 1] === LF ? eol + 2 : eol + 1;
-      } else {
-        pos = eol + 1;
+        this.eventBytes = 0;
+        from = pos;
+      } else if (this.firstLine && !this.skipping) {
+        // A line that is only the BOM is blank to the parser (after decoding) but not to the byte count
+        // above; feeding the first line alone lets feed() start the next event with EVENT_START anyway.
+        this.feed(bytes.subarray(from, pos));
+        from = pos;
       }
+      this.firstLine = false;
     }
+    if (!this.skipping) this.feed(bytes.subarray(from, len));
   }
 
   /**
    * Ends the stream. Unlike a browser, a final event not followed by a blank line is still delivered
-   * (the seed's helper reads such bodies); an oversized one is reported.
+   * (the seed's helper reads such bodies); an unfinished oversized one was already reported.
    */
   end(): void {
-    if (this.lineBytes > 0) this.endLine(EMPTY);
-    this.endLine(EMPTY);
+    // Flush: a partial character at the very end decodes to U+FFFD (WHATWG decoding), then the line ends.
+    const rest = this.decoder.decode();
+    if (this.skipping) this.reset();
+    else this.feedText(`${rest}\n\n`);
+    this.skipping = false;
     this.afterCR = false;
-  }
-
-  private keep(bytes: Uint8Array): void {
-    this.lineBytes += bytes.length;
-    if (this.discarding >= 0) return;
-    if (this.dataBytes + this.lineBytes > this.maxEventBytes) {
-      // This line's bytes are added when it ends (lineBytes keeps counting while discarding).
-      this.discarding = this.dataBytes;
-      this.parts = [];
-      this.data = [];
-      this.dataBytes = 0;
-      return;
-    }
-    // Copy: the caller may reuse its buffer.
-    this.parts.push(bytes.slice());
-  }
-
-  /** A line ended; `tail` is its part inside the current chunk. */
-  private endLine(tail: Uint8Array): void {
-    const size = this.lineBytes + tail.length;
-    const atStart = this.atStart;
-    this.atStart = false;
-    if (this.discarding >= 0) {
-      this.lineBytes = 0;
-      if (size > 0) {
-        this.discarding += size;
-        return;
-      }
-      const err = new MessageTooLargeError(this.discarding, this.maxEventBytes, "SSE event");
-      this.discarding = -1;
-      this.resetEvent();
-      this.options.onError?.(err);
-      return;
-    }
-    if (size === 0) {
-      this.lineBytes = 0;
-      this.dispatch();
-      return;
-    }
-    if (this.dataBytes + size > this.maxEventBytes) {
-      this.discarding = this.dataBytes + size;
-      this.parts = [];
-      this.lineBytes = 0;
-      this.data = [];
-      this.dataBytes = 0;
-      return;
-    }
-    let bytes = tail;
-    if (this.parts.length > 0) {
-      bytes = new Uint8Array(size);
-      let off = 0;
-      for (const p of this.parts) {
-        bytes.set(p, off);
-        off += p.length;
-      }
-      bytes.set(tail, off);
-      this.parts = [];
-    }
     this.lineBytes = 0;
-    let text = utf8.decode(bytes);
-    if (atStart) {
-      if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
-      if (text === "") {
-        this.dispatch();
-        return;
-      }
-    }
-    this.field(text, size);
+    this.eventBytes = 0;
   }
 
-  private field(line: string, size: number): void {
-    if (line.charCodeAt(0) === 0x3a /* : */) {
-      this.options.onComment?.(line.slice(line.charCodeAt(1) === 0x20 ? 2 : 1));
-      return;
-    }
-    const colon = line.indexOf(":");
-    const name = colon === -1 ? line : line.slice(0, colon);
-    const value = colon === -1 ? "" : line.slice(colon + (line.charCodeAt(colon + 1) === 0x20 ? 2 : 1));
-    switch (name) {
-      case "data":
-        this.data.push(value);
-        this.dataBytes += size;
-        break;
-      case "event":
-        this.eventType = value === "" ? undefined : value;
-        break;
-      case "id":
-        if (!value.includes("\0")) this.eventId = value;
-        break;
-      case "retry":
-        if (/^[0-9]+$/.test(value)) {
-          const ms = Number(value);
-          // Digits beyond 2^53 are not a usable delay; ignore like any invalid value.
-          if (Number.isSafeInteger(ms)) {
-            this.retry = ms;
-            this.options.onRetry?.(ms);
-          }
-        }
-        break;
-      default:
-        // Unknown fields are ignored (WHATWG).
-        break;
-    }
+  private tooLarge(): void {
+    this.options.onError?.(new MessageTooLargeError(this.eventBytes, this.maxEventBytes, "SSE event"));
+    // Drop what the parser holds of this event (its data and unfinished line), so memory stays bounded.
+    this.reset();
+    this.skipping = true;
   }
 
-  private dispatch(): void {
+  private reset(): void {
+    this.parser.reset();
+    this.started = false;
+  }
+
+  private feed(bytes: Uint8Array): void {
+    if (bytes.length === 0) return;
+    let text = this.decoder.decode(bytes, { stream: true });
+    if (text === "") return;
+    // eventsource-parser keeps a chunk's final CR until it sees whether an LF follows, which holds an
+    // event ending in CR back until more bytes arrive (forever on a quiet stream). WHATWG: a CR ends the
+    // line; it is handed over as CRLF, and push() drops an LF starting the next chunk (afterCR).
+    if (text.charCodeAt(text.length - 1) === CR) text += "\n";
+    this.feedText(text);
+  }
+
+  private feedText(text: string): void {
+    if (!this.started) {
+      // Always at a line start here: the stream's start, after reset(), or right after a dispatch.
+      // Fed first, it also uses up the library's first-chunk check for "\xEF\xBB\xBF" (see decoder).
+      this.parser.feed(EVENT_START);
+      this.started = true;
+    }
+    this.parser.feed(text);
+  }
+
+  private dispatch(message: EventSourceMessage): void {
+    const started = this.started;
+    this.started = false;
     // WHATWG: the last event ID is set when the event ends, whether or not it carries data.
-    if (this.eventId !== undefined) this.lastEventId = this.eventId;
-    if (this.data.length === 0) {
-      this.resetEvent();
-      return;
+    if (message.id !== undefined) this.lastEventId = message.id;
+    let data = message.data;
+    if (started) {
+      // Only EVENT_START: the stream sent no data line, so there is no event to deliver (WHATWG).
+      if (data === "") return;
+      data = data.slice(1);
     }
-    const out: SseEvent = { data: this.data.join("\n") };
-    if (this.eventId !== undefined) out.id = this.eventId;
-    if (this.eventType !== undefined) out.event = this.eventType;
+    const out: SseEvent = { data };
+    if (message.id !== undefined) out.id = message.id;
+    if (message.event !== undefined) out.event = message.event;
     if (this.retry !== undefined) out.retry = this.retry;
-    this.resetEvent();
     this.options.onEvent(out);
-  }
-
-  private resetEvent(): void {
-    this.data = [];
-    this.dataBytes = 0;
-    this.eventType = undefined;
-    this.eventId = undefined;
   }
 }
 

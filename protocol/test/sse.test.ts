@@ -57,7 +57,7 @@ describe("SseReader: fields", () => {
     expect(r.reader.lastEventId).toBe("1");
   });
 
-  it("updates lastEventId from an id-only event (no data), which is not delivered", () => {
+  it("updates lastEventId from an id-only event (no data), which is not delivered (eventsource-parser drops such ids)", () => {
     const r = read(["id: 41\ndata: a\n\n", "id: 42\n\n"], { noEnd: true });
     expect(r.events).toEqual([{ id: "41", data: "a" }]);
     expect(r.reader.lastEventId).toBe("42");
@@ -106,12 +106,24 @@ describe("SseReader: fields", () => {
     expect(read(["foo: bar\nDATA: no\ndata : no\ndata: yes\n\n"]).events).toEqual([{ data: "yes" }]);
   });
 
-  it("strips a byte order mark at the start of the stream only", () => {
+  it("strips a byte order mark at the start of the stream only (eventsource-parser keeps a decoded U+FEFF)", () => {
     expect(read(["\uFEFFdata: a\n\n"]).events).toEqual([{ data: "a" }]);
     const bom = enc.encode("\uFEFFdata: a\n\n");
     expect(read([bom.subarray(0, 1), bom.subarray(1, 2), bom.subarray(2)]).events).toEqual([{ data: "a" }]);
     // Not at the start: "\uFEFFdata" is an unknown field.
     expect(read(["data: a\n\n\uFEFFdata: b\n\n"]).events).toEqual([{ data: "a" }]);
+  });
+
+  it("treats a first line that is only a byte order mark as a blank line, and still reads the next event's id", () => {
+    const r = read(["\uFEFF\nid: 5\n\ndata: a\n\n"], { noEnd: true });
+    expect(r.events).toEqual([{ data: "a" }]);
+    expect(r.reader.lastEventId).toBe("5");
+    const bytes = enc.encode("\uFEFF\r\nid: 5\r\n\r\ndata: a\r\n\r\n");
+    for (let i = 0; i <= bytes.length; i++) {
+      const s = read(splitAt(bytes, [i]), { noEnd: true });
+      expect(s.events, `split at ${i}`).toEqual([{ data: "a" }]);
+      expect(s.reader.lastEventId, `split at ${i}`).toBe("5");
+    }
   });
 
   it("flushes a final event without a blank line on end()", () => {
@@ -160,6 +172,12 @@ describe("SseReader: line endings and chunking", () => {
     expect(r.events).toEqual(expected);
   });
 
+  it("delivers an event ended by a CR at the very end of a chunk without waiting for more input (eventsource-parser holds a final CR back)", () => {
+    expect(read(["data: a\r\r"], { noEnd: true }).events).toEqual([{ data: "a" }]);
+    expect(read(["data: a\r", "\r"], { noEnd: true }).events).toEqual([{ data: "a" }]);
+    expect(read(["id: 3\r\r"], { noEnd: true }).reader.lastEventId).toBe("3");
+  });
+
   it("treats CR then LF in the next chunk as one line ending, not a blank line", () => {
     const r = read(["data: a\r", "\ndata: b\r", "\n\r", "\n"], { noEnd: true });
     expect(r.events).toEqual([{ data: "a\nb" }]);
@@ -169,7 +187,13 @@ describe("SseReader: line endings and chunking", () => {
     // Text without CR/LF (they would end the line); may contain ':' and multi-byte characters.
     const text = fc.string({ unit: fc.constantFrom("a", "b", ":", " ", "é", "中", "😀", "{", "}", "\""), maxLength: 12 });
     const eventArb = fc.record(
-      { id: fc.option(fc.string({ unit: fc.constantFrom("1", "x", "é"), maxLength: 4 }), { nil: undefined }), event: fc.option(fc.constantFrom("message", "ping"), { nil: undefined }), lines: fc.array(text, { minLength: 1, maxLength: 3 }) },
+      {
+        id: fc.option(fc.string({ unit: fc.constantFrom("1", "x", "é"), maxLength: 4 }), { nil: undefined }),
+        event: fc.option(fc.constantFrom("message", "ping"), { nil: undefined }),
+        comment: fc.option(text, { nil: undefined }),
+        // No data lines: an event that is not delivered but whose id still counts.
+        lines: fc.array(text, { minLength: 0, maxLength: 3 }),
+      },
       { requiredKeys: ["lines"] },
     );
     fc.assert(
@@ -182,6 +206,7 @@ describe("SseReader: line endings and chunking", () => {
           for (const e of list) {
             if (e.id !== undefined) s += `id: ${e.id}${eol}`;
             if (e.event !== undefined) s += `event: ${e.event}${eol}`;
+            if (e.comment !== undefined) s += `:${e.comment}${eol}`;
             for (const l of e.lines) s += `data: ${l}${eol}`;
             s += eol;
           }
@@ -189,8 +214,13 @@ describe("SseReader: line endings and chunking", () => {
           const offsets = [...new Set(rawCuts.map((c) => c % (bytes.length + 1)))].sort((a, b) => a - b);
           const r = read(splitAt(bytes, offsets), { noEnd: true });
           expect(r.events).toEqual(
-            list.map((e) => ({ ...(e.id !== undefined ? { id: e.id } : {}), ...(e.event !== undefined ? { event: e.event } : {}), data: e.lines.join("\n") })),
+            list
+              .filter((e) => e.lines.length > 0)
+              .map((e) => ({ ...(e.id !== undefined ? { id: e.id } : {}), ...(e.event !== undefined ? { event: e.event } : {}), data: e.lines.join("\n") })),
           );
+          // One space after the colon is removed (WHATWG), like after a field name.
+          expect(r.comments).toEqual(list.flatMap((e) => (e.comment !== undefined ? [e.comment.replace(/^ /, "")] : [])));
+          expect(r.reader.lastEventId).toBe(list.findLast((e) => e.id !== undefined)?.id);
         },
       ),
       { numRuns: 500 },
@@ -204,7 +234,12 @@ describe("SseReader: line endings and chunking", () => {
         const whole = read([bytes], { maxEventBytes: 32 });
         const split = read(splitAt(bytes, offsets), { maxEventBytes: 32 });
         expect(split.events).toEqual(whole.events);
-        expect(split.errors.map((e) => e.message)).toEqual(whole.errors.map((e) => e.message));
+        expect(split.retries).toEqual(whole.retries);
+        expect(split.comments).toEqual(whole.comments);
+        expect(split.reader.lastEventId).toBe(whole.reader.lastEventId);
+        // Which events are too large does not depend on chunking; the size in the message does (it is how
+        // much had been read when the limit was passed, reported at once rather than after the event ends).
+        expect(split.errors.map((e) => e.code)).toEqual(whole.errors.map((e) => e.code));
       }),
       { numRuns: 500 },
     );
@@ -212,10 +247,14 @@ describe("SseReader: line endings and chunking", () => {
 });
 
 describe("SseReader: size limit", () => {
-  it("skips an oversized event up to its blank line, reports it once, and goes on", () => {
+  it.each([
+    ["LF", "\n"],
+    ["CRLF", "\r\n"],
+    ["CR", "\r"],
+  ])("skips an oversized event up to its blank line, reports it once, and goes on (%s)", (_name, eol) => {
     const big = "x".repeat(300);
-    const stream = enc.encode(`data: small\n\nid: 9\ndata: ${big}\ndata: more\n\ndata: after\n\n`);
-    for (const size of [1, 7, 64, stream.length]) {
+    const stream = enc.encode(["data: small", "", "id: 9", `data: ${big}`, "data: more", "", "data: after", "", ""].join(eol));
+    for (const size of [1, 2, 7, 64, stream.length]) {
       const chunks = splitAt(stream, Array.from({ length: Math.ceil(stream.length / size) - 1 }, (_, i) => (i + 1) * size));
       const r = read(chunks, { maxEventBytes: 100 });
       expect(r.events, `chunk size ${size}`).toEqual([{ data: "small" }, { data: "after" }]);
@@ -224,6 +263,46 @@ describe("SseReader: size limit", () => {
       expect(r.errors[0]?.code).toBe("MCPD_MESSAGE_TOO_LARGE");
       expect(r.errors[0]?.message).toMatch(/^SSE event of \d+ bytes exceeds the limit of 100 bytes$/);
     }
+  });
+
+  it("reports an oversized event as soon as it passes the limit, before the event ends", () => {
+    const r = read(["id: 1\ndata: a\n\n", `id: 2\ndata: ${"z".repeat(60)}`, "z".repeat(60)], { maxEventBytes: 100, noEnd: true });
+    expect(r.errors).toHaveLength(1);
+    expect(r.errors[0]?.message).toBe("SSE event of 131 bytes exceeds the limit of 100 bytes");
+    expect(r.errors[0]?.limitBytes).toBe(100);
+    // The rest of the event is skipped without a second report; its id is dropped with it.
+    r.reader.push(`${"z".repeat(10_000)}\ndata: more\n`);
+    r.reader.push("\ndata: next\n\n");
+    expect(r.errors).toHaveLength(1);
+    expect(r.events).toEqual([{ id: "1", data: "a" }, { data: "next" }]);
+    expect(r.reader.lastEventId).toBe("1");
+  });
+
+  it("keeps the comments and retry read before an event grew too large, whatever the chunking", () => {
+    const stream = enc.encode(`: before\nretry: 700\ndata: ${"q".repeat(200)}\n: inside\n\ndata: ok\n\n`);
+    for (let i = 0; i <= stream.length; i++) {
+      const r = read(splitAt(stream, [i]), { maxEventBytes: 100 });
+      expect(r.comments, `split at ${i}`).toEqual(["before"]);
+      expect(r.retries, `split at ${i}`).toEqual([700]);
+      expect(r.events, `split at ${i}`).toEqual([{ data: "ok", retry: 700 }]);
+      expect(r.errors, `split at ${i}`).toHaveLength(1);
+    }
+  });
+
+  it("does not let a partial character of a skipped event corrupt the next event", () => {
+    const e = enc.encode("é");
+    const head = Uint8Array.of(...enc.encode("data: "), e[0]!);
+    const rest = Uint8Array.of(e[1]!, ...enc.encode(`${"x".repeat(30)}\n\ndata: after\n\n`));
+    const r = read([head, rest], { maxEventBytes: 16, noEnd: true });
+    expect(r.errors).toHaveLength(1);
+    expect(r.events).toEqual([{ data: "after" }]);
+  });
+
+  it("counts every line of an event, comments included (the parser buffers an unfinished line of any kind)", () => {
+    const r = read([`: ${"c".repeat(150)}\ndata: x\n\ndata: y\n\n`], { maxEventBytes: 100 });
+    expect(r.comments).toEqual([]);
+    expect(r.events).toEqual([{ data: "y" }]);
+    expect(r.errors).toHaveLength(1);
   });
 
   it("counts data across lines of one event", () => {
