@@ -72,6 +72,24 @@ export async function prepareSocketPath(socketPath: string): Promise<void> {
 }
 
 /**
+ * The wire form of one outgoing message. A message with no JSON form (nested too deep for
+ * `JSON.stringify`, from a peer's pathological value) must not throw out of whichever callback is
+ * sending it (that would end the daemon): a response becomes an internal error for its id, anything
+ * else is dropped; both are logged.
+ */
+function encodeOutgoing(message: object, log: Logger): string | undefined {
+  try {
+    return encodeLine(message);
+  } catch (err) {
+    const m = message as { id?: unknown; method?: unknown };
+    const id = m.method === undefined && (typeof m.id === "string" || typeof m.id === "number") ? m.id : undefined;
+    log.error({ err: (err as Error).message, id }, "outgoing message cannot be encoded as JSON");
+    if (id === undefined) return undefined;
+    return encodeLine({ jsonrpc: "2.0", id, error: { code: WireCode.InternalError, message: `Response cannot be encoded as JSON: ${(err as Error).message}` } });
+  }
+}
+
+/**
  * The Unix-socket face of the daemon: newline-delimited JSON-RPC, one {@link Session} per connection.
  * Bad lines get an error and the connection stays usable; a client that stops reading is disconnected
  * once its outgoing buffer passes its bound, so it never stalls anyone else.
@@ -115,7 +133,8 @@ export class SocketServer {
     session = this.opts.router.attach({
       send: (message) => {
         if (socket.destroyed) return false;
-        socket.write(encodeLine(message));
+        const line = encodeOutgoing(message, log);
+        if (line !== undefined) socket.write(line);
         if (socket.writableLength > maxOut) {
           log.warn({ client: session?.id, buffered: socket.writableLength }, "client is not reading; disconnecting it");
           socket.destroy();

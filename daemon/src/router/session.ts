@@ -77,6 +77,29 @@ export class InFlight {
 
 type View = { kind: "aggregate" } | { kind: "server"; server: string };
 
+/** Largest clientInfo kept as sent, in bytes of JSON; a bigger one is cut down. */
+const MAX_CLIENT_INFO_BYTES = 4096;
+
+/**
+ * The clientInfo kept for status and logs. It is echoed to every `mcpd/status` caller, so a value with no
+ * JSON form (nested too deep to serialize) or a huge one must not be kept as is: it would make every
+ * status answer fail to encode. Such a value is cut down to its string name/version/title (256 chars each).
+ */
+function boundedClientInfo(value: unknown): JsonObject | undefined {
+  if (!isObject(value)) return undefined;
+  try {
+    if (JSON.stringify(value).length <= MAX_CLIENT_INFO_BYTES) return value;
+  } catch {
+    // No JSON form: fall through to the cut-down copy.
+  }
+  const out: JsonObject = {};
+  for (const k of ["name", "version", "title"]) {
+    const v = value[k];
+    if (typeof v === "string") out[k] = v.slice(0, 256);
+  }
+  return out;
+}
+
 const MCPD_META = "mcpd/server";
 
 /**
@@ -244,7 +267,7 @@ export class Session {
 
   private async initialize(req: JsonRpcRequest): Promise<JsonObject> {
     const p = req.params ?? {};
-    this.clientInfo = isObject(p.clientInfo) ? p.clientInfo : undefined;
+    this.clientInfo = boundedClientInfo(p.clientInfo);
     this.clientCapabilities = isObject(p.capabilities) ? (p.capabilities as ClientCapabilities) : {};
     const protocolVersion = this.negotiate(p.protocolVersion);
     this.initialized = true;
