@@ -330,8 +330,9 @@ export class HttpTransport implements MCPTransport {
     let healed = false;
     for (;;) {
       const sessionId = this.session.id;
-      const res = await this.post(this.cfg.url, body, message.method, deadline.signal);
+      // Once the POST starts, the server may be working on it: a give-up from here on is worth a cancel.
       sent.value = true;
+      const res = await this.post(this.cfg.url, body, message.method, deadline.signal);
       const status = res.statusCode;
       if (status >= 200 && status <= 299) {
         this.streamableConfirmed = true;
@@ -396,8 +397,8 @@ export class HttpTransport implements MCPTransport {
   private async legacyExchange(body: string, deadline: RequestDeadline, waiter: ResponseWaiter, sent: { value: boolean }): Promise<JsonRpcResponse> {
     const legacy = this.legacy;
     if (!legacy) throw this.closedError();
-    const res = await this.post(legacy.endpoint, body, undefined, deadline.signal);
     sent.value = true;
+    const res = await this.post(legacy.endpoint, body, undefined, deadline.signal);
     if (res.statusCode < 200 || res.statusCode > 299) throw await httpErrorFrom(res.statusCode, res.headers, res.body);
     discardBody(res.body);
     deadline.phase = "sse";
