@@ -111,7 +111,9 @@ export async function startDaemon(options: RunDaemonOptions): Promise<DaemonHand
     logger: log,
     maxLineBytes: DAEMON_DEFAULTS.maxMessageBytes,
     maxOutgoingBytes: DAEMON_DEFAULTS.maxOutgoingBytesPerConnection,
+    traceMessages: root.isLevelEnabled("trace"),
   });
+  await manager.load(config);
   await server.listen();
   writeFileSync(paths.pidFile, `${process.pid}\n`, { mode: 0o600 });
   root.info({ socket: paths.socketPath, config: config.file, servers: config.servers.length }, "mcpd started");
@@ -152,7 +154,7 @@ export async function startDaemon(options: RunDaemonOptions): Promise<DaemonHand
     process.on("SIGHUP", onHup);
   }
 
-  manager.discoverAndConnect(config).catch((err: Error) => root.error({ err: err.message }, "starting servers failed"));
+  manager.startAll().catch((err: Error) => root.error({ err: err.message }, "starting servers failed"));
   return { paths, manager, router, done, shutdown, reload };
 }
 

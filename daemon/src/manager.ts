@@ -101,8 +101,26 @@ export class MCPManager extends EventEmitter {
    * slow server never delays another's readiness.
    */
   async discoverAndConnect(config: LoadedConfig): Promise<void> {
+    await this.load(config);
+    await this.startAll();
+  }
+
+  /**
+   * Ends process groups left by a previous run and creates a handle per server (with its cached tools),
+   * without starting anything: the daemon does this before it listens, so no client ever sees a
+   * configured server missing.
+   */
+  async load(config: LoadedConfig): Promise<void> {
     await this.children?.reapOrphans();
-    for (const server of config.servers) this.handles.set(server.name, await this.makeHandle(server));
+    for (const server of config.servers) {
+      const handle = await this.makeHandle(server);
+      this.handles.set(server.name, handle);
+      this.emit("added", handle);
+    }
+  }
+
+  /** Starts every enabled eager server in parallel; resolves when each is ready or failed its first attempt. */
+  async startAll(): Promise<void> {
     await Promise.all(this.servers.filter((h) => h.config.enabled && h.config.startup === "eager").map((h) => h.start()));
   }
 

@@ -3,6 +3,7 @@ import PQueue from "p-queue";
 import {
   QueueFullError,
   ServerUnavailableError,
+  TransportClosedError,
   silentLogger,
   type ClientCapabilities,
   type JsonObject,
@@ -311,12 +312,22 @@ export class ServerHandle extends EventEmitter {
   }
 
   /**
+   * The session when it can take a request. A session whose server just died stays `ready` until its
+   * transport has finished closing (up to closeGraceMs x 2 for a process that keeps running after closing
+   * its stdout); a request arriving meanwhile waits for the restart instead of failing on a dead transport.
+   */
+  private get usableClient(): MCPClient | undefined {
+    return this.state === "ready" && this.client?.transport.connected ? this.client : undefined;
+  }
+
+  /**
    * Waits until the server is ready, starting it when it is stopped (lazy or idle), bounded by
    * `timeoutMs` and `signal`. A `failed` or `disabled` server fails at once.
    * @throws ServerUnavailableError (MCPD_SERVER_UNAVAILABLE)
    */
   async whenReady(timeoutMs: number, signal?: AbortSignal): Promise<MCPClient> {
-    if (this.state === "ready" && this.client) return this.client;
+    const usable = this.usableClient;
+    if (usable) return usable;
     if (this.state === "failed" || this.state === "disabled") throw this.unavailable();
     if (this.state === "stopped") void this.start("started on demand");
     return new Promise<MCPClient>((resolve, reject) => {
@@ -371,7 +382,7 @@ export class ServerHandle extends EventEmitter {
    * @throws ServerUnavailableError, QueueFullError, and whatever the session throws.
    */
   async request<T = JsonObject>(method: string, params: JsonObject | undefined, options: RequestOptions & { waitMs: number }): Promise<T> {
-    const client = this.state === "ready" && this.client ? this.client : await this.whenReady(options.waitMs, options.signal);
+    const client = this.usableClient ?? (await this.whenReady(options.waitMs, options.signal));
     if (this.queue.size >= this.config.maxQueue) {
       throw new QueueFullError(`Server "${this.name}" has ${this.queue.size} requests waiting (maxQueue ${this.config.maxQueue})`);
     }
@@ -384,8 +395,11 @@ export class ServerHandle extends EventEmitter {
       this.stats.end(started);
       return result as T;
     } catch (err) {
-      this.stats.end(started, err);
-      throw err;
+      // A session mcpd ended on purpose (health restart, restart, disable, reload) closes without a reason
+      // of its own; the state says why, which the caller deserves more than a bare "Transport closed".
+      const e = err instanceof TransportClosedError && err.reason === undefined ? new TransportClosedError(`${this.state}: ${this.stateReason}`) : err;
+      this.stats.end(started, e);
+      throw e;
     }
   }
 }

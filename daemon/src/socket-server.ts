@@ -14,6 +14,8 @@ export interface SocketServerOptions {
   maxLineBytes: number;
   /** Bytes allowed to wait in one connection's outgoing buffer; past this the client is disconnected. */
   maxOutgoingBytes: number;
+  /** Log every message in and out at trace level (payloads are never logged above trace). */
+  traceMessages?: boolean;
 }
 
 /** Refusals before listening: another daemon, unsafe directory, bad path. */
@@ -128,15 +130,16 @@ export class SocketServer {
   private accept(socket: Socket): void {
     this.sockets.add(socket);
     const maxOut = this.opts.maxOutgoingBytes;
-    let session: Session | undefined;
-    const log = this.log;
-    session = this.opts.router.attach({
+    const trace = this.opts.traceMessages === true;
+    let log = this.log;
+    const session: Session = this.opts.router.attach({
       send: (message) => {
         if (socket.destroyed) return false;
+        if (trace) log.trace({ message }, "send");
         const line = encodeOutgoing(message, log);
         if (line !== undefined) socket.write(line);
         if (socket.writableLength > maxOut) {
-          log.warn({ client: session?.id, buffered: socket.writableLength }, "client is not reading; disconnecting it");
+          log.warn({ buffered: socket.writableLength }, "client is not reading; disconnecting it");
           socket.destroy();
           return false;
         }
@@ -144,10 +147,18 @@ export class SocketServer {
       },
     });
     const s = session;
+    log = (this.log as Logger & { child?: (b: object) => Logger }).child?.({ client: s.id }) ?? this.log;
+    log.debug("client connected");
     const decoder = new JsonLineDecoder({
       maxLineBytes: this.opts.maxLineBytes,
-      onValue: (value) => s.handle(value),
+      onValue: trace
+        ? (value) => {
+            log.trace({ message: value }, "recv");
+            s.handle(value);
+          }
+        : (value) => s.handle(value),
       onError: (err) => {
+        log.debug({ err: err.message, preview: err.preview.slice(0, 200) }, "bad line from client");
         if (err.code === "MCPD_MESSAGE_TOO_LARGE") {
           s.replyError(null, { code: WireCode.MessageTooLarge, message: err.message, data: { mcpdCode: err.code } });
         } else {
@@ -156,8 +167,9 @@ export class SocketServer {
       },
     });
     socket.on("data", (chunk: Buffer) => decoder.push(chunk));
-    socket.on("error", (err) => log.debug({ client: s.id, err: err.message }, "client socket error"));
+    socket.on("error", (err) => log.debug({ err: err.message }, "client socket error"));
     socket.on("close", () => {
+      log.debug({ clientInfo: s.clientInfo }, "client disconnected");
       this.sockets.delete(socket);
       void this.opts.router.detach(s);
     });

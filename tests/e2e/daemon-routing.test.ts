@@ -190,6 +190,7 @@ describe("daemon: routing between many agents and many servers", () => {
     const d = (daemon = await startTestDaemon({ a: fixture("a") }));
     const c = await d.raw();
     await c.initialize();
+    await until(async () => (await c.request("mcpd/status")).result.servers[0].state === "ready", "server ready");
     c.writeLine("{not json");
     expect((await c.waitFor((m) => m.error?.code === -32700, "parse error")).id).toBeNull();
     c.writeLine(JSON.stringify({ hello: "world" }));

@@ -376,7 +376,26 @@ export class Session {
       this.subscription(id, method, handle, uri);
       return;
     }
+    if (method === "tools/call" && typeof params?.name === "string" && handle.state === "ready" && handle.client) {
+      this.checkTool(id, handle, params);
+      return;
+    }
     this.forward(id, handle, method, params);
+  }
+
+  /**
+   * A tool the server does not list gets MCPD_UNKNOWN_TOOL (naming the tools that exist) instead of
+   * whatever the server would answer; the list is re-read once first, in case it just changed.
+   */
+  private checkTool(id: RequestId, handle: ServerHandle, params: JsonObject): void {
+    const client = handle.client;
+    const name = params.name as string;
+    const known = (): boolean => !client || !client.capabilities.tools || client.tools.some((t) => t.name === name);
+    if (known()) return this.forward(id, handle, "tools/call", params);
+    void (client ? client.refresh("tools") : Promise.resolve()).then(() => {
+      if (known()) return this.forward(id, handle, "tools/call", params);
+      this.replyError(id, toWireError(Session.notFound("MCPD_UNKNOWN_TOOL", `Unknown tool "${name}" on server "${handle.name}"`, (client?.tools ?? []).map((t) => t.name))));
+    });
   }
 
   setLevel(id: RequestId, params: JsonObject | undefined): void {
