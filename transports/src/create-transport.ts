@@ -1,4 +1,5 @@
 import { ConfigError } from "@mcpd/protocol";
+import { HttpTransport } from "./http-transport.js";
 import { StdioTransport } from "./stdio-transport.js";
 import type { MCPTransport, TransportConfig, TransportOptions } from "./transport.js";
 import { WebSocketTransport } from "./ws-transport.js";
@@ -16,8 +17,7 @@ export function createTransport(config: TransportConfig, options: TransportOptio
       return new StdioTransport(config as Extract<TransportConfig, { command: string }>, options);
     case "http":
     case "sse":
-      // HTTP_TRANSPORT_PENDING: wired when transports/src/http-transport.ts lands.
-      throw new ConfigError(`Transport type "${type}" is not available in this build yet`);
+      return new HttpTransport(config as Extract<TransportConfig, { type: "http" | "sse" }>, options);
     case "ws":
       return new WebSocketTransport(config as Extract<TransportConfig, { type: "ws" }>, options);
     default:

@@ -7,3 +7,5 @@ export { TRANSPORT_DEFAULTS } from "./defaults.js";
 export { createTransport } from "./create-transport.js";
 export { StdioTransport, type StdioTransportOptions } from "./stdio-transport.js";
 export { WebSocketTransport, MCP_WS_SUBPROTOCOL, type WsTransportOptions } from "./ws-transport.js";
+export { HttpTransport, type HttpTransportOptions, type HttpTransportMode } from "./http-transport.js";
+export { callMCP, type CallMcpOptions } from "./call-mcp.js";
