@@ -8,7 +8,7 @@ import { existsSync, readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { connect, createServer } from "node:net";
 import { dirname, join } from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
+import { afterAll, afterEach, describe, expect, it } from "vitest";
 import type { CallToolResult, InitializeResult, JsonObject, Tool } from "@mcpd/protocol";
 // Imported from the built file until @mcpd/transports exports HttpTransport.
 import { HttpTransport } from "../transports/dist/http-transport.js";
@@ -56,6 +56,9 @@ const transports: HttpTransport[] = [];
 
 afterEach(async () => {
   await Promise.all(transports.splice(0).map((t) => t.close()));
+});
+
+afterAll(async () => {
   for (const child of children.splice(0)) {
     if (child.exitCode === null && child.signalCode === null) {
       const exited = new Promise((resolve) => child.once("exit", resolve));
@@ -112,9 +115,20 @@ async function exercise(t: HttpTransport): Promise<void> {
   if (t.mode === "streamable-http") for (const p of progress) expect(p.context.relatedRequestId).toBe(id);
 }
 
+/** One server per mode, shared by the tests of this file (each test opens its own session). */
+const servers = new Map<string, Promise<number>>();
+function everything(mode: "streamableHttp" | "sse"): Promise<number> {
+  let port = servers.get(mode);
+  if (!port) {
+    port = startEverything(mode);
+    servers.set(mode, port);
+  }
+  return port;
+}
+
 describe("HttpTransport with @modelcontextprotocol/server-everything", () => {
   it("speaks Streamable HTTP (streamableHttp mode, /mcp), with the listener and DELETE on close", async () => {
-    const port = await startEverything("streamableHttp");
+    const port = await everything("streamableHttp");
     const t = new HttpTransport({ type: "http", url: `http://127.0.0.1:${port}/mcp` });
     transports.push(t);
     await t.connect();
@@ -128,7 +142,7 @@ describe("HttpTransport with @modelcontextprotocol/server-everything", () => {
   });
 
   it("speaks legacy HTTP+SSE (sse mode, /sse) with type sse", async () => {
-    const port = await startEverything("sse");
+    const port = await everything("sse");
     const t = new HttpTransport({ type: "sse", url: `http://127.0.0.1:${port}/sse` });
     transports.push(t);
     await t.connect();
@@ -137,7 +151,7 @@ describe("HttpTransport with @modelcontextprotocol/server-everything", () => {
   });
 
   it("falls back from type http to legacy against the sse mode", async () => {
-    const port = await startEverything("sse");
+    const port = await everything("sse");
     const t = new HttpTransport({ type: "http", url: `http://127.0.0.1:${port}/sse` });
     transports.push(t);
     await t.connect();
