@@ -119,4 +119,21 @@ describe("daemon: per-connection session state", () => {
     }
     expect(textOf(await c.request("tools/call", { name: "echo", arguments: { text: "healthy" } }))).toBe("healthy");
   });
+
+  it("times out upstream calls daemon-side, resets the clock on progress, and caps the total", async () => {
+    const { d, log } = await loggedDaemon({ t: { extra: { timeout: 1500, maxTotalTimeout: 5000 } } });
+    const c = await session(d, "t");
+    const slow = await c.request("tools/call", { name: "slow", arguments: { ms: 5000 } });
+    expect(slow.error.code).toBe(-32061);
+    expect(slow.error.message).toBe("Request timeout after 1500ms");
+    const slowId = log("t").find((m) => m.method === "tools/call" && m.params.name === "slow").id;
+    await until(() => log("t").some((m) => m.method === "notifications/cancelled" && m.params.requestId === slowId), "cancel sent upstream");
+    // 5 progress steps 500 ms apart: longer in all than the 1500 ms timeout, but each gap is far under it.
+    const kept = await c.request("tools/call", { name: "progress", arguments: { steps: 5, intervalMs: 500 }, _meta: { progressToken: 7 } });
+    expect(kept.result.content[0].text).toBe("done");
+    expect(c.messages.filter((m) => m.method === "notifications/progress" && m.params.progressToken === 7).length).toBe(5);
+    // Progress keeps coming, but the total passes maxTotalTimeout.
+    const capped = await c.request("tools/call", { name: "progress", arguments: { steps: 14, intervalMs: 500 }, _meta: { progressToken: 8 } });
+    expect(capped.error.code).toBe(-32061);
+  });
 });
