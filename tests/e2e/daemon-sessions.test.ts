@@ -67,6 +67,13 @@ describe("daemon: per-connection session state", () => {
     const pid2 = Number(textOf(await two.request("tools/call", { name: "pid", arguments: {} })));
     expect(pid1).not.toBe(pid2);
     expect(Number(textOf(await one.request("tools/call", { name: "pid", arguments: {} })))).toBe(pid1);
+    // What one private session says reaches only its owner.
+    await one.request("tools/call", { name: "log", arguments: { level: "error", message: "private to one" } });
+    await one.waitFor((m) => m.method === "notifications/message" && m.params.data === "private to one", "owner gets its log");
+    await two.request("tools/call", { name: "log", arguments: { level: "error", message: "private to two" } });
+    await two.waitFor((m) => m.method === "notifications/message" && m.params.data === "private to two", "two gets its log");
+    expect(two.messages.some((m) => m.params?.data === "private to one")).toBe(false);
+    expect(one.messages.some((m) => m.params?.data === "private to two")).toBe(false);
     one.close();
     await until(() => !alive(pid1), "private session ended with its client");
     expect(alive(pid2)).toBe(true);

@@ -272,8 +272,7 @@ export class Session {
     const protocolVersion = this.negotiate(p.protocolVersion);
     this.initialized = true;
     if (this.view.kind === "server") {
-      const handle = await this.router.manager.handleFor(this.view.server, this.id);
-      this.router.adopt(handle);
+      const handle = await this.resolveHandle(this.view.server);
       const client = await handle.whenReady(handle.config.timeout);
       const init = client.initializeResult;
       const result: JsonObject = { protocolVersion, capabilities: init?.capabilities ?? {}, serverInfo: init?.serverInfo ?? { name: handle.name, version: "0" } };
@@ -340,9 +339,13 @@ export class Session {
     }
   }
 
+  /** Private (per-client) sessions this connection owns. */
+  private readonly privates = new Set<ServerHandle>();
+
   private async resolveHandle(server: string): Promise<ServerHandle> {
     const handle = await this.router.manager.handleFor(server, this.id);
     this.router.adopt(handle);
+    if (handle !== this.router.manager.get(server)) this.privates.add(handle);
     return handle;
   }
 
@@ -499,6 +502,8 @@ export class Session {
 
   /** Whether notifications of this server reach this session. */
   views(handle: ServerHandle): boolean {
+    // A private (per-client) session speaks only to its owner.
+    if (handle !== this.router.manager.get(handle.name)) return this.privates.has(handle);
     if (this.view.kind === "server") return this.view.server === handle.name;
     return true;
   }
@@ -524,8 +529,9 @@ export class Session {
     return false;
   }
 
+  /** Whether this connection owns that private (per-client) session. */
   ownsPrivate(handle: ServerHandle): boolean {
-    return handle.config.sharing === "per-client" && this.router.manager.privateSessions(handle.name).includes(handle) && this.hasInFlightTo(handle);
+    return this.privates.has(handle);
   }
 
   /** For NotFound errors: a short list of what exists. */
