@@ -2,6 +2,7 @@ import { spawn, type ChildProcessWithoutNullStreams } from "node:child_process";
 import {
   JsonLineDecoder,
   McpRemoteError,
+  MessageTooLargeError,
   ProtocolError,
   RequestTimeoutError,
   TransportClosedError,
@@ -55,6 +56,23 @@ type Deferred = { promise: Promise<void>; resolve: () => void };
 const MAX_TIMER_MS = 2_147_483_647;
 const BAD_LINE_WARNINGS = 20;
 const NO_CONTEXT: MessageContext = Object.freeze({});
+/** Bytes kept from the end of each stdout chunk: where the id of an oversized response is looked for. */
+const TAIL_BYTES = 128;
+const EMPTY_BUFFER = Buffer.alloc(0);
+/** `{"jsonrpc":"2.0","id":7,` or `{"id":7,` at the start of a line: the id of a response written id-first. */
+const HEAD_ID = /^\s*\{\s*(?:"jsonrpc"\s*:\s*"2\.0"\s*,\s*)?"id"\s*:\s*(\d+)\s*,/;
+/** `"id":7}` or `"id":7,"jsonrpc":"2.0"}` closing a line: the id of a response written result-first (the TS SDK's order). */
+const TAIL_ID = /"id"\s*:\s*(\d+)\s*(?:,\s*"jsonrpc"\s*:\s*"2\.0"\s*)?\}\s*$/;
+
+/**
+ * The top-level id of a line too large to parse, from its first and last bytes, when either shows it
+ * unambiguously (a nested `"id"` never matches: the head pattern needs it to be the first key, the tail
+ * pattern needs exactly one closing brace after it).
+ */
+function oversizedLineId(head: string, tail: string): number | undefined {
+  const m = HEAD_ID.exec(head) ?? TAIL_ID.exec(tail);
+  return m ? Number(m[1]) : undefined;
+}
 
 function deferred(): Deferred {
   let resolve!: () => void;
@@ -95,6 +113,9 @@ export class StdioTransport implements MCPTransport {
   private readonly watches = new Map<AbortSignal, SignalWatch>();
   private dropped = 0;
   private badLines = 0;
+  /** The stdout chunk being decoded, and the last bytes of the one before: the tail of an oversized line. */
+  private chunk: Buffer | undefined;
+  private prevTail: Buffer = EMPTY_BUFFER;
   /** Inbound messages are handled until pending requests have been failed. */
   private inboundOpen = false;
   private closeRequested = false;
@@ -229,7 +250,13 @@ export class StdioTransport implements MCPTransport {
     child.on("error", (err) => this.log.warn({ err: err.message }, "child process error"));
     child.once("exit", (code, signal) => this.handleExit(code, signal));
     this.writer = new StdinWriter(child.stdin, this.maxPendingWriteBytes, `stdin of "${command}"`);
-    child.stdout.on("data", (chunk: Buffer) => this.decoder.push(chunk));
+    child.stdout.on("data", (chunk: Buffer) => {
+      this.chunk = chunk;
+      this.decoder.push(chunk);
+      this.chunk = undefined;
+      // A copy: keeping a view would pin the whole chunk.
+      this.prevTail = Buffer.from(chunk.length >= TAIL_BYTES ? chunk.subarray(chunk.length - TAIL_BYTES) : Buffer.concat([this.prevTail, chunk]).subarray(-TAIL_BYTES));
+    });
     child.stdout.once("end", () => this.decoder.end());
     child.stdout.once("close", () => {
       this.stdoutClosed.resolve();
@@ -359,11 +386,32 @@ export class StdioTransport implements MCPTransport {
   }
 
   private skipLine(err: Error, preview: string): void {
+    if (err instanceof MessageTooLargeError) this.failOversized(err, preview);
     this.dropped++;
     // A chatty server could print thousands of banner lines: warn for the first few, then debug.
     const level = this.badLines++ < BAD_LINE_WARNINGS ? "warn" : "debug";
     this.log[level]({ err: err.message, preview }, "skipped a stdout line that is not a JSON-RPC message");
     this.emitError(err);
+  }
+
+  /**
+   * A line over maxLineBytes was dropped. When it is the response to a pending request (its id is at
+   * the start or the end of the line), that request fails now with MessageTooLargeError instead of
+   * waiting for its timeout; the connection goes on.
+   */
+  private failOversized(err: MessageTooLargeError, head: string): void {
+    // The line ended at the first newline of the chunk being decoded (pipes deliver at most 64 KiB at a
+    // time, far less than a line this long), or at the end of the stream.
+    const chunk = this.chunk;
+    const nl = chunk === undefined ? -1 : chunk.indexOf(0x0a);
+    const end = chunk === undefined || nl === -1 ? this.prevTail : Buffer.concat([this.prevTail, chunk.subarray(0, nl)]);
+    const id = oversizedLineId(head, end.subarray(-TAIL_BYTES).toString("utf8"));
+    const p = id === undefined ? undefined : this.pending.get(id);
+    if (p === undefined) return;
+    this.pending.delete(p.id);
+    p.detach();
+    const size = Number(/(\d+) bytes exceeds/.exec(err.message)?.[1] ?? Number.NaN);
+    p.reject(Number.isFinite(size) ? new MessageTooLargeError(size, err.limitBytes, `Response to ${p.method}`) : err);
   }
 
   /** Server-to-client request: hand it to onRequest and write back its answer (-32601 without a handler). */
