@@ -1,44 +1,27 @@
 import { request, type Agent, type Dispatcher } from "undici";
 import {
   McpRemoteError,
-  McpdError,
-  NoResponseError,
-  PROTOCOL_DEFAULTS,
-  ParseError,
   ProtocolError,
   TransportClosedError,
   WireCode,
   classify,
   silentLogger,
-  sseJson,
   toWireError,
   type JsonObject,
   type JsonRpcMessage,
   type JsonRpcRequest,
   type JsonRpcResponse,
   type Logger,
-  type SseEvent,
 } from "@mcpd/protocol";
 import { TRANSPORT_DEFAULTS } from "./defaults.js";
 import { checkTimeoutMs, resolveHttpConfig, type HttpTransportOptions, type ResolvedHttpConfig } from "./http-config.js";
 import { RequestDeadline, SignalFanout } from "./http-deadline.js";
 import { PendingResponses, type ResponseWaiter } from "./http-pending.js";
+import { HttpReplyReader, type ReplyOutcome } from "./http-reply.js";
 import { HttpSession } from "./http-session.js";
-import {
-  ACCEPT_POST,
-  ACCEPT_SSE,
-  createHttpAgent,
-  delay,
-  discardBody,
-  errorText,
-  headerValue,
-  httpErrorFrom,
-  mediaType,
-  readBodyText,
-} from "./http-wire.js";
+import { ACCEPT_POST, createHttpAgent, discardBody, errorText, headerValue, httpErrorFrom, preview, waitOrAbort } from "./http-wire.js";
 import { LegacySseConnection } from "./legacy-sse.js";
 import { SseListener } from "./sse-listener.js";
-import { readSseStream, type SseCursor } from "./sse-stream.js";
 import type {
   CloseInfo,
   HttpServerConfig,
@@ -99,6 +82,7 @@ export class HttpTransport implements MCPTransport {
   private readonly session = new HttpSession();
   private readonly pending = new PendingResponses();
   private readonly fanout = new SignalFanout();
+  private readonly replies: HttpReplyReader;
   /** Every exchange still running (requests, notifications, draining replies), aborted by close(). */
   private readonly inflight = new Set<RequestDeadline>();
   private state: State = "idle";
@@ -118,6 +102,23 @@ export class HttpTransport implements MCPTransport {
     this.log = options.logger ?? silentLogger;
     this.agent = createHttpAgent(this.cfg.connections);
     this.modeValue = this.cfg.type === "sse" ? "legacy-sse" : "streamable-http";
+    this.replies = new HttpReplyReader({
+      url: this.cfg.url,
+      safeUrl: this.cfg.safeUrl,
+      agent: this.agent,
+      maxBodyBytes: this.cfg.maxBodyBytes,
+      sseResumeAttempts: this.cfg.sseResumeAttempts,
+      sseResumeDelayMs: this.cfg.sseResumeDelayMs,
+      log: this.log,
+      resumeHeaders: () => ({ ...this.cfg.headers, ...this.session.headers(undefined) }),
+      dispatch: (value, context) => this.dispatchAll(value, context),
+      onSkippedEvent: (type) => {
+        this.dropped++;
+        this.log.debug({ url: this.cfg.safeUrl, event: type }, "ignored SSE event of unknown type");
+      },
+      onLateError: (error) => this.report(error),
+      release: (deadline) => this.untrack(deadline),
+    });
   }
 
   get connected(): boolean {
@@ -326,7 +327,7 @@ export class HttpTransport implements MCPTransport {
     deadline: RequestDeadline,
     waiter: ResponseWaiter,
     sent: { value: boolean },
-  ): Promise<{ response: JsonRpcResponse; draining?: boolean }> {
+  ): Promise<ReplyOutcome> {
     let healed = false;
     for (;;) {
       const sessionId = this.session.id;
@@ -336,7 +337,7 @@ export class HttpTransport implements MCPTransport {
       const status = res.statusCode;
       if (status >= 200 && status <= 299) {
         this.streamableConfirmed = true;
-        return this.readReply(res, waiter, deadline);
+        return this.replies.read(res, waiter, deadline);
       }
       const error = await httpErrorFrom(status, res.headers, res.body);
       if (status === 404 && sessionId !== undefined && message.method !== "initialize" && !healed) {
@@ -365,7 +366,7 @@ export class HttpTransport implements MCPTransport {
     try {
       const res = await this.post(this.cfg.url, encode(message), "initialize", deadline.signal);
       if (res.statusCode < 200 || res.statusCode > 299) throw await httpErrorFrom(res.statusCode, res.headers, res.body);
-      const outcome = await this.readReply(res, waiter, deadline);
+      const outcome = await this.replies.read(res, waiter, deadline);
       draining = outcome.draining === true;
       if ("error" in outcome.response) throw new McpRemoteError(outcome.response.error);
       this.session.noteInitializeResult(outcome.response.result);
@@ -403,122 +404,6 @@ export class HttpTransport implements MCPTransport {
     discardBody(res.body);
     deadline.phase = "sse";
     return waitOrAbort(waiter.promise, deadline.signal);
-  }
-
-  /** Reads a 2xx reply to a request: JSON or an SSE stream (resumed when it drops with event ids). */
-  private async readReply(
-    res: Dispatcher.ResponseData,
-    waiter: ResponseWaiter,
-    deadline: RequestDeadline,
-  ): Promise<{ response: JsonRpcResponse; draining?: boolean }> {
-    const context: MessageContext = { relatedRequestId: waiter.id };
-    if (mediaType(res.headers) === "text/event-stream") {
-      deadline.phase = "sse";
-      return this.readSseReply(res.body, waiter, deadline, context);
-    }
-    const text = await readBodyText(res.body, res.headers, this.cfg.maxBodyBytes, "HTTP response body");
-    if (text.trim().length > 0) {
-      let value: unknown;
-      try {
-        value = JSON.parse(text);
-      } catch (err) {
-        throw new ParseError(`Invalid JSON in HTTP response from ${this.cfg.safeUrl}: ${preview(text)}`, { cause: err });
-      }
-      this.dispatchAll(value, context);
-    }
-    if (waiter.response) return { response: waiter.response };
-    throw new NoResponseError(waiter.id);
-  }
-
-  private async readSseReply(
-    body: Dispatcher.ResponseData["body"],
-    waiter: ResponseWaiter,
-    deadline: RequestDeadline,
-    context: MessageContext,
-  ): Promise<{ response: JsonRpcResponse; draining?: boolean }> {
-    const cursor: SseCursor = { events: 0 };
-    let attempts = 0;
-    // undefined: the resumption GET itself failed, which counts as a stream that dropped at once.
-    let stream: Dispatcher.ResponseData["body"] | undefined = body;
-    for (;;) {
-      let error: unknown;
-      if (stream) {
-        const done = readSseStream(stream, { cursor, maxEventBytes: this.cfg.maxBodyBytes, onEvent: (event) => this.replyEvent(event, context) });
-        const outcome = await Promise.race([
-          waiter.promise.then(() => ({ ended: false as const })),
-          done.then(
-            () => ({ ended: true as const }),
-            (err: unknown) => ({ ended: true as const, error: err }),
-          ),
-        ]);
-        if (waiter.response) {
-          const draining = !outcome.ended;
-          if (draining) this.drainReply(done, deadline);
-          return { response: waiter.response, draining };
-        }
-        if ("error" in outcome) error = outcome.error;
-        if (deadline.aborted) throw deadline.reason;
-        // Our own verdicts (bad JSON, oversized event) end the request; a dropped connection may be resumed.
-        if (error instanceof McpdError) throw error;
-        if (cursor.lastEventId === undefined) throw this.noResponse(waiter, error);
-      }
-      // Attempts count resumptions in a row that brought nothing new.
-      attempts = attempts > 0 && cursor.events > 0 ? 1 : attempts + 1;
-      if (attempts > this.cfg.sseResumeAttempts) throw this.noResponse(waiter, error);
-      await delay(cursor.retryMs ?? this.cfg.sseResumeDelayMs, deadline.signal);
-      const lastEventId = cursor.lastEventId as string;
-      this.log.debug({ url: this.cfg.safeUrl, id: waiter.id, lastEventId, attempts }, "resuming SSE reply");
-      cursor.events = 0;
-      stream = undefined;
-      let res: Dispatcher.ResponseData;
-      try {
-        res = await request(this.cfg.url, {
-          method: "GET",
-          headers: { ...this.cfg.headers, ...this.session.headers(undefined), accept: ACCEPT_SSE, "last-event-id": lastEventId },
-          signal: deadline.signal,
-          dispatcher: this.agent,
-        });
-      } catch (err) {
-        if (deadline.aborted) throw deadline.reason;
-        this.log.debug({ url: this.cfg.safeUrl, err: errorText(err) }, "SSE resumption GET failed");
-        continue;
-      }
-      if (res.statusCode < 200 || res.statusCode > 299) throw this.noResponse(waiter, await httpErrorFrom(res.statusCode, res.headers, res.body));
-      if (mediaType(res.headers) !== "text/event-stream") {
-        discardBody(res.body);
-        throw this.noResponse(waiter, new ProtocolError("resumption GET answered without an event stream"));
-      }
-      stream = res.body;
-    }
-  }
-
-  /** After the response, lets the rest of its SSE stream arrive for a bounded time, then closes it. */
-  private drainReply(done: Promise<void>, deadline: RequestDeadline): void {
-    const grace = setTimeout(() => deadline.abort(new Error("SSE reply drain grace over")), TRANSPORT_DEFAULTS.sseDrainGraceMs);
-    done
-      .catch((err: unknown) => {
-        if (!deadline.aborted && err instanceof McpdError) this.report(err);
-      })
-      .finally(() => {
-        clearTimeout(grace);
-        this.untrack(deadline);
-      });
-  }
-
-  private replyEvent(event: SseEvent, context: MessageContext): void {
-    if (event.event !== undefined && event.event !== "message") {
-      this.dropped++;
-      this.log.debug({ url: this.cfg.safeUrl, event: event.event }, "ignored SSE event of unknown type");
-      return;
-    }
-    // Throws ParseError: a reply stream that is not JSON fails its request.
-    this.dispatchAll(sseJson(event), context);
-  }
-
-  private noResponse(waiter: ResponseWaiter, cause: unknown): NoResponseError {
-    const error = new NoResponseError(waiter.id);
-    if (cause !== undefined) Object.defineProperty(error, "cause", { value: cause, configurable: true, writable: true });
-    return error;
   }
 
   /** A notification or an answer to a server request: POSTed, any 2xx accepted, no reply read. */
@@ -662,34 +547,10 @@ export class HttpTransport implements MCPTransport {
   }
 }
 
-/** Resolves with `promise`, or rejects with the signal's reason when it aborts first; leaves no listener behind. */
-function waitOrAbort<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
-  if (signal.aborted) return Promise.reject(signal.reason);
-  return new Promise<T>((resolve, reject) => {
-    const onAbort = (): void => reject(signal.reason);
-    signal.addEventListener("abort", onAbort, { once: true });
-    promise.then(
-      (value) => {
-        signal.removeEventListener("abort", onAbort);
-        resolve(value);
-      },
-      (err: unknown) => {
-        signal.removeEventListener("abort", onAbort);
-        reject(err);
-      },
-    );
-  });
-}
-
 function encode(message: object): string {
   try {
     return JSON.stringify(message);
   } catch (err) {
     throw new ProtocolError(`message cannot be serialized as JSON: ${errorText(err)}`, { cause: err });
   }
-}
-
-function preview(text: string): string {
-  const limit = PROTOCOL_DEFAULTS.previewBytes;
-  return text.length > limit ? `${text.slice(0, limit)}...` : text;
 }

@@ -1,5 +1,5 @@
 import { Agent, type Dispatcher } from "undici";
-import { HttpError, MessageTooLargeError } from "@mcpd/protocol";
+import { HttpError, MessageTooLargeError, PROTOCOL_DEFAULTS } from "@mcpd/protocol";
 import { TRANSPORT_DEFAULTS } from "./defaults.js";
 
 /**
@@ -127,4 +127,29 @@ export function delay(ms: number, signal: AbortSignal): Promise<void> {
 export function errorText(value: unknown): string {
   if (value instanceof Error) return value.message;
   return typeof value === "string" ? value : value === undefined ? "" : String(value);
+}
+
+/** Resolves with `promise`, or rejects with the signal's reason when it aborts first; leaves no listener behind. */
+export function waitOrAbort<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
+  if (signal.aborted) return Promise.reject(signal.reason);
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = (): void => reject(signal.reason);
+    signal.addEventListener("abort", onAbort, { once: true });
+    promise.then(
+      (value) => {
+        signal.removeEventListener("abort", onAbort);
+        resolve(value);
+      },
+      (err: unknown) => {
+        signal.removeEventListener("abort", onAbort);
+        reject(err);
+      },
+    );
+  });
+}
+
+/** The start of a text for error messages and logs (`PROTOCOL_DEFAULTS.previewBytes` characters). */
+export function preview(text: string): string {
+  const limit = PROTOCOL_DEFAULTS.previewBytes;
+  return text.length > limit ? `${text.slice(0, limit)}...` : text;
 }

@@ -139,12 +139,12 @@ describe("HttpTransport: close", () => {
   it("rejects in-flight requests, sends DELETE with the session, fires onClose once", async () => {
     const f = await fixture({ mode: "sse" });
     const t = await initialized({ url: f.url });
-    const sessionId = t.info().sessionId;
+    const sessionId = t.info().sessionId!;
     const closes: CloseInfo[] = [];
     t.onClose = (info) => closes.push(info);
     const inflight = [t.request("tools/call", SLOW), t.request("tools/call", { ...SLOW, arguments: { ms: 20_000 } })].map((p) =>
       p.then(
-        () => new Error("resolved"),
+        () => new Error("resolved") as Error & Record<string, unknown>,
         (e: unknown) => e as Error & Record<string, unknown>,
       ),
     );

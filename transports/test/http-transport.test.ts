@@ -1,3 +1,7 @@
+import { spawn } from "node:child_process";
+import { once } from "node:events";
+import { fileURLToPath } from "node:url";
+import { createInterface } from "node:readline";
 import { describe, expect, it } from "vitest";
 import {
   ConfigError,
@@ -13,6 +17,7 @@ import {
 import { HttpTransport } from "../src/http-transport.js";
 import type { MessageContext } from "../src/transport.js";
 import { INIT_PARAMS, fixture, initialized, rejection, transport, waitFor } from "./http-helpers.js";
+import { isAlive } from "../../tests/helpers/process.js";
 
 describe("HttpTransport: Streamable HTTP exchanges", () => {
   it.each(["json", "sse"] as const)("initializes, lists and calls tools with %s replies", async (mode) => {
@@ -243,5 +248,28 @@ describe("HttpTransport: lifecycle and config", () => {
 
   it("rejects bad options, naming them", () => {
     expect(() => new HttpTransport({ type: "http", url: "http://x" }, { maxBodyBytes: 0 })).toThrow(/"maxBodyBytes" must be an integer >= 1/);
+  });
+});
+
+describe("the HTTP fixture as a process (for end-to-end tests)", () => {
+  it("prints its URL first and serves SSE replies until SIGTERM", async () => {
+    const script = fileURLToPath(new URL("../../tests/fixtures/http/http-fixture.mjs", import.meta.url));
+    const child = spawn(process.execPath, [script, "--port", "0", "--sse"], { stdio: ["ignore", "pipe", "inherit"] });
+    try {
+      const lines = createInterface({ input: child.stdout! });
+      const [url] = (await once(lines, "line")) as [string];
+      expect(url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/mcp$/);
+      const t = await initialized({ url });
+      let notes = 0;
+      t.onNotification = () => notes++;
+      await t.request("tools/call", { name: "progress", arguments: { steps: 2 }, _meta: { progressToken: 1 } });
+      expect(notes).toBe(2);
+      await t.close();
+    } finally {
+      const exited = once(child, "exit");
+      child.kill("SIGTERM");
+      await exited;
+    }
+    expect(isAlive(child.pid)).toBe(false);
   });
 });
