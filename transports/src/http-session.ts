@@ -12,7 +12,12 @@ export class HttpSession {
   protocolVersion: string | undefined;
   /** The params of the last `initialize` request sent (undefined until one was sent). */
   initializeParams: JsonObject | undefined;
-  private healing: Promise<void> | undefined;
+  private healingRun: Promise<void> | undefined;
+
+  /** The re-initialization in progress, if any (new messages wait for it). */
+  get healing(): Promise<void> | undefined {
+    return this.healingRun;
+  }
 
   /** Records a successful `initialize` result. */
   noteInitializeResult(result: unknown): void {
@@ -25,14 +30,14 @@ export class HttpSession {
    * simply retries with the new id). Rejects with whatever `reinitialize` threw.
    */
   heal(expiredId: string, reinitialize: () => Promise<void>): Promise<void> {
-    if (this.healing) return this.healing;
+    if (this.healingRun) return this.healingRun;
     if (this.id !== expiredId) return Promise.resolve();
     // Forget the dead id first: the new initialize must go out without it.
     this.id = undefined;
-    this.healing = reinitialize().finally(() => {
-      this.healing = undefined;
+    this.healingRun = reinitialize().finally(() => {
+      this.healingRun = undefined;
     });
-    return this.healing;
+    return this.healingRun;
   }
 
   /** Protocol headers for a message: the session id, and the negotiated version on anything but `initialize`. */

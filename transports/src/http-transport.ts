@@ -330,6 +330,7 @@ export class HttpTransport implements MCPTransport {
   ): Promise<ReplyOutcome> {
     let healed = false;
     for (;;) {
+      if (message.method !== "initialize") await this.sessionReady(deadline);
       const sessionId = this.session.id;
       // Once the POST starts, the server may be working on it: a give-up from here on is worth a cancel.
       sent.value = true;
@@ -352,6 +353,12 @@ export class HttpTransport implements MCPTransport {
       }
       throw error;
     }
+  }
+
+  /** While a new session is being opened, messages wait for it rather than go out without a session id. */
+  private async sessionReady(deadline: RequestDeadline): Promise<void> {
+    const healing = this.session.healing;
+    if (healing && this.modeValue === "streamable-http") await waitOrAbort(healing.catch(() => {}), deadline.signal);
   }
 
   /** Re-runs `initialize` with the remembered params on a fresh session, then `notifications/initialized`. */
@@ -378,7 +385,7 @@ export class HttpTransport implements MCPTransport {
       this.pending.remove(waiter);
     }
     this.log.info({ url: this.cfg.safeUrl, sessionId: this.session.id }, "new session after expiry");
-    await this.sendOneWay(encode({ jsonrpc: "2.0", method: "notifications/initialized" }), "notifications/initialized", "notify");
+    await this.sendOneWay(encode({ jsonrpc: "2.0", method: "notifications/initialized" }), "notifications/initialized", "notify", false);
   }
 
   private async tryLegacyFallback(deadline: RequestDeadline, cause: Error): Promise<boolean> {
@@ -407,9 +414,10 @@ export class HttpTransport implements MCPTransport {
   }
 
   /** A notification or an answer to a server request: POSTed, any 2xx accepted, no reply read. */
-  private async sendOneWay(body: string, method: string | undefined, kind: "notify" | "request"): Promise<void> {
+  private async sendOneWay(body: string, method: string | undefined, kind: "notify" | "request", waitForSession = true): Promise<void> {
     const deadline = this.track(new RequestDeadline(this.deadlineMs(undefined), kind === "notify" ? "notify" : "request"));
     try {
+      if (waitForSession) await this.sessionReady(deadline);
       const target = this.modeValue === "legacy-sse" ? this.legacy?.endpoint : this.cfg.url;
       if (!target) throw this.closedError();
       const res = await this.post(target, body, method, deadline.signal);

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { HttpError } from "@mcpd/protocol";
-import { INIT_PARAMS, fixture, initialized, rejection } from "./http-helpers.js";
+import { INIT_PARAMS, fixture, initialized, rejection, waitFor } from "./http-helpers.js";
 
 describe("HttpTransport: session expiry (404)", () => {
   it.each(["json", "sse"] as const)("re-initializes once and retries the request transparently (%s)", async (mode) => {
@@ -57,6 +57,21 @@ describe("HttpTransport: session expiry (404)", () => {
     expect(f.received("POST", "notifications/initialized")).toHaveLength(2);
     expect(f.sessions.size).toBe(1);
     expect(t.info().sessionId).toBe([...f.sessions][0]);
+  });
+
+  it("holds new requests while the new session is being opened", async () => {
+    const f = await fixture();
+    const t = await initialized({ url: f.url });
+    f.expireSessions();
+    f.set({ slow: { method: "initialize", ms: 300 } });
+    const first = t.request("tools/list");
+    await waitFor(() => f.received("POST", "initialize").length === 2, { message: "re-initialize under way" });
+    // Sent mid-way through the re-initialization: it must wait for the new session, not go without one.
+    const second = t.request("ping");
+    await expect(Promise.all([first, second])).resolves.toBeDefined();
+    const ping = f.received("POST", "ping")[0]!;
+    expect(ping.headers["mcp-session-id"]).toBe(t.info().sessionId);
+    expect(f.received("POST", "ping")).toHaveLength(1);
   });
 
   it("does not heal a 404 to a request sent without a session", async () => {
