@@ -30,7 +30,8 @@ export type SseListenerState = "idle" | "running" | "disabled" | "stopped";
  * - A 405 answer means the server offers no such stream: the listener stops quietly (`disabled`).
  * - Any other failure, and any end of the stream, reconnects after a delay until {@link stop}: the
  *   server's `retry:` value after a stream that delivered events, else an exponential backoff from
- *   `initialDelayMs` to `maxDelayMs` (never shorter than `retry:`), so a failing server is not hammered.
+ *   `initialDelayMs` to `maxDelayMs` (never shorter than `retry:`), so a failing server is not hammered;
+ *   no wait exceeds `maxDelayMs`.
  *   Reconnects send `Last-Event-ID` when the stream carried event ids.
  * - Events that are not JSON go to `onError`; the stream goes on.
  */
@@ -75,7 +76,8 @@ export class SseListener {
       if (this.stateValue !== "running") return;
       const progressed = this.cursor.events > 0;
       const retryMs = this.cursor.retryMs;
-      const waitMs = progressed && retryMs !== undefined ? retryMs : Math.max(backoffMs, retryMs ?? 0);
+      // retry: is honoured, but never beyond maxDelayMs: a server must not be able to park the listener.
+      const waitMs = Math.min(progressed && retryMs !== undefined ? retryMs : Math.max(backoffMs, retryMs ?? 0), this.deps.maxDelayMs);
       backoffMs = progressed ? this.deps.initialDelayMs : Math.min(backoffMs * 2 || 1, this.deps.maxDelayMs);
       try {
         await delay(waitMs, this.controller.signal);
