@@ -10,9 +10,7 @@ import { connect, createServer } from "node:net";
 import { dirname, join } from "node:path";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
 import type { CallToolResult, InitializeResult, JsonObject, Tool } from "@mcpd/protocol";
-// Imported from the built file until @mcpd/transports exports HttpTransport.
-import { HttpTransport } from "../transports/dist/http-transport.js";
-import type { MessageContext } from "@mcpd/transports";
+import { HttpTransport, type MessageContext } from "@mcpd/transports";
 import { isAlive, waitFor } from "./helpers/process.js";
 
 const INIT = { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "mcpd-http-test", version: "1.0.0" } };

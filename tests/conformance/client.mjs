@@ -2,8 +2,7 @@
 // An MCP conformance client built on mcpd's HttpTransport, for `@modelcontextprotocol/conformance client`.
 // The tool runs `node client.mjs <server-url>` with MCP_CONFORMANCE_SCENARIO set; exit 0 means the client
 // did its part (the tool then judges what the server saw). Scenarios: initialize, tools_call, sse-retry.
-// Imported from the built file until @mcpd/transports exports HttpTransport.
-import { HttpTransport } from "../../transports/dist/http-transport.js";
+import { HttpTransport } from "@mcpd/transports";
 
 const url = process.argv[process.argv.length - 1];
 const scenario = process.env.MCP_CONFORMANCE_SCENARIO ?? "initialize";

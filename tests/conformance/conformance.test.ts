@@ -53,7 +53,7 @@ function runScenario(scenario: string): Promise<{ code: number | null; output: s
 
 describe("MCP conformance client scenarios (HttpTransport)", () => {
   it.each(["initialize", "tools_call", "sse-retry"])("passes %s", async (scenario) => {
-    expect(existsSync(join(HERE, "..", "..", "transports", "dist", "http-transport.js")), "run `npx tsc -b` first").toBe(true);
+    expect(existsSync(join(HERE, "..", "..", "transports", "dist", "index.js")), "run `npx tsc -b` first").toBe(true);
     const { code, output } = await runScenario(scenario);
     expect(code, output).toBe(0);
     expect(output).toMatch(/OVERALL: PASSED/);
