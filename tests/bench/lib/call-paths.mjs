@@ -1,0 +1,123 @@
+/**
+ * The ways a client can reach one server, each opened the way a user would, each exposing `call()` (one
+ * tiny `tools/call echo`) and `close()`. Workers import this; the harness only names the paths.
+ *
+ *   a    official SDK `Client` over `StdioClientTransport`, spawning the server itself (direct)
+ *   b    mcpd's own `StdioTransport` (@mcpd/transports), spawning the server itself (direct)
+ *   c    `@mcpd/client` `connect()` + `callTool({server, name})` through a running daemon
+ *   d    official SDK `Client` over `StdioClientTransport` running `mcpd connect <server>` (the bridge)
+ *   http-mcpd  mcpd's `HttpTransport` to a Streamable HTTP server
+ *   http-sdk   official SDK `Client` over `StreamableHTTPClientTransport` to the same server
+ */
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { connect } from "@mcpd/client";
+import * as transports from "@mcpd/transports";
+import { MCPD_BIN } from "./env.mjs";
+
+export const PATH_LABELS = {
+  a: "(a) SDK Client, direct stdio",
+  b: "(b) mcpd StdioTransport, direct",
+  c: "(c) @mcpd/client via mcpd",
+  d: "(d) SDK Client via `mcpd connect`",
+  "http-sdk": "SDK StreamableHTTPClientTransport",
+  "http-mcpd": "mcpd HttpTransport",
+};
+
+const CLIENT_INFO = { name: "mcpd-bench", version: "1.0.0" };
+const ECHO = { name: "echo", arguments: { text: "hi" } };
+const PROTOCOL_VERSION = "2025-11-25";
+
+/** Whether @mcpd/transports exports HttpTransport yet (it is being finished elsewhere). */
+export const HAS_HTTP_TRANSPORT = typeof transports.HttpTransport === "function";
+
+/** Throws unless a tools/call result is the echo we asked for: a benchmark must not count failures as calls. */
+function check(result) {
+  if (result?.isError || result?.content?.[0]?.text !== "hi") throw new Error(`unexpected tools/call result: ${JSON.stringify(result).slice(0, 200)}`);
+}
+
+async function initialize(transport) {
+  await transport.request("initialize", { protocolVersion: PROTOCOL_VERSION, capabilities: {}, clientInfo: CLIENT_INFO });
+  await transport.notify("notifications/initialized");
+}
+
+/**
+ * Opens one client on a path.
+ * @param spec {path, server: {command, args}, serverName, socketPath, url}
+ * @returns {call(): Promise<void>, close(): Promise<void>, pids: number[]}
+ */
+export async function openPath(spec) {
+  switch (spec.path) {
+    case "a": {
+      const transport = new StdioClientTransport({ command: spec.server.command, args: spec.server.args, stderr: "ignore" });
+      const client = new Client(CLIENT_INFO);
+      await client.connect(transport);
+      return {
+        pids: [transport.pid],
+        call: async () => check(await client.callTool(ECHO)),
+        close: () => client.close(),
+      };
+    }
+    case "b": {
+      const transport = new transports.StdioTransport({ command: spec.server.command, args: spec.server.args });
+      await transport.connect();
+      await initialize(transport);
+      return {
+        pids: [transport.pid],
+        call: async () => check(await transport.request("tools/call", ECHO)),
+        close: () => transport.close(),
+      };
+    }
+    case "c": {
+      const client = await connect({ socketPath: spec.socketPath, reconnect: false, clientInfo: CLIENT_INFO });
+      const server = spec.serverName;
+      return {
+        pids: [],
+        call: async () => check(await client.callTool({ server, ...ECHO })),
+        close: () => client.close(),
+      };
+    }
+    case "d": {
+      const transport = new StdioClientTransport({
+        command: process.execPath,
+        args: [MCPD_BIN, "connect", spec.serverName, "--no-autostart"],
+        env: { ...process.env, MCPD_SOCKET: spec.socketPath },
+        stderr: "ignore",
+      });
+      const client = new Client(CLIENT_INFO);
+      await client.connect(transport);
+      return {
+        pids: [transport.pid],
+        call: async () => check(await client.callTool(ECHO)),
+        close: () => client.close(),
+      };
+    }
+    case "http-sdk": {
+      const transport = new StreamableHTTPClientTransport(new URL(spec.url));
+      const client = new Client(CLIENT_INFO);
+      await client.connect(transport);
+      return {
+        pids: [],
+        call: async () => check(await client.callTool(ECHO)),
+        close: async () => {
+          await transport.terminateSession().catch(() => {});
+          await client.close();
+        },
+      };
+    }
+    case "http-mcpd": {
+      if (!HAS_HTTP_TRANSPORT) throw new Error("@mcpd/transports does not export HttpTransport yet");
+      const transport = new transports.HttpTransport({ type: "http", url: spec.url });
+      await transport.connect();
+      await initialize(transport);
+      return {
+        pids: [],
+        call: async () => check(await transport.request("tools/call", ECHO)),
+        close: () => transport.close(),
+      };
+    }
+    default:
+      throw new Error(`unknown path ${JSON.stringify(spec.path)}`);
+  }
+}

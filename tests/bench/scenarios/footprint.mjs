@@ -1,0 +1,185 @@
+/**
+ * Scenario 5: footprint. (A) The daemon's RSS (VmRSS from /proc) with 20 servers and 0, 100 and 1,000
+ * connected clients (held by separate client processes; every client has made one call). (B) Processes and
+ * summed RSS of the whole process trees when N = 1, 5, 10 agents each use the same 5 servers: each agent
+ * spawning them directly (official SDK), versus every agent going through one mcpd (SDK over McpdTransport).
+ */
+import { join } from "node:path";
+import { mkdirSync } from "node:fs";
+import { AGENT_WORKER, CLIENT_WORKER, MCP_FIXTURE, sleep } from "../lib/env.mjs";
+import { startDaemon } from "../lib/daemon.mjs";
+import { median, summarize } from "../lib/stats.mjs";
+import { rssKb, treeFootprint } from "../lib/procfs.mjs";
+import { asConfig, realisticServers } from "../lib/servers.mjs";
+import { Worker, startWorker } from "../lib/worker-host.mjs";
+import { int, mb, num, range, ratio } from "../lib/format.mjs";
+
+export const id = "footprint";
+export const title = "5. Footprint";
+const DAEMON_SERVERS = 20;
+const AGENT_SERVERS = 5;
+const CLIENT_STEPS = [0, 100, 1_000];
+const CLIENTS_PER_WORKER = 250;
+
+/** Median of 5 VmRSS readings 100 ms apart, in MB (RSS moves with allocation and GC; one reading is noisy). */
+async function sampleRssMb(pid) {
+  const v = [];
+  for (let i = 0; i < 5; i++) {
+    if (i) await sleep(100);
+    const kb = rssKb(pid);
+    if (kb === 0) throw new Error(`process ${pid} is gone`);
+    v.push(kb / 1024);
+  }
+  return median(v);
+}
+
+async function daemonRss(ctx, r) {
+  const { resources, log } = ctx;
+  const servers = {};
+  for (let i = 1; i <= DAEMON_SERVERS; i++) servers[`s${i}`] = { command: process.execPath, args: [MCP_FIXTURE, "--name", `s${i}`] };
+  const daemon = await startDaemon(resources, servers);
+  const workers = [];
+  const rss = {};
+  try {
+    let connected = 0;
+    for (const target of CLIENT_STEPS) {
+      while (connected < target) {
+        const n = Math.min(CLIENTS_PER_WORKER, target - connected);
+        const server = `s${(workers.length % DAEMON_SERVERS) + 1}`;
+        workers.push(await startWorker(resources, CLIENT_WORKER, { path: "c", serverName: server, socketPath: daemon.socketPath, connections: n }, { name: `holder-${workers.length}` }));
+        connected += n;
+      }
+      await Promise.all(workers.map((w) => w.request({ cmd: "each" }, "each")));
+      rss[target] = await sampleRssMb(daemon.pid);
+      log(`  round ${r + 1}: daemon RSS with ${DAEMON_SERVERS} servers and ${target} clients: ${num(rss[target])} MB`);
+    }
+    const control = await daemon.control();
+    try {
+      const status = await control.status();
+      // The control connection itself is one more client.
+      if (status.clients.length !== CLIENT_STEPS.at(-1) + 1) throw new Error(`the daemon reports ${status.clients.length - 1} clients, expected ${CLIENT_STEPS.at(-1)}`);
+    } finally {
+      await control.close();
+    }
+  } finally {
+    await Promise.all(workers.map((w) => w.stop().catch(() => {})));
+    await daemon.stop();
+  }
+  return rss;
+}
+
+/**
+ * Starts `n` agents one after another (each once its tools are listed), as agents are opened over a working
+ * day: starting 10 agents x 5 servers at once on 2 cores makes the direct agents' own requests time out.
+ */
+async function startAgents(resources, n, specFor, name) {
+  const agents = [];
+  try {
+    for (let i = 0; i < n; i++) {
+      const a = new Worker(resources, AGENT_WORKER, specFor(i), { name: `${name}-${i}` });
+      agents.push(a);
+      await a.next("listed", 180_000);
+    }
+  } catch (err) {
+    await Promise.all(agents.map((a) => a.stop(5_000).catch(() => {})));
+    throw err;
+  }
+  resources.noteTrees();
+  return agents;
+}
+
+async function agents(ctx, r, dir) {
+  const { resources, log } = ctx;
+  const out = {};
+  const daemonDir = join(dir, `daemon-${r}`);
+  mkdirSync(daemonDir);
+  const daemon = await startDaemon(resources, asConfig(realisticServers(AGENT_SERVERS, daemonDir)));
+  try {
+    for (const n of [1, 5, 10]) {
+      const direct = await startAgents(
+        resources,
+        n,
+        (i) => {
+          const d = join(dir, `direct-${r}-${n}-${i}`);
+          mkdirSync(d);
+          return { mode: "direct", hold: true, servers: realisticServers(AGENT_SERVERS, d) };
+        },
+        `direct-agent-${n}`,
+      );
+      let fd;
+      try {
+        fd = treeFootprint(direct.map((a) => a.pid));
+      } finally {
+        await Promise.all(direct.map((a) => a.stop()));
+      }
+      const via = await startAgents(resources, n, () => ({ mode: "mcpd-sdk", hold: true, socketPath: daemon.socketPath }), `mcpd-agent-${n}`);
+      let fm;
+      let daemonTree;
+      try {
+        fm = treeFootprint([daemon.pid, ...via.map((a) => a.pid)]);
+        daemonTree = treeFootprint([daemon.pid]);
+      } finally {
+        await Promise.all(via.map((a) => a.stop()));
+      }
+      // The daemon's tree is the daemon plus its servers.
+      const perServer = (daemonTree.processes - 1) / AGENT_SERVERS;
+      out[n] = { direct: fd, mcpd: fm, perServer };
+      log(`  round ${r + 1}, ${n} agent(s): direct ${fd.processes} processes ${num(fd.rssMb)} MB; via mcpd ${fm.processes} processes ${num(fm.rssMb)} MB (${perServer} process per server)`);
+    }
+  } finally {
+    await daemon.stop();
+  }
+  return out;
+}
+
+export async function run(ctx) {
+  const { resources, rounds } = ctx;
+  const dir = resources.tempDir("mcpdb-fp-");
+  const rss = Object.fromEntries(CLIENT_STEPS.map((c) => [c, []]));
+  const ag = {};
+  for (const n of [1, 5, 10]) ag[n] = { dProc: [], dRss: [], mProc: [], mRss: [], rssRatio: [], procRatio: [], perServer: [] };
+  for (let r = 0; r < rounds; r++) {
+    const d = await daemonRss(ctx, r);
+    for (const c of CLIENT_STEPS) rss[c].push(d[c]);
+    const a = await agents(ctx, r, dir);
+    for (const n of [1, 5, 10]) {
+      const x = a[n];
+      ag[n].dProc.push(x.direct.processes);
+      ag[n].dRss.push(x.direct.rssMb);
+      ag[n].mProc.push(x.mcpd.processes);
+      ag[n].mRss.push(x.mcpd.rssMb);
+      ag[n].rssRatio.push(x.direct.rssMb / x.mcpd.rssMb);
+      ag[n].procRatio.push(x.direct.processes / x.mcpd.processes);
+      ag[n].perServer.push(x.perServer);
+    }
+  }
+  const rs = Object.fromEntries(CLIENT_STEPS.map((c) => [c, summarize(rss[c])]));
+  const as = Object.fromEntries(Object.entries(ag).map(([n, v]) => [n, Object.fromEntries(Object.entries(v).map(([k, vals]) => [k, summarize(vals)]))]));
+  const perClientKb = summarize(rss[1000].map((v, i) => ((v - rss[0][i]) * 1024) / 1000));
+  const maxPerServer = Math.max(...Object.values(ag).flatMap((v) => v.perServer));
+  const top = CLIENT_STEPS.at(-1);
+  return {
+    id,
+    title,
+    description: `(A) ${DAEMON_SERVERS} servers (tests/fixtures/servers/mcp-fixture.mjs, ~20 tools, prompts and resources each); clients are @mcpd/client connections held by client processes of ${CLIENTS_PER_WORKER} connections each, every one having made one \`tools/call\`; RSS is the median of 5 readings 100 ms apart. (B) The 5 servers: server-everything, server-memory and 3 mcp-fixture copies; agents start one after another and hold their sessions while the trees are measured (processes and summed VmRSS of every process in the agents' trees, plus the daemon's tree through mcpd; RSS sums count shared pages once per process, as \`ps\` does).`,
+    tables: [
+      {
+        caption: "(A) Daemon RSS with 20 servers",
+        columns: ["connected clients", "daemon RSS"],
+        rows: [...CLIENT_STEPS.map((c) => [c.toLocaleString("en-US"), range(rs[c], mb)]), ["per added client (0 -> 1,000)", range(perClientKb, (v) => `${num(v)} KB`)]],
+      },
+      {
+        caption: "(B) N agents using the same 5 servers",
+        columns: ["agents", "direct: processes", "direct: RSS", "via mcpd: processes", "via mcpd: RSS", "RSS direct / mcpd", "processes per server via mcpd"],
+        rows: [1, 5, 10].map((n) => [String(n), range(as[n].dProc, int), range(as[n].dRss, mb), range(as[n].mProc, int), range(as[n].mRss, mb), range(as[n].rssRatio, ratio), range(as[n].perServer, num)]),
+      },
+    ],
+    headline: [
+      { metric: `Daemon RSS, 20 servers, ${top.toLocaleString("en-US")} clients`, value: rs[top], format: mb, target: "<= 80 MB", pass: rs[top].median <= 80 },
+      { metric: "Processes per server through mcpd, N = 1, 5, 10 agents (max)", value: summarize([maxPerServer]), format: num, target: "1", pass: maxPerServer === 1 },
+      { metric: "10 agents x 5 servers: total RSS direct / via mcpd", value: as[10].rssRatio, format: ratio },
+      { metric: "10 agents x 5 servers: processes direct / via mcpd", value: as[10].procRatio, format: ratio },
+    ],
+    data: { rss: rs, agents: as, perClientKb },
+  };
+}

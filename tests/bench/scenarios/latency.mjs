@@ -1,0 +1,88 @@
+/**
+ * Scenario 1: per-call latency. One client makes sequential tiny `tools/call echo` calls to one fast server
+ * over each path (a: SDK direct, b: mcpd StdioTransport direct, c: @mcpd/client via mcpd, d: SDK via
+ * `mcpd connect`). Reports p50/p99 and calls/s per path, and the ratios between paths in each round.
+ */
+import { CLIENT_WORKER } from "../lib/env.mjs";
+import { fastServer, startDaemon } from "../lib/daemon.mjs";
+import { PATH_LABELS } from "../lib/call-paths.mjs";
+import { Histogram } from "../lib/histogram.mjs";
+import { rotate, summarize } from "../lib/stats.mjs";
+import { startWorker } from "../lib/worker-host.mjs";
+import { range, ratio, us, num } from "../lib/format.mjs";
+import { percentilePoints } from "../lib/svg.mjs";
+
+export const id = "latency";
+export const title = "1. Per-call latency (sequential, one client)";
+const PATHS = ["a", "b", "c", "d"];
+
+export async function run(ctx) {
+  const { resources, quick, rounds, log } = ctx;
+  const calls = quick ? 1_500 : 5_000;
+  const warmup = quick ? 300 : 1_000;
+  const daemon = await startDaemon(resources, { fast: fastServer("fast") });
+  const workers = {};
+  try {
+    const server = fastServer("direct");
+    for (const p of PATHS) {
+      workers[p] = await startWorker(resources, CLIENT_WORKER, { path: p, server, serverName: "fast", socketPath: daemon.socketPath }, { name: `latency-${p}` });
+    }
+    const per = Object.fromEntries(PATHS.map((p) => [p, { p50: [], p99: [], rate: [], hist: new Histogram() }]));
+    const ratios = { cOverB: [], cOverA: [], dOverA: [], bOverA: [] };
+    for (let r = 0; r < rounds; r++) {
+      const p50 = {};
+      for (const p of rotate(PATHS, r)) {
+        const res = await workers[p].request({ cmd: "latency", calls, warmup }, "latency");
+        const h = Histogram.fromJSON(res.hist);
+        per[p].p50.push(h.quantile(0.5));
+        per[p].p99.push(h.quantile(0.99));
+        per[p].rate.push((res.calls / res.elapsedMs) * 1000);
+        per[p].hist.merge(h);
+        p50[p] = h.quantile(0.5);
+        log(`  round ${r + 1} ${p}: p50 ${num(p50[p])} µs, p99 ${num(h.quantile(0.99))} µs`);
+      }
+      ratios.cOverB.push(p50.c / p50.b);
+      ratios.cOverA.push(p50.c / p50.a);
+      ratios.dOverA.push(p50.d / p50.a);
+      ratios.bOverA.push(p50.b / p50.a);
+    }
+    const s = Object.fromEntries(PATHS.map((p) => [p, { p50: summarize(per[p].p50), p99: summarize(per[p].p99), rate: summarize(per[p].rate) }]));
+    const r = Object.fromEntries(Object.entries(ratios).map(([k, v]) => [k, summarize(v)]));
+    return {
+      id,
+      title,
+      description: `${calls.toLocaleString("en-US")} sequential \`tools/call\` per path and round (after ${warmup} warm-up calls), against the benchmark's fast server (tests/bench/fixtures/fast-server.mjs). Paths (a) and (b) spawn their own copy of the server; (c) and (d) share the daemon's.`,
+      tables: [
+        {
+          columns: ["path", "p50", "p99", "calls/s", "p50 vs (b)"],
+          rows: PATHS.map((p) => [
+            PATH_LABELS[p],
+            range(s[p].p50, us),
+            range(s[p].p99, us),
+            range(s[p].rate),
+            p === "b" ? "1x" : ratio(s[p].p50.median / s.b.p50.median),
+          ]),
+        },
+      ],
+      headline: [
+        { metric: "(c) p50 latency / (b) p50 latency", value: r.cOverB, format: ratio, target: "<= 1.5x", pass: r.cOverB.median <= 1.5 },
+        { metric: "(c) p50 latency / (a) SDK direct p50", value: r.cOverA, format: ratio },
+        { metric: "(d) p50 latency / (a) SDK direct p50", value: r.dOverA, format: ratio },
+      ],
+      chart: {
+        kind: "latency-cdf",
+        series: PATHS.map((p) => ({
+          label: PATH_LABELS[p],
+          points: percentilePoints().map((q) => [q, per[p].hist.quantile(q)]),
+          p50: per[p].hist.quantile(0.5),
+          p99: per[p].hist.quantile(0.99),
+        })),
+        calls: rounds * calls,
+      },
+      data: { summary: s, ratios: r },
+    };
+  } finally {
+    for (const w of Object.values(workers)) await w.stop().catch(() => {});
+    await daemon.stop();
+  }
+}

@@ -1,0 +1,111 @@
+/**
+ * Scenario 7: micro-benchmarks. (A) @mcpd/protocol's JsonLineDecoder against a naive split("\n") +
+ * JSON.parse baseline, in MB/s, on 1 KB and 100 KB messages. (B) The router's per-message cost: calls/s and
+ * CPU per call of one process driving 64 calls in flight to the fast server, directly and through an mcpd
+ * daemon running in the same process; then one more run of the daemon mode under `--cpu-prof`, whose
+ * profile (saved under tests/bench/out/profiles/) is summarised here.
+ */
+import { mkdirSync, renameSync } from "node:fs";
+import { join, relative } from "node:path";
+import { OUT_DIR, ROOT, ROUTER_PROFILE_WORKER } from "../lib/env.mjs";
+import { newestProfile, summarizeProfile } from "../lib/profile.mjs";
+import { rotate, summarize } from "../lib/stats.mjs";
+import { Worker } from "../lib/worker-host.mjs";
+import { num, range, ratio, us } from "../lib/format.mjs";
+
+export const id = "micro";
+export const title = "7. Micro-benchmarks: JSONL decoder and router";
+const DECODER_WORKER = join(ROOT, "tests/bench/workers/decoder-bench.mjs");
+const SIZES = [1024, 100 * 1024];
+
+async function once(resources, script, spec, type, name, nodeArgs = []) {
+  const w = new Worker(resources, script, spec, { name, nodeArgs });
+  try {
+    return await w.next(type, 180_000);
+  } finally {
+    await w.stop(20_000);
+  }
+}
+
+export async function run(ctx) {
+  const { resources, quick, rounds, log } = ctx;
+  const minMs = quick ? 300 : 1_000;
+  const durationMs = quick ? 1_000 : 3_000;
+  const dec = Object.fromEntries(SIZES.map((s) => [s, { decoder: [], naive: [], ratio: [] }]));
+  const router = { direct: { rate: [], cpu: [] }, daemon: { rate: [], cpu: [] }, costPerCall: [], rateRatio: [] };
+  const home = resources.tempDir("mcpdb-r-");
+  for (let r = 0; r < rounds; r++) {
+    const d = await once(resources, DECODER_WORKER, { sizes: SIZES, minMs }, "decoder", "decoder-bench");
+    for (const x of d.results) {
+      dec[x.size].decoder.push(x.decoderMBs);
+      dec[x.size].naive.push(x.naiveMBs);
+      dec[x.size].ratio.push(x.decoderMBs / x.naiveMBs);
+      log(`  round ${r + 1} decoder ${x.size / 1024} KB: ${num(x.decoderMBs)} MB/s vs naive ${num(x.naiveMBs)} MB/s`);
+    }
+    const res = {};
+    for (const mode of rotate(["direct", "daemon"], r)) {
+      res[mode] = await once(resources, ROUTER_PROFILE_WORKER, { mode, durationMs, warmupMs: 500, home }, "router", `router-${mode}`);
+      router[mode].rate.push(res[mode].rate);
+      router[mode].cpu.push(res[mode].cpuUsPerCall);
+      log(`  round ${r + 1} router ${mode}: ${num(res[mode].rate)} calls/s, ${num(res[mode].cpuUsPerCall)} µs CPU per call`);
+    }
+    router.costPerCall.push(res.daemon.cpuUsPerCall - res.direct.cpuUsPerCall);
+    router.rateRatio.push(res.daemon.rate / res.direct.rate);
+  }
+  // The profiled run: numbers not used (the profiler costs a little), only where the time goes.
+  const profDir = join(OUT_DIR, "profiles");
+  mkdirSync(profDir, { recursive: true });
+  const tmpProf = resources.tempDir("mcpdb-prof-");
+  await once(resources, ROUTER_PROFILE_WORKER, { mode: "daemon", durationMs, warmupMs: 500, home }, "router", "router-profiled", ["--cpu-prof", "--cpu-prof-dir", tmpProf]);
+  const profFile = join(profDir, "router-daemon.cpuprofile");
+  renameSync(newestProfile(tmpProf), profFile);
+  const prof = summarizeProfile(profFile, 12);
+  const ds = Object.fromEntries(SIZES.map((s) => [s, Object.fromEntries(Object.entries(dec[s]).map(([k, v]) => [k, summarize(v)]))]));
+  const rs = {
+    direct: { rate: summarize(router.direct.rate), cpu: summarize(router.direct.cpu) },
+    daemon: { rate: summarize(router.daemon.rate), cpu: summarize(router.daemon.cpu) },
+    costPerCall: summarize(router.costPerCall),
+    rateRatio: summarize(router.rateRatio),
+  };
+  const pct = (v) => `${v.toFixed(1)}%`;
+  return {
+    id,
+    title,
+    description: `(A) A 16 MiB stream of JSON-RPC responses of the given size in 64 KiB chunks, decoded repeatedly for at least ${minMs} ms per measurement in a fresh process; the baseline uses StringDecoder, \`+=\`, split("\\n") and JSON.parse. (B) One process, a minimal pipelined JSONL client (no SDK) with 64 \`tools/call\` in flight for ${durationMs / 1000} s: \`direct\` to the fast server's stdio; \`daemon\` through an mcpd started in the same process (Unix socket, transparent view), so the process's CPU per call includes the daemon's work. A call is two messages through the router (request and response).`,
+    tables: [
+      {
+        caption: "(A) JSONL decoder",
+        columns: ["message size", "JsonLineDecoder", "naive split + JSON.parse", "decoder / naive"],
+        rows: SIZES.map((s) => [`${s / 1024} KB`, range(ds[s].decoder, (v) => `${num(v)} MB/s`), range(ds[s].naive, (v) => `${num(v)} MB/s`), range(ds[s].ratio, ratio)]),
+      },
+      {
+        caption: "(B) Router cost (one process, 64 in flight)",
+        columns: ["mode", "calls/s", "process CPU per call"],
+        rows: [
+          ["direct to the server's stdio", range(rs.direct.rate), range(rs.direct.cpu, us)],
+          ["through an in-process mcpd", range(rs.daemon.rate), range(rs.daemon.cpu, us)],
+          ["daemon's cost per call (difference)", "", range(rs.costPerCall, us)],
+          ["daemon's cost per message (half of it)", "", range({ median: rs.costPerCall.median / 2, min: rs.costPerCall.min / 2, max: rs.costPerCall.max / 2 }, us)],
+        ],
+      },
+      {
+        caption: `(B) Profile of the in-process daemon run: top functions by self time (${relative(ROOT, profFile)}, ${num(prof.totalMs)} ms sampled)`,
+        columns: ["self", "function", "where"],
+        rows: prof.top.map((t) => [pct(t.selfPct), `\`${t.name}\``, `\`${t.where}\``]),
+      },
+      {
+        caption: "(B) Same profile: mcpd functions by inclusive time",
+        columns: ["total", "function", "where"],
+        rows: prof.topTotal.map((t) => [pct(t.totalPct), `\`${t.name}\``, `\`${t.where}\``]),
+      },
+    ],
+    headline: [
+      { metric: "JSONL decoder / naive split, 1 KB messages (MB/s)", value: ds[1024].ratio, format: ratio },
+      { metric: "JSONL decoder / naive split, 100 KB messages (MB/s)", value: ds[102400].ratio, format: ratio },
+      { metric: "Router: calls/s through in-process mcpd / direct (64 in flight)", value: rs.rateRatio, format: ratio },
+      { metric: "Router: daemon CPU per relayed call", value: rs.costPerCall, format: us },
+    ],
+    profile: prof,
+    data: { decoder: ds, router: rs },
+  };
+}

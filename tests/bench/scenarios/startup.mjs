@@ -1,0 +1,95 @@
+/**
+ * Scenario 4: agent start-up. Time from an agent process's start (Node's bootstrap included) to "every tool
+ * of 10 servers listed": spawning the servers itself with the official SDK, versus connecting to a warm mcpd
+ * that already runs the same 10 servers (with @mcpd/client, and with the SDK Client over McpdTransport).
+ */
+import { join } from "node:path";
+import { mkdirSync } from "node:fs";
+import { AGENT_WORKER } from "../lib/env.mjs";
+import { startDaemon } from "../lib/daemon.mjs";
+import { asConfig, realisticServers } from "../lib/servers.mjs";
+import { rotate, summarize } from "../lib/stats.mjs";
+import { Worker } from "../lib/worker-host.mjs";
+import { ms, num, range, ratio } from "../lib/format.mjs";
+
+export const id = "startup";
+export const title = "4. Agent start-up with 10 servers";
+const SERVER_COUNT = 10;
+const MODES = ["direct", "mcpd-client", "mcpd-sdk"];
+const LABELS = {
+  direct: "SDK Client, spawning the 10 servers",
+  "mcpd-client": "@mcpd/client on a warm mcpd (connect + mcpd/tools)",
+  "mcpd-sdk": "SDK Client over McpdTransport on a warm mcpd (connect + tools/list)",
+};
+
+/** Runs one agent to "listed" and lets it exit. */
+export async function runAgent(resources, spec, name) {
+  const w = new Worker(resources, AGENT_WORKER, spec, { name });
+  try {
+    const listed = await w.next("listed", 120_000);
+    resources.noteTrees();
+    return listed;
+  } finally {
+    await w.stop(15_000);
+  }
+}
+
+export async function run(ctx) {
+  const { resources, rounds, log } = ctx;
+  const dir = resources.tempDir("mcpdb-start-");
+  mkdirSync(join(dir, "direct"));
+  mkdirSync(join(dir, "daemon"));
+  const direct = realisticServers(SERVER_COUNT, join(dir, "direct"));
+  const daemon = await startDaemon(resources, asConfig(realisticServers(SERVER_COUNT, join(dir, "daemon"))));
+  try {
+    const specs = {
+      direct: { mode: "direct", servers: direct },
+      "mcpd-client": { mode: "mcpd-client", socketPath: daemon.socketPath },
+      "mcpd-sdk": { mode: "mcpd-sdk", socketPath: daemon.socketPath },
+    };
+    // One untimed start of each, so every path starts with the same warm file cache.
+    for (const m of MODES) await runAgent(resources, specs[m], `agent-warmup-${m}`);
+    const per = Object.fromEntries(MODES.map((m) => [m, { at: [], afterBoot: [] }]));
+    const ratios = { client: [], sdk: [], clientAfterBoot: [] };
+    const tools = {};
+    for (let r = 0; r < rounds; r++) {
+      const at = {};
+      const afterBoot = {};
+      for (const m of rotate(MODES, r)) {
+        const res = await runAgent(resources, specs[m], `agent-${m}`);
+        if (res.servers !== SERVER_COUNT) throw new Error(`${m}: tools of ${res.servers} servers listed, expected ${SERVER_COUNT}`);
+        if (!(res.tools > 0)) throw new Error(`${m}: no tools listed`);
+        tools[m] = res.tools;
+        at[m] = res.atMs;
+        afterBoot[m] = res.atMs - res.bootMs;
+        per[m].at.push(res.atMs);
+        per[m].afterBoot.push(afterBoot[m]);
+        log(`  round ${r + 1} ${m}: ${num(res.atMs)} ms from process start (${num(afterBoot[m])} ms after Node's bootstrap), ${res.tools} tools`);
+      }
+      ratios.client.push(at.direct / at["mcpd-client"]);
+      ratios.sdk.push(at.direct / at["mcpd-sdk"]);
+      ratios.clientAfterBoot.push(afterBoot.direct / afterBoot["mcpd-client"]);
+    }
+    const s = Object.fromEntries(MODES.map((m) => [m, { at: summarize(per[m].at), afterBoot: summarize(per[m].afterBoot) }]));
+    const r = Object.fromEntries(Object.entries(ratios).map(([k, v]) => [k, summarize(v)]));
+    return {
+      id,
+      title,
+      description: `The 10 servers: @modelcontextprotocol/server-everything (stdio), @modelcontextprotocol/server-memory and 8 copies of tests/fixtures/servers/mcp-fixture.mjs, all run with \`node\` directly (no npx). Time is \`performance.now()\` inside the agent when the last listing arrived, i.e. from the agent process's start, Node's own bootstrap (~"boot" below) and the import of the client library included. The tool counts differ because mcpd declares sampling, elicitation and roots upstream, so server-everything registers more tools for it (${tools.direct} direct vs ${tools["mcpd-client"]} through mcpd).`,
+      tables: [
+        {
+          columns: ["agent", "from process start", "after Node's bootstrap", "tools"],
+          rows: MODES.map((m) => [LABELS[m], range(s[m].at, ms), range(s[m].afterBoot, ms), String(tools[m])]),
+        },
+      ],
+      headline: [
+        { metric: "Agent start-up, 10 servers: spawning directly / warm mcpd (@mcpd/client)", value: r.client, format: ratio, target: ">= 50x", pass: r.client.median >= 50 },
+        { metric: "Agent start-up, 10 servers: spawning directly / warm mcpd (SDK over McpdTransport)", value: r.sdk, format: ratio },
+        { metric: "Agent start-up after Node's bootstrap: direct / warm mcpd (@mcpd/client)", value: r.clientAfterBoot, format: ratio },
+      ],
+      data: { summary: s, ratios: r, tools },
+    };
+  } finally {
+    await daemon.stop();
+  }
+}
