@@ -26,8 +26,11 @@ export const TRANSPORT_DEFAULTS = {
   /** HTTP: first and largest delay of the background listener's reconnect backoff. */
   listenerInitialDelayMs: 500,
   listenerMaxDelayMs: 30_000,
-  /** HTTP: keep-alive connections per origin. */
-  httpConnections: 16,
+  /**
+   * HTTP: keep-alive connections per origin. Each request answered with an SSE stream holds one for its
+   * whole life, so this matches the daemon's default `maxConcurrency` (64) plus the listener.
+   */
+  httpConnections: 65,
   /** HTTP: idle keep-alive sockets are closed after this many ms (undici `keepAliveTimeout`). */
   httpKeepAliveMs: 4_000,
   /** HTTP: delay before resuming a dropped SSE reply stream when the server sent no `retry:`. */
