@@ -145,6 +145,11 @@ export class ServerHandle extends EventEmitter {
     });
     this.client = client;
     try {
+      // Spawn, and record the process, before the handshake: a daemon killed (-9) while a slow server
+      // initializes (an npx cold start takes seconds) must find that process at its next start.
+      await transport.connect();
+      sessionPid = transport.info().pid;
+      if (sessionPid !== undefined) this.opts.onChildStarted?.(sessionPid);
       await client.connect();
     } catch (err) {
       if (this.generation !== gen) return;
@@ -158,9 +163,7 @@ export class ServerHandle extends EventEmitter {
       await client.close().catch(() => {});
       return;
     }
-    const info = transport.info();
-    this.pid = sessionPid = info.pid;
-    if (info.pid !== undefined) this.opts.onChildStarted?.(info.pid);
+    this.pid = sessionPid;
     this.startedAt = Date.now();
     this.missedPings = 0;
     this.setState("ready", reason);
