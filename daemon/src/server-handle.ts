@@ -163,6 +163,8 @@ export class ServerHandle extends EventEmitter {
       await client.close().catch(() => {});
       return;
     }
+    // Streamable HTTP: open the GET stream for server-initiated messages once the session exists.
+    (transport as { startSSEListener?: () => void }).startSSEListener?.();
     this.pid = sessionPid;
     this.startedAt = Date.now();
     this.missedPings = 0;
