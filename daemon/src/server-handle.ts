@@ -1,6 +1,7 @@
 import { EventEmitter } from "node:events";
 import PQueue from "p-queue";
 import {
+  McpdError,
   QueueFullError,
   ServerUnavailableError,
   TransportClosedError,
@@ -400,11 +401,24 @@ export class ServerHandle extends EventEmitter {
       this.stats.end(started);
       return result as T;
     } catch (err) {
-      // A session mcpd ended on purpose (health restart, restart, disable, reload) closes without a reason
-      // of its own; the state says why, which the caller deserves more than a bare "Transport closed".
-      const e = err instanceof TransportClosedError && err.reason === undefined ? new TransportClosedError(`${this.state}: ${this.stateReason}`) : err;
+      const e = this.clarify(err);
       this.stats.end(started, e);
       throw e;
     }
+  }
+
+  /**
+   * Makes a failed request's error clear to the caller. A session mcpd ended on purpose (health restart,
+   * restart, disable, reload) closes without a reason of its own: the state says why. A network error a
+   * transport let through raw (undici's `UND_ERR_SOCKET`, `ECONNRESET`, ...) would reach the client as a
+   * bare -32603 "other side closed": it becomes TransportClosedError (-32062) naming the server and code.
+   */
+  private clarify(err: unknown): unknown {
+    if (err instanceof TransportClosedError && err.reason === undefined) return new TransportClosedError(`${this.state}: ${this.stateReason}`);
+    const code = (err as { code?: unknown } | undefined)?.code;
+    if (err instanceof Error && !(err instanceof McpdError) && err.name !== "AbortError" && typeof code === "string") {
+      return new TransportClosedError(`network error talking to "${this.name}": ${err.message} (${code})`, { cause: err });
+    }
+    return err;
   }
 }
