@@ -89,7 +89,7 @@ describe("daemon: routing between many agents and many servers", () => {
   });
 
   it("forwards cancellation (abort and disconnect) upstream with the upstream id; nothing stays in flight", async () => {
-    const d = (daemon = await startTestDaemon({ a: fixture("a", ["--log", "LOGFILE"]) }));
+    const d = (daemon = await startTestDaemon({}));
     const logFile = join(d.home, "a.log");
     d.writeConfig({ a: fixture("a", ["--log", logFile]) });
     const raw0 = await d.raw();
