@@ -48,18 +48,49 @@ export class AggregateView {
    * Waits (bounded) for servers whose tools are not known yet: starting for the first time without a
    * cached list, or lazy and never started. With `all`, also for every server that is starting or
    * restarting (a name that is not found may belong to one of them). Servers that do not come up in
-   * time are left out; a list_changed follows when they do.
+   * time are left out; a list_changed follows when they do. With `found`, it returns as soon as that
+   * holds after any server came up: a server stuck in a restart loop must not hold up a name that
+   * another server has just brought.
    */
-  private async settle(all: boolean): Promise<void> {
+  private async settle(all: boolean, found?: () => boolean): Promise<void> {
     const waits: Promise<unknown>[] = [];
     for (const h of this.router.manager.servers) {
       const unknown = !h.cachedTools && (h.state === "starting" || (h.state === "stopped" && h.config.startup === "lazy"));
       const pending = all && (h.state === "starting" || h.state === "restarting");
       if (unknown || pending) waits.push(h.whenReady(Math.min(h.config.timeout, RUNTIME_DEFAULTS.aggregateSettleMs)).catch(() => {}));
     }
-    if (waits.length > 0) {
-      await Promise.all(waits);
-      this.router.catalog.invalidate();
+    if (waits.length === 0) return;
+    await new Promise<void>((resolve) => {
+      let left = waits.length;
+      for (const w of waits) {
+        void w.then(() => {
+          this.router.catalog.invalidate();
+          if (--left === 0 || found?.() === true) resolve();
+        });
+      }
+    });
+  }
+
+  /** Whether the name or URI a request needs is in the catalog now (a retry would find it). */
+  private resolvable(method: string, params: JsonObject | undefined): boolean {
+    const catalog = this.router.catalog;
+    const name = params?.name;
+    const uri = params?.uri;
+    const ref = params?.ref;
+    switch (method) {
+      case "tools/call":
+        return typeof name === "string" && catalog.tool(name) !== undefined;
+      case "prompts/get":
+        return typeof name === "string" && catalog.prompt(name) !== undefined;
+      case "resources/read":
+      case "resources/subscribe":
+      case "resources/unsubscribe":
+        return typeof uri === "string" && catalog.resourceServer(uri) !== undefined;
+      case "completion/complete":
+        if (isObject(ref) && typeof ref.name === "string") return catalog.prompt(ref.name) !== undefined;
+        return isObject(ref) && typeof ref.uri === "string" && catalog.resourceServer(ref.uri) !== undefined;
+      default:
+        return false;
     }
   }
 
@@ -73,7 +104,7 @@ export class AggregateView {
     const catalog = this.router.catalog;
     const fail = (err: unknown): void => {
       if (!retried && err instanceof NotFoundError && this.unsettled) {
-        this.settle(true).then(() => this.serve(id, method, params, true), (e: unknown) => s.replyError(id, toWireError(e)));
+        this.settle(true, () => this.resolvable(method, params)).then(() => this.serve(id, method, params, true), (e: unknown) => s.replyError(id, toWireError(e)));
         return;
       }
       s.replyError(id, toWireError(err));
