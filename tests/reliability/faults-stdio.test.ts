@@ -311,6 +311,21 @@ describe("faults: upstream stdio server", () => {
     await stopAndExpectNothingLeft(d);
   });
 
+  it("a server in a restart loop does not hold up a call to another server that is still starting (aggregate view)", async () => {
+    // h fails at once, again and again, and is given up on after ~4 s (never earlier than 3.6 s, with
+    // jitter); b needs a moment to start.
+    const loop = { restart: { maxRestarts: 2, initialDelayMs: 1_500, maxDelayMs: 3_000 } };
+    const d = (daemon = await startTestDaemon({ h: fixture("h", ["--exit-at-start", "1"], loop), b: fixture("b", ["--init-delay", "300"]) }));
+    const [c0] = await openClients(d, 1);
+    // b__echo is not in the catalog until b is ready; the lookup used to wait for every starting or
+    // restarting server (h until it failed, or 10 s), now only until the name shows up.
+    const r = await c0!.request("tools/call", { name: "b__echo", arguments: { text: "not held up" } });
+    expect(textOf(r)).toBe("not held up");
+    expect((await serverStatus(c0!, "h")).state).toBe("restarting");
+    ledger.add(await serverPid(c0!, "b"));
+    await stopAndExpectNothingLeft(d);
+  });
+
   it("never starts (bad command): reported failed with the spawn error, calls get -32060, others unaffected", async () => {
     const missing = "/nonexistent/mcpd-fault/no-such-server";
     const d = (daemon = await startTestDaemon({ x: { command: missing, args: [], restart: { maxRestarts: 1, initialDelayMs: 50 } }, b: fixture("b") }));
