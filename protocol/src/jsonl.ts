@@ -126,7 +126,12 @@ export class JsonLineDecoder {
         this.pendingCR = true;
         return;
       }
-      const head = this.take();
+      // Only the preview's bytes are copied: joining the held parts would allocate up to maxLineBytes
+      // (4 MiB in the daemon) per oversized line, only to keep its first 200 bytes.
+      const head = this.headBytes(PROTOCOL_DEFAULTS.previewBytes);
+      this.parts = [];
+      this.partBytes = 0;
+      this.pendingCR = false;
       this.discardPreview = previewOf(head, PROTOCOL_DEFAULTS.previewBytes, bytes);
       this.discarding = total;
       this.discardEndsCR = bytes[bytes.length - 1] === CR;
@@ -140,6 +145,19 @@ export class JsonLineDecoder {
     // Copy: the caller may reuse its buffer (Node streams do not, but sockets in other runtimes may).
     this.parts.push(bytes.slice());
     this.partBytes += bytes.length;
+  }
+
+  /** A copy of the first `n` (at most) bytes held. */
+  private headBytes(n: number): Uint8Array {
+    const out = new Uint8Array(Math.min(n, this.partBytes));
+    let off = 0;
+    for (const p of this.parts) {
+      if (off >= out.length) break;
+      const k = Math.min(p.length, out.length - off);
+      out.set(p.subarray(0, k), off);
+      off += k;
+    }
+    return out;
   }
 
   private take(): Uint8Array {
