@@ -26,9 +26,18 @@ export function processStartTime(pid: number): string | null {
 function alive(pid: number): boolean {
   try {
     process.kill(pid, 0);
-    return true;
   } catch (err) {
     return (err as NodeJS.ErrnoException).code === "EPERM";
+  }
+  // A zombie is dead: killed (kill -9), only waiting to be reaped, which PID 1 in many containers never
+  // does. Groups (negative ids) have no /proc entry; the probe stands for them.
+  if (pid < 0 || process.platform !== "linux") return true;
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    const state = stat.slice(stat.lastIndexOf(")") + 2, stat.lastIndexOf(")") + 3);
+    return state !== "Z" && state !== "X";
+  } catch {
+    return false;
   }
 }
 

@@ -10,6 +10,7 @@ import { createLogger } from "./logger.js";
 import { MCPManager } from "./manager.js";
 import { Router } from "./router/router.js";
 import { SocketServer, prepareSocketPath } from "./socket-server.js";
+import { SocketWatch, assertNoDaemonWithoutSocket } from "./socket-watch.js";
 import { VERSION } from "./version.js";
 
 export interface RunDaemonOptions {
@@ -56,6 +57,7 @@ export async function startDaemon(options: RunDaemonOptions): Promise<DaemonHand
   const log = root as unknown as Logger;
   for (const w of config.warnings) root.warn({ file: config.file }, w);
 
+  assertNoDaemonWithoutSocket(paths.socketPath);
   await prepareSocketPath(paths.socketPath);
 
   const manager = new MCPManager({
@@ -99,6 +101,7 @@ export async function startDaemon(options: RunDaemonOptions): Promise<DaemonHand
         configSource: config.source,
         logFile: options.foreground ? null : paths.logFile,
         connections: server.connections,
+        socket: socketWatch.status(),
       }),
       reload,
       shutdown: () => void shutdown("mcpd/shutdown"),
@@ -115,12 +118,14 @@ export async function startDaemon(options: RunDaemonOptions): Promise<DaemonHand
   });
   await manager.load(config);
   await server.listen();
+  const socketWatch = new SocketWatch({ socketPath: paths.socketPath, server, logger: log, onTakenOver: (why) => void shutdown(why) }).start();
   writeFileSync(paths.pidFile, `${process.pid}\n`, { mode: 0o600 });
   root.info({ socket: paths.socketPath, config: config.file, servers: config.servers.length }, "mcpd started");
 
   const shutdown = (reason = "shutdown"): Promise<number> => {
     if (shuttingDown) return shuttingDown;
     shuttingDown = (async () => {
+      socketWatch.stop();
       root.info({ reason }, "mcpd shutting down");
       server.stopAccepting();
       const deadline = Date.now() + DAEMON_DEFAULTS.shutdownGraceMs;

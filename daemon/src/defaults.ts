@@ -62,6 +62,8 @@ export const RUNTIME_DEFAULTS = {
   clientRequestTimeoutMs: 300_000,
   /** Aggregate view: how long a listing or an unknown name waits for servers still starting, in ms. */
   aggregateSettleMs: 10_000,
+  /** How often the daemon checks that its socket file is still there (and re-creates it when removed), in ms. */
+  socketWatchIntervalMs: 2_000,
   /** Shutdown: how long in-flight requests may finish before they are answered with an error, in ms. */
   shutdownGraceMs: 5_000,
   /** The background daemon's log file rotates at this size... */

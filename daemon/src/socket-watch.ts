@@ -1,13 +1,8 @@
 import { lstatSync, readdirSync, readFileSync, readlinkSync, unlinkSync } from "node:fs";
+import { RUNTIME_DEFAULTS } from "./defaults.js";
 import { dirname, join } from "node:path";
 import { silentLogger, type JsonObject, type Logger } from "@mcpd/protocol";
 import { SocketSetupError, probeSocket } from "./socket-server.js";
-
-/** Defaults of {@link SocketWatch}. Units are in the names. */
-export const SOCKET_WATCH_DEFAULTS = {
-  /** How often the socket file is checked, in ms (one lstat per check). */
-  intervalMs: 2_000,
-} as const;
 
 /** What {@link SocketWatch} needs from the socket server: its public listen/stop pair. */
 export interface Relistenable {
@@ -21,7 +16,7 @@ export interface SocketWatchOptions {
   socketPath: string;
   server: Relistenable;
   logger?: Logger;
-  /** Check interval in ms. Default {@link SOCKET_WATCH_DEFAULTS.intervalMs}. */
+  /** Check interval in ms. Default {@link RUNTIME_DEFAULTS.socketWatchIntervalMs}. */
   intervalMs?: number;
   /**
    * Another live daemon now answers on our path: nobody can reach this one any more, and its servers
@@ -61,7 +56,7 @@ export class SocketWatch {
   /** Records the socket file just created by `listen()` and starts checking. Returns `this`. */
   start(): this {
     this.identity = this.currentIdentity();
-    const every = this.opts.intervalMs ?? SOCKET_WATCH_DEFAULTS.intervalMs;
+    const every = this.opts.intervalMs ?? RUNTIME_DEFAULTS.socketWatchIntervalMs;
     this.timer = setInterval(() => void this.check(), every);
     this.timer.unref();
     return this;
@@ -230,6 +225,6 @@ export function assertNoDaemonWithoutSocket(socketPath: string): void {
   throw new SocketSetupError(
     "MCPD_ALREADY_RUNNING",
     `mcpd is already running (pid ${pid}) but its socket file ${socketPath} is missing; it re-creates it within ` +
-      `${SOCKET_WATCH_DEFAULTS.intervalMs / 1000} s (then 'mcpd status' answers again), or stop it with 'kill ${pid}'`,
+      `${RUNTIME_DEFAULTS.socketWatchIntervalMs / 1000} s (then 'mcpd status' answers again), or stop it with 'kill ${pid}'`,
   );
 }
