@@ -39,7 +39,7 @@ describe("statusJson", () => {
   it("picks the documented fields only, redacting URL credentials", () => {
     const s = statusJson(raw);
     expect(Object.keys(s)).toEqual(["daemon", "servers", "clients"]);
-    expect(s.daemon).toEqual({ pid: 10, version: "1.2.3", startedAt: "2025-01-01T00:00:00.000Z", uptimeMs: 65_000, socketPath: "/s/mcpd.sock", configFile: "/c.json", logFile: "/l.log" });
+    expect(s.daemon).toEqual({ pid: 10, version: "1.2.3", startedAt: "2025-01-01T00:00:00.000Z", uptimeMs: 65_000, socketPath: "/s/mcpd.sock", configFile: "/c.json", logFile: "/l.log", socketProblem: null });
     expect(s.servers[0]?.lastError).toBe("connect to http://bob:***@host failed");
     expect(s.servers[1]).toMatchObject({ mode: null, pid: null, commandFound: false, latencyMs: { p50: null, p99: null } });
     expect(s.clients).toEqual([{ id: "c1", name: "claude", version: "2", view: "aggregate", server: null, inFlight: 1, connectedAt: "2025-01-01T00:00:02.000Z" }]);
@@ -98,5 +98,18 @@ describe("help", () => {
     expect(overview).toContain("mcpd 9.9.9");
     expect(overview).toContain("  logs  Show logs");
     expect(overview).not.toContain("secret");
+  });
+});
+
+describe("status: socket problems", () => {
+  it("reports a socket file the daemon had to re-create, in --json and in the table", () => {
+    const withProblem = {
+      ...raw,
+      daemon: { ...raw.daemon, socket: { path: "/s/mcpd.sock", recreated: 1, lastProblem: "socket file removed; re-created", lastProblemAt: "2025-01-01T00:00:02.000Z" } },
+    } as unknown as DaemonStatus;
+    const s = statusJson(withProblem);
+    expect(s.daemon.socketProblem).toEqual({ problem: "socket file removed; re-created", at: "2025-01-01T00:00:02.000Z", recreated: 1 });
+    expect(renderStatus(s, palette(false))).toContain("socket problem at 2025-01-01T00:00:02.000Z: socket file removed; re-created (re-created 1x)");
+    expect(statusJson(raw as unknown as DaemonStatus).daemon.socketProblem).toBeNull();
   });
 });

@@ -15,6 +15,8 @@ export interface StatusJson {
     socketPath: string;
     configFile: string | null;
     logFile: string | null;
+    /** The socket watch: a removed socket file is re-created; the last problem seen, if any. */
+    socketProblem: { problem: string; at: string | null; recreated: number } | null;
   };
   servers: Array<{
     name: string;
@@ -55,6 +57,13 @@ export function redactUrlCredentials(text: string): string {
 const num = (v: unknown): number | null => (typeof v === "number" && Number.isFinite(v) ? v : null);
 const text = (v: unknown): string | null => (typeof v === "string" ? redactUrlCredentials(v) : null);
 
+function socketProblem(v: unknown): StatusJson["daemon"]["socketProblem"] {
+  if (typeof v !== "object" || v === null) return null;
+  const w = v as { lastProblem?: unknown; lastProblemAt?: unknown; recreated?: unknown };
+  const problem = text(w.lastProblem);
+  return problem === null ? null : { problem, at: text(w.lastProblemAt), recreated: num(w.recreated) ?? 0 };
+}
+
 /** Builds {@link StatusJson} from the daemon's answer. */
 export function statusJson(s: DaemonStatus): StatusJson {
   const d = s.daemon ?? ({} as DaemonStatus["daemon"]);
@@ -67,6 +76,7 @@ export function statusJson(s: DaemonStatus): StatusJson {
       socketPath: d.socketPath,
       configFile: text(d.configFile),
       logFile: text(d.logFile),
+      socketProblem: socketProblem((d as { socket?: unknown }).socket),
     },
     servers: (s.servers ?? []).map((v) => ({
       name: v.name,
@@ -115,6 +125,7 @@ export function renderStatus(st: StatusJson, c: Palette, width = 100): string {
   out.push(`socket  ${d.socketPath}`);
   out.push(`config  ${d.configFile ?? "-"}`);
   out.push(`log     ${d.logFile ?? "(stderr: running in the foreground)"}`);
+  if (d.socketProblem) out.push(c.yellow(`socket problem at ${d.socketProblem.at ?? "?"}: ${d.socketProblem.problem} (re-created ${d.socketProblem.recreated}x)`));
   out.push("");
   if (st.servers.length === 0) {
     out.push("No servers configured. Add some to the config file, or run 'mcpd config import --from claude-desktop'.");
