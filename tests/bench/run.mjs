@@ -6,7 +6,7 @@
  *
  * Flags
  *   --quick          shorter windows and fewer calls (a smoke run, under 2 minutes)
- *   --rounds N       rounds per scenario (default 3; --quick: 2)
+ *   --rounds N       rounds per scenario (default 3; --quick: 1)
  *   --only a,b       run only these scenario ids (latency throughput http startup footprint scale micro)
  *   --out DIR        where the report goes (default: docs/ for a full run of everything, else tests/bench/out/)
  *
@@ -48,7 +48,7 @@ try {
   usage(err.message);
 }
 const quick = args.quick;
-const rounds = args.rounds === undefined ? (quick ? 2 : 3) : Number(args.rounds);
+const rounds = args.rounds === undefined ? (quick ? 1 : 3) : Number(args.rounds);
 if (!Number.isInteger(rounds) || rounds < 1 || rounds > 50) usage(`--rounds wants an integer from 1 to 50, got ${JSON.stringify(args.rounds)}`);
 let selected = SCENARIOS;
 if (args.only !== undefined) {

@@ -4,21 +4,25 @@
  *
  *   a    official SDK `Client` over `StdioClientTransport`, spawning the server itself (direct)
  *   b    mcpd's own `StdioTransport` (@mcpd/transports), spawning the server itself (direct)
+ *   hop  (b) with a zero-work pass-through process between client and server: the floor of one extra hop
  *   c    `@mcpd/client` `connect()` + `callTool({server, name})` through a running daemon
  *   d    official SDK `Client` over `StdioClientTransport` running `mcpd connect <server>` (the bridge)
  *   http-mcpd  mcpd's `HttpTransport` to a Streamable HTTP server
  *   http-sdk   official SDK `Client` over `StreamableHTTPClientTransport` to the same server
  */
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
-import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import { connect } from "@mcpd/client";
-import * as transports from "@mcpd/transports";
-import { MCPD_BIN } from "./env.mjs";
+import { MCPD_BIN, PASS_THROUGH } from "./env.mjs";
+
+// Each path imports only what it uses: client processes start faster, and none pays for a library
+// (the SDK and its zod schemas) it does not run.
+const sdkClient = async () => (await import("@modelcontextprotocol/sdk/client/index.js")).Client;
+const sdkStdio = async () => (await import("@modelcontextprotocol/sdk/client/stdio.js")).StdioClientTransport;
+const sdkHttp = async () => (await import("@modelcontextprotocol/sdk/client/streamableHttp.js")).StreamableHTTPClientTransport;
+const mcpdTransports = () => import("@mcpd/transports");
 
 export const PATH_LABELS = {
   a: "(a) SDK Client, direct stdio",
   b: "(b) mcpd StdioTransport, direct",
+  hop: "(b) + a zero-work pass-through process",
   c: "(c) @mcpd/client via mcpd",
   d: "(d) SDK Client via `mcpd connect`",
   "http-sdk": "SDK StreamableHTTPClientTransport",
@@ -29,8 +33,10 @@ const CLIENT_INFO = { name: "mcpd-bench", version: "1.0.0" };
 const ECHO = { name: "echo", arguments: { text: "hi" } };
 const PROTOCOL_VERSION = "2025-11-25";
 
-/** Whether @mcpd/transports exports HttpTransport yet (it is being finished elsewhere). */
-export const HAS_HTTP_TRANSPORT = typeof transports.HttpTransport === "function";
+/** Whether @mcpd/transports exports HttpTransport (it was finished after this harness was written). */
+export async function hasHttpTransport() {
+  return typeof (await mcpdTransports()).HttpTransport === "function";
+}
 
 /** Throws unless a tools/call result is the echo we asked for: a benchmark must not count failures as calls. */
 function check(result) {
@@ -50,6 +56,7 @@ async function initialize(transport) {
 export async function openPath(spec) {
   switch (spec.path) {
     case "a": {
+      const [Client, StdioClientTransport] = await Promise.all([sdkClient(), sdkStdio()]);
       const transport = new StdioClientTransport({ command: spec.server.command, args: spec.server.args, stderr: "ignore" });
       const client = new Client(CLIENT_INFO);
       await client.connect(transport);
@@ -59,8 +66,14 @@ export async function openPath(spec) {
         close: () => client.close(),
       };
     }
-    case "b": {
-      const transport = new transports.StdioTransport({ command: spec.server.command, args: spec.server.args });
+    case "b":
+    case "hop": {
+      const { StdioTransport } = await mcpdTransports();
+      const transport = new StdioTransport(
+        spec.path === "b"
+          ? { command: spec.server.command, args: spec.server.args }
+          : { command: process.execPath, args: [PASS_THROUGH, spec.server.command, ...spec.server.args] },
+      );
       await transport.connect();
       await initialize(transport);
       return {
@@ -70,6 +83,7 @@ export async function openPath(spec) {
       };
     }
     case "c": {
+      const { connect } = await import("@mcpd/client");
       const client = await connect({ socketPath: spec.socketPath, reconnect: false, clientInfo: CLIENT_INFO });
       const server = spec.serverName;
       return {
@@ -79,6 +93,7 @@ export async function openPath(spec) {
       };
     }
     case "d": {
+      const [Client, StdioClientTransport] = await Promise.all([sdkClient(), sdkStdio()]);
       const transport = new StdioClientTransport({
         command: process.execPath,
         args: [MCPD_BIN, "connect", spec.serverName, "--no-autostart"],
@@ -94,6 +109,7 @@ export async function openPath(spec) {
       };
     }
     case "http-sdk": {
+      const [Client, StreamableHTTPClientTransport] = await Promise.all([sdkClient(), sdkHttp()]);
       const transport = new StreamableHTTPClientTransport(new URL(spec.url));
       const client = new Client(CLIENT_INFO);
       await client.connect(transport);
@@ -107,8 +123,9 @@ export async function openPath(spec) {
       };
     }
     case "http-mcpd": {
-      if (!HAS_HTTP_TRANSPORT) throw new Error("@mcpd/transports does not export HttpTransport yet");
-      const transport = new transports.HttpTransport({ type: "http", url: spec.url });
+      const { HttpTransport } = await mcpdTransports();
+      if (typeof HttpTransport !== "function") throw new Error("@mcpd/transports does not export HttpTransport");
+      const transport = new HttpTransport({ type: "http", url: spec.url });
       await transport.connect();
       await initialize(transport);
       return {

@@ -37,7 +37,19 @@ export async function startDaemon(resources, servers, opts = {}) {
   await until(() => existsSync(socketPath) || exited(), "the daemon's socket", 30_000);
   if (exited()) throw new Error(`mcpd exited (${proc.exitCode ?? proc.signalCode}) before listening:\n${proc.tail()}`);
   const names = Object.keys(servers);
-  const control = await connect({ socketPath, reconnect: false, clientInfo: { name: "bench-control", version: "1" } });
+  // The socket file appears at bind(), a moment before listen(): retry while the daemon lives.
+  let control;
+  await until(
+    async () => {
+      if (exited()) throw new Error(`mcpd exited (${proc.exitCode ?? proc.signalCode}):\n${proc.tail()}`);
+      control = await connect({ socketPath, reconnect: false, clientInfo: { name: "bench-control", version: "1" } });
+      return true;
+    },
+    "a connection to the daemon",
+    30_000,
+  ).catch((err) => {
+    throw new Error(`${err.message}\ndaemon stderr:\n${proc.tail()}`);
+  });
   let fatal;
   try {
     await until(

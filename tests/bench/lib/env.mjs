@@ -13,6 +13,8 @@ export const OUT_DIR = join(ROOT, "tests/bench/out");
 export const MCPD_BIN = join(ROOT, "daemon/bin/mcpd.js");
 /** The benchmark's own minimal MCP server (tools/call costs the server almost nothing). */
 export const FAST_SERVER = join(ROOT, "tests/bench/fixtures/fast-server.mjs");
+/** A process that copies bytes between its stdio and a child's: one extra hop that does no work. */
+export const PASS_THROUGH = join(ROOT, "tests/bench/fixtures/pass-through.mjs");
 /** The SDK McpServer over Streamable HTTP, for the HTTP upstream scenario. */
 export const HTTP_SERVER = join(ROOT, "tests/bench/fixtures/http-server.mjs");
 /** The test suite's full-featured fixture server (realistic start-up and memory of a small Node server). */

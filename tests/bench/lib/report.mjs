@@ -96,7 +96,7 @@ export function markdown(results, meta, previous) {
     "```sh",
     "npm ci",
     "npm run bench              # every scenario, 3 rounds (~10 min on 2 cores); rewrites docs/benchmarks.md and docs/benchmarks-latency.svg",
-    "npm run bench -- --quick   # shorter windows (< 2 min); writes tests/bench/out/benchmarks.md instead",
+    "npm run bench -- --quick   # 1 round, shorter windows (< 2 min): a smoke run; writes tests/bench/out/benchmarks.md instead",
     "npm run bench -- --only latency,micro --rounds 5   # some scenarios (ids: latency throughput http startup footprint scale micro)",
     "```",
     "",

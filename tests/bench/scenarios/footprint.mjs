@@ -20,6 +20,7 @@ const DAEMON_SERVERS = 20;
 const AGENT_SERVERS = 5;
 const CLIENT_STEPS = [0, 100, 1_000];
 const CLIENTS_PER_WORKER = 250;
+const AGENT_COUNTS = [1, 5, 10];
 
 /** Median of 5 VmRSS readings 100 ms apart, in MB (RSS moves with allocation and GC; one reading is noisy). */
 async function sampleRssMb(pid) {
@@ -69,64 +70,58 @@ async function daemonRss(ctx, r) {
 }
 
 /**
- * Starts `n` agents one after another (each once its tools are listed), as agents are opened over a working
- * day: starting 10 agents x 5 servers at once on 2 cores makes the direct agents' own requests time out.
+ * Grows `agents` to `n` agents, started two at a time (the next two once their tools are listed), as agents
+ * are opened over a working day: starting 10 agents x 5 servers at once on 2 cores makes the direct agents'
+ * own requests time out.
  */
-async function startAgents(resources, n, specFor, name) {
-  const agents = [];
-  try {
-    for (let i = 0; i < n; i++) {
-      const a = new Worker(resources, AGENT_WORKER, specFor(i), { name: `${name}-${i}` });
+async function growAgents(resources, agents, n, specFor, name) {
+  while (agents.length < n) {
+    // Two at a time: still no start-up storm, and the run stays short.
+    const batch = [];
+    for (let k = 0; k < 2 && agents.length < n; k++) {
+      const a = new Worker(resources, AGENT_WORKER, specFor(agents.length), { name: `${name}-${agents.length}` });
       agents.push(a);
-      await a.next("listed", 180_000);
+      batch.push(a);
     }
-  } catch (err) {
-    await Promise.all(agents.map((a) => a.stop(5_000).catch(() => {})));
-    throw err;
+    await Promise.all(batch.map((a) => a.next("listed", 180_000)));
   }
   resources.noteTrees();
-  return agents;
 }
 
+/** For N = 1, 5, 10 agents: the footprint of agents spawning the 5 servers themselves, then through mcpd. */
 async function agents(ctx, r, dir) {
   const { resources, log } = ctx;
   const out = {};
   const daemonDir = join(dir, `daemon-${r}`);
   mkdirSync(daemonDir);
   const daemon = await startDaemon(resources, asConfig(realisticServers(AGENT_SERVERS, daemonDir)));
+  const direct = [];
+  const via = [];
   try {
-    for (const n of [1, 5, 10]) {
-      const direct = await startAgents(
-        resources,
-        n,
-        (i) => {
-          const d = join(dir, `direct-${r}-${n}-${i}`);
-          mkdirSync(d);
-          return { mode: "direct", hold: true, servers: realisticServers(AGENT_SERVERS, d) };
-        },
-        `direct-agent-${n}`,
-      );
-      let fd;
-      try {
-        fd = treeFootprint(direct.map((a) => a.pid));
-      } finally {
-        await Promise.all(direct.map((a) => a.stop()));
-      }
-      const via = await startAgents(resources, n, () => ({ mode: "mcpd-sdk", hold: true, socketPath: daemon.socketPath }), `mcpd-agent-${n}`);
-      let fm;
-      let daemonTree;
-      try {
-        fm = treeFootprint([daemon.pid, ...via.map((a) => a.pid)]);
-        daemonTree = treeFootprint([daemon.pid]);
-      } finally {
-        await Promise.all(via.map((a) => a.stop()));
-      }
+    const directSpec = (i) => {
+      const d = join(dir, `direct-${r}-${i}`);
+      mkdirSync(d);
+      return { mode: "direct", hold: true, servers: realisticServers(AGENT_SERVERS, d) };
+    };
+    let t = Date.now();
+    for (const n of AGENT_COUNTS) {
+      await growAgents(resources, direct, n, directSpec, "direct-agent");
+      out[n] = { direct: treeFootprint(direct.map((a) => a.pid)) };
+    }
+    log(`  round ${r + 1}: ${AGENT_COUNTS.at(-1)} direct agents started in ${num((Date.now() - t) / 1000)} s`);
+    await Promise.all(direct.splice(0).map((a) => a.stop()));
+    t = Date.now();
+    for (const n of AGENT_COUNTS) {
+      await growAgents(resources, via, n, () => ({ mode: "mcpd-sdk", hold: true, socketPath: daemon.socketPath }), "mcpd-agent");
+      out[n].mcpd = treeFootprint([daemon.pid, ...via.map((a) => a.pid)]);
       // The daemon's tree is the daemon plus its servers.
-      const perServer = (daemonTree.processes - 1) / AGENT_SERVERS;
-      out[n] = { direct: fd, mcpd: fm, perServer };
-      log(`  round ${r + 1}, ${n} agent(s): direct ${fd.processes} processes ${num(fd.rssMb)} MB; via mcpd ${fm.processes} processes ${num(fm.rssMb)} MB (${perServer} process per server)`);
+      out[n].perServer = (treeFootprint([daemon.pid]).processes - 1) / AGENT_SERVERS;
+      const { direct: fd, mcpd: fm } = out[n];
+      if (n === AGENT_COUNTS.at(-1)) log(`  round ${r + 1}: ${n} agents through mcpd started in ${num((Date.now() - t) / 1000)} s`);
+      log(`  round ${r + 1}, ${n} agent(s): direct ${fd.processes} processes ${num(fd.rssMb)} MB; via mcpd ${fm.processes} processes ${num(fm.rssMb)} MB (${out[n].perServer} process per server)`);
     }
   } finally {
+    await Promise.all([...direct, ...via].map((a) => a.stop().catch(() => {})));
     await daemon.stop();
   }
   return out;
@@ -137,12 +132,12 @@ export async function run(ctx) {
   const dir = resources.tempDir("mcpdb-fp-");
   const rss = Object.fromEntries(CLIENT_STEPS.map((c) => [c, []]));
   const ag = {};
-  for (const n of [1, 5, 10]) ag[n] = { dProc: [], dRss: [], mProc: [], mRss: [], rssRatio: [], procRatio: [], perServer: [] };
+  for (const n of AGENT_COUNTS) ag[n] = { dProc: [], dRss: [], mProc: [], mRss: [], rssRatio: [], procRatio: [], perServer: [] };
   for (let r = 0; r < rounds; r++) {
     const d = await daemonRss(ctx, r);
     for (const c of CLIENT_STEPS) rss[c].push(d[c]);
     const a = await agents(ctx, r, dir);
-    for (const n of [1, 5, 10]) {
+    for (const n of AGENT_COUNTS) {
       const x = a[n];
       ag[n].dProc.push(x.direct.processes);
       ag[n].dRss.push(x.direct.rssMb);
@@ -161,7 +156,7 @@ export async function run(ctx) {
   return {
     id,
     title,
-    description: `(A) ${DAEMON_SERVERS} servers (tests/fixtures/servers/mcp-fixture.mjs, ~20 tools, prompts and resources each); clients are @mcpd/client connections held by client processes of ${CLIENTS_PER_WORKER} connections each, every one having made one \`tools/call\`; RSS is the median of 5 readings 100 ms apart. (B) The 5 servers: server-everything, server-memory and 3 mcp-fixture copies; agents start one after another and hold their sessions while the trees are measured (processes and summed VmRSS of every process in the agents' trees, plus the daemon's tree through mcpd; RSS sums count shared pages once per process, as \`ps\` does).`,
+    description: `(A) ${DAEMON_SERVERS} servers (tests/fixtures/servers/mcp-fixture.mjs, ~20 tools, prompts and resources each); clients are @mcpd/client connections held by client processes of ${CLIENTS_PER_WORKER} connections each, every one having made one \`tools/call\`; RSS is the median of 5 readings 100 ms apart. (B) The 5 servers: server-everything, server-memory and 3 mcp-fixture copies; agents are started two at a time (1, then 4 more, then 5 more) and hold their sessions while the trees are measured (processes and summed VmRSS of every process in the agents' trees, plus the daemon's tree through mcpd; RSS sums count shared pages once per process, as \`ps\` does).`,
     tables: [
       {
         caption: "(A) Daemon RSS with 20 servers",
@@ -171,7 +166,7 @@ export async function run(ctx) {
       {
         caption: "(B) N agents using the same 5 servers",
         columns: ["agents", "direct: processes", "direct: RSS", "via mcpd: processes", "via mcpd: RSS", "RSS direct / mcpd", "processes per server via mcpd"],
-        rows: [1, 5, 10].map((n) => [String(n), range(as[n].dProc, int), range(as[n].dRss, mb), range(as[n].mProc, int), range(as[n].mRss, mb), range(as[n].rssRatio, ratio), range(as[n].perServer, num)]),
+        rows: AGENT_COUNTS.map((n) => [String(n), range(as[n].dProc, int), range(as[n].dRss, mb), range(as[n].mProc, int), range(as[n].mRss, mb), range(as[n].rssRatio, ratio), range(as[n].perServer, num)]),
       },
     ],
     headline: [

@@ -5,7 +5,7 @@
  * sequential calls and 64 in flight.
  */
 import { CLIENT_WORKER } from "../lib/env.mjs";
-import { HAS_HTTP_TRANSPORT, PATH_LABELS } from "../lib/call-paths.mjs";
+import { PATH_LABELS, hasHttpTransport } from "../lib/call-paths.mjs";
 import { Histogram } from "../lib/histogram.mjs";
 import { startHttpServer } from "../lib/http-server-host.mjs";
 import { rotate, summarize } from "../lib/stats.mjs";
@@ -19,17 +19,17 @@ const PATHS = ["http-sdk", "http-mcpd"];
 
 export async function run(ctx) {
   const { resources, quick, rounds, log } = ctx;
-  if (!HAS_HTTP_TRANSPORT) throw new Error("@mcpd/transports does not export HttpTransport: scenario 3 cannot run");
-  const calls = quick ? 400 : 2_000;
-  const warmup = quick ? 100 : 300;
-  const durationMs = quick ? 1_000 : 3_000;
+  if (!(await hasHttpTransport())) throw new Error("@mcpd/transports does not export HttpTransport: scenario 3 cannot run");
+  const calls = quick ? 150 : 500;
+  const warmup = quick ? 50 : 200;
+  const durationMs = quick ? 700 : 2_000;
   const out = {};
   for (const mode of ["json", "sse"]) {
     const server = await startHttpServer(resources, mode);
     const workers = {};
     try {
       for (const p of PATHS) workers[p] = await startWorker(resources, CLIENT_WORKER, { path: p, url: server.url }, { name: `http-${mode}-${p}` });
-      const per = Object.fromEntries(PATHS.map((p) => [p, { seqRate: [], p50: [], rate: [], p99: [] }]));
+      const per = Object.fromEntries(PATHS.map((p) => [p, { seqRate: [], p50: [], rate: [], p99: [], clientCpu: [], serverCpu: [] }]));
       const ratios = { seq: [], load: [] };
       for (let r = 0; r < rounds; r++) {
         const seq = {};
@@ -40,11 +40,13 @@ export async function run(ctx) {
           seq[p] = (l.calls / l.elapsedMs) * 1000;
           per[p].seqRate.push(seq[p]);
           per[p].p50.push(h.quantile(0.5));
-          const w = await loadWindow([workers[p]], { inFlight: 64, durationMs });
+          const w = await loadWindow([workers[p]], { inFlight: 64, durationMs, watch: { server: server.pid } });
           load[p] = w.rate;
           per[p].rate.push(w.rate);
           per[p].p99.push(w.hist.quantile(0.99));
-          log(`  ${mode} round ${r + 1} ${p}: sequential ${num(seq[p])} calls/s (p50 ${num(h.quantile(0.5))} µs), 64 in flight ${num(w.rate)} calls/s`);
+          per[p].clientCpu.push(w.clientCpuUsPerCall);
+          per[p].serverCpu.push(w.cpuUsPerCall.server);
+          log(`  ${mode} round ${r + 1} ${p}: sequential ${num(seq[p])} calls/s (p50 ${num(h.quantile(0.5))} µs), 64 in flight ${num(w.rate)} calls/s, CPU/call client ${num(w.clientCpuUsPerCall)} µs, server ${num(w.cpuUsPerCall.server)} µs`);
         }
         ratios.seq.push(seq["http-mcpd"] / seq["http-sdk"]);
         ratios.load.push(load["http-mcpd"] / load["http-sdk"]);
@@ -62,7 +64,7 @@ export async function run(ctx) {
   for (const mode of ["json", "sse"]) {
     for (const p of PATHS) {
       const s = out[mode].per[p];
-      rows.push([mode === "json" ? "JSON replies" : "SSE replies", PATH_LABELS[p], range(s.seqRate), range(s.p50, us), range(s.rate), range(s.p99, us)]);
+      rows.push([mode === "json" ? "JSON replies" : "SSE replies", PATH_LABELS[p], range(s.seqRate), range(s.p50, us), range(s.rate), range(s.p99, us), range(s.clientCpu, us), range(s.serverCpu, us)]);
     }
   }
   const mk = (mode, kind, label, targeted) => ({
@@ -74,8 +76,8 @@ export async function run(ctx) {
   return {
     id,
     title,
-    description: `The same server process serves both clients in turn. Sequential: ${calls.toLocaleString("en-US")} calls after ${warmup} warm-up calls. 64 in flight: ${durationMs / 1000} s windows as in scenario 2. The SDK path is the SDK's \`Client\` on its \`StreamableHTTPClientTransport\` (how the SDK is used); the mcpd path is \`HttpTransport.request\` (how the daemon uses it).`,
-    tables: [{ columns: ["server replies", "client", "sequential calls/s", "sequential p50", "64 in flight calls/s", "64 in flight p99"], rows }],
+    description: `The same server process serves both clients in turn. Sequential: ${calls.toLocaleString("en-US")} calls after ${warmup} warm-up calls. 64 in flight: ${durationMs / 1000} s windows as in scenario 2. The SDK path is the SDK's \`Client\` on its \`StreamableHTTPClientTransport\` (how the SDK is used); the mcpd path is \`HttpTransport.request\` (how the daemon uses it). CPU per call is measured over the 64-in-flight window: the client process's own, and the server process's (from /proc).`,
+    tables: [{ columns: ["server replies", "client", "sequential calls/s", "sequential p50", "64 in flight calls/s", "64 in flight p99", "client CPU/call", "server CPU/call"], rows }],
     headline: [mk("json", "load", "64 in flight", true), mk("sse", "load", "64 in flight", true), mk("json", "seq", "sequential", false), mk("sse", "seq", "sequential", false)],
     data: out,
   };

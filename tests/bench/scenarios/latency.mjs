@@ -1,7 +1,9 @@
 /**
  * Scenario 1: per-call latency. One client makes sequential tiny `tools/call echo` calls to one fast server
  * over each path (a: SDK direct, b: mcpd StdioTransport direct, c: @mcpd/client via mcpd, d: SDK via
- * `mcpd connect`). Reports p50/p99 and calls/s per path, and the ratios between paths in each round.
+ * `mcpd connect`), plus (b) through a zero-work pass-through process: the floor of one extra process hop
+ * on this machine, which any relay pays. Reports p50/p99 and calls/s per path, and the ratios between
+ * paths in each round.
  */
 import { CLIENT_WORKER } from "../lib/env.mjs";
 import { fastServer, startDaemon } from "../lib/daemon.mjs";
@@ -14,12 +16,12 @@ import { percentilePoints } from "../lib/svg.mjs";
 
 export const id = "latency";
 export const title = "1. Per-call latency (sequential, one client)";
-const PATHS = ["a", "b", "c", "d"];
+const PATHS = ["a", "b", "hop", "c", "d"];
 
 export async function run(ctx) {
   const { resources, quick, rounds, log } = ctx;
-  const calls = quick ? 1_500 : 5_000;
-  const warmup = quick ? 300 : 1_000;
+  const calls = quick ? 1_000 : 5_000;
+  const warmup = quick ? 200 : 1_000;
   const daemon = await startDaemon(resources, { fast: fastServer("fast") });
   const workers = {};
   try {
@@ -28,7 +30,7 @@ export async function run(ctx) {
       workers[p] = await startWorker(resources, CLIENT_WORKER, { path: p, server, serverName: "fast", socketPath: daemon.socketPath }, { name: `latency-${p}` });
     }
     const per = Object.fromEntries(PATHS.map((p) => [p, { p50: [], p99: [], rate: [], hist: new Histogram() }]));
-    const ratios = { cOverB: [], cOverA: [], dOverA: [], bOverA: [] };
+    const ratios = { cOverB: [], cOverA: [], dOverA: [], hopOverB: [], cOverHop: [] };
     for (let r = 0; r < rounds; r++) {
       const p50 = {};
       for (const p of rotate(PATHS, r)) {
@@ -44,14 +46,15 @@ export async function run(ctx) {
       ratios.cOverB.push(p50.c / p50.b);
       ratios.cOverA.push(p50.c / p50.a);
       ratios.dOverA.push(p50.d / p50.a);
-      ratios.bOverA.push(p50.b / p50.a);
+      ratios.hopOverB.push(p50.hop / p50.b);
+      ratios.cOverHop.push(p50.c / p50.hop);
     }
     const s = Object.fromEntries(PATHS.map((p) => [p, { p50: summarize(per[p].p50), p99: summarize(per[p].p99), rate: summarize(per[p].rate) }]));
     const r = Object.fromEntries(Object.entries(ratios).map(([k, v]) => [k, summarize(v)]));
     return {
       id,
       title,
-      description: `${calls.toLocaleString("en-US")} sequential \`tools/call\` per path and round (after ${warmup} warm-up calls), against the benchmark's fast server (tests/bench/fixtures/fast-server.mjs). Paths (a) and (b) spawn their own copy of the server; (c) and (d) share the daemon's.`,
+      description: `${calls.toLocaleString("en-US")} sequential \`tools/call\` per path and round (after ${warmup} warm-up calls), against the benchmark's fast server (tests/bench/fixtures/fast-server.mjs). Paths (a) and (b) spawn their own copy of the server; (c) and (d) share the daemon's. The pass-through row is (b) with tests/bench/fixtures/pass-through.mjs between client and server, a process that copies bytes and does nothing else: what one extra process hop costs on this machine, the floor under any relay's latency.`,
       tables: [
         {
           columns: ["path", "p50", "p99", "calls/s", "p50 vs (b)"],
@@ -66,6 +69,8 @@ export async function run(ctx) {
       ],
       headline: [
         { metric: "(c) p50 latency / (b) p50 latency", value: r.cOverB, format: ratio, target: "<= 1.5x", pass: r.cOverB.median <= 1.5 },
+        { metric: "Floor: (b) through a zero-work pass-through process / (b), p50", value: r.hopOverB, format: ratio },
+        { metric: "(c) p50 latency / that floor", value: r.cOverHop, format: ratio },
         { metric: "(c) p50 latency / (a) SDK direct p50", value: r.cOverA, format: ratio },
         { metric: "(d) p50 latency / (a) SDK direct p50", value: r.dOverA, format: ratio },
       ],

@@ -30,7 +30,7 @@ async function once(resources, script, spec, type, name, nodeArgs = []) {
 export async function run(ctx) {
   const { resources, quick, rounds, log } = ctx;
   const minMs = quick ? 300 : 1_000;
-  const durationMs = quick ? 1_000 : 3_000;
+  const durationMs = quick ? 1_000 : 2_000;
   const dec = Object.fromEntries(SIZES.map((s) => [s, { decoder: [], naive: [], ratio: [] }]));
   const router = { direct: { rate: [], cpu: [] }, daemon: { rate: [], cpu: [] }, costPerCall: [], rateRatio: [] };
   const home = resources.tempDir("mcpdb-r-");

@@ -4,7 +4,7 @@
  * client process its own server (that is what direct means); through mcpd all share the daemon's one.
  * Also reports the daemon's CPU time per call, read from /proc, for paths (c) and (d).
  */
-import { CLIENT_WORKER } from "../lib/env.mjs";
+import { CLIENT_WORKER, mapLimit } from "../lib/env.mjs";
 import { fastServer, startDaemon } from "../lib/daemon.mjs";
 import { PATH_LABELS } from "../lib/call-paths.mjs";
 import { Histogram } from "../lib/histogram.mjs";
@@ -19,62 +19,68 @@ const PATHS = ["a", "b", "c", "d"];
 const IN_FLIGHT = 64;
 
 /**
- * Runs one timed window on every worker at once and returns the summed calls/s, the merged histogram and
- * the daemon CPU per call. Throws when any call failed.
+ * Runs one timed window on every worker at once and returns the summed calls/s, the merged histogram, the
+ * client processes' CPU per call, and the CPU per call of each process in `watch` ({name: pid}, read from
+ * /proc over the window). Throws when any call failed.
  */
-export async function loadWindow(workers, { inFlight, durationMs, daemonPid, warmupMs = 300 }) {
+export async function loadWindow(workers, { inFlight, durationMs, watch = {}, warmupMs = 300 }) {
   const startAt = Date.now() + warmupMs;
-  const cpu0 = daemonPid ? cpuMs(daemonPid) : 0;
-  let cpuStart = cpu0;
-  const cpuTimer = daemonPid ? setTimeout(() => (cpuStart = cpuMs(daemonPid)), warmupMs) : undefined;
+  const cpuStart = {};
+  const cpuTimer = setTimeout(() => {
+    for (const [k, pid] of Object.entries(watch)) cpuStart[k] = cpuMs(pid);
+  }, warmupMs);
   const results = await Promise.all(workers.map((w) => w.request({ cmd: "load", inFlight, startAt, durationMs }, "load", durationMs + 120_000)));
   clearTimeout(cpuTimer);
-  const daemonCpu = daemonPid ? cpuMs(daemonPid) - cpuStart : 0;
+  const cpuEnd = Object.fromEntries(Object.entries(watch).map(([k, pid]) => [k, cpuMs(pid)]));
   const errors = results.reduce((n, r) => n + r.errors, 0);
   if (errors > 0) throw new Error(`${errors} calls failed, e.g.: ${results.flatMap((r) => r.errorSamples).slice(0, 3).join(" | ")}`);
   const calls = results.reduce((n, r) => n + r.calls, 0);
   if (calls === 0) throw new Error("no call completed inside the measurement window");
   const hist = new Histogram();
   for (const r of results) hist.merge(Histogram.fromJSON(r.hist));
-  return { calls, rate: calls / (durationMs / 1000), hist, daemonCpuUsPerCall: daemonPid ? (daemonCpu * 1000) / calls : undefined };
+  const cpuUsPerCall = Object.fromEntries(Object.keys(watch).map((k) => [k, ((cpuEnd[k] - (cpuStart[k] ?? cpuEnd[k])) * 1000) / calls]));
+  const clientCpuUsPerCall = (results.reduce((n, r) => n + r.cpuMs, 0) * 1000) / calls;
+  return { calls, rate: calls / (durationMs / 1000), hist, cpuUsPerCall, clientCpuUsPerCall };
 }
 
 export async function run(ctx) {
   const { resources, quick, rounds, log } = ctx;
-  const durationMs = quick ? 1_000 : 3_000;
+  const durationMs = quick ? 700 : 2_000;
   const daemon = await startDaemon(resources, { fast: fastServer("fast") });
   const out = {};
   try {
     for (const clients of [1, 8]) {
       const workers = {};
       try {
-        for (const p of PATHS) {
-          workers[p] = [];
-          for (let i = 0; i < clients; i++) {
-            workers[p].push(
-              await startWorker(resources, CLIENT_WORKER, { path: p, server: fastServer(`direct-${i}`), serverName: "fast", socketPath: daemon.socketPath }, { name: `tput-${p}-${clients}-${i}` }),
-            );
-          }
-        }
-        const per = Object.fromEntries(PATHS.map((p) => [p, { rate: [], p99: [], cpu: [] }]));
+        for (const p of PATHS) workers[p] = [];
+        // Started 4 at a time: each is a Node process importing the SDK (and, direct, spawning a server).
+        const jobs = PATHS.flatMap((p) => Array.from({ length: clients }, (_, i) => ({ p, i })));
+        await mapLimit(jobs, 4, async ({ p, i }) => {
+          const w = await startWorker(resources, CLIENT_WORKER, { path: p, server: fastServer(`direct-${i}`), serverName: "fast", socketPath: daemon.socketPath }, { name: `tput-${p}-${clients}-${i}` });
+          workers[p].push(w);
+        });
+        const per = Object.fromEntries(PATHS.map((p) => [p, { rate: [], p99: [], cpu: [], client: [] }]));
         const ratios = { cOverA: [], cOverB: [], dOverA: [] };
         for (let r = 0; r < rounds; r++) {
           const rate = {};
           for (const p of rotate(PATHS, r)) {
             const via = p === "c" || p === "d";
-            const w = await loadWindow(workers[p], { inFlight: IN_FLIGHT / clients, durationMs, daemonPid: via ? daemon.pid : undefined });
+            const w = await loadWindow(workers[p], { inFlight: IN_FLIGHT / clients, durationMs, watch: via ? { daemon: daemon.pid } : {} });
             rate[p] = w.rate;
             per[p].rate.push(w.rate);
             per[p].p99.push(w.hist.quantile(0.99));
-            if (via) per[p].cpu.push(w.daemonCpuUsPerCall);
-            log(`  ${clients} client(s) round ${r + 1} ${p}: ${num(w.rate)} calls/s, p99 ${num(w.hist.quantile(0.99))} µs${via ? `, daemon ${num(w.daemonCpuUsPerCall)} µs CPU/call` : ""}`);
+            per[p].client.push(w.clientCpuUsPerCall);
+            if (via) per[p].cpu.push(w.cpuUsPerCall.daemon);
+            log(`  ${clients} client(s) round ${r + 1} ${p}: ${num(w.rate)} calls/s, p99 ${num(w.hist.quantile(0.99))} µs, client ${num(w.clientCpuUsPerCall)} µs CPU/call${via ? `, daemon ${num(w.cpuUsPerCall.daemon)} µs CPU/call` : ""}`);
           }
           ratios.cOverA.push(rate.c / rate.a);
           ratios.cOverB.push(rate.c / rate.b);
           ratios.dOverA.push(rate.d / rate.a);
         }
         out[clients] = {
-          per: Object.fromEntries(PATHS.map((p) => [p, { rate: summarize(per[p].rate), p99: summarize(per[p].p99), cpu: per[p].cpu.length ? summarize(per[p].cpu) : undefined }])),
+          per: Object.fromEntries(
+            PATHS.map((p) => [p, { rate: summarize(per[p].rate), p99: summarize(per[p].p99), client: summarize(per[p].client), cpu: per[p].cpu.length ? summarize(per[p].cpu) : undefined }]),
+          ),
           ratios: Object.fromEntries(Object.entries(ratios).map(([k, v]) => [k, summarize(v)])),
         };
       } finally {
@@ -94,6 +100,7 @@ export async function run(ctx) {
         range(s.rate),
         ratio(s.rate.median / out[clients].per.a.rate.median),
         range(s.p99, us),
+        range(s.client, us),
         s.cpu ? range(s.cpu, us) : "",
       ]);
     }
@@ -101,8 +108,8 @@ export async function run(ctx) {
   return {
     id,
     title,
-    description: `Each round runs every path for ${durationMs / 1000} s after a 0.3 s warm-up; calls/s counts the calls completed inside the window. With 8 clients the 64 calls in flight are spread over 8 separate client processes (8 each), started together. Daemon CPU per call is the daemon process's user+system time over the window (from /proc) divided by the calls.`,
-    tables: [{ columns: ["clients", "path", "calls/s", "vs (a)", "p99", "daemon CPU/call"], rows }],
+    description: `Each round runs every path for ${durationMs / 1000} s after a 0.3 s warm-up; calls/s counts the calls completed inside the window. With 8 clients the 64 calls in flight are spread over 8 separate client processes (8 each), started together. CPU per call: user+system time over the window divided by the calls, of the client processes (their own count, which excludes the servers direct paths spawn) and of the daemon (from /proc).`,
+    tables: [{ columns: ["clients", "path", "calls/s", "vs (a)", "p99", "client CPU/call", "daemon CPU/call"], rows }],
     headline: [
       { metric: "(c) calls/s, 64 in flight, 1 client / (a) SDK direct", value: out[1].ratios.cOverA, format: ratio, target: ">= 2x", pass: out[1].ratios.cOverA.median >= 2 },
       { metric: "(c) calls/s, 64 in flight, 8 clients / (a) SDK direct", value: out[8].ratios.cOverA, format: ratio },

@@ -4,8 +4,9 @@
  * obeys JSON-line commands on stdin and answers JSON lines on stdout (nothing else goes to stdout):
  *
  *   {cmd: "latency", calls, warmup}                    sequential calls on the first client
- *   {cmd: "load", inFlight, startAt, durationMs}       `inFlight` call loops per client; counts the calls that
- *                                                      complete inside [startAt, startAt + durationMs] (epoch ms)
+ *   {cmd: "load", inFlight, startAt, durationMs}       `inFlight` call loops per client from now on; counts (and
+ *                                                      times) the calls that complete inside [startAt,
+ *                                                      startAt + durationMs] (epoch ms); no new call after it
  *   {cmd: "each"}                                      one call on every client (so each session has been used)
  *   {cmd: "exit"} or stdin EOF                          close every client, exit 0
  *
@@ -61,7 +62,9 @@ async function load({ inFlight, startAt, durationMs }) {
       try {
         await c.call();
         const f = performance.now();
-        if (s >= start && f <= end) {
+        // Throughput = completions inside the window, whenever they started (at high concurrency a call
+        // can take longer than the warm-up, and must still count).
+        if (f >= start && f <= end) {
           calls++;
           hist.record((f - s) * 1000);
         }
