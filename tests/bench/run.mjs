@@ -87,7 +87,9 @@ async function main() {
     const ts = Date.now();
     log(`== ${s.title}`);
     try {
-      results.push(await s.run({ resources, quick, rounds, log }));
+      const result = await s.run({ resources, quick, rounds, log });
+      result.durationMs = Date.now() - ts;
+      results.push(result);
     } catch (err) {
       throw new Error(`scenario "${s.id}" failed: ${err?.stack ?? err}`);
     }

@@ -79,7 +79,9 @@ export async function startDaemon(resources, servers, opts = {}) {
     /** A control client (caller closes it). */
     control: () => connect({ socketPath, reconnect: false, clientInfo: { name: "bench-control", version: "1" } }),
     async stop() {
+      const diedEarly = proc.exitCode !== null || proc.signalCode !== null;
       await resources.stop(proc, 10_000);
+      if (diedEarly) throw new Error(`mcpd died during the scenario (${proc.exitCode ?? proc.signalCode}):\n${proc.tail()}`);
       if (proc.exitCode !== 0 && proc.exitCode !== null) throw new Error(`mcpd exited with code ${proc.exitCode}:\n${proc.tail()}`);
       resources.releaseDir(home);
     },

@@ -71,7 +71,12 @@ export class Worker {
     return this.next(replyType, timeoutMs);
   }
 
-  /** Asks the worker to close its clients and exit; forces it after `graceMs`. */
+  /** Throws if the worker died or reported an error, even while idle (nobody was waiting on it). */
+  check() {
+    if (this.failure) throw this.failure;
+  }
+
+  /** Asks the worker to close its clients and exit; forces it after `graceMs`. Never throws (see {@link check}). */
   async stop(graceMs = 10_000) {
     this.stopping = true;
     if (this.proc.exitCode === null && this.proc.signalCode === null) {
@@ -84,6 +89,11 @@ export class Worker {
     }
     await this.resources.stop(this.proc, 3_000);
   }
+}
+
+/** Throws the first failure among `workers` (call it at the end of a scenario, before stopping them). */
+export function checkWorkers(workers) {
+  for (const w of workers) w.check();
 }
 
 /** Starts a worker and waits for its `ready` message. */

@@ -1,7 +1,7 @@
 /**
  * Scenario 5: footprint. (A) The daemon's RSS (VmRSS from /proc) with 20 servers and 0, 100 and 1,000
  * connected clients (held by separate client processes; every client has made one call). (B) Processes and
- * summed RSS of the whole process trees when N = 1, 5, 10 agents each use the same 5 servers: each agent
+ * summed RSS of the whole process trees when N = 1, 5, 10 agents (quick mode: 1, 5) each use the same 5 servers: each agent
  * spawning them directly (official SDK), versus every agent going through one mcpd (SDK over McpdTransport).
  */
 import { join } from "node:path";
@@ -11,7 +11,7 @@ import { startDaemon } from "../lib/daemon.mjs";
 import { median, summarize } from "../lib/stats.mjs";
 import { rssKb, treeFootprint } from "../lib/procfs.mjs";
 import { asConfig, realisticServers } from "../lib/servers.mjs";
-import { Worker, startWorker } from "../lib/worker-host.mjs";
+import { Worker, checkWorkers, startWorker } from "../lib/worker-host.mjs";
 import { int, mb, num, range, ratio } from "../lib/format.mjs";
 
 export const id = "footprint";
@@ -20,7 +20,7 @@ const DAEMON_SERVERS = 20;
 const AGENT_SERVERS = 5;
 const CLIENT_STEPS = [0, 100, 1_000];
 const CLIENTS_PER_WORKER = 250;
-const AGENT_COUNTS = [1, 5, 10];
+const AGENTS_AT_ONCE = 3;
 
 /** Median of 5 VmRSS readings 100 ms apart, in MB (RSS moves with allocation and GC; one reading is noisy). */
 async function sampleRssMb(pid) {
@@ -54,6 +54,7 @@ async function daemonRss(ctx, r) {
       rss[target] = await sampleRssMb(daemon.pid);
       log(`  round ${r + 1}: daemon RSS with ${DAEMON_SERVERS} servers and ${target} clients: ${num(rss[target])} MB`);
     }
+    checkWorkers(workers);
     const control = await daemon.control();
     try {
       const status = await control.status();
@@ -70,15 +71,15 @@ async function daemonRss(ctx, r) {
 }
 
 /**
- * Grows `agents` to `n` agents, started two at a time (the next two once their tools are listed), as agents
- * are opened over a working day: starting 10 agents x 5 servers at once on 2 cores makes the direct agents'
+ * Grows `agents` to `n` agents, started three at a time (the next ones once their tools are listed), as
+ * agents are opened over a working day: starting 10 agents x 5 servers at once on 2 cores makes the direct agents'
  * own requests time out.
  */
 async function growAgents(resources, agents, n, specFor, name) {
   while (agents.length < n) {
-    // Two at a time: still no start-up storm, and the run stays short.
+    // A few at a time: no start-up storm, and the run stays short.
     const batch = [];
-    for (let k = 0; k < 2 && agents.length < n; k++) {
+    for (let k = 0; k < AGENTS_AT_ONCE && agents.length < n; k++) {
       const a = new Worker(resources, AGENT_WORKER, specFor(agents.length), { name: `${name}-${agents.length}` });
       agents.push(a);
       batch.push(a);
@@ -89,7 +90,7 @@ async function growAgents(resources, agents, n, specFor, name) {
 }
 
 /** For N = 1, 5, 10 agents: the footprint of agents spawning the 5 servers themselves, then through mcpd. */
-async function agents(ctx, r, dir) {
+async function agents(ctx, r, dir, AGENT_COUNTS) {
   const { resources, log } = ctx;
   const out = {};
   const daemonDir = join(dir, `daemon-${r}`);
@@ -109,6 +110,7 @@ async function agents(ctx, r, dir) {
       out[n] = { direct: treeFootprint(direct.map((a) => a.pid)) };
     }
     log(`  round ${r + 1}: ${AGENT_COUNTS.at(-1)} direct agents started in ${num((Date.now() - t) / 1000)} s`);
+    checkWorkers(direct);
     await Promise.all(direct.splice(0).map((a) => a.stop()));
     t = Date.now();
     for (const n of AGENT_COUNTS) {
@@ -120,6 +122,7 @@ async function agents(ctx, r, dir) {
       if (n === AGENT_COUNTS.at(-1)) log(`  round ${r + 1}: ${n} agents through mcpd started in ${num((Date.now() - t) / 1000)} s`);
       log(`  round ${r + 1}, ${n} agent(s): direct ${fd.processes} processes ${num(fd.rssMb)} MB; via mcpd ${fm.processes} processes ${num(fm.rssMb)} MB (${out[n].perServer} process per server)`);
     }
+    checkWorkers(via);
   } finally {
     await Promise.all([...direct, ...via].map((a) => a.stop().catch(() => {})));
     await daemon.stop();
@@ -128,7 +131,10 @@ async function agents(ctx, r, dir) {
 }
 
 export async function run(ctx) {
-  const { resources, rounds } = ctx;
+  const { resources, rounds, quick } = ctx;
+  // Quick mode (a smoke run) stops at 5 agents: 10 direct agents are 60 processes to start.
+  const AGENT_COUNTS = quick ? [1, 5] : [1, 5, 10];
+  const topN = AGENT_COUNTS.at(-1);
   const dir = resources.tempDir("mcpdb-fp-");
   const rss = Object.fromEntries(CLIENT_STEPS.map((c) => [c, []]));
   const ag = {};
@@ -136,7 +142,7 @@ export async function run(ctx) {
   for (let r = 0; r < rounds; r++) {
     const d = await daemonRss(ctx, r);
     for (const c of CLIENT_STEPS) rss[c].push(d[c]);
-    const a = await agents(ctx, r, dir);
+    const a = await agents(ctx, r, dir, AGENT_COUNTS);
     for (const n of AGENT_COUNTS) {
       const x = a[n];
       ag[n].dProc.push(x.direct.processes);
@@ -156,7 +162,7 @@ export async function run(ctx) {
   return {
     id,
     title,
-    description: `(A) ${DAEMON_SERVERS} servers (tests/fixtures/servers/mcp-fixture.mjs, ~20 tools, prompts and resources each); clients are @mcpd/client connections held by client processes of ${CLIENTS_PER_WORKER} connections each, every one having made one \`tools/call\`; RSS is the median of 5 readings 100 ms apart. (B) The 5 servers: server-everything, server-memory and 3 mcp-fixture copies; agents are started two at a time (1, then 4 more, then 5 more) and hold their sessions while the trees are measured (processes and summed VmRSS of every process in the agents' trees, plus the daemon's tree through mcpd; RSS sums count shared pages once per process, as \`ps\` does).`,
+    description: `(A) ${DAEMON_SERVERS} servers (tests/fixtures/servers/mcp-fixture.mjs, ~20 tools, prompts and resources each); clients are @mcpd/client connections held by client processes of ${CLIENTS_PER_WORKER} connections each, every one having made one \`tools/call\`; RSS is the median of 5 readings 100 ms apart. (B) The 5 servers: server-everything, server-memory and 3 mcp-fixture copies; agents are started three at a time (1, then 4 more, then 5 more) and hold their sessions while the trees are measured (processes and summed VmRSS of every process in the agents' trees, plus the daemon's tree through mcpd; RSS sums count shared pages once per process, as \`ps\` does).`,
     tables: [
       {
         caption: "(A) Daemon RSS with 20 servers",
@@ -171,9 +177,9 @@ export async function run(ctx) {
     ],
     headline: [
       { metric: `Daemon RSS, 20 servers, ${top.toLocaleString("en-US")} clients`, value: rs[top], format: mb, target: "<= 80 MB", pass: rs[top].median <= 80 },
-      { metric: "Processes per server through mcpd, N = 1, 5, 10 agents (max)", value: summarize([maxPerServer]), format: num, target: "1", pass: maxPerServer === 1 },
-      { metric: "10 agents x 5 servers: total RSS direct / via mcpd", value: as[10].rssRatio, format: ratio },
-      { metric: "10 agents x 5 servers: processes direct / via mcpd", value: as[10].procRatio, format: ratio },
+      { metric: `Processes per server through mcpd, N = ${AGENT_COUNTS.join(", ")} agents (max)`, value: summarize([maxPerServer]), format: num, target: "1", pass: maxPerServer === 1 },
+      { metric: `${topN} agents x 5 servers: total RSS direct / via mcpd`, value: as[topN].rssRatio, format: ratio },
+      { metric: `${topN} agents x 5 servers: processes direct / via mcpd`, value: as[topN].procRatio, format: ratio },
     ],
     data: { rss: rs, agents: as, perClientKb },
   };

@@ -9,7 +9,7 @@ import { PATH_LABELS, hasHttpTransport } from "../lib/call-paths.mjs";
 import { Histogram } from "../lib/histogram.mjs";
 import { startHttpServer } from "../lib/http-server-host.mjs";
 import { rotate, summarize } from "../lib/stats.mjs";
-import { startWorker } from "../lib/worker-host.mjs";
+import { checkWorkers, startWorker } from "../lib/worker-host.mjs";
 import { num, range, ratio, us } from "../lib/format.mjs";
 import { loadWindow } from "./throughput.mjs";
 
@@ -30,7 +30,7 @@ export async function run(ctx) {
     try {
       for (const p of PATHS) workers[p] = await startWorker(resources, CLIENT_WORKER, { path: p, url: server.url }, { name: `http-${mode}-${p}` });
       const per = Object.fromEntries(PATHS.map((p) => [p, { seqRate: [], p50: [], rate: [], p99: [], clientCpu: [], serverCpu: [] }]));
-      const ratios = { seq: [], load: [] };
+      const ratios = { seq: [], load: [], clientCpu: [] };
       for (let r = 0; r < rounds; r++) {
         const seq = {};
         const load = {};
@@ -50,10 +50,12 @@ export async function run(ctx) {
         }
         ratios.seq.push(seq["http-mcpd"] / seq["http-sdk"]);
         ratios.load.push(load["http-mcpd"] / load["http-sdk"]);
+        ratios.clientCpu.push(per["http-sdk"].clientCpu.at(-1) / per["http-mcpd"].clientCpu.at(-1));
       }
+      checkWorkers(Object.values(workers));
       out[mode] = {
         per: Object.fromEntries(PATHS.map((p) => [p, Object.fromEntries(Object.entries(per[p]).map(([k, v]) => [k, summarize(v)]))])),
-        ratios: { seq: summarize(ratios.seq), load: summarize(ratios.load) },
+        ratios: { seq: summarize(ratios.seq), load: summarize(ratios.load), clientCpu: summarize(ratios.clientCpu) },
       };
     } finally {
       await Promise.all(Object.values(workers).map((w) => w.stop().catch(() => {})));
@@ -78,7 +80,17 @@ export async function run(ctx) {
     title,
     description: `The same server process serves both clients in turn. Sequential: ${calls.toLocaleString("en-US")} calls after ${warmup} warm-up calls. 64 in flight: ${durationMs / 1000} s windows as in scenario 2. The SDK path is the SDK's \`Client\` on its \`StreamableHTTPClientTransport\` (how the SDK is used); the mcpd path is \`HttpTransport.request\` (how the daemon uses it). CPU per call is measured over the 64-in-flight window: the client process's own, and the server process's (from /proc).`,
     tables: [{ columns: ["server replies", "client", "sequential calls/s", "sequential p50", "64 in flight calls/s", "64 in flight p99", "client CPU/call", "server CPU/call"], rows }],
-    headline: [mk("json", "load", "64 in flight", true), mk("sse", "load", "64 in flight", true), mk("json", "seq", "sequential", false), mk("sse", "seq", "sequential", false)],
+    headline: [
+      mk("json", "load", "64 in flight", true),
+      mk("sse", "load", "64 in flight", true),
+      mk("json", "seq", "sequential", false),
+      mk("sse", "seq", "sequential", false),
+      ...["json", "sse"].map((mode) => ({
+        metric: `HTTP, ${mode === "json" ? "JSON" : "SSE"} replies: client CPU per call, SDK / HttpTransport (64 in flight)`,
+        value: out[mode].ratios.clientCpu,
+        format: ratio,
+      })),
+    ],
     data: out,
   };
 }

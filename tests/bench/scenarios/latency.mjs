@@ -10,7 +10,7 @@ import { fastServer, startDaemon } from "../lib/daemon.mjs";
 import { PATH_LABELS } from "../lib/call-paths.mjs";
 import { Histogram } from "../lib/histogram.mjs";
 import { rotate, summarize } from "../lib/stats.mjs";
-import { startWorker } from "../lib/worker-host.mjs";
+import { checkWorkers, startWorker } from "../lib/worker-host.mjs";
 import { range, ratio, us, num } from "../lib/format.mjs";
 import { percentilePoints } from "../lib/svg.mjs";
 
@@ -49,6 +49,7 @@ export async function run(ctx) {
       ratios.hopOverB.push(p50.hop / p50.b);
       ratios.cOverHop.push(p50.c / p50.hop);
     }
+    checkWorkers(Object.values(workers));
     const s = Object.fromEntries(PATHS.map((p) => [p, { p50: summarize(per[p].p50), p99: summarize(per[p].p99), rate: summarize(per[p].rate) }]));
     const r = Object.fromEntries(Object.entries(ratios).map(([k, v]) => [k, summarize(v)]));
     return {

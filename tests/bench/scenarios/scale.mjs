@@ -8,7 +8,7 @@ import { CLIENT_WORKER, sleep } from "../lib/env.mjs";
 import { fastServer, startDaemon } from "../lib/daemon.mjs";
 import { median, summarize } from "../lib/stats.mjs";
 import { rssKb } from "../lib/procfs.mjs";
-import { startWorker } from "../lib/worker-host.mjs";
+import { checkWorkers, startWorker } from "../lib/worker-host.mjs";
 import { mb, ms, num, range } from "../lib/format.mjs";
 import { loadWindow } from "./throughput.mjs";
 
@@ -82,6 +82,7 @@ export async function run(ctx) {
       cpu.push(w.cpuUsPerCall.daemon);
       log(`  round ${r + 1}: ${num(w.rate)} calls/s, p50 ${num(p50.at(-1))} ms, p99 ${num(p99.at(-1))} ms, 0 errors, daemon ${num(cpu.at(-1))} µs CPU/call, daemon RSS ${num(rssAfter.at(-1))} MB`);
     }
+    checkWorkers(workers);
     const s = { rate: summarize(rates), p50: summarize(p50), p99: summarize(p99), rssAfter: summarize(rssAfter), cpu: summarize(cpu) };
     return {
       id,

@@ -49,8 +49,8 @@ export async function run(ctx) {
     };
     // One untimed start of each, so every path starts with the same warm file cache.
     for (const m of MODES) await runAgent(resources, specs[m], `agent-warmup-${m}`);
-    const per = Object.fromEntries(MODES.map((m) => [m, { at: [], afterBoot: [] }]));
-    const ratios = { client: [], sdk: [], clientAfterBoot: [] };
+    const per = Object.fromEntries(MODES.map((m) => [m, { at: [], afterBoot: [], boot: [], imp: [], conn: [], list: [] }]));
+    const ratios = { client: [], sdk: [], clientAfterBoot: [], work: [] };
     const tools = {};
     for (let r = 0; r < rounds; r++) {
       const at = {};
@@ -64,13 +64,26 @@ export async function run(ctx) {
         afterBoot[m] = res.atMs - res.bootMs;
         per[m].at.push(res.atMs);
         per[m].afterBoot.push(afterBoot[m]);
+        // Phases: Node's bootstrap, importing the client library, connecting (mcpd), listing (direct: spawning + connecting + listing).
+        per[m].boot.push(res.bootMs);
+        per[m].imp.push(res.importedMs - res.bootMs);
+        per[m].conn.push(res.connectedMs === undefined ? NaN : res.connectedMs - res.importedMs);
+        per[m].list.push(res.atMs - (res.connectedMs ?? res.importedMs));
         log(`  round ${r + 1} ${m}: ${num(res.atMs)} ms from process start (${num(afterBoot[m])} ms after Node's bootstrap), ${res.tools} tools`);
       }
       ratios.client.push(at.direct / at["mcpd-client"]);
       ratios.sdk.push(at.direct / at["mcpd-sdk"]);
       ratios.clientAfterBoot.push(afterBoot.direct / afterBoot["mcpd-client"]);
+      // Getting the tools once the library is loaded: spawn+connect+list directly vs connect+list on mcpd.
+      ratios.work.push(per.direct.list.at(-1) / (per["mcpd-client"].conn.at(-1) + per["mcpd-client"].list.at(-1)));
     }
-    const s = Object.fromEntries(MODES.map((m) => [m, { at: summarize(per[m].at), afterBoot: summarize(per[m].afterBoot) }]));
+    const opt = (v) => (v.every(Number.isNaN) ? undefined : summarize(v));
+    const s = Object.fromEntries(
+      MODES.map((m) => [
+        m,
+        { at: summarize(per[m].at), afterBoot: summarize(per[m].afterBoot), boot: summarize(per[m].boot), imp: summarize(per[m].imp), conn: opt(per[m].conn), list: summarize(per[m].list) },
+      ]),
+    );
     const r = Object.fromEntries(Object.entries(ratios).map(([k, v]) => [k, summarize(v)]));
     return {
       id,
@@ -81,11 +94,17 @@ export async function run(ctx) {
           columns: ["agent", "from process start", "after Node's bootstrap", "tools"],
           rows: MODES.map((m) => [LABELS[m], range(s[m].at, ms), range(s[m].afterBoot, ms), String(tools[m])]),
         },
+        {
+          caption: "Where the time goes (medians)",
+          columns: ["agent", "Node's bootstrap", "importing the client library", "connecting", "listing (direct: spawning, connecting, listing)"],
+          rows: MODES.map((m) => [LABELS[m], ms(s[m].boot.median), ms(s[m].imp.median), s[m].conn ? ms(s[m].conn.median) : "(in the next column)", ms(s[m].list.median)]),
+        },
       ],
       headline: [
         { metric: "Agent start-up, 10 servers: spawning directly / warm mcpd (@mcpd/client)", value: r.client, format: ratio, target: ">= 50x", pass: r.client.median >= 50 },
         { metric: "Agent start-up, 10 servers: spawning directly / warm mcpd (SDK over McpdTransport)", value: r.sdk, format: ratio },
         { metric: "Agent start-up after Node's bootstrap: direct / warm mcpd (@mcpd/client)", value: r.clientAfterBoot, format: ratio },
+        { metric: "Getting 10 servers' tools once the library is loaded: direct / warm mcpd (@mcpd/client)", value: r.work, format: ratio },
       ],
       data: { summary: s, ratios: r, tools },
     };

@@ -10,7 +10,7 @@ import { PATH_LABELS } from "../lib/call-paths.mjs";
 import { Histogram } from "../lib/histogram.mjs";
 import { cpuMs } from "../lib/procfs.mjs";
 import { rotate, summarize } from "../lib/stats.mjs";
-import { startWorker } from "../lib/worker-host.mjs";
+import { checkWorkers, startWorker } from "../lib/worker-host.mjs";
 import { num, range, ratio, us } from "../lib/format.mjs";
 
 export const id = "throughput";
@@ -77,6 +77,7 @@ export async function run(ctx) {
           ratios.cOverB.push(rate.c / rate.b);
           ratios.dOverA.push(rate.d / rate.a);
         }
+        checkWorkers(Object.values(workers).flat());
         out[clients] = {
           per: Object.fromEntries(
             PATHS.map((p) => [p, { rate: summarize(per[p].rate), p99: summarize(per[p].p99), client: summarize(per[p].client), cpu: per[p].cpu.length ? summarize(per[p].cpu) : undefined }]),

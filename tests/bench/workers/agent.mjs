@@ -2,8 +2,9 @@
 /**
  * An agent process for the start-up and footprint scenarios: it connects to every server it is given and
  * lists every tool, then reports `{type: "listed", atMs, bootMs, tools, servers, pids}` on stdout, where
- * `atMs` is performance.now() (ms since this process started, Node's bootstrap included) and `bootMs` the
- * same clock when this script's first line ran. With `hold`, it then waits for stdin EOF before closing;
+ * `atMs` is performance.now() (ms since this process started, Node's bootstrap included), `bootMs` the
+ * same clock when this script's first line ran, `importedMs` when the client library was loaded and
+ * `connectedMs` when every connection was initialized (mcpd modes). With `hold`, it then waits for stdin EOF before closing;
  * without, it closes at once. Libraries are imported after `bootMs` so their load time is counted.
  *
  * Modes
@@ -31,12 +32,15 @@ async function listAllSdk(client) {
 async function main() {
   let tools = 0;
   let servers = 0;
+  let importedMs;
+  let connectedMs;
   const pids = [];
   if (spec.mode === "direct") {
     const [{ Client }, { StdioClientTransport }] = await Promise.all([
       import("@modelcontextprotocol/sdk/client/index.js"),
       import("@modelcontextprotocol/sdk/client/stdio.js"),
     ]);
+    importedMs = performance.now();
     const counts = await Promise.all(
       spec.servers.map(async (s) => {
         const transport = new StdioClientTransport({ command: s.command, args: s.args, env: { ...process.env, ...s.env }, stderr: "ignore" });
@@ -51,16 +55,20 @@ async function main() {
     servers = counts.length;
   } else if (spec.mode === "mcpd-client") {
     const { connect } = await import("@mcpd/client");
+    importedMs = performance.now();
     const client = await connect({ socketPath: spec.socketPath, reconnect: false, clientInfo: CLIENT_INFO });
+    connectedMs = performance.now();
     closers.push(() => client.close());
     const list = await client.listTools();
     tools = list.length;
     servers = new Set(list.map((t) => t.server)).size;
   } else if (spec.mode === "mcpd-sdk") {
     const [{ Client }, { McpdTransport }] = await Promise.all([import("@modelcontextprotocol/sdk/client/index.js"), import("@mcpd/client")]);
+    importedMs = performance.now();
     const client = new Client(CLIENT_INFO);
     closers.push(() => client.close());
     await client.connect(new McpdTransport({ socketPath: spec.socketPath }));
+    connectedMs = performance.now();
     const list = await listAllSdk(client);
     tools = list.length;
     // Aggregate names are <server>__<tool>.
@@ -68,7 +76,7 @@ async function main() {
   } else {
     throw new Error(`unknown mode ${JSON.stringify(spec.mode)}`);
   }
-  send({ type: "listed", atMs: performance.now(), bootMs, tools, servers, pids });
+  send({ type: "listed", atMs: performance.now(), bootMs, importedMs, connectedMs, tools, servers, pids });
   if (spec.hold) {
     process.stdin.resume();
     await new Promise((resolve) => process.stdin.once("end", resolve));
