@@ -71,8 +71,8 @@ export function createControl(d: DaemonControl) {
     const m = d.manager;
     const pick = (server?: string): ServerHandle[] => (server === undefined ? m.servers : [m.require(server)]);
     switch (method) {
-      case "mcpd/status":
-        return {
+      case "mcpd/status": {
+        const status: JsonObject = {
           daemon: d.info(),
           servers: m.servers.map((h) => serverStatus(h, m.privateSessions(h.name).length)),
           clients: [...d.router.sessions.values()].map((s) => ({
@@ -85,6 +85,10 @@ export function createControl(d: DaemonControl) {
           })),
           tables: d.router.tables(),
         };
+        // A state reason or stderr line may quote a server's secret (a usage error naming its --api-key).
+        // Unscrubbable means no JSON form, which the socket refuses to send anyway.
+        return d.router.secrets.scrubValue(status) ?? status;
+      }
       case "mcpd/servers":
         return {
           servers: m.servers.map((h) => ({
@@ -133,11 +137,12 @@ export function createControl(d: DaemonControl) {
       case "mcpd/logs": {
         const lines = typeof params?.lines === "number" && params.lines > 0 ? Math.min(10_000, Math.floor(params.lines)) : 100;
         const server = str(params, "server", false);
+        // The daemon's own lines were scrubbed as they were logged; a server's stderr is its own words.
         if (server === undefined) return { lines: d.logTail(lines) };
         const h = m.require(server);
         const transport = h.client?.transport as { stderrTail?: (n?: number) => string[] } | undefined;
         const tail = transport?.stderrTail?.(lines) ?? (h.lastStderr ? [h.lastStderr] : []);
-        return { server, lines: tail };
+        return { server, lines: tail.map((l) => d.router.secrets.scrub(l)) };
       }
       case "mcpd/shutdown":
         setImmediate(() => d.shutdown());

@@ -11,7 +11,9 @@ import {
 import type { MessageContext } from "@mcpd/transports";
 import type { MCPManager } from "../manager.js";
 import type { ServerHandle, StateChange } from "../server-handle.js";
+import { setLogScrubber } from "../logger.js";
 import { Catalog } from "./catalog.js";
+import { SecretScrubber } from "./secret-scrubber.js";
 import { Session, type Outbound, type SessionOptions, type InFlight } from "./session.js";
 
 /** Which client capability a server-to-client request needs. */
@@ -42,6 +44,8 @@ export class Router {
   readonly catalog: Catalog;
   readonly sessions = new Map<string, Session>();
   readonly log: Logger;
+  /** Masks the configured servers' secret values in what the daemon says about them (logs, errors, status). */
+  readonly secrets: SecretScrubber;
   private readonly sessionOptions: Omit<SessionOptions, "router">;
   private readonly progress = new Map<string, ProgressRoute>();
   private progressCounter = 0;
@@ -56,6 +60,8 @@ export class Router {
   constructor(manager: MCPManager, options: RouterOptions) {
     this.manager = manager;
     this.log = options.logger ?? silentLogger;
+    this.secrets = new SecretScrubber(() => manager.servers.map((h) => h.config));
+    setLogScrubber(this.log, (line) => this.secrets.scrub(line));
     this.sessionOptions = options;
     this.catalog = new Catalog(() => manager.servers);
     manager.on("state", (h: ServerHandle, change: StateChange) => this.onState(h, change));

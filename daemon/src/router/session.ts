@@ -145,8 +145,13 @@ export class Session {
     this.send({ jsonrpc: "2.0", id, result });
   }
 
+  /** Sends an error answer; a configured secret a server or library put in its message or data is masked. */
   replyError(id: RequestId | null, error: JsonRpcErrorObject): void {
-    this.send({ jsonrpc: "2.0", id, error });
+    const { message, data, ...rest } = error;
+    const clean: JsonRpcErrorObject = { ...rest, message: typeof message === "string" ? this.router.secrets.scrub(message) : message };
+    const cleanData = data === undefined ? undefined : this.router.secrets.scrubValue(data);
+    if (cleanData !== undefined) clean.data = cleanData;
+    this.send({ jsonrpc: "2.0", id, error: clean });
   }
 
   /**
@@ -493,7 +498,7 @@ export class Session {
   }
 
   onServerState(handle: ServerHandle, change: StateChange): void {
-    if (this.events) this.send({ jsonrpc: "2.0", method: "notifications/mcpd/serverState", params: { ...change } });
+    if (this.events) this.send({ jsonrpc: "2.0", method: "notifications/mcpd/serverState", params: { ...change, reason: this.router.secrets.scrub(change.reason) } });
     // In the aggregate view a server's tools appear or vanish with its state.
     if (this.initialized && this.view.kind === "aggregate" && (change.state === "ready" || change.previous === "ready")) {
       this.send({ jsonrpc: "2.0", method: "notifications/tools/list_changed", params: { _meta: { [MCPD_META]: handle.name } } });
