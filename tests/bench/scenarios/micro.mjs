@@ -56,10 +56,15 @@ export async function run(ctx) {
   const profDir = join(OUT_DIR, "profiles");
   mkdirSync(profDir, { recursive: true });
   const tmpProf = resources.tempDir("mcpdb-prof-");
-  await once(resources, ROUTER_PROFILE_WORKER, { mode: "daemon", durationMs, warmupMs: 500, home }, "router", "router-profiled", ["--cpu-prof", "--cpu-prof-dir", tmpProf]);
+  const profiled = await once(resources, ROUTER_PROFILE_WORKER, { mode: "daemon", durationMs, warmupMs: 500, home }, "router", "router-profiled", [
+    "--cpu-prof",
+    "--cpu-prof-dir",
+    tmpProf,
+  ]);
   const profFile = join(profDir, "router-daemon.cpuprofile");
   renameSync(newestProfile(tmpProf), profFile);
-  const prof = summarizeProfile(profFile, 12);
+  const prof = summarizeProfile(profFile, 12, profiled.windowUs);
+  if (!(prof.totalMs > durationMs / 4)) throw new Error(`the profile holds only ${prof.totalMs} ms of busy samples inside the ${durationMs} ms window`);
   const ds = Object.fromEntries(SIZES.map((s) => [s, Object.fromEntries(Object.entries(dec[s]).map(([k, v]) => [k, summarize(v)]))]));
   const rs = {
     direct: { rate: summarize(router.direct.rate), cpu: summarize(router.direct.cpu) },
@@ -89,14 +94,14 @@ export async function run(ctx) {
         ],
       },
       {
-        caption: `(B) Profile of the in-process daemon run: top functions by self time (${relative(ROOT, profFile)}, ${num(prof.totalMs)} ms sampled)`,
+        caption: `(B) Profile of the in-process daemon run, inside the measured window: top functions by self time, in % of busy time (${relative(ROOT, profFile)}; ${num(prof.totalMs)} ms busy, ${num(prof.idleMs)} ms idle)`,
         columns: ["self", "function", "where"],
         rows: prof.top.map((t) => [pct(t.selfPct), `\`${t.name}\``, `\`${t.where}\``]),
       },
       {
-        caption: "(B) Same profile: mcpd functions by inclusive time",
-        columns: ["total", "function", "where"],
-        rows: prof.topTotal.map((t) => [pct(t.totalPct), `\`${t.name}\``, `\`${t.where}\``]),
+        caption: "(B) Same profile, each sample charged to the nearest mcpd function on its stack (what it calls, native writes and library code included, minus deeper mcpd functions)",
+        columns: ["share", "function", "where"],
+        rows: prof.topOwn.map((t) => [pct(t.ownPct), `\`${t.name}\``, `\`${t.where}\``]),
       },
     ],
     headline: [

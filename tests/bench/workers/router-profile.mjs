@@ -7,7 +7,8 @@
  * difference between the two modes is what the daemon (socket, router, upstream StdioTransport) costs.
  * Run under `--cpu-prof` for a profile of the daemon's hot path.
  *
- * Spec: {mode: "direct" | "daemon", durationMs, warmupMs, home}. Prints {type: "router", calls, rate, cpuUsPerCall}.
+ * Spec: {mode: "direct" | "daemon", durationMs, warmupMs, home}. Prints {type: "router", calls, rate,
+ * cpuUsPerCall, windowUs}, where windowUs is the measured window on the profiler's clock (µs).
  */
 import { spawn } from "node:child_process";
 import { writeFileSync } from "node:fs";
@@ -20,9 +21,24 @@ const spec = JSON.parse(process.argv[2]);
 const IN_FLIGHT = 64;
 const REQUEST = (id) => `{"jsonrpc":"2.0","id":${id},"method":"tools/call","params":{"name":"echo","arguments":{"text":"hi"}}}\n`;
 
-/** A pipelined raw JSONL client over (readable, writable): resolves each id's response. */
+/**
+ * A pipelined raw JSONL client over (readable, writable): resolves each id's response. A tick's requests
+ * leave in one write, so the client's own cost stays small next to what is measured.
+ */
 function rawClient(readable, writable) {
   const waiting = new Map();
+  let corked = false;
+  const write = (line) => {
+    if (!corked) {
+      corked = true;
+      writable.cork();
+      process.nextTick(() => {
+        corked = false;
+        writable.uncork();
+      });
+    }
+    writable.write(line);
+  };
   let buf = "";
   readable.setEncoding("utf8");
   readable.on("data", (d) => {
@@ -44,16 +60,16 @@ function rawClient(readable, writable) {
   return {
     request(method, params) {
       const id = `s${nextId++}`;
-      writable.write(JSON.stringify({ jsonrpc: "2.0", id, method, params }) + "\n");
+      write(JSON.stringify({ jsonrpc: "2.0", id, method, params }) + "\n");
       return new Promise((resolve, reject) => waiting.set(id, { resolve, reject }));
     },
     call() {
       const id = nextId++;
-      writable.write(REQUEST(id));
+      write(REQUEST(id));
       return new Promise((resolve, reject) => waiting.set(id, { resolve, reject }));
     },
     notify(method) {
-      writable.write(JSON.stringify({ jsonrpc: "2.0", method }) + "\n");
+      write(JSON.stringify({ jsonrpc: "2.0", method }) + "\n");
     },
   };
 }
@@ -101,15 +117,19 @@ const lane = async () => {
 };
 const lanes = Array.from({ length: IN_FLIGHT }, lane);
 await new Promise((r) => setTimeout(r, spec.warmupMs));
+// The window on the monotonic clock V8's profiler stamps its samples with, in µs.
+const nowUs = () => Number(process.hrtime.bigint() / 1000n);
 counting = true;
+const windowUs = [nowUs()];
 const cpu0 = process.cpuUsage();
 const t0 = performance.now();
 await new Promise((r) => setTimeout(r, spec.durationMs));
 counting = false;
 const elapsed = performance.now() - t0;
 const cpu = process.cpuUsage(cpu0);
+windowUs.push(nowUs());
 stop = true;
 await Promise.all(lanes);
 await close();
-process.stdout.write(JSON.stringify({ type: "router", calls, rate: calls / (elapsed / 1000), cpuUsPerCall: (cpu.user + cpu.system) / calls }) + "\n");
+process.stdout.write(JSON.stringify({ type: "router", calls, rate: calls / (elapsed / 1000), cpuUsPerCall: (cpu.user + cpu.system) / calls, windowUs }) + "\n");
 process.exit(0);
