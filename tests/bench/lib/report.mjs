@@ -95,7 +95,7 @@ export function markdown(results, meta, previous) {
   out.push(
     "```sh",
     "npm ci",
-    "npm run bench              # every scenario, 3 rounds (~10 min on 2 cores); rewrites docs/benchmarks.md and docs/benchmarks-latency.svg",
+    "npm run bench              # every scenario, 3 rounds (under 10 min on 2 cores); rewrites docs/benchmarks.md and docs/benchmarks-latency.svg",
     "npm run bench -- --quick   # a smoke run (< 2 min): 1 round, shorter windows, footprint up to 5 agents; writes tests/bench/out/ instead",
     "npm run bench -- --only latency,micro --rounds 5   # some scenarios (ids: latency throughput http startup footprint scale micro)",
     "```",

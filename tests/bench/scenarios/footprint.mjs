@@ -14,6 +14,9 @@ import { asConfig, realisticServers } from "../lib/servers.mjs";
 import { Worker, checkWorkers, startWorker } from "../lib/worker-host.mjs";
 import { int, mb, num, range, ratio } from "../lib/format.mjs";
 
+/** Processes per server: a whole number when it is one. */
+const count = (v) => (Number.isInteger(v) ? String(v) : num(v));
+
 export const id = "footprint";
 export const title = "5. Footprint";
 const DAEMON_SERVERS = 20;
@@ -172,12 +175,12 @@ export async function run(ctx) {
       {
         caption: "(B) N agents using the same 5 servers",
         columns: ["agents", "direct: processes", "direct: RSS", "via mcpd: processes", "via mcpd: RSS", "RSS direct / mcpd", "processes per server via mcpd"],
-        rows: AGENT_COUNTS.map((n) => [String(n), range(as[n].dProc, int), range(as[n].dRss, mb), range(as[n].mProc, int), range(as[n].mRss, mb), range(as[n].rssRatio, ratio), range(as[n].perServer, num)]),
+        rows: AGENT_COUNTS.map((n) => [String(n), range(as[n].dProc, int), range(as[n].dRss, mb), range(as[n].mProc, int), range(as[n].mRss, mb), range(as[n].rssRatio, ratio), range(as[n].perServer, count)]),
       },
     ],
     headline: [
       { metric: `Daemon RSS, 20 servers, ${top.toLocaleString("en-US")} clients`, value: rs[top], format: mb, target: "<= 80 MB", pass: rs[top].median <= 80 },
-      { metric: `Processes per server through mcpd, N = ${AGENT_COUNTS.join(", ")} agents (max)`, value: summarize([maxPerServer]), format: num, target: "1", pass: maxPerServer === 1 },
+      { metric: `Processes per server through mcpd, N = ${AGENT_COUNTS.join(", ")} agents (max)`, value: summarize([maxPerServer]), format: count, target: "1", pass: maxPerServer === 1 },
       { metric: `${topN} agents x 5 servers: total RSS direct / via mcpd`, value: as[topN].rssRatio, format: ratio },
       { metric: `${topN} agents x 5 servers: processes direct / via mcpd`, value: as[topN].procRatio, format: ratio },
     ],
