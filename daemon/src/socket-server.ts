@@ -132,12 +132,24 @@ export class SocketServer {
     const maxOut = this.opts.maxOutgoingBytes;
     const trace = this.opts.traceMessages === true;
     let log = this.log;
+    // Every message sent in one tick leaves in one writev (see StdinWriter for the measured reason).
+    let corked = false;
+    const uncork = (): void => {
+      corked = false;
+      socket.uncork();
+    };
     const session: Session = this.opts.router.attach({
       send: (message) => {
         if (socket.destroyed) return false;
         if (trace) log.trace({ message }, "send");
         const line = encodeOutgoing(message, log);
-        if (line !== undefined) socket.write(line);
+        if (line === undefined) return true;
+        if (!corked) {
+          corked = true;
+          socket.cork();
+          process.nextTick(uncork);
+        }
+        socket.write(line);
         if (socket.writableLength > maxOut) {
           log.warn({ buffered: socket.writableLength }, "client is not reading; disconnecting it");
           socket.destroy();
