@@ -241,7 +241,9 @@ function rssOf(pid: number): number {
 async function fuzzConnection(path: string, gen: FrameGen, frames: number, oversized: boolean, name: string): Promise<{ socket: Socket; sentFrames: number }> {
   const socket = connect(path);
   let failure: Error | undefined;
-  socket.on("error", (err) => (failure = err));
+  let fail: (err: Error) => void = () => {};
+  socket.on("error", (err) => fail((failure ??= err)));
+  socket.on("close", () => fail((failure ??= new Error(`${name}: the daemon closed the connection`))));
   await new Promise<void>((resolve, reject) => {
     socket.once("connect", resolve);
     socket.once("error", reject);
@@ -268,11 +270,15 @@ async function fuzzConnection(path: string, gen: FrameGen, frames: number, overs
     batch.push(Buffer.from(`{"jsonrpc":"2.0","id":"${marker}","method":"ping"}\n`));
     const answered = new Promise<void>((done) => (waiting = { marker, done }));
     socket.write(Buffer.concat(batch));
+    let timer: NodeJS.Timeout | undefined;
     await Promise.race([
       answered,
-      new Promise((_, reject) => setTimeout(() => reject(failure ?? new Error(`${name}: no answer to batch ${b} within 60 s`)), 60_000).unref()),
-    ]);
-    if (failure) throw failure;
+      new Promise((_, reject) => {
+        fail = reject;
+        if (failure) reject(failure);
+        timer = setTimeout(() => reject(new Error(`${name}: no answer to batch ${b} within 60 s`)), 60_000);
+      }),
+    ]).finally(() => clearTimeout(timer));
   }
   return { socket, sentFrames: sent };
 }
@@ -354,7 +360,7 @@ describe("fuzzing the live socket", () => {
     // Warm-up: the worst cases, then the same mix, so that code, caches and the allocator's high-water mark
     // are all in the baseline; what the fuzzing adds after that is what it leaks.
     await worstCases(d);
-    await fuzz(d, SEED + 1000, 10_000, 1);
+    await fuzz(d, SEED + 1000, 20_000, 1);
     await until(() => quiet(checker), "quiet after the warm-up");
     // The baseline is the lowest of six readings, each after a full collection (V8 shrinks its heap over several).
     let baseline = Infinity;
