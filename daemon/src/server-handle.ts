@@ -8,11 +8,13 @@ import {
   silentLogger,
   type ClientCapabilities,
   type JsonObject,
+  type RequestId,
   type Logger,
   type Tool,
 } from "@mcpd/protocol";
 import type { CloseInfo, MCPTransport, RequestOptions, TransportConfig } from "@mcpd/transports";
 import type { ResolvedServerConfig } from "./config/config-schema.js";
+import { Cancellation } from "./cancellation.js";
 import { MCPClient, type UpstreamRequestHandler } from "./mcp-client.js";
 import { ServerStats } from "./server-stats.js";
 
@@ -387,17 +389,47 @@ export class ServerHandle extends EventEmitter {
    * (bounded by `waitMs`). The transport's own deadline is left to the caller (`options.timeout`).
    * @throws ServerUnavailableError, QueueFullError, and whatever the session throws.
    */
-  async request<T = JsonObject>(method: string, params: JsonObject | undefined, options: RequestOptions & { waitMs: number }): Promise<T> {
-    const client = this.usableClient ?? (await this.whenReady(options.waitMs, options.signal));
+  async request<T = JsonObject>(
+    method: string,
+    params: JsonObject | undefined,
+    options: RequestOptions & { waitMs: number; cancellation?: Cancellation },
+  ): Promise<T> {
+    const c = options.cancellation;
+    const signalOf = (): AbortSignal | undefined => c?.signal ?? options.signal;
+    const client = this.usableClient ?? (await this.whenReady(options.waitMs, signalOf()));
     if (this.queue.size >= this.config.maxQueue) {
       throw new QueueFullError(`Server "${this.name}" has ${this.queue.size} requests waiting (maxQueue ${this.config.maxQueue})`);
     }
     const started = this.stats.begin();
     const reqOptions: RequestOptions = { timeout: options.timeout ?? 0 };
-    if (options.signal) reqOptions.signal = options.signal;
-    if (options.onRequestId) reqOptions.onRequestId = options.onRequestId;
+    const transport = client.transport;
+    // Hot path: a transport that cancels by id needs no AbortSignal for this request (see Cancellation).
+    const byId = c !== undefined && typeof transport.cancel === "function";
+    let upstreamId: RequestId | undefined;
+    if (byId) {
+      reqOptions.onRequestId = (id) => {
+        upstreamId = id;
+        options.onRequestId?.(id);
+      };
+    } else {
+      const signal = signalOf();
+      if (signal) reqOptions.signal = signal;
+      if (options.onRequestId) reqOptions.onRequestId = options.onRequestId;
+    }
+    const run = (): Promise<T> => {
+      if (!byId) return client.request<T>(method, params, reqOptions);
+      if (c.cancelled) return Promise.reject(c.reason);
+      const pending = client.request<T>(method, params, reqOptions);
+      c.hook = (reason) => {
+        if (upstreamId !== undefined) transport.cancel?.(upstreamId, reason);
+      };
+      return pending.finally(() => (c.hook = undefined));
+    };
+    // Only a request that must wait for a slot pays for a signal to leave the queue early.
+    const mustWait = this.queue.pending >= this.queue.concurrency || this.queue.size > 0;
+    const queueSignal = mustWait ? signalOf() : undefined;
     try {
-      const result = await this.queue.add(() => client.request<T>(method, params, reqOptions), options.signal ? { signal: options.signal } : {});
+      const result = await this.queue.add(run, queueSignal ? { signal: queueSignal } : {});
       this.stats.end(started);
       return result as T;
     } catch (err) {

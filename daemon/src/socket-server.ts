@@ -1,6 +1,6 @@
-import { chmodSync, lstatSync, mkdirSync, statSync, unlinkSync } from "node:fs";
+import { chmodSync, lstatSync, mkdirSync, renameSync, rmSync, statSync, unlinkSync } from "node:fs";
 import { connect, createServer, type Server, type Socket } from "node:net";
-import { dirname } from "node:path";
+import { dirname, join } from "node:path";
 import { JsonLineDecoder, McpdError, WireCode, encodeLine, silentLogger, type Logger } from "@mcpd/protocol";
 import { checkSocketPath } from "@mcpd/client";
 import type { Router } from "./router/router.js";
@@ -24,6 +24,15 @@ export class SocketSetupError extends McpdError {
   constructor(code: "MCPD_ALREADY_RUNNING" | "MCPD_UNSAFE_SOCKET_DIR", message: string) {
     super(code, message);
   }
+}
+
+/**
+ * The path a daemon with that pid binds before renaming it to `socketPath` (see SocketServer.listen):
+ * `<dir>/.<pid>`, or `socketPath` itself when that name would be longer. /proc/net/unix keeps showing it.
+ */
+export function bindPathFor(socketPath: string, pid: number): string {
+  const tmp = join(dirname(socketPath), `.${pid}`);
+  return Buffer.byteLength(tmp) <= Buffer.byteLength(socketPath) ? tmp : socketPath;
 }
 
 /** Whether something answers on a Unix socket path (a live daemon), within `timeoutMs`. */
@@ -114,15 +123,30 @@ export class SocketServer {
   }
 
   listen(): Promise<void> {
+    const target = this.opts.socketPath;
+    // bind() creates the file a moment before listen() accepts: a client that sees the file then may be
+    // refused. Binding a temporary name in the same directory and renaming it into place makes the path
+    // appear only once it answers. (Skipped when the temporary name would be longer than the path.)
+    const path = bindPathFor(target, process.pid);
+    if (path !== target) rmSync(path, { force: true });
     return new Promise((resolve, reject) => {
       // umask makes the socket 0600 from its first instant; chmod afterwards is belt and braces.
       const old = process.umask(0o177);
-      this.server.once("error", reject);
-      this.server.listen(this.opts.socketPath, () => {
+      this.server.once("error", (err) => {
         process.umask(old);
-        this.server.off("error", reject);
-        chmodSync(this.opts.socketPath, 0o600);
-        resolve();
+        reject(err);
+      });
+      this.server.listen(path, () => {
+        process.umask(old);
+        this.server.removeAllListeners("error");
+        this.server.on("error", (err) => this.log.error({ err: err.message }, "socket server error"));
+        try {
+          chmodSync(path, 0o600);
+          if (path !== target) renameSync(path, target);
+          resolve();
+        } catch (err) {
+          reject(err as Error);
+        }
       });
     });
   }

@@ -2,7 +2,7 @@ import { lstatSync, readdirSync, readFileSync, readlinkSync, unlinkSync } from "
 import { RUNTIME_DEFAULTS } from "./defaults.js";
 import { dirname, join } from "node:path";
 import { silentLogger, type JsonObject, type Logger } from "@mcpd/protocol";
-import { SocketSetupError, probeSocket } from "./socket-server.js";
+import { SocketSetupError, bindPathFor, probeSocket } from "./socket-server.js";
 
 /** What {@link SocketWatch} needs from the socket server: its public listen/stop pair. */
 export interface Relistenable {
@@ -166,7 +166,7 @@ function liveProcess(pid: number): boolean {
  * Inodes of the listening Unix sockets bound to `path` (Linux: /proc/net/unix; a socket keeps its bound
  * path there after its file is removed). Empty elsewhere.
  */
-function listeningInodes(path: string): Set<string> {
+function listeningInodes(paths: readonly string[]): Set<string> {
   const out = new Set<string>();
   let table: string;
   try {
@@ -177,7 +177,7 @@ function listeningInodes(path: string): Set<string> {
   // Num RefCount Protocol Flags Type St Inode Path; Flags 00010000 = listening (__SO_ACCEPTCON).
   for (const line of table.split("\n").slice(1)) {
     const f = line.trim().split(/\s+/);
-    if (f.length >= 8 && f.slice(7).join(" ") === path && (Number.parseInt(f[3] as string, 16) & 0x10000) !== 0) out.add(f[6] as string);
+    if (f.length >= 8 && paths.includes(f.slice(7).join(" ")) && (Number.parseInt(f[3] as string, 16) & 0x10000) !== 0) out.add(f[6] as string);
   }
   return out;
 }
@@ -206,7 +206,8 @@ export function assertNoDaemonWithoutSocket(socketPath: string): void {
     return;
   }
   if (!Number.isSafeInteger(pid) || pid <= 1 || pid === process.pid || !liveProcess(pid)) return;
-  const inodes = listeningInodes(socketPath);
+  // The kernel names a socket by the path it was bound to: the daemon binds a temporary name first.
+  const inodes = listeningInodes([socketPath, bindPathFor(socketPath, pid)]);
   if (inodes.size === 0) return;
   let holds = false;
   try {

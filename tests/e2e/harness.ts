@@ -61,7 +61,14 @@ export async function startTestDaemon(servers: Record<string, unknown>, opts: { 
   });
   proc.stdout?.resume();
   const socketPath = join(home, "mcpd.sock");
-  await until(() => existsSync(socketPath) || proc.exitCode !== null, "daemon socket");
+  // The file appears at bind(), a moment before listen(): wait until a connection is accepted.
+  const answers = (): Promise<boolean> =>
+    new Promise((res) => {
+      const s = connect(socketPath);
+      s.once("connect", () => (s.destroy(), res(true)));
+      s.once("error", () => res(false));
+    });
+  await until(async () => proc.exitCode !== null || (existsSync(socketPath) && (await answers())), "daemon socket");
   if (proc.exitCode !== null) throw new Error(`daemon exited ${proc.exitCode}: ${err}`);
   const clients: RawClient[] = [];
   return {

@@ -12,6 +12,7 @@ import {
   silentLogger,
   toWireError,
   type JsonObject,
+  type RequestId,
   type JsonRpcErrorObject,
   type JsonRpcRequest,
   type Logger,
@@ -457,13 +458,24 @@ export class StdioTransport implements MCPTransport {
   };
 
   private readonly abortPending = (p: PendingRequest): void => {
+    this.giveUp(p, p.watch?.signal.reason);
+  };
+
+  /** Cancels a pending request by id, exactly as an abort of its signal would (see MCPTransport.cancel). */
+  cancel(id: RequestId, reason: unknown): boolean {
+    const p = typeof id === "number" ? this.pending.get(id) : undefined;
+    if (!p) return false;
+    this.giveUp(p, reason);
+    return true;
+  }
+
+  private giveUp(p: PendingRequest, reason: unknown): void {
     if (this.pending.get(p.id) !== p) return;
     this.pending.delete(p.id);
-    const reason: unknown = p.watch?.signal.reason;
     p.detach();
     p.reject(reason);
     this.cancelUpstream(p, reason instanceof Error ? reason.message : typeof reason === "string" ? reason : "Request cancelled");
-  };
+  }
 
   /** notifications/cancelled for a request we stopped waiting for. Never for initialize (MCP forbids it). */
   private cancelUpstream(p: PendingRequest, reason: string): void {

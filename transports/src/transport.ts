@@ -62,6 +62,12 @@ export interface MCPTransport {
   readonly connected: boolean;
   connect(): Promise<void>;
   request<T = JsonObject>(method: string, params?: JsonObject, options?: RequestOptions): Promise<T>;
+  /**
+   * Optional: gives up one request as a caller abort would (rejects it with `reason`, sends
+   * `notifications/cancelled`), by the id reported through `onRequestId`. Lets a caller cancel without
+   * creating an AbortSignal per request. Returns false when no such request is pending.
+   */
+  cancel?(id: RequestId, reason: unknown): boolean;
   notify(method: string, params?: JsonObject): Promise<void>;
   /** Idempotent. Resolves when every resource (process, sockets, streams) is released. */
   close(): Promise<void>;

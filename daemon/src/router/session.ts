@@ -20,6 +20,7 @@ import {
 import type { ServerHandle, StateChange } from "../server-handle.js";
 import type { Router } from "./router.js";
 import { AggregateView } from "./aggregate-view.js";
+import { Cancellation } from "../cancellation.js";
 
 /** Where a session's outgoing messages go (a socket, in the daemon). */
 export interface Outbound {
@@ -39,7 +40,7 @@ export interface SessionOptions {
 
 /** One downstream request being served upstream. */
 export class InFlight {
-  readonly controller = new AbortController();
+  readonly cancellation = new Cancellation();
   timer: NodeJS.Timeout | undefined;
   progressToken: string | undefined;
   /** The id the upstream transport gave this request. */
@@ -58,7 +59,7 @@ export class InFlight {
 
   private arm(ms: number): void {
     if (!(ms > 0) || !Number.isFinite(ms)) return;
-    this.timer = setTimeout(() => this.controller.abort(new RequestTimeoutError(this.timeoutMs)), ms);
+    this.timer = setTimeout(() => this.cancellation.cancel(new RequestTimeoutError(this.timeoutMs)), ms);
   }
 
   /** Progress arrived: restart the timeout, never past the maximum total. */
@@ -322,7 +323,7 @@ export class Session {
     const entry = this.inFlight.get(id);
     if (!entry) return;
     entry.cancelled = true;
-    entry.controller.abort(new McpdError("MCPD_ABORTED", reason, { wireCode: WireCode.Cancelled }));
+    entry.cancellation.cancel(new McpdError("MCPD_ABORTED", reason, { wireCode: WireCode.Cancelled }));
   }
 
   cancelAll(reason: string): void {
@@ -339,7 +340,7 @@ export class Session {
   failAll(error: McpdError): void {
     for (const [id, entry] of this.inFlight) {
       entry.cancelled = true;
-      entry.controller.abort(error);
+      entry.cancellation.cancel(error);
       this.replyError(id, toWireError(error));
     }
   }
@@ -441,7 +442,7 @@ export class Session {
     }
     handle
       .request(method, upstreamParams, {
-        signal: entry.controller.signal,
+        cancellation: entry.cancellation,
         timeout: 0,
         waitMs: handle.config.timeout,
         onRequestId: (uid) => (entry.upstreamId = uid),
