@@ -113,6 +113,22 @@ describe("StdioTransport: timeouts and cancellation", () => {
     expect(textOf(await callTool(t, "slow", { ms: 400, text: "infinite" }, { timeout: Infinity }))).toBe("infinite");
   });
 
+  it("cancels by request id without a signal: rejects with the reason and sends notifications/cancelled", async () => {
+    const { t, log } = await h.fixture();
+    await initialize(t);
+    let id: number | string | undefined;
+    const pending = t.request("tools/call", { name: "slow", arguments: { ms: 60_000 } }, { onRequestId: (i) => (id = i) });
+    const call = await waitForLogged(log, (m) => m.method === "tools/call", "tools/call");
+    expect(id).toBe(call.id);
+    const reason = new Error("cancelled by id");
+    expect(t.cancel(id!, reason)).toBe(true);
+    await expect(pending).rejects.toBe(reason);
+    expect(t.pendingCount).toBe(0);
+    const cancel = await waitForLogged(log, (m) => m.method === "notifications/cancelled", "notifications/cancelled");
+    expect(cancel.params).toMatchObject({ requestId: call.id, reason: "cancelled by id" });
+    expect(t.cancel(id!, reason)).toBe(false);
+  });
+
   it("rejects with the abort reason unchanged and sends notifications/cancelled", async () => {
     const { t, log } = await h.fixture();
     await initialize(t);
