@@ -16,7 +16,8 @@ export function percentilePoints(step = 0.025) {
   return qs;
 }
 
-const esc = (s) => String(s).replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;");
+// Labels are shared with the Markdown report: drop its backticks.
+const esc = (s) => String(s).replace(/`/g, "").replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;");
 
 function fmtUs(v) {
   if (v >= 1000) return `${+(v / 1000).toPrecision(3)} ms`;
