@@ -73,7 +73,8 @@ describe("the socket is private to its user", () => {
     const dir = join(r.root, "a", "b");
     const socket = join(dir, "mcpd.sock");
     const run = startDaemon({ MCPD_SOCKET: socket, MCPD_HOME: join(r.root, "state") }, r.config);
-    await until(() => existsSync(socket) || run.proc.exitCode !== null, "socket");
+    // The pid file is written once the socket listens: wait for both.
+    await until(() => (existsSync(socket) && existsSync(join(dir, "mcpd.pid"))) || run.proc.exitCode !== null, "socket and pid file");
     expect(statSync(socket).mode & 0o777).toBe(0o600);
     expect(statSync(dir).mode & 0o777).toBe(0o700);
     expect(statSync(join(r.root, "a")).mode & 0o777).toBe(0o700);
