@@ -68,8 +68,18 @@ export async function startTestDaemon(servers: Record<string, unknown>, opts: { 
       s.once("connect", () => (s.destroy(), res(true)));
       s.once("error", () => res(false));
     });
-  await until(async () => proc.exitCode !== null || (existsSync(socketPath) && (await answers())), "daemon socket");
-  if (proc.exitCode !== null) throw new Error(`daemon exited ${proc.exitCode}: ${err}`);
+  try {
+    await until(async () => proc.exitCode !== null || (existsSync(socketPath) && (await answers())), "daemon socket");
+    if (proc.exitCode !== null) throw new Error(`daemon exited ${proc.exitCode}: ${err}`);
+  } catch (e) {
+    // Nothing of a daemon that never came up may outlive the test: its process and its home.
+    if (proc.exitCode === null && proc.signalCode === null) {
+      proc.kill("SIGKILL");
+      await until(() => proc.exitCode !== null || proc.signalCode !== null, "daemon exit").catch(() => {});
+    }
+    rmSync(home, { recursive: true, force: true });
+    throw e;
+  }
   const clients: RawClient[] = [];
   return {
     home,

@@ -151,6 +151,8 @@ export class HttpTransport implements MCPTransport {
       try {
         await this.openLegacy(deadline);
       } finally {
+        // Its timer would otherwise keep the process alive for the whole timeout after a refused connect.
+        deadline.dispose();
         this.untrack(deadline);
       }
     }

@@ -168,3 +168,35 @@ describe("HttpTransport: type http falls back to legacy", () => {
     expect(f.received("GET")).toHaveLength(0);
   });
 });
+
+describe("HttpTransport: legacy connect refused", () => {
+  it("leaves no timer behind: a process whose only transport failed to connect exits at once (regression: it lived on for the whole timeout)", async () => {
+    const { spawn } = await import("node:child_process");
+    const { createServer } = await import("node:net");
+    const { fileURLToPath } = await import("node:url");
+    // A port nothing listens on: bind one, note it, close it.
+    const port = await new Promise<number>((res) => {
+      const s = createServer().listen(0, "127.0.0.1", () => {
+        const p = (s.address() as { port: number }).port;
+        s.close(() => res(p));
+      });
+    });
+    const dist = fileURLToPath(new URL("../dist/http-transport.js", import.meta.url));
+    const script = `
+      const { HttpTransport } = await import(${JSON.stringify(dist)});
+      const t = new HttpTransport({ type: "sse", url: "http://127.0.0.1:${port}/sse", timeout: 120000 });
+      try { await t.connect(); process.stdout.write("connected\\n"); } catch (e) { process.stdout.write("refused\\n"); }
+      await t.close();
+    `;
+    const child = spawn(process.execPath, ["--input-type=module", "-e", script], { stdio: ["ignore", "pipe", "inherit"] });
+    let out = "";
+    child.stdout!.on("data", (d: Buffer) => (out += d.toString()));
+    const exited = await new Promise<boolean>((res) => {
+      const timer = setTimeout(() => res(false), 30_000);
+      child.once("exit", () => (clearTimeout(timer), res(true)));
+    });
+    if (!exited) child.kill("SIGKILL");
+    expect(out.trim()).toBe("refused");
+    expect(exited, "the process still ran 30 s after its transport's refused connect (the 120 s deadline was still armed)").toBe(true);
+  });
+});
