@@ -2,6 +2,7 @@ import { accessSync, constants } from "node:fs";
 import { delimiter, isAbsolute, join } from "node:path";
 import { ProtocolError, WireCode, McpdError, type JsonObject } from "@mcpd/protocol";
 import type { MCPManager, ReloadResult } from "./manager.js";
+import { RUNTIME_DEFAULTS } from "./defaults.js";
 import type { ServerHandle } from "./server-handle.js";
 import type { Router } from "./router/router.js";
 import type { Session } from "./router/session.js";
@@ -65,6 +66,18 @@ function str(params: JsonObject | undefined, key: string, required: boolean): st
   return v;
 }
 
+/**
+ * Waits (bounded) for servers still coming up, so a listing right after `mcpd start` shows them: those
+ * starting or restarting, except, for tools, those whose tools the cache already knows.
+ */
+async function settled(hs: ServerHandle[], toolsOnly: boolean): Promise<ServerHandle[]> {
+  const waits = hs
+    .filter((h) => (h.state === "starting" || h.state === "restarting") && !(toolsOnly && h.cachedTools))
+    .map((h) => h.whenReady(Math.min(h.config.timeout, RUNTIME_DEFAULTS.aggregateSettleMs)).catch(() => undefined));
+  if (waits.length > 0) await Promise.all(waits);
+  return hs;
+}
+
 /** Answers the `mcpd/*` control methods of docs/protocol.md. */
 export function createControl(d: DaemonControl) {
   return async (_session: Session, method: string, params: JsonObject | undefined): Promise<JsonObject> => {
@@ -101,15 +114,15 @@ export function createControl(d: DaemonControl) {
           })),
         };
       case "mcpd/tools": {
-        const hs = pick(str(params, "server", false));
+        const hs = await settled(pick(str(params, "server", false)), true);
         return { tools: hs.flatMap((h) => h.tools.map((t) => ({ server: h.name, exposedName: exposedName(h.name, t.name), ...t }))) };
       }
       case "mcpd/prompts": {
-        const hs = pick(str(params, "server", false));
+        const hs = await settled(pick(str(params, "server", false)), false);
         return { prompts: hs.flatMap((h) => (h.client?.prompts ?? []).map((p) => ({ server: h.name, exposedName: exposedName(h.name, p.name), ...p }))) };
       }
       case "mcpd/resources": {
-        const hs = pick(str(params, "server", false));
+        const hs = await settled(pick(str(params, "server", false)), false);
         return {
           resources: hs.flatMap((h) => (h.client?.resources ?? []).map((r) => ({ server: h.name, ...r }))),
           templates: hs.flatMap((h) => (h.client?.resourceTemplates ?? []).map((r) => ({ server: h.name, ...r }))),

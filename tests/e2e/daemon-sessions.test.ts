@@ -105,6 +105,13 @@ describe("daemon: per-connection session state", () => {
     expect(textOf(await c.request("tools/call", { name: "echo", arguments: { text: "waited" } }))).toBe("waited");
   });
 
+  it("lists a server's tools for mcpd/tools even when asked while it is still starting", async () => {
+    const d = (daemon = await startTestDaemon({ late: fixture("late", ["--init-delay", "1500"]) }));
+    const c = await d.raw();
+    const tools = (await c.request("mcpd/tools")).result.tools.map((t: any) => t.exposedName);
+    expect(tools).toContain("late__echo");
+  });
+
   it("restarts a server that stops answering health pings", async () => {
     const d = (daemon = await startTestDaemon({ h: fixture("h", [], { healthCheckIntervalMs: 200, restart: { initialDelayMs: 50 } }) }));
     const c = await session(d, "h");
