@@ -10,22 +10,12 @@ export const MCPD_BIN = join(ROOT, "daemon/bin/mcpd.js");
 export const FIXTURE = join(ROOT, "tests/fixtures/servers/mcp-fixture.mjs");
 export const EVERYTHING = join(ROOT, "node_modules/@modelcontextprotocol/server-everything/dist/index.js");
 
-/** Polls `cond` every `intervalMs` until it returns a truthy value, or throws after `timeoutMs`. */
-export async function until<T>(cond: () => T | Promise<T>, what: string, timeoutMs = 20_000, intervalMs = 20): Promise<NonNullable<T>> {
-  const deadline = Date.now() + timeoutMs;
-  let last: unknown;
-  for (;;) {
-    try {
-      const v = await cond();
-      if (v) return v as NonNullable<T>;
-    } catch (err) {
-      last = err;
-    }
-    if (Date.now() > deadline) throw new Error(`Timed out waiting for ${what}${last ? `: ${(last as Error).message}` : ""}`);
-    await new Promise((r) => setTimeout(r, intervalMs));
-  }
+/** Polls `cond` until it returns a truthy value, or throws after `timeoutMs` (tests/helpers/process.ts waitFor). */
+export function until<T>(cond: () => T | Promise<T>, what: string, timeoutMs = 20_000, intervalMs = 20): Promise<NonNullable<T>> {
+  return waitFor(cond, { timeoutMs, intervalMs, message: what });
 }
 
+import { waitFor } from "../helpers/process.js";
 export { isAlive as alive } from "../helpers/process.js";
 
 /** A fixture server entry for config.json. */
