@@ -1,5 +1,4 @@
 import { NotFoundError, WireCode, isObject, toWireError, type JsonObject, type JsonRpcErrorObject, type RequestId, type ServerCapabilities } from "@mcpd/protocol";
-import type { ServerHandle } from "../server-handle.js";
 import { Session } from "./session.js";
 import { VERSION } from "../version.js";
 import { RUNTIME_DEFAULTS } from "../defaults.js";
@@ -182,10 +181,5 @@ export class AggregateView {
       default:
         s.replyError(id, { code: WireCode.MethodNotFound, message: `Method not found: ${method}` });
     }
-  }
-
-  /** The servers this view covers, for notifications. */
-  covers(handle: ServerHandle): boolean {
-    return handle.config.sharing !== "per-client";
   }
 }

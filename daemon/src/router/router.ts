@@ -66,9 +66,7 @@ export class Router {
     this.catalog = new Catalog(() => manager.servers);
     manager.on("state", (h: ServerHandle, change: StateChange) => this.onState(h, change));
     manager.on("listChanged", () => this.catalog.invalidate());
-    manager.on("notification", (h: ServerHandle, method: string, params: JsonObject | undefined, ctx: MessageContext) =>
-      this.onNotification(h, method, params, ctx),
-    );
+    manager.on("notification", (h: ServerHandle, method: string, params: JsonObject | undefined) => this.onNotification(h, method, params));
     manager.on("added", (h: ServerHandle) => this.adopt(h));
     for (const h of manager.servers) this.adopt(h);
   }
@@ -184,7 +182,7 @@ export class Router {
     for (const s of this.sessions.values()) s.onServerState(handle, change);
   }
 
-  private onNotification(handle: ServerHandle, method: string, params: JsonObject | undefined, ctx: MessageContext): void {
+  private onNotification(handle: ServerHandle, method: string, params: JsonObject | undefined): void {
     if (method === "notifications/progress") {
       const token = params?.progressToken;
       const route = typeof token === "string" ? this.progress.get(token) : undefined;
@@ -211,7 +209,6 @@ export class Router {
       if (method === "notifications/message" && !s.wantsLog(params)) continue;
       s.relayNotification(handle, method, params);
     }
-    void ctx;
   }
 
   /**
