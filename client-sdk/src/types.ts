@@ -32,6 +32,8 @@ export interface ServerStatus extends ServerSummary {
   stateReason: string | null;
   commandFound?: boolean;
   sessions?: number;
+  /** Advice about the server (e.g. use `sharing: "per-client"` for sampling with several agents), or null. */
+  hint?: string | null;
 }
 
 /** One connected client in `mcpd/status`. */

@@ -32,7 +32,11 @@ export function commandFound(command: string, env: NodeJS.ProcessEnv = process.e
   return (env.PATH ?? "").split(delimiter).some((dir) => dir && can(join(dir, command)));
 }
 
-export function serverStatus(h: ServerHandle, sessions: number): JsonObject {
+/**
+ * One server's entry in `mcpd/status`. `hint` is what the router suggests for the server (e.g. that a
+ * server-to-client request could not be routed, and `sharing: "per-client"`); null when none.
+ */
+export function serverStatus(h: ServerHandle, sessions: number, hint?: string): JsonObject {
   const t = h.config.transport;
   const info = h.client?.transport.info();
   const command = "command" in t ? t.command : undefined;
@@ -56,6 +60,7 @@ export function serverStatus(h: ServerHandle, sessions: number): JsonObject {
     commandFound: command === undefined ? null : commandFound(command),
     tools: h.tools.length,
     sessions,
+    hint: hint ?? null,
   };
 }
 
@@ -87,7 +92,7 @@ export function createControl(d: DaemonControl) {
       case "mcpd/status": {
         const status: JsonObject = {
           daemon: d.info(),
-          servers: m.servers.map((h) => serverStatus(h, m.privateSessions(h.name).length)),
+          servers: m.servers.map((h) => serverStatus(h, m.privateSessions(h.name).length, d.router.hint(h))),
           clients: [...d.router.sessions.values()].map((s) => ({
             id: s.id,
             view: s.view.kind,

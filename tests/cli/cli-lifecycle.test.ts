@@ -136,7 +136,7 @@ describe("running daemon commands", () => {
     expect(s.daemon).toMatchObject({ pid: world.daemonPid(), version: expect.any(String), socketPath: join(world.mcpdHome, "mcpd.sock"), configFile: world.configFile });
     const fx = s.servers.find((x: { name: string }) => x.name === "fx");
     expect(Object.keys(fx).sort()).toEqual(
-      ["commandFound", "enabled", "errors", "inFlight", "lastError", "lastStderr", "latencyMs", "mode", "name", "pid", "requests", "restarts", "startedAt", "state", "stateReason", "tools", "transport", "uptimeMs"].sort(),
+      ["commandFound", "enabled", "errors", "hint", "inFlight", "lastError", "lastStderr", "latencyMs", "mode", "name", "pid", "requests", "restarts", "startedAt", "state", "stateReason", "tools", "transport", "uptimeMs"].sort(),
     );
     expect(fx).toMatchObject({ state: "ready", transport: "stdio", commandFound: true, pid: expect.any(Number) });
     expect(fx.requests).toBeGreaterThanOrEqual(1);

@@ -37,6 +37,8 @@ export interface StatusJson {
     lastError: string | null;
     lastStderr: string | null;
     commandFound: boolean | null;
+    /** Advice about the server from the daemon (e.g. to use `sharing: "per-client"`), or null. */
+    hint: string | null;
   }>;
   clients: Array<{
     id: string | number;
@@ -97,6 +99,7 @@ export function statusJson(s: DaemonStatus): StatusJson {
       lastError: text(v.lastError),
       lastStderr: text(v.lastStderr),
       commandFound: typeof v.commandFound === "boolean" ? v.commandFound : null,
+      hint: text(v.hint),
     })),
     clients: (s.clients ?? []).map((c) => ({
       id: c.id,
@@ -152,6 +155,8 @@ export function renderStatus(st: StatusJson, c: Palette, width = 100): string {
       if (v.stateReason && v.state !== "ready") notes.push(`  ${v.name}: ${v.state}: ${truncate(v.stateReason, room)}`);
       if (v.lastError) notes.push(`  ${v.name}: last error: ${truncate(v.lastError, room)}`);
       if (v.lastStderr) notes.push(`  ${v.name}: stderr: ${truncate(v.lastStderr, room)}`);
+      // Not truncated: the hint is the advice itself, and its end names the setting to use.
+      if (v.hint) notes.push(`  ${v.name}: hint: ${v.hint}`);
     }
     if (notes.length > 0) out.push("", ...notes);
   }

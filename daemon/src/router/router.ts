@@ -27,7 +27,10 @@ export interface RouterOptions extends Omit<SessionOptions, "router"> {
   logger?: Logger;
 }
 
-/** A daemon-unique progress token upstream, mapped back to the caller's own token. */
+/**
+ * A daemon-unique progress token upstream, mapped back to the caller's own token. It is valid only for
+ * progress from the upstream session the request went to (`entry.handle`).
+ */
 interface ProgressRoute {
   session: Session;
   token: string | number;
@@ -49,6 +52,12 @@ export class Router {
   private readonly sessionOptions: Omit<SessionOptions, "router">;
   private readonly progress = new Map<string, ProgressRoute>();
   private progressCounter = 0;
+  /** Progress notifications dropped: a token never issued, already released, or issued to another upstream. */
+  private progressDropped = 0;
+  /** Servers that warned about it once already, so a misbehaving server cannot flood the log. */
+  private readonly progressWarned = new Set<string>();
+  /** Per shared server: why a server-to-client request could not be routed, and what to do (status). */
+  private readonly hints = new Map<string, string>();
   private sessionCounter = 0;
   /** `<server>\0<uri>` -> subscribed sessions. */
   private readonly subscriptions = new Map<string, Set<Session>>();
@@ -77,10 +86,10 @@ export class Router {
   }
 
   /** Counters for status and for tests that check nothing is left behind. */
-  tables(): { progress: number; subscriptions: number; relayed: number; inFlight: number } {
+  tables(): { progress: number; progressDropped: number; subscriptions: number; relayed: number; inFlight: number } {
     let inFlight = 0;
     for (const s of this.sessions.values()) inFlight += s.inFlightCount;
-    return { progress: this.progress.size, subscriptions: this.subscriptions.size, relayed: this.relayed.size, inFlight };
+    return { progress: this.progress.size, progressDropped: this.progressDropped, subscriptions: this.subscriptions.size, relayed: this.relayed.size, inFlight };
   }
 
   attach(outbound: Outbound): Session {
@@ -110,6 +119,14 @@ export class Router {
 
   releaseProgress(upstreamToken: string): void {
     this.progress.delete(upstreamToken);
+  }
+
+  private dropProgress(handle: ServerHandle, token: unknown): void {
+    this.progressDropped++;
+    if (this.progressWarned.has(handle.name)) return;
+    this.progressWarned.add(handle.name);
+    const shown = typeof token === "string" ? token.slice(0, 100) : typeof token === "number" ? token : typeof token;
+    this.log.warn({ server: handle.name, token: shown }, "dropped progress for a token this server was not given or whose request has ended (further ones are only counted)");
   }
 
   // ---- subscriptions (reference-counted per server and URI) ----
@@ -186,7 +203,12 @@ export class Router {
     if (method === "notifications/progress") {
       const token = params?.progressToken;
       const route = typeof token === "string" ? this.progress.get(token) : undefined;
-      if (!route) return; // a token we never issued: never invent progress for anyone
+      // A token we never issued, or issued for a request to another server (or another client's private
+      // session): never invent progress for anyone, and never let one server extend another's timeout.
+      if (!route || route.entry.handle !== handle) {
+        this.dropProgress(handle, token);
+        return;
+      }
       route.entry.touch();
       route.session.send({ jsonrpc: "2.0", method, params: { ...params, progressToken: route.token } });
       return;
@@ -212,45 +234,77 @@ export class Router {
   }
 
   /**
-   * Sends a server-to-client request to the one connection that caused it: the private session's owner,
-   * else the only connection with requests in flight to that server, and only if it declared the
-   * capability. Otherwise answers itself: `roots/list` from the configured roots, else -32066.
+   * The connections that may have caused a server-to-client request from `handle`: a private session's
+   * owner; on Streamable HTTP, when the request arrived on the response stream of one upstream request,
+   * the connection that sent that request; otherwise every connection with requests in flight to it.
+   * Who declared which capability plays no part here: narrowing by capability first would hand one
+   * agent's request to a bystander.
+   */
+  private candidatesFor(handle: ServerHandle, ctx: MessageContext): Session[] {
+    const isPrivate = handle !== this.manager.get(handle.name);
+    const related = ctx.relatedRequestId;
+    const out: Session[] = [];
+    for (const s of this.sessions.values()) {
+      if (isPrivate ? s.ownsPrivate(handle) : related !== undefined ? s.hasUpstreamRequest(handle, related) : s.hasInFlightTo(handle)) out.push(s);
+    }
+    return out;
+  }
+
+  /**
+   * Sends a server-to-client request to the one connection that caused it (see {@link candidatesFor}),
+   * only when there is exactly one candidate and it declared the capability the request needs. Otherwise
+   * mcpd answers itself: `roots/list` with the server's configured roots, anything else with -32066
+   * saying why. It never guesses.
    */
   private async onServerRequest(handle: ServerHandle, req: JsonRpcRequest, ctx: MessageContext): Promise<JsonObject> {
     const cap = REQUEST_CAPABILITY[req.method];
-    const candidates: Session[] = [];
-    const related = ctx.relatedRequestId;
-    for (const s of this.sessions.values()) {
-      // On Streamable HTTP the request arrived on the response stream of one request: its caller owns it.
-      if (related !== undefined) {
-        if (s.hasUpstreamRequest(handle, related)) candidates.push(s);
-      } else if (s.ownsPrivate(handle) || s.hasInFlightTo(handle)) candidates.push(s);
-    }
-    const able = cap ? candidates.filter((s) => s.declared(cap)) : candidates;
-    if (able.length === 1) {
-      const session = able[0] as Session;
+    const candidates = this.candidatesFor(handle, ctx);
+    const only = candidates.length === 1 ? (candidates[0] as Session) : undefined;
+    if (only && (!cap || only.declared(cap))) {
       const key = `${handle.name}\0${String(req.id)}`;
-      const { id, result } = session.sendRequest(handle, req.method, req.params);
-      this.relayed.set(key, { session, downstreamId: id });
+      const { id, result } = only.sendRequest(handle, req.method, req.params);
+      this.relayed.set(key, { session: only, downstreamId: id });
       try {
         return await result;
       } finally {
         this.relayed.delete(key);
       }
     }
+    if (candidates.length > 1) this.noteAmbiguous(handle, req.method, candidates.length);
     if (req.method === "roots/list") {
       return { roots: handle.config.roots.map((r) => ({ ...r })) };
     }
-    const why =
-      able.length === 0
-        ? candidates.length === 0
-          ? "no client has a request in flight to it"
-          : `no client with a request in flight declared the "${cap}" capability`
-        : `${able.length} clients have requests in flight to it`;
+    const why = only
+      ? `the only client with a request in flight to it (${only.label}) did not declare the "${cap}" capability`
+      : candidates.length === 0
+        ? ctx.relatedRequestId !== undefined
+          ? "it arrived with a request that no connected client is waiting for"
+          : "no client has a request in flight to it"
+        : `${candidates.length} clients have requests in flight to it, so mcpd cannot tell which one it is for; ` +
+          `set "sharing": "per-client" on this server to give each client its own session`;
     throw new McpRemoteError({
       code: WireCode.NoClientForRequest,
       message: `No single client can answer ${req.method} for server "${handle.name}": ${why}`,
       data: { mcpdCode: "MCPD_NO_CLIENT_FOR_REQUEST" },
     });
+  }
+
+  /** A shared server asked while several clients were calling it: keep (and log, once) a hint for status. */
+  private noteAmbiguous(handle: ServerHandle, method: string, clients: number): void {
+    if (this.hints.has(handle.name)) return;
+    const hint =
+      `${method} from this server arrived while ${clients} clients had requests in flight to it, so mcpd could not route it` +
+      `${method === "roots/list" ? " (answered with the configured roots)" : " and refused it"}; ` +
+      `to use sampling, elicitation or per-agent roots with several agents at once, give this server "sharing": "per-client"`;
+    this.hints.set(handle.name, hint);
+    this.log.warn({ server: handle.name, hint }, "server-to-client request could not be routed");
+  }
+
+  /**
+   * The routing hint for a server's status, if one of its requests could not be routed (see
+   * {@link noteAmbiguous}); none once the server is per-client.
+   */
+  hint(handle: ServerHandle): string | undefined {
+    return handle.config.sharing === "per-client" ? undefined : this.hints.get(handle.name);
   }
 }

@@ -298,8 +298,10 @@ export class Session {
         return;
       }
       case "notifications/roots/list_changed":
-        for (const h of this.router.manager.servers) {
-          if (this.views(h) && h.state === "ready") h.client?.transport.notify(method, params).catch(() => {});
+        // Only to this connection's own (per-client) processes: a shared server's roots are its configured
+        // `roots`, the same for every agent, so one agent's change means nothing to it.
+        for (const h of this.privates) {
+          if (h.state === "ready") h.client?.transport.notify(method, params).catch(() => {});
         }
         return;
       default:
@@ -518,6 +520,12 @@ export class Session {
     if (this.logLevel === undefined) return true;
     const level = params?.level;
     return typeof level !== "string" || LOG_LEVELS.indexOf(level as LogLevel) >= LOG_LEVELS.indexOf(this.logLevel);
+  }
+
+  /** This connection in messages: its id and, once initialized, its client's name. */
+  get label(): string {
+    const name = this.clientInfo?.name;
+    return typeof name === "string" ? `${this.id} "${name.slice(0, 100)}"` : this.id;
   }
 
   declared(capability: string): boolean {
