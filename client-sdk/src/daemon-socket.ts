@@ -1,6 +1,7 @@
 import net from "node:net";
 import { DaemonUnavailableError } from "@mcpd/protocol";
 import { checkSocketPath } from "./paths.js";
+import { assertTrustedSocket } from "./socket-trust.js";
 
 /** The hint every "daemon unavailable" error ends with. */
 export const START_HINT = "Start it with `mcpd start` (or pass `autostart: true`).";
@@ -13,10 +14,17 @@ export const START_HINT = "Start it with `mcpd start` (or pass `autostart: true`
  * @throws DaemonUnavailableError (`MCPD_DAEMON_UNAVAILABLE`) when the socket is missing, refuses, is not
  * accessible, is too long for the platform, or does not accept within `timeoutMs`. The message names the
  * path and ends with a hint to run `mcpd start`.
+ * @throws UntrustedSocketError (`MCPD_UNTRUSTED_SOCKET`) before connecting when another user could have
+ * made the socket (see `checkSocketTrust`): nothing is sent.
  */
 export function openDaemonSocket(socketPath: string, timeoutMs: number): Promise<net.Socket> {
   const tooLong = checkSocketPath(socketPath);
   if (tooLong) return Promise.reject(new DaemonUnavailableError(tooLong));
+  try {
+    assertTrustedSocket(socketPath);
+  } catch (err) {
+    return Promise.reject(err as Error);
+  }
   return new Promise((resolve, reject) => {
     const socket = net.createConnection({ path: socketPath });
     const timer = setTimeout(() => {

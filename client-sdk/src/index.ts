@@ -10,6 +10,7 @@ export { type AutostartOption, autostartCommand, runAutostart } from "./autostar
 export { CLIENT_DEFAULTS } from "./defaults.js";
 export type * from "./types.js";
 export * from "./paths.js";
+export { checkSocketTrust, assertTrustedSocket, type SocketTrustProblem } from "./socket-trust.js";
 // The error classes callers match on, re-exported so one import is enough.
 export {
   McpdError,
@@ -17,6 +18,7 @@ export {
   RequestTimeoutError,
   ConnectionLostError,
   DaemonUnavailableError,
+  UntrustedSocketError,
   ServerUnavailableError,
   McpRemoteError,
   QueueFullError,

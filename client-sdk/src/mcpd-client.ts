@@ -152,8 +152,10 @@ export class McpdClient extends EventEmitter<McpdClientEvents> {
   /**
    * Connects (starting the daemon first when `autostart` says so) and performs the handshake:
    * `mcpd/select {events: true, server?}`, `initialize`, `notifications/initialized`.
-   * @throws `MCPD_DAEMON_UNAVAILABLE` (no daemon; the message says to run `mcpd start`), or the
-   * daemon's handshake error (e.g. `view` names an unknown server).
+   * @throws `MCPD_DAEMON_UNAVAILABLE` (no daemon; the message says to run `mcpd start`),
+   * `MCPD_UNTRUSTED_SOCKET` (the socket or its directory is another user's, or others can write the
+   * directory: nothing is sent and autostart is not tried), or the daemon's handshake error (e.g. `view`
+   * names an unknown server).
    */
   async connect(): Promise<this> {
     try {
@@ -444,7 +446,8 @@ export class McpdClient extends EventEmitter<McpdClientEvents> {
  * @example
  * const client = await connect({ clientInfo: { name: "my-agent", version: "1.0.0" } });
  * const tools = await client.listTools();
- * @throws `MCPD_DAEMON_UNAVAILABLE` when no daemon answers (with a hint to run `mcpd start`).
+ * @throws `MCPD_DAEMON_UNAVAILABLE` when no daemon answers (with a hint to run `mcpd start`),
+ * `MCPD_UNTRUSTED_SOCKET` when another user could have made the socket (see {@link McpdClient.connect}).
  */
 export function connect(options: McpdClientOptions = {}): Promise<McpdClient> {
   return new McpdClient(options).connect();

@@ -79,8 +79,9 @@ export class McpdTransport {
   /**
    * Connects and selects the view.
    * @throws `MCPD_DAEMON_UNAVAILABLE` (no daemon, or no answer to `mcpd/select` within `connectTimeout`),
-   * or the daemon's `mcpd/select` error rebuilt by `fromWireError` (an unknown server: -32602 naming the
-   * configured ones).
+   * `MCPD_UNTRUSTED_SOCKET` (another user could have made the socket: nothing is sent, no autostart),
+   * or the daemon's `mcpd/select` error rebuilt by `fromWireError` (an unknown server: -32602 naming
+   * the configured ones).
    */
   async start(): Promise<void> {
     if (this.started) throw new Error("McpdTransport already started (the SDK's Client calls start() itself)");
@@ -204,7 +205,8 @@ async function retryOpen(socketPath: string, deadline: number): Promise<net.Sock
     try {
       return await openDaemonSocket(socketPath, Math.max(1, deadline - Date.now()));
     } catch (err) {
-      if (Date.now() + delay >= deadline) throw err;
+      // Only "not up yet" is worth waiting for; an untrusted socket stays untrusted.
+      if (!(err instanceof McpdError) || err.code !== "MCPD_DAEMON_UNAVAILABLE" || Date.now() + delay >= deadline) throw err;
       await new Promise((r) => setTimeout(r, delay));
       delay = Math.min(delay * 2, 500);
     }

@@ -259,7 +259,9 @@ export class ReconnectingSession {
         return;
       } catch (err) {
         this.lastError = err as Error;
-        this.logger.debug({ attempt, err: (err as Error).message }, "reconnecting to mcpd failed");
+        // A refused (untrusted) socket is worth a warning: retrying will not fix it by itself.
+        const untrusted = err instanceof McpdError && err.code === "MCPD_UNTRUSTED_SOCKET";
+        this.logger[untrusted ? "warn" : "debug"]({ attempt, err: (err as Error).message }, "reconnecting to mcpd failed");
         if (attempt >= maxAttempts) {
           const why = `Gave up reconnecting to mcpd after ${attempt} attempts: ${(err as Error).message}`;
           this.finish(new DaemonUnavailableError(why, { cause: err }));

@@ -1,4 +1,5 @@
 import { connect } from "node:net";
+import { assertTrustedSocket } from "@mcpd/client";
 import { DaemonUnavailableError, JsonLineDecoder, encodeLine, isObject } from "@mcpd/protocol";
 
 export interface BridgeOptions {
@@ -17,10 +18,13 @@ const SELECT_ID = "mcpd-connect-select";
  * by running `mcpd connect [SERVER]` as its server command. When SERVER is given it first selects that
  * server's transparent view (`mcpd/select`) and swallows the answer; after that bytes flow untouched in
  * both directions. Returns the exit code: 0 when either side ends normally, 1 on errors.
- * @throws DaemonUnavailableError (MCPD_DAEMON_UNAVAILABLE) when the socket does not answer.
+ * @throws DaemonUnavailableError (MCPD_DAEMON_UNAVAILABLE) when the socket does not answer;
+ * UntrustedSocketError (MCPD_UNTRUSTED_SOCKET), before connecting, when another user could have made it.
  */
 export function runBridge(opts: BridgeOptions): Promise<number> {
   return new Promise<number>((resolve, reject) => {
+    // The agent would see whatever tools and instructions the socket's owner chose: check who that is.
+    assertTrustedSocket(opts.socketPath);
     const socket = connect(opts.socketPath);
     let connected = false;
     let exitCode = 0;

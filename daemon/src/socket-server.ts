@@ -1,8 +1,8 @@
-import { chmodSync, lstatSync, mkdirSync, renameSync, rmSync, statSync, unlinkSync } from "node:fs";
+import { chmodSync, lstatSync, mkdirSync, renameSync, rmSync, unlinkSync } from "node:fs";
 import { connect, createServer, type Server, type Socket } from "node:net";
 import { dirname, join } from "node:path";
 import { JsonLineDecoder, McpdError, WireCode, encodeLine, silentLogger, type Logger } from "@mcpd/protocol";
-import { checkSocketPath } from "@mcpd/client";
+import { checkSocketPath, checkSocketTrust } from "@mcpd/client";
 import type { Router } from "./router/router.js";
 import type { Session } from "./router/session.js";
 
@@ -51,32 +51,23 @@ export function probeSocket(path: string, timeoutMs = 1000): Promise<boolean> {
 }
 
 /**
- * Checks the runtime directory (created 0700; refused when owned by someone else or writable by group or
- * others) and the socket path (not a symlink; a live daemon -> "already running"; a stale file removed).
+ * Checks the runtime directory (created 0700) and the socket path with the same rule every client applies
+ * before connecting (`checkSocketTrust`: the directory is this user's and not writable by group or others,
+ * the socket is this user's and not a symbolic link), then: a live daemon -> "already running"; a stale
+ * socket removed; anything else refused.
  */
 export async function prepareSocketPath(socketPath: string): Promise<void> {
   const tooLong = checkSocketPath(socketPath);
   if (tooLong) throw new SocketSetupError("MCPD_UNSAFE_SOCKET_DIR", tooLong);
-  const dir = dirname(socketPath);
-  mkdirSync(dir, { recursive: true, mode: 0o700 });
-  const st = statSync(dir);
-  const uid = process.getuid?.();
-  if (uid !== undefined && st.uid !== uid) {
-    throw new SocketSetupError("MCPD_UNSAFE_SOCKET_DIR", `Refusing to start: socket directory ${dir} is owned by uid ${st.uid}, not ${uid}`);
-  }
-  if ((st.mode & 0o022) !== 0) {
-    throw new SocketSetupError(
-      "MCPD_UNSAFE_SOCKET_DIR",
-      `Refusing to start: socket directory ${dir} is writable by others (mode ${(st.mode & 0o777).toString(8)}); run: chmod 700 ${dir}`,
-    );
-  }
+  mkdirSync(dirname(socketPath), { recursive: true, mode: 0o700 });
+  const untrusted = checkSocketTrust(socketPath);
+  if (untrusted) throw new SocketSetupError("MCPD_UNSAFE_SOCKET_DIR", `Refusing to start: ${untrusted.message}`);
   let existing;
   try {
     existing = lstatSync(socketPath);
   } catch {
     return;
   }
-  if (existing.isSymbolicLink()) throw new SocketSetupError("MCPD_UNSAFE_SOCKET_DIR", `Refusing to start: ${socketPath} is a symbolic link`);
   if (await probeSocket(socketPath)) throw new SocketSetupError("MCPD_ALREADY_RUNNING", `mcpd is already running on ${socketPath}`);
   if (!existing.isSocket()) throw new SocketSetupError("MCPD_UNSAFE_SOCKET_DIR", `Refusing to start: ${socketPath} exists and is not a socket`);
   unlinkSync(socketPath); // stale: nothing answers

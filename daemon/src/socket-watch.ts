@@ -183,6 +183,30 @@ function listeningInodes(paths: readonly string[]): Set<string> {
 }
 
 /**
+ * Whether process `pid` holds a listening Unix socket bound to `socketPath` (or to the temporary name a
+ * daemon with that pid binds first, see `bindPathFor`), even when the socket file has been removed since:
+ * that process is the daemon of `socketPath`. Linux only (/proc/net/unix and /proc/<pid>/fd); false
+ * elsewhere and whenever it cannot tell.
+ */
+export function holdsListeningSocket(pid: number, socketPath: string): boolean {
+  // The kernel names a socket by the path it was bound to: the daemon binds a temporary name first.
+  const inodes = listeningInodes([socketPath, bindPathFor(socketPath, pid)]);
+  if (inodes.size === 0) return false;
+  try {
+    return readdirSync(`/proc/${pid}/fd`).some((fd) => {
+      try {
+        const m = /^socket:\[(\d+)\]$/.exec(readlinkSync(`/proc/${pid}/fd/${fd}`));
+        return m !== null && inodes.has(m[1] as string);
+      } catch {
+        return false;
+      }
+    });
+  } catch {
+    return false;
+  }
+}
+
+/**
  * Refuses to start a second daemon while the first one still runs but has lost its socket file (the
  * case {@link SocketWatch} repairs within seconds): when there is no socket file, the pid file beside
  * it names a live process other than this one, and (on Linux) that process holds a listening socket
@@ -206,23 +230,7 @@ export function assertNoDaemonWithoutSocket(socketPath: string): void {
     return;
   }
   if (!Number.isSafeInteger(pid) || pid <= 1 || pid === process.pid || !liveProcess(pid)) return;
-  // The kernel names a socket by the path it was bound to: the daemon binds a temporary name first.
-  const inodes = listeningInodes([socketPath, bindPathFor(socketPath, pid)]);
-  if (inodes.size === 0) return;
-  let holds = false;
-  try {
-    holds = readdirSync(`/proc/${pid}/fd`).some((fd) => {
-      try {
-        const m = /^socket:\[(\d+)\]$/.exec(readlinkSync(`/proc/${pid}/fd/${fd}`));
-        return m !== null && inodes.has(m[1] as string);
-      } catch {
-        return false;
-      }
-    });
-  } catch {
-    return;
-  }
-  if (!holds) return;
+  if (!holdsListeningSocket(pid, socketPath)) return;
   throw new SocketSetupError(
     "MCPD_ALREADY_RUNNING",
     `mcpd is already running (pid ${pid}) but its socket file ${socketPath} is missing; it re-creates it within ` +

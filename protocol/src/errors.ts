@@ -197,6 +197,25 @@ export class DaemonUnavailableError extends McpdError {
   }
 }
 
+/**
+ * A client refused to connect to the daemon's socket because another user could have made or replaced
+ * it: its directory is not the current user's or is writable by group or others, or the socket (or a
+ * symbolic link on the way) is not the current user's. Nothing was sent. The message names the path,
+ * the owner found and what to do; `data` carries `path` and `ownerUid` (the owner found).
+ */
+export class UntrustedSocketError extends McpdError {
+  override name = "UntrustedSocketError";
+  /** The directory, link or socket that failed the check. */
+  readonly path: string;
+  /** Its owner's numeric uid. */
+  readonly ownerUid: number;
+  constructor(message: string, found: { path: string; ownerUid: number }) {
+    super("MCPD_UNTRUSTED_SOCKET", message, { wireCode: WireCode.InternalError, data: { path: found.path, ownerUid: found.ownerUid } });
+    this.path = found.path;
+    this.ownerUid = found.ownerUid;
+  }
+}
+
 /** A connection to the daemon dropped while a request was in flight. Never replayed. */
 export class ConnectionLostError extends McpdError {
   override name = "ConnectionLostError";

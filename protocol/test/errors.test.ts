@@ -18,6 +18,7 @@ import {
   ServerUnavailableError,
   SpawnError,
   TransportClosedError,
+  UntrustedSocketError,
   fromWireError,
   toWireError,
 } from "../src/errors.js";
@@ -107,6 +108,14 @@ const ROWS: Row[] = [
   { error: new NotFoundError("MCPD_UNKNOWN_RESOURCE", "no res"), name: "NotFoundError", code: "MCPD_UNKNOWN_RESOURCE", message: "no res", wireCode: -32602 },
   { error: new CapabilityError("no tools"), name: "CapabilityError", code: "MCPD_CAPABILITY_NOT_SUPPORTED", message: "no tools", wireCode: -32069 },
   { error: new DaemonUnavailableError("mcpd is not running"), name: "DaemonUnavailableError", code: "MCPD_DAEMON_UNAVAILABLE", message: "mcpd is not running", wireCode: -32603 },
+  {
+    error: new UntrustedSocketError("Refusing to connect to mcpd: socket directory /tmp/mcpd-1000 is owned by uid 65534", { path: "/tmp/mcpd-1000", ownerUid: 65534 }),
+    name: "UntrustedSocketError",
+    code: "MCPD_UNTRUSTED_SOCKET",
+    message: "Refusing to connect to mcpd: socket directory /tmp/mcpd-1000 is owned by uid 65534",
+    wireCode: -32603,
+    data: { path: "/tmp/mcpd-1000", ownerUid: 65534 },
+  },
   { error: new ConnectionLostError(), name: "ConnectionLostError", code: "MCPD_CONNECTION_LOST", message: "Connection to mcpd lost", wireCode: -32062 },
 ];
 
@@ -158,6 +167,8 @@ describe("every error class", () => {
     expect(new NoResponseError(7).requestId).toBe(7);
     expect(new MessageTooLargeError(11, 10).limitBytes).toBe(10);
     expect(new SpawnError("uvx", "EACCES").command).toBe("uvx");
+    const untrusted = new UntrustedSocketError("no", { path: "/tmp/mcpd-1000/mcpd.sock", ownerUid: 65534 });
+    expect([untrusted.path, untrusted.ownerUid]).toEqual(["/tmp/mcpd-1000/mcpd.sock", 65534]);
     const remote = new McpRemoteError({ code: -32602, message: "bad", data: { field: "x" } });
     expect([remote.rpcCode, remote.rpcMessage, remote.data]).toEqual([-32602, "bad", { field: "x" }]);
   });

@@ -118,7 +118,7 @@ describe("the socket is private to its user", () => {
     // Tests run as root here; as anyone else chown fails, and the test says so rather than passing.
     chownSync(dir, 65534, 65534);
     const stderr = await refused({ MCPD_HOME: dir }, r);
-    expect(stderr).toContain(`socket directory ${dir} is owned by uid 65534, not ${process.getuid?.()}`);
+    expect(stderr).toContain(`Refusing to start: socket directory ${dir} is owned by uid 65534 (nobody), not by you (uid ${process.getuid?.()})`);
     expect(existsSync(join(dir, "mcpd.sock"))).toBe(false);
   });
 

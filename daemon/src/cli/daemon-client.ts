@@ -16,10 +16,16 @@ export function isDaemonUnavailable(err: unknown): boolean {
   return err instanceof McpdError && err.code === "MCPD_DAEMON_UNAVAILABLE";
 }
 
+/** True for the SDK's refusal of a socket another user could have made (`MCPD_UNTRUSTED_SOCKET`). */
+export function isUntrustedSocket(err: unknown): boolean {
+  return err instanceof McpdError && err.code === "MCPD_UNTRUSTED_SOCKET";
+}
+
 /**
  * Connects to the running daemon through the client SDK (never starting it, never reconnecting: a CLI
  * command is one short conversation).
- * @throws CliError with exit code 3 (`ExitCode.NotRunning`) when the daemon does not answer.
+ * @throws CliError with exit code 3 (`ExitCode.NotRunning`) when the daemon does not answer;
+ * UntrustedSocketError (`MCPD_UNTRUSTED_SOCKET`, exit 1) when another user could have made the socket.
  */
 export async function openClient(ctx: CliContext, options: OpenClientOptions = {}): Promise<McpdClient> {
   const socketPath = resolvePaths(ctx.env, { cwd: ctx.cwd }).socketPath;

@@ -1,11 +1,13 @@
-import { spawn } from "node:child_process";
-import { closeSync, mkdirSync, openSync, readFileSync, statSync } from "node:fs";
+import { spawn, spawnSync } from "node:child_process";
+import { closeSync, lstatSync, mkdirSync, openSync, readFileSync, statSync } from "node:fs";
 import { open } from "node:fs/promises";
+import { basename } from "node:path";
 import { checkSocketPath, resolvePaths, type McpdPaths } from "@mcpd/client";
 import { CliError, ExitCode } from "./args.js";
 import { binPath, type CliContext } from "./context.js";
-import { openClient } from "./daemon-client.js";
+import { isUntrustedSocket, openClient } from "./daemon-client.js";
 import { formatLogLine } from "./log-format.js";
+import { holdsListeningSocket } from "../socket-watch.js";
 
 /** Timing of the CLI's daemon lifecycle commands. Units in the names. */
 export const CLI_DEFAULTS = {
@@ -37,12 +39,17 @@ export interface RunningDaemon {
   version: string;
 }
 
-/** Asks the socket who is there; `undefined` when nothing answers. */
+/**
+ * Asks the socket who is there; `undefined` when nothing answers.
+ * @throws UntrustedSocketError (MCPD_UNTRUSTED_SOCKET) when the socket may be another user's: that is
+ * not "nothing answers", and no daemon must be started or signalled on its account.
+ */
 export async function probeDaemon(ctx: CliContext, connectTimeoutMs = 2_000): Promise<RunningDaemon | undefined> {
   let client;
   try {
     client = await openClient(ctx, { connectTimeoutMs, timeoutMs: connectTimeoutMs * 2 });
-  } catch {
+  } catch (err) {
+    if (isUntrustedSocket(err)) throw err;
     return undefined;
   }
   try {
@@ -81,9 +88,15 @@ export async function waitGone(pid: number, timeoutMs: number): Promise<boolean>
   return true;
 }
 
-/** The pid in the pid file, when the file exists and holds one. */
+/**
+ * The pid in the pid file, when the file exists, is a regular file of the current user's (never a
+ * symbolic link) and holds one.
+ */
 export function readPidFile(paths: McpdPaths): number | undefined {
   try {
+    const st = lstatSync(paths.pidFile);
+    const uid = process.getuid?.();
+    if (!st.isFile() || (uid !== undefined && st.uid !== uid)) return undefined;
     const pid = Number.parseInt(readFileSync(paths.pidFile, "utf8").trim(), 10);
     return Number.isSafeInteger(pid) && pid > 0 ? pid : undefined;
   } catch {
@@ -91,17 +104,58 @@ export function readPidFile(paths: McpdPaths): number | undefined {
   }
 }
 
-/**
- * Whether `pid` looks like an mcpd daemon (its command line mentions mcpd), so a stale pid file whose
- * pid was reused by another program never gets that program signalled. Where /proc is missing (macOS)
- * the pid file is trusted.
- */
-export function looksLikeMcpd(pid: number): boolean {
-  try {
-    return readFileSync(`/proc/${pid}/cmdline`, "utf8").includes("mcpd");
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code !== "ENOENT" || !process.platform.startsWith("linux");
+/** Who runs a process and with what command line, as the OS reports it. */
+interface ProcessIdentity {
+  /** Real and effective uid (Linux); the effective uid twice elsewhere (`ps`). */
+  uids: [number, number];
+  argv: string[];
+}
+
+/** /proc/<pid>/status and cmdline on Linux; `ps -o uid=,args=` elsewhere. Undefined when it cannot tell. */
+function processIdentity(pid: number): ProcessIdentity | undefined {
+  if (process.platform === "linux") {
+    try {
+      const m = /^Uid:\s+(\d+)\s+(\d+)/m.exec(readFileSync(`/proc/${pid}/status`, "utf8"));
+      if (!m) return undefined;
+      const argv = readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0").filter((a) => a !== "");
+      return { uids: [Number(m[1]), Number(m[2])], argv };
+    } catch {
+      return undefined;
+    }
   }
+  const r = spawnSync("ps", ["-o", "uid=,args=", "-p", String(pid)], { encoding: "utf8", timeout: 5_000 });
+  const m = /^\s*(\d+)\s+(.*)$/m.exec(r.stdout ?? "");
+  if (r.status !== 0 || !m) return undefined;
+  // ps joins the arguments with spaces: good enough to recognise mcpd's own command line.
+  return { uids: [Number(m[1]), Number(m[1])], argv: (m[2] as string).trim().split(/\s+/) };
+}
+
+/** Whether `argv` is the daemon's command line: `[node] .../mcpd[.js] start ... --in-process|--foreground`. */
+function isDaemonCommandLine(argv: readonly string[]): boolean {
+  const bin = argv.findIndex((a) => basename(a) === "mcpd" || basename(a) === "mcpd.js");
+  if (bin < 0 || argv[bin + 1] !== "start") return false;
+  const flags = argv.slice(bin + 2);
+  return flags.includes("--in-process") || flags.includes("--foreground");
+}
+
+/**
+ * Why `pid` is not verified as the current user's mcpd daemon of `socketPath`, or `undefined` when it is.
+ * `mcpd stop` signals only a verified pid: a stale pid file's pid may since belong to any process.
+ * Verified: the process runs as the current user (real and effective uid) and either holds the
+ * listening socket bound to `socketPath` (Linux) or runs the daemon's command line (`mcpd start
+ * --in-process` or `--foreground`; a process that only mentions mcpd, such as `mcpd connect` or an
+ * editor on mcpd's files, does not count).
+ */
+export function unverifiedDaemon(pid: number, socketPath: string): string | undefined {
+  const id = processIdentity(pid);
+  if (!id) return "cannot tell which user runs it or what it runs";
+  const uid = process.getuid?.();
+  if (uid !== undefined && (id.uids[0] !== uid || id.uids[1] !== uid)) {
+    return `it runs as uid ${id.uids[0] !== uid ? id.uids[0] : id.uids[1]}, not as you (uid ${uid})`;
+  }
+  if (holdsListeningSocket(pid, socketPath) || isDaemonCommandLine(id.argv)) return undefined;
+  const shown = id.argv.join(" ");
+  return `it is not an mcpd daemon (its command line: ${shown.length > 200 ? `${shown.slice(0, 200)}...` : shown})`;
 }
 
 function delay(ms: number): Promise<void> {

@@ -1,7 +1,7 @@
 import { resolvePaths } from "@mcpd/client";
 import { CliError, intOption } from "../args.js";
 import { println, type CliContext, type Command } from "../context.js";
-import { openClient, withClient } from "../daemon-client.js";
+import { isUntrustedSocket, openClient, withClient } from "../daemon-client.js";
 import { formatLogLine } from "../log-format.js";
 import { followFile, newTailLines, tailFile } from "../log-follow.js";
 
@@ -73,7 +73,10 @@ export const logsCommand: Command = {
     const tail = await tailFile(paths.logFile, lines);
     if (!tail) {
       // A daemon in the foreground logs to stderr; it still keeps its recent lines for mcpd/logs.
-      const recent = await withClient(ctx, (c) => c.logs({ lines })).catch(() => undefined);
+      const recent = await withClient(ctx, (c) => c.logs({ lines })).catch((err: unknown) => {
+        if (isUntrustedSocket(err)) throw err;
+        return undefined;
+      });
       if (!recent) throw new CliError(`no log file at ${paths.logFile} (the daemon writes it when started with 'mcpd start')`);
       for (const line of recent) println(ctx, formatLogLine(line, ctx.out));
       return 0;

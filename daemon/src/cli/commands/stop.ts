@@ -1,8 +1,8 @@
 import { McpdError, resolvePaths } from "@mcpd/client";
 import { CliError } from "../args.js";
-import { println, type Command } from "../context.js";
-import { openClient } from "../daemon-client.js";
-import { CLI_DEFAULTS, isAlive, looksLikeMcpd, readPidFile, waitGone } from "../daemon-process.js";
+import { eprintln, println, type Command } from "../context.js";
+import { isUntrustedSocket, openClient } from "../daemon-client.js";
+import { CLI_DEFAULTS, isAlive, readPidFile, unverifiedDaemon, waitGone } from "../daemon-process.js";
 
 /** `mcpd stop`: graceful shutdown through the socket, SIGTERM through the pid file as a fallback. */
 export const stopCommand: Command = {
@@ -15,16 +15,21 @@ export const stopCommand: Command = {
     maxPositionals: 0,
     details: [
       "Asks the daemon to shut down (mcpd/shutdown) and waits until its process is gone. When the socket",
-      "does not answer but the pid file names a live mcpd process, sends it SIGTERM. Not running: exit 0.",
+      "does not answer but the pid file names a live mcpd daemon of yours, sends it SIGTERM. Not running: exit 0.",
+      "A socket or socket directory another user could have made is refused (exit 1); a pid that is not",
+      "verified as your own mcpd daemon is never signalled.",
     ].join("\n"),
   },
   async run(ctx) {
     const paths = resolvePaths(ctx.env, { cwd: ctx.cwd });
+    // The pid reported over the (checked) socket; the pid file is only a fallback when nothing answers.
     let pid: number | undefined;
     let client;
     try {
       client = await openClient(ctx, { connectTimeoutMs: 3_000, timeoutMs: 5_000 });
-    } catch {
+    } catch (err) {
+      // Another user's socket: their pid file beside it is theirs too. Nothing is signalled.
+      if (isUntrustedSocket(err)) throw err;
       client = undefined;
     }
     if (client) {
@@ -42,9 +47,18 @@ export const stopCommand: Command = {
         return 0;
       }
     }
+    const fromSocket = pid !== undefined;
     pid ??= readPidFile(paths);
-    if (pid === undefined || !isAlive(pid) || !looksLikeMcpd(pid)) {
+    if (pid === undefined || !isAlive(pid)) {
       println(ctx, "mcpd is not running");
+      return 0;
+    }
+    const why = unverifiedDaemon(pid, paths.socketPath);
+    if (why !== undefined) {
+      if (fromSocket) throw new CliError(`mcpd did not stop, and pid ${pid} (from mcpd/status) is not verified as your mcpd: ${why}; not signalling it`);
+      // A stale pid file whose pid now belongs to something else: the daemon is not running.
+      println(ctx, "mcpd is not running");
+      eprintln(ctx, `not signalling pid ${pid} named by ${paths.pidFile}: ${why}. Remove that file if it is stale.`);
       return 0;
     }
     // The socket did not answer (or the daemon ignored the shutdown): fall back to the signal.

@@ -1,0 +1,109 @@
+import { lstatSync, readFileSync, statSync, type Stats } from "node:fs";
+import { dirname } from "node:path";
+import { UntrustedSocketError } from "@mcpd/protocol";
+
+/** Why a socket path failed {@link checkSocketTrust}. */
+export interface SocketTrustProblem {
+  /** The directory, symbolic link or socket at fault. */
+  path: string;
+  /** Its owner's numeric uid. */
+  ownerUid: number;
+  /** What is wrong (the path, the owner found) and what to do; no "Refusing to ..." prefix. */
+  message: string;
+}
+
+/** The advice for a directory or socket that another user made. */
+const NOT_YOURS =
+  "another user may have made it to receive your mcpd traffic. Do not use it: ask its owner or an administrator to remove it, " +
+  "or set MCPD_HOME (or XDG_RUNTIME_DIR) to a directory only you can write";
+
+/**
+ * The one rule the daemon (before it listens) and every client (before it connects) apply to a socket
+ * path, so that a socket another local user made is never used. Other users are untrusted; the current
+ * user's own processes are trusted (see docs/reliability.md, "Threat model"). The path is trusted when:
+ *
+ * - its directory is owned by `uid` and not writable by group or others (a symbolic link to the
+ *   directory must itself be owned by `uid`; the directory it points to must pass the same test), and
+ * - the socket, when it exists, is owned by `uid` and is not a symbolic link.
+ *
+ * A directory or socket that does not exist passes (there is nothing to trust yet: connecting then fails
+ * as "not running", and a daemon creates them itself). So does any path where the OS has no uids
+ * (Windows). Costs two to four `lstat`/`stat` calls: run it once per connection, never per message.
+ *
+ * @param uid the user the path must belong to; default the current one.
+ * @returns the problem found, or `undefined` when the path may be used.
+ */
+export function checkSocketTrust(socketPath: string, uid: number | undefined = process.getuid?.()): SocketTrustProblem | undefined {
+  if (uid === undefined) return undefined;
+  const dir = dirname(socketPath);
+  let st = statOrUndefined(lstatSync, dir);
+  if (st === undefined) return undefined;
+  if (st.isSymbolicLink()) {
+    if (st.uid !== uid) {
+      return { path: dir, ownerUid: st.uid, message: `socket directory ${dir} is a symbolic link ${ownedBy(st.uid, uid)}: ${NOT_YOURS}` };
+    }
+    st = statOrUndefined(statSync, dir);
+    if (st === undefined) return undefined;
+  }
+  // Not a directory: connecting fails with a clear ENOTDIR, and nothing can be inside it.
+  if (!st.isDirectory()) return undefined;
+  if (st.uid !== uid) {
+    return { path: dir, ownerUid: st.uid, message: `socket directory ${dir} is ${ownedBy(st.uid, uid)}: ${NOT_YOURS}` };
+  }
+  if ((st.mode & 0o022) !== 0) {
+    // Whoever can write the directory can replace the socket between our check and our connect.
+    const mode = (st.mode & 0o777).toString(8);
+    return {
+      path: dir,
+      ownerUid: st.uid,
+      message: `socket directory ${dir} is writable by others (mode ${mode}); run: chmod 700 ${dir} (whoever can write there can replace the socket)`,
+    };
+  }
+  const sock = statOrUndefined(lstatSync, socketPath);
+  if (sock === undefined) return undefined;
+  if (sock.isSymbolicLink()) {
+    return { path: socketPath, ownerUid: sock.uid, message: `${socketPath} is a symbolic link; set MCPD_SOCKET to the socket itself` };
+  }
+  if (sock.uid !== uid) {
+    return { path: socketPath, ownerUid: sock.uid, message: `socket ${socketPath} is ${ownedBy(sock.uid, uid)}: ${NOT_YOURS}` };
+  }
+  return undefined;
+}
+
+/**
+ * Throws when {@link checkSocketTrust} finds a problem with `socketPath`: what every client runs before it
+ * connects.
+ * @throws UntrustedSocketError (`MCPD_UNTRUSTED_SOCKET`): `Refusing to connect to mcpd: <problem>`.
+ */
+export function assertTrustedSocket(socketPath: string): void {
+  const problem = checkSocketTrust(socketPath);
+  if (problem) throw new UntrustedSocketError(`Refusing to connect to mcpd: ${problem.message}`, problem);
+}
+
+function statOrUndefined(stat: (path: string) => Stats, path: string): Stats | undefined {
+  try {
+    return stat(path);
+  } catch {
+    // Missing, or not reachable by us: the connect that follows reports it (ENOENT, EACCES).
+    return undefined;
+  }
+}
+
+/** `owned by uid 65534 (nobody), not by you (uid 1000)`. */
+function ownedBy(owner: number, uid: number): string {
+  const name = userName(owner);
+  return `owned by uid ${owner}${name ? ` (${name})` : ""}, not by you (uid ${uid})`;
+}
+
+/** The user name of `uid` from /etc/passwd, when there is one (only read to word a refusal). */
+function userName(uid: number): string | undefined {
+  try {
+    for (const line of readFileSync("/etc/passwd", "utf8").split("\n")) {
+      const f = line.split(":");
+      if (f.length >= 3 && f[2] === String(uid) && f[0]) return f[0];
+    }
+  } catch {
+    // No passwd file (macOS keeps users in Directory Services): the uid alone names the owner.
+  }
+  return undefined;
+}
