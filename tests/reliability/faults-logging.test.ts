@@ -153,6 +153,7 @@ describe("logging never ends the daemon", () => {
     expect(st.logFile).toBe(log);
     expect(st.logDroppedLines).toBe(0);
     await until(() => existsSync(log) && readFileSync(log, "utf8").includes("client connected"), "daemon logging to its file");
+    expect(readFileSync(log, "utf8")).toMatch(/stderr cannot be written; logging to .*mcpd\.log from now on/);
 
     const stop = await w.run(["stop"]);
     expect(stop.code, stop.stderr).toBe(0);
