@@ -1,16 +1,18 @@
-import { rmSync, writeFileSync } from "node:fs";
+import { rmSync } from "node:fs";
 import { McpdError, WireCode, type Logger } from "@mcpd/protocol";
 import { createTransport } from "@mcpd/transports";
 import { resolvePaths, type McpdPaths } from "@mcpd/client";
 import { loadConfig, type LoadedConfig } from "./config/index.js";
 import { DAEMON_DEFAULTS as CONFIG_DEFAULTS, RUNTIME_DEFAULTS as DAEMON_DEFAULTS } from "./defaults.js";
 import { createControl } from "./control.js";
-import { RotatingFileStream } from "./log-file.js";
+import { RotatingFileStream, type LogWriteStatus } from "./log-file.js";
 import { createLogger } from "./logger.js";
 import { MCPManager } from "./manager.js";
 import { Router } from "./router/router.js";
 import { SocketServer, prepareSocketPath } from "./socket-server.js";
 import { SocketWatch, assertNoDaemonWithoutSocket } from "./socket-watch.js";
+import { preparePrivateDir, writePrivateFile } from "./state-dir.js";
+import { StderrLog, ignoreStdioErrors } from "./stderr-log.js";
 import { VERSION } from "./version.js";
 
 export interface RunDaemonOptions {
@@ -37,28 +39,31 @@ export interface DaemonHandle {
 /**
  * Starts the daemon in this process: checks and claims the socket, writes the pid file, starts every
  * eager server, and serves until SIGTERM/SIGINT or `mcpd/shutdown`. SIGHUP reloads the config.
- * @throws SocketSetupError (MCPD_ALREADY_RUNNING, MCPD_UNSAFE_SOCKET_DIR), ConfigError (MCPD_CONFIG_INVALID)
+ * @throws SocketSetupError (MCPD_ALREADY_RUNNING, MCPD_UNSAFE_SOCKET_DIR), StateDirError (MCPD_UNSAFE_STATE_DIR),
+ *   ConfigError (MCPD_CONFIG_INVALID)
  */
 export async function startDaemon(options: RunDaemonOptions): Promise<DaemonHandle> {
   const env = options.env ?? process.env;
   const paths = resolvePaths(env, options.configFile ? { configFile: options.configFile } : {});
-  const logFile = options.foreground ? undefined : new RotatingFileStream(paths.logFile, { maxBytes: DAEMON_DEFAULTS.logFileMaxBytes, maxFiles: DAEMON_DEFAULTS.logFileMaxFiles });
-  const recent: string[] = [];
-  const stderrTee = {
-    write(chunk: string): boolean {
-      recent.push(chunk.trimEnd());
-      if (recent.length > 500) recent.splice(0, recent.length - 500);
-      return process.stderr.write(chunk);
-    },
-  };
   let config: LoadedConfig = await loadConfig({ file: paths.configFile, env });
   const level = options.logLevel ?? env.MCPD_LOG_LEVEL ?? config.settings.logLevel ?? CONFIG_DEFAULTS.logLevel;
-  const root = createLogger(level, (logFile ?? stderrTee) as unknown as NodeJS.WritableStream);
-  const log = root as unknown as Logger;
-  for (const w of config.warnings) root.warn({ file: config.file }, w);
 
   assertNoDaemonWithoutSocket(paths.socketPath);
   await prepareSocketPath(paths.socketPath);
+  // Nothing is opened in the state directory (log, tool cache, child records) before it passes the
+  // socket directory's checks: another user's directory could hold a link to one of our files there.
+  preparePrivateDir(paths.stateDir, "state directory");
+  ignoreStdioErrors();
+  const onResume = (s: LogWriteStatus): void =>
+    root.warn({ dropped: s.droppedLines, err: s.lastError }, "the log could not be written for a while; lines were dropped");
+  const openLogFile = (): RotatingFileStream =>
+    new RotatingFileStream(paths.logFile, { maxBytes: DAEMON_DEFAULTS.logFileMaxBytes, maxFiles: DAEMON_DEFAULTS.logFileMaxFiles, onResume });
+  const sink = options.foreground
+    ? new StderrLog(process.stderr, { openFallback: openLogFile, onFallback: (err) => root.warn({ err }, `stderr cannot be written; logging to ${paths.logFile} from now on`) })
+    : openLogFile();
+  const root = createLogger(level, sink as unknown as NodeJS.WritableStream);
+  const log = root as unknown as Logger;
+  for (const w of config.warnings) root.warn({ file: config.file }, w);
 
   const manager = new MCPManager({
     createTransport: (cfg, logger) => createTransport(cfg, { logger }),
@@ -99,13 +104,14 @@ export async function startDaemon(options: RunDaemonOptions): Promise<DaemonHand
         pidFile: paths.pidFile,
         configFile: config.file,
         configSource: config.source,
-        logFile: options.foreground ? null : paths.logFile,
+        logFile: sink.file ?? null,
+        log: { ...sink.status() },
         connections: server.connections,
         socket: socketWatch.status(),
       }),
       reload,
       shutdown: () => void shutdown("mcpd/shutdown"),
-      logTail: (n) => (logFile ? logFile.tail(n) : recent.slice(-n)),
+      logTail: (n) => sink.tail(n),
     }),
   });
   const server = new SocketServer({
@@ -119,7 +125,7 @@ export async function startDaemon(options: RunDaemonOptions): Promise<DaemonHand
   await manager.load(config);
   await server.listen();
   const socketWatch = new SocketWatch({ socketPath: paths.socketPath, server, logger: log, onTakenOver: (why) => void shutdown(why) }).start();
-  writeFileSync(paths.pidFile, `${process.pid}\n`, { mode: 0o600 });
+  writePrivateFile(paths.pidFile, `${process.pid}\n`);
   root.info({ socket: paths.socketPath, config: config.file, servers: config.servers.length }, "mcpd started");
 
   const shutdown = (reason = "shutdown"): Promise<number> => {

@@ -39,7 +39,7 @@ describe("statusJson", () => {
   it("picks the documented fields only, redacting URL credentials", () => {
     const s = statusJson(raw);
     expect(Object.keys(s)).toEqual(["daemon", "servers", "clients"]);
-    expect(s.daemon).toEqual({ pid: 10, version: "1.2.3", startedAt: "2025-01-01T00:00:00.000Z", uptimeMs: 65_000, socketPath: "/s/mcpd.sock", configFile: "/c.json", logFile: "/l.log", socketProblem: null });
+    expect(s.daemon).toEqual({ pid: 10, version: "1.2.3", startedAt: "2025-01-01T00:00:00.000Z", uptimeMs: 65_000, socketPath: "/s/mcpd.sock", configFile: "/c.json", logFile: "/l.log", socketProblem: null, logDroppedLines: 0, logWriteError: null });
     expect(s.servers[0]?.lastError).toBe("connect to http://bob:***@host failed");
     expect(s.servers[1]).toMatchObject({ mode: null, pid: null, commandFound: false, latencyMs: { p50: null, p99: null } });
     expect(s.clients).toEqual([{ id: "c1", name: "claude", version: "2", view: "aggregate", server: null, inFlight: 1, connectedAt: "2025-01-01T00:00:02.000Z" }]);
@@ -111,5 +111,18 @@ describe("status: socket problems", () => {
     expect(s.daemon.socketProblem).toEqual({ problem: "socket file removed; re-created", at: "2025-01-01T00:00:02.000Z", recreated: 1 });
     expect(renderStatus(s, palette(false))).toContain("socket problem at 2025-01-01T00:00:02.000Z: socket file removed; re-created (re-created 1x)");
     expect(statusJson(raw as unknown as DaemonStatus).daemon.socketProblem).toBeNull();
+  });
+
+  it("reports log lines dropped (full disk, closed stderr) in --json and as one line, only when there are any", () => {
+    const log = { droppedLines: 12, lastError: "ENOSPC: no space left on device, write", lastErrorAt: "2025-01-01T00:00:03.000Z", failing: true };
+    const s = statusJson({ ...raw, daemon: { ...raw.daemon, log } } as unknown as DaemonStatus);
+    expect(s.daemon.logDroppedLines).toBe(12);
+    expect(s.daemon.logWriteError).toEqual({ message: "ENOSPC: no space left on device, write", at: "2025-01-01T00:00:03.000Z", ongoing: true });
+    expect(renderStatus(s, palette(false))).toContain("log: 12 lines dropped (still failing: ENOSPC: no space left on device, write)");
+    const recovered = statusJson({ ...raw, daemon: { ...raw.daemon, log: { ...log, droppedLines: 1, failing: false } } } as unknown as DaemonStatus);
+    expect(renderStatus(recovered, palette(false))).toContain("log: 1 line dropped (last error: ENOSPC: no space left on device, write)");
+    const none = statusJson({ ...raw, daemon: { ...raw.daemon, log: { droppedLines: 0, lastError: null, lastErrorAt: null, failing: false } } } as unknown as DaemonStatus);
+    expect(none.daemon).toMatchObject({ logDroppedLines: 0, logWriteError: null });
+    expect(renderStatus(none, palette(false))).not.toMatch(/dropped/);
   });
 });

@@ -1,5 +1,5 @@
 import { spawn, spawnSync } from "node:child_process";
-import { closeSync, lstatSync, mkdirSync, openSync, readFileSync, statSync } from "node:fs";
+import { closeSync, lstatSync, readFileSync, statSync } from "node:fs";
 import { open } from "node:fs/promises";
 import { basename } from "node:path";
 import { checkSocketPath, resolvePaths, type McpdPaths } from "@mcpd/client";
@@ -8,6 +8,7 @@ import { binPath, type CliContext } from "./context.js";
 import { isUntrustedSocket, openClient } from "./daemon-client.js";
 import { formatLogLine } from "./log-format.js";
 import { holdsListeningSocket } from "../socket-watch.js";
+import { openPrivateAppend, preparePrivateDir } from "../state-dir.js";
 
 /** Timing of the CLI's daemon lifecycle commands. Units in the names. */
 export const CLI_DEFAULTS = {
@@ -219,7 +220,9 @@ export interface EnsureDaemonResult {
  * Makes sure a daemon answers on the socket: when none does, starts one detached (`mcpd start
  * --in-process` in a new session, stdout/stderr appended to the log file, unref'd) and waits until its
  * socket answers.
- * @throws CliError (exit 1) with the reason from the daemon's log when it exits or does not answer in time.
+ * @throws CliError (exit 1) with the reason from the daemon's log when it exits or does not answer in time;
+ *   StateDirError (MCPD_UNSAFE_STATE_DIR) when the state directory is not the user's own or the log file is
+ *   a symbolic link (nothing is started then).
  */
 export async function ensureDaemon(ctx: CliContext, options: EnsureDaemonOptions = {}): Promise<EnsureDaemonResult> {
   const paths = resolvePaths(ctx.env, { cwd: ctx.cwd, ...(options.configFile ? { configFile: options.configFile } : {}) });
@@ -228,13 +231,16 @@ export async function ensureDaemon(ctx: CliContext, options: EnsureDaemonOptions
 
   const tooLong = checkSocketPath(paths.socketPath);
   if (tooLong) throw new CliError(tooLong);
-  mkdirSync(paths.stateDir, { recursive: true, mode: 0o700 });
+  // The daemon's output goes to its log file, opened here: the directory is checked first, as the daemon
+  // checks it, and the file is never opened through a symbolic link (another user's directory could
+  // hold one pointing at a file of ours).
+  preparePrivateDir(paths.stateDir, "state directory");
   const offset = fileSize(paths.logFile);
   const args = [binPath(), "start", "--in-process"];
   // The file resolved here, not the raw flag: the daemon's working directory is not ours.
   if (options.configFile) args.push("--config", paths.configFile);
   if (options.logLevel) args.push("--log-level", options.logLevel);
-  const fd = openSync(paths.logFile, "a", 0o600);
+  const fd = openPrivateAppend(paths.logFile);
   let exited: { code: number | null; signal: NodeJS.Signals | null } | undefined;
   let spawnError: Error | undefined;
   let pid: number | undefined;

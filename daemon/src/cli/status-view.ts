@@ -17,6 +17,10 @@ export interface StatusJson {
     logFile: string | null;
     /** The socket watch: a removed socket file is re-created; the last problem seen, if any. */
     socketProblem: { problem: string; at: string | null; recreated: number } | null;
+    /** Log lines that could not be written (a full disk, a closed stderr) since the daemon started. */
+    logDroppedLines: number;
+    /** The last log write error; `ongoing` while lines are still being dropped. */
+    logWriteError: { message: string; at: string | null; ongoing: boolean } | null;
   };
   servers: Array<{
     name: string;
@@ -66,6 +70,13 @@ function socketProblem(v: unknown): StatusJson["daemon"]["socketProblem"] {
   return problem === null ? null : { problem, at: text(w.lastProblemAt), recreated: num(w.recreated) ?? 0 };
 }
 
+function logWriteError(v: unknown): StatusJson["daemon"]["logWriteError"] {
+  if (typeof v !== "object" || v === null) return null;
+  const l = v as { lastError?: unknown; lastErrorAt?: unknown; failing?: unknown };
+  const message = text(l.lastError);
+  return message === null ? null : { message, at: text(l.lastErrorAt), ongoing: l.failing === true };
+}
+
 /** Builds {@link StatusJson} from the daemon's answer. */
 export function statusJson(s: DaemonStatus): StatusJson {
   const d = s.daemon ?? ({} as DaemonStatus["daemon"]);
@@ -79,6 +90,8 @@ export function statusJson(s: DaemonStatus): StatusJson {
       configFile: text(d.configFile),
       logFile: text(d.logFile),
       socketProblem: socketProblem((d as { socket?: unknown }).socket),
+      logDroppedLines: num((d as { log?: { droppedLines?: unknown } }).log?.droppedLines) ?? 0,
+      logWriteError: logWriteError((d as { log?: unknown }).log),
     },
     servers: (s.servers ?? []).map((v) => ({
       name: v.name,
@@ -128,6 +141,10 @@ export function renderStatus(st: StatusJson, c: Palette, width = 100): string {
   out.push(`socket  ${d.socketPath}`);
   out.push(`config  ${d.configFile ?? "-"}`);
   out.push(`log     ${d.logFile ?? "(stderr: running in the foreground)"}`);
+  if (d.logDroppedLines > 0) {
+    const why = d.logWriteError ? ` (${d.logWriteError.ongoing ? "still failing" : "last error"}: ${d.logWriteError.message})` : "";
+    out.push(c.yellow(`log: ${d.logDroppedLines} line${d.logDroppedLines === 1 ? "" : "s"} dropped${why}`));
+  }
   if (d.socketProblem) out.push(c.yellow(`socket problem at ${d.socketProblem.at ?? "?"}: ${d.socketProblem.problem} (re-created ${d.socketProblem.recreated}x)`));
   out.push("");
   if (st.servers.length === 0) {
