@@ -60,6 +60,7 @@ export interface DaemonStatus {
     [key: string]: unknown;
   };
   servers: ServerStatus[];
+  /** The other connections to the daemon (the one asking is not listed). */
   clients: ClientStatus[];
   [key: string]: unknown;
 }

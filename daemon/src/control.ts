@@ -47,7 +47,8 @@ export function serverStatus(h: ServerHandle, sessions: number, hint?: string): 
     enabled: h.config.enabled,
     transport: t.type ?? "stdio",
     mode: info?.mode ?? null,
-    pid: h.pid ?? null,
+    // While starting, the process exists before the handshake ends: show it (a stuck start is found by it).
+    pid: h.pid ?? info?.pid ?? null,
     startedAt: h.startedAt ? new Date(h.startedAt).toISOString() : null,
     uptimeMs: h.state === "ready" && h.startedAt ? Date.now() - h.startedAt : null,
     restarts: h.restarts,
@@ -73,11 +74,13 @@ function str(params: JsonObject | undefined, key: string, required: boolean): st
 
 /**
  * Waits (bounded) for servers still coming up, so a listing right after `mcpd start` shows them: those
- * starting or restarting, except, for tools, those whose tools the cache already knows.
+ * starting or restarting, except, for tools, those whose tools the cache already knows. For tools, a
+ * lazy server never started whose tools are not cached is started, as an agent's `tools/list` does.
  */
 async function settled(hs: ServerHandle[], toolsOnly: boolean): Promise<ServerHandle[]> {
+  const unlisted = (h: ServerHandle): boolean => toolsOnly && !h.cachedTools && h.state === "stopped" && h.config.startup === "lazy";
   const waits = hs
-    .filter((h) => (h.state === "starting" || h.state === "restarting") && !(toolsOnly && h.cachedTools))
+    .filter((h) => ((h.state === "starting" || h.state === "restarting") && !(toolsOnly && h.cachedTools)) || unlisted(h))
     .map((h) => h.whenReady(Math.min(h.config.timeout, RUNTIME_DEFAULTS.aggregateSettleMs)).catch(() => undefined));
   if (waits.length > 0) await Promise.all(waits);
   return hs;
@@ -85,7 +88,7 @@ async function settled(hs: ServerHandle[], toolsOnly: boolean): Promise<ServerHa
 
 /** Answers the `mcpd/*` control methods of docs/protocol.md. */
 export function createControl(d: DaemonControl) {
-  return async (_session: Session, method: string, params: JsonObject | undefined): Promise<JsonObject> => {
+  return async (session: Session, method: string, params: JsonObject | undefined): Promise<JsonObject> => {
     const m = d.manager;
     const pick = (server?: string): ServerHandle[] => (server === undefined ? m.servers : [m.require(server)]);
     switch (method) {
@@ -93,7 +96,8 @@ export function createControl(d: DaemonControl) {
         const status: JsonObject = {
           daemon: d.info(),
           servers: m.servers.map((h) => serverStatus(h, m.privateSessions(h.name).length, d.router.hint(h))),
-          clients: [...d.router.sessions.values()].map((s) => ({
+          // The connection asking (`mcpd status` itself) is not one of the clients it wants to see.
+          clients: [...d.router.sessions.values()].filter((s) => s !== session).map((s) => ({
             id: s.id,
             view: s.view.kind,
             server: s.view.kind === "server" ? s.view.server : null,
@@ -119,7 +123,14 @@ export function createControl(d: DaemonControl) {
           })),
         };
       case "mcpd/tools": {
-        const hs = await settled(pick(str(params, "server", false)), true);
+        const server = str(params, "server", false);
+        const hs = await settled(pick(server), true);
+        if (server === undefined) {
+          // Every server: exactly the aggregate view's list (failed and disabled servers left out), so the
+          // CLI lists what agents see.
+          d.router.catalog.invalidate();
+          return { tools: d.router.catalog.tools().map((e) => ({ server: e.server, exposedName: e.exposed, ...e.item })) };
+        }
         return { tools: hs.flatMap((h) => h.tools.map((t) => ({ server: h.name, exposedName: exposedName(h.name, t.name), ...t }))) };
       }
       case "mcpd/prompts": {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { intOption, parseArgPairs, parseCommand, parseJsonArguments, UsageError, type CommandSpec } from "../src/cli/args.js";
+import { countOption, intOption, parseArgPairs, parseCommand, parseJsonArguments, UsageError, type CommandSpec } from "../src/cli/args.js";
 
 const spec: CommandSpec = {
   name: "call",
@@ -50,6 +50,15 @@ describe("parseCommand", () => {
       expect(() => intOption({ timeout: bad }, "timeout", "call")).toThrow(/--timeout needs a positive integer/);
     }
     expect(intOption({}, "timeout", "call", 7)).toBe(7);
+  });
+
+  it("regression: a count option accepts 0 (`mcpd logs -n 0` was a usage error)", () => {
+    expect(countOption({ lines: "0" }, "lines", "logs", 50)).toBe(0);
+    expect(countOption({ lines: "12" }, "lines", "logs", 50)).toBe(12);
+    expect(countOption({}, "lines", "logs", 50)).toBe(50);
+    for (const bad of ["-1", "1.5", "abc", "", "99999999999999999999"]) {
+      expect(() => countOption({ lines: bad }, "lines", "logs", 50)).toThrow(/--lines needs a whole number \(0 or more\)/);
+    }
   });
 });
 

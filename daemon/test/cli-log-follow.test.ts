@@ -1,8 +1,9 @@
 import { appendFileSync, mkdtempSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
+import { getEventListeners } from "node:events";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { followFile, newTailLines, tailFile } from "../src/cli/log-follow.js";
+import { followFile, newTailLines, pause, tailFile } from "../src/cli/log-follow.js";
 
 let dir: string;
 beforeEach(() => {
@@ -48,6 +49,38 @@ describe("followFile", () => {
     ac.abort();
     await done;
     expect(seen).toEqual(["one", "two", "fresh"]);
+  });
+});
+
+describe("abort listeners (regression: `mcpd logs -f` printed MaxListenersExceededWarning after 3 s)", () => {
+  it("followFile keeps at most one abort listener on its signal however many polls it makes", async () => {
+    const file = join(dir, "c.log");
+    writeFileSync(file, "");
+    const start = (await tailFile(file, 0))!;
+    const seen: string[] = [];
+    const ac = new AbortController();
+    const done = followFile(file, start, (l) => seen.push(l), ac.signal, { pollMs: 1 });
+    // Each line is seen only by a later poll than the one before it: 30 lines, at least 30 polls.
+    for (let i = 0; i < 30; i++) {
+      appendFileSync(file, `line ${i}\n`);
+      await until(() => seen.length === i + 1, `line ${i}`);
+      expect(getEventListeners(ac.signal, "abort").length).toBeLessThanOrEqual(1);
+    }
+    ac.abort();
+    await done;
+    expect(getEventListeners(ac.signal, "abort")).toEqual([]);
+  });
+
+  it("pause removes its listener when the time is up, and ends at once on abort", async () => {
+    const ac = new AbortController();
+    for (let i = 0; i < 20; i++) await pause(1, ac.signal);
+    expect(getEventListeners(ac.signal, "abort")).toEqual([]);
+    const pending = pause(60_000, ac.signal);
+    expect(getEventListeners(ac.signal, "abort").length).toBe(1);
+    ac.abort();
+    await pending;
+    expect(getEventListeners(ac.signal, "abort")).toEqual([]);
+    await pause(60_000, ac.signal); // already aborted: returns at once
   });
 });
 

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import type { DaemonStatus } from "@mcpd/client";
 import { palette } from "../src/cli/format.js";
-import { redactUrlCredentials, renderStatus, statusJson } from "../src/cli/status-view.js";
+import { redactUrlCredentials, renderStatus, stateNote, statusJson } from "../src/cli/status-view.js";
 import { commandHelp, overviewHelp } from "../src/cli/help.js";
 
 const raw = {
@@ -63,12 +63,56 @@ describe("renderStatus", () => {
     expect(text).toContain("! gone: command not found on the daemon's PATH");
     expect(text).toContain("  gone: failed: crash loop: 5 restarts in 60000ms");
     expect(text).toContain("  fs: last error: connect to http://bob:***@host failed");
-    expect(text).toContain("  fs: stderr: warming up");
+    // A ready server's stderr is not a problem.
+    expect(text).not.toContain("warming up");
     expect(text).toMatch(/^c1 +claude 2 +aggregate +1 /m);
     // Columns line up: each header starts where its cells start.
     const header = lines.find((l) => l.startsWith("SERVER")) as string;
     const row = lines.find((l) => l.startsWith("fs ")) as string;
     expect(row.indexOf("ready")).toBe(header.indexOf("STATE"));
+  });
+
+  it("regression: a starting server is no problem line, a disabled one is said once (was `starting: started`, `disabled: disabled`)", () => {
+    const server = raw.servers[0] as unknown as Record<string, unknown>;
+    const at = (name: string, state: string, stateReason: string, more: Record<string, unknown> = {}) => ({ ...server, name, state, stateReason, lastError: null, lastStderr: null, ...more });
+    const text = renderStatus(
+      statusJson({
+        ...raw,
+        servers: [
+          at("everything", "starting", "started", { pid: 77, lastStderr: "Starting default (STDIO) server..." }),
+          at("paused", "disabled", "disabled"),
+          at("configoff", "disabled", ""),
+          at("byhand", "disabled", "disabled by 'mcpd disable'; 'mcpd enable byhand' starts it again"),
+          at("down", "restarting", "session closed: exit 1; restart 1/5 in 200 ms", { lastStderr: "Error: boom" }),
+        ],
+      } as unknown as DaemonStatus),
+      palette(false),
+    );
+    expect(text).toMatch(/^everything +starting +stdio +77 /m);
+    expect(text).not.toMatch(/^ +everything:/m);
+    expect(text).not.toMatch(/^ +paused:/m);
+    expect(text).not.toMatch(/^ +configoff:/m);
+    expect(text).not.toContain("disabled: disabled");
+    expect(text).toContain("  byhand: disabled by 'mcpd disable'; 'mcpd enable byhand' starts it again\n");
+    expect(text).toContain("  down: restarting: session closed: exit 1; restart 1/5 in 200 ms\n");
+    expect(text).toContain("  down: stderr: Error: boom");
+  });
+
+  it.each([
+    ["starting", "started", undefined],
+    ["starting", "started on demand", undefined],
+    ["ready", "started", undefined],
+    ["stopped", "idle for 60000 ms", undefined],
+    ["disabled", "", undefined],
+    ["disabled", "disabled", undefined],
+    ["disabled", "Disabled by 'mcpd disable'", "Disabled by 'mcpd disable'"],
+    ["disabled", "by the config (enabled: false)", "disabled (by the config (enabled: false))"],
+    ["failed", "crash loop", "failed: crash loop"],
+    ["failed", "failed to spawn: ENOENT", "failed to spawn: ENOENT"],
+    ["failed", "", "failed"],
+    ["restarting", "session closed", "restarting: session closed"],
+  ])("stateNote(%s, %j) is %j", (state, stateReason, expected) => {
+    expect(stateNote({ state, stateReason })).toBe(expected);
   });
 
   it("colours states only when the palette is on", () => {

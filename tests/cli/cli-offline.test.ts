@@ -43,7 +43,7 @@ describe("help, version and usage errors", () => {
       [["status", "--jsno"], /unknown option --jsno/, "Run 'mcpd help status' for usage."],
       [["enable"], /missing argument/, "Run 'mcpd help enable' for usage."],
       [["stop", "now"], /unexpected argument: now/, "Run 'mcpd help stop' for usage."],
-      [["logs", "-n", "x"], /--lines needs a positive integer/, "Run 'mcpd help logs' for usage."],
+      [["logs", "-n", "x"], /--lines needs a whole number \(0 or more\), got "x"/, "Run 'mcpd help logs' for usage."],
       [["start", "--log-level", "loud"], /--log-level must be one of/, "Run 'mcpd help start' for usage."],
       [["config", "frob"], /unknown config subcommand "frob"/, "Run 'mcpd help config' for usage."],
       [["config", "import", "--from", "emacs"], /--from must be one of claude-desktop, claude-code, cursor, vscode/, "Run 'mcpd help config' for usage."],

@@ -187,7 +187,9 @@ describe("McpdClient against the real daemon", () => {
     expect(status.daemon.pid).toBe(d.proc!.pid);
     expect(status.daemon.socketPath).toBe(d.socketPath);
     expect(status.servers.map((s) => s.name)).toEqual(["fx", "quick", "toggle", "everything"]);
-    expect(status.clients.some((x) => x.clientInfo?.name === "sdk-e2e")).toBe(true);
+    // Another client is listed (the asking one is not: tests/cli/cli-status-logs.test.ts pins that).
+    await client({ clientInfo: { name: "sdk-e2e-other", version: "1.0.0" } });
+    expect((await c.status()).clients.map((x) => x.clientInfo?.name)).toContain("sdk-e2e-other");
 
     await c.callTool({ server: "fx", name: "stderr", arguments: { text: "a line for the logs" } });
     const slow = { timeoutMs: 45_000 }; // these wait for server processes to start on a loaded machine

@@ -124,6 +124,19 @@ export function intOption(values: ParsedCommand["values"], name: string, command
   return Number(raw);
 }
 
+/**
+ * Reads a count option that may be 0 (`-n 0`, like `tail -n 0`).
+ * @throws UsageError naming the option when the value is not a non-negative integer.
+ */
+export function countOption(values: ParsedCommand["values"], name: string, command: string, fallback: number): number {
+  const raw = values[name];
+  if (raw === undefined) return fallback;
+  if (typeof raw !== "string" || !/^\d+$/.test(raw) || !Number.isSafeInteger(Number(raw))) {
+    throw new UsageError(`--${name} needs a whole number (0 or more), got ${JSON.stringify(raw)}`, command);
+  }
+  return Number(raw);
+}
+
 /** Reads a string option that may be absent. */
 export function stringOption(values: ParsedCommand["values"], name: string): string | undefined {
   const raw = values[name];

@@ -11,7 +11,7 @@ export const LOG_READ_DEFAULTS = {
 } as const;
 
 /**
- * The last `n` lines of a file, reading backwards in chunks (at most `maxTailBytes`).
+ * The last `n` lines of a file (none for 0), reading backwards in chunks (at most `maxTailBytes`).
  * @returns the lines and the file size they end at; `undefined` when the file does not exist.
  */
 export async function tailFile(path: string, n: number): Promise<{ lines: string[]; size: number; ino: number } | undefined> {
@@ -28,7 +28,7 @@ export async function tailFile(path: string, n: number): Promise<{ lines: string
     const chunk = 64 * 1024;
     let pos = size;
     let text = "";
-    while (pos > 0 && size - pos < LOG_READ_DEFAULTS.maxTailBytes) {
+    while (n > 0 && pos > 0 && size - pos < LOG_READ_DEFAULTS.maxTailBytes) {
       const len = Math.min(chunk, pos);
       pos -= len;
       const buf = Buffer.alloc(len);
@@ -40,26 +40,48 @@ export async function tailFile(path: string, n: number): Promise<{ lines: string
     if (lines[lines.length - 1] === "") lines.pop();
     // The first line may be cut when we stopped reading mid-file; drop it unless it is the file's start.
     if (pos > 0) lines.shift();
-    return { lines: lines.slice(-n), size, ino: info.ino };
+    return { lines: n > 0 ? lines.slice(-n) : [], size, ino: info.ino };
   } finally {
     await fh.close();
   }
 }
 
 /**
+ * Waits `ms`, or less when `signal` aborts (at once when it already has). Its abort listener is removed
+ * either way: a poll loop that left one per wait would pile them up on its signal, which Node reports as
+ * a MaxListenersExceededWarning once there are 11.
+ */
+export function pause(ms: number, signal: AbortSignal): Promise<void> {
+  if (signal.aborted) return Promise.resolve();
+  return new Promise<void>((resolve) => {
+    const done = (): void => {
+      clearTimeout(timer);
+      signal.removeEventListener("abort", done);
+      resolve();
+    };
+    const timer = setTimeout(done, ms);
+    signal.addEventListener("abort", done, { once: true });
+  });
+}
+
+/**
  * Follows a file like `tail -F`: calls `onLine` for each complete line appended after `offset`, and starts
  * over from the beginning when the file is replaced (rotation: a new inode) or truncated. Ends when
- * `signal` aborts.
+ * `signal` aborts. `options.pollMs` is the poll interval (default `LOG_READ_DEFAULTS.followPollMs`).
  */
-export async function followFile(path: string, start: { size: number; ino: number }, onLine: (line: string) => void, signal: AbortSignal): Promise<void> {
+export async function followFile(
+  path: string,
+  start: { size: number; ino: number },
+  onLine: (line: string) => void,
+  signal: AbortSignal,
+  options: { pollMs?: number } = {},
+): Promise<void> {
   let offset = start.size;
   let ino = start.ino;
   let partial = "";
+  const pollMs = options.pollMs ?? LOG_READ_DEFAULTS.followPollMs;
   while (!signal.aborted) {
-    await new Promise<void>((resolve) => {
-      const t = setTimeout(resolve, LOG_READ_DEFAULTS.followPollMs);
-      signal.addEventListener("abort", () => (clearTimeout(t), resolve()), { once: true });
-    });
+    await pause(pollMs, signal);
     if (signal.aborted) break;
     let info;
     try {

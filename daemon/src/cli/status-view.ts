@@ -133,7 +133,29 @@ function stateColour(state: string, c: Palette): string {
   return c.yellow(state);
 }
 
-/** The human rendering of `mcpd status`: daemon facts, a server table, problems, clients. */
+/** States that are a problem: the server is down and mcpd is retrying, or has given up. */
+const PROBLEM_STATES: ReadonlySet<string> = new Set(["failed", "restarting"]);
+
+/**
+ * The note line about a server's state, without its name; `undefined` when there is nothing to say. A
+ * problem state gets its reason; a disabled server gets its reason once when that says more than
+ * "disabled" (who disabled it, how to enable it); starting, ready and stopped are not problems, and the
+ * table already shows them.
+ */
+export function stateNote(v: Pick<StatusJson["servers"][number], "state" | "stateReason">): string | undefined {
+  const reason = v.stateReason?.trim() ?? "";
+  // A reason that begins with the state's own word ("disabled by ...") is not prefixed with it again.
+  const saysState = new RegExp(`^${v.state.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}\\b`, "i").test(reason);
+  if (PROBLEM_STATES.has(v.state)) return reason === "" ? v.state : saysState ? reason : `${v.state}: ${reason}`;
+  if (v.state !== "disabled" || reason === "" || reason.toLowerCase() === "disabled") return undefined;
+  return saysState ? reason : `disabled (${reason})`;
+}
+
+/**
+ * The human rendering of `mcpd status`: daemon facts, a server table, one line per problem (a command
+ * not found, a down server's state reason and last stderr line, any server's last error, a disabled
+ * server's reason), clients.
+ */
 export function renderStatus(st: StatusJson, c: Palette, width = 100): string {
   const d = st.daemon;
   const out: string[] = [];
@@ -169,9 +191,11 @@ export function renderStatus(st: StatusJson, c: Palette, width = 100): string {
     for (const v of st.servers) {
       const room = Math.max(20, width - v.name.length - 16);
       if (v.commandFound === false) notes.push(`${c.red("!")} ${v.name}: command not found on the daemon's PATH`);
-      if (v.stateReason && v.state !== "ready") notes.push(`  ${v.name}: ${v.state}: ${truncate(v.stateReason, room)}`);
+      const note = stateNote(v);
+      if (note) notes.push(`  ${v.name}: ${truncate(note, room)}`);
       if (v.lastError) notes.push(`  ${v.name}: last error: ${truncate(v.lastError, room)}`);
-      if (v.lastStderr) notes.push(`  ${v.name}: stderr: ${truncate(v.lastStderr, room)}`);
+      // A healthy server's stderr is chatter ("listening on stdio"); a down server's says why.
+      if (v.lastStderr && PROBLEM_STATES.has(v.state)) notes.push(`  ${v.name}: stderr: ${truncate(v.lastStderr, room)}`);
       // Not truncated: the hint is the advice itself, and its end names the setting to use.
       if (v.hint) notes.push(`  ${v.name}: hint: ${v.hint}`);
     }

@@ -1,9 +1,9 @@
 import { resolvePaths } from "@mcpd/client";
-import { CliError, intOption } from "../args.js";
-import { println, type CliContext, type Command } from "../context.js";
+import { CliError, countOption } from "../args.js";
+import { eprintln, println, type CliContext, type Command } from "../context.js";
 import { isUntrustedSocket, openClient, withClient } from "../daemon-client.js";
 import { formatLogLine } from "../log-format.js";
-import { followFile, newTailLines, tailFile } from "../log-follow.js";
+import { followFile, newTailLines, pause, tailFile } from "../log-follow.js";
 
 /** Polling interval of `mcpd logs SERVER -f`, in ms. */
 const SERVER_POLL_MS = 500;
@@ -17,24 +17,33 @@ function interruptSignal(): { signal: AbortSignal; dispose: () => void } {
   return { signal: ac.signal, dispose: () => (process.off("SIGINT", stop), process.off("SIGTERM", stop)) };
 }
 
+/** Said (on stderr, so a pipe gets no stray line) when a server's stderr tail is empty. */
+function nothingWritten(ctx: CliContext, server: string): void {
+  eprintln(ctx, `server "${server}" has written nothing to stderr yet`);
+}
+
 async function serverLogs(ctx: CliContext, server: string, lines: number, follow: boolean): Promise<number> {
+  // With -n 0 the daemon is still asked: an unknown server must fail, and -f needs the current tail to
+  // know what is new.
+  const asked = Math.max(1, lines);
   if (!follow) {
-    for (const line of await withClient(ctx, (c) => c.logs({ server, lines }))) println(ctx, line);
+    const tail = await withClient(ctx, (c) => c.logs({ server, lines: asked }));
+    if (tail.length === 0 && lines > 0) nothingWritten(ctx, server);
+    for (const line of lines > 0 ? tail : []) println(ctx, line);
     return 0;
   }
   const client = await openClient(ctx);
   const { signal, dispose } = interruptSignal();
   try {
-    let prev = await client.logs({ server, lines });
-    for (const line of prev) println(ctx, line);
+    // Ask for more than we show, so a burst between polls still overlaps the previous tail.
+    const window = Math.max(200, lines);
+    let prev = await client.logs({ server, lines: window });
+    if (prev.length === 0 && lines > 0) nothingWritten(ctx, server);
+    for (const line of lines > 0 ? prev.slice(-lines) : []) println(ctx, line);
     while (!signal.aborted) {
-      await new Promise<void>((r) => {
-        const t = setTimeout(r, SERVER_POLL_MS);
-        signal.addEventListener("abort", () => (clearTimeout(t), r()), { once: true });
-      });
+      await pause(SERVER_POLL_MS, signal);
       if (signal.aborted) break;
-      // Ask for more than we showed, so a burst between polls still overlaps the previous tail.
-      const next = await client.logs({ server, lines: Math.max(200, lines) });
+      const next = await client.logs({ server, lines: window });
       for (const line of newTailLines(prev, next)) println(ctx, line);
       prev = next;
     }
@@ -53,7 +62,7 @@ export const logsCommand: Command = {
     summary: "Show the daemon's log (pretty-printed), or one server's stderr",
     options: {
       follow: { type: "boolean", short: "f", description: "Keep printing new lines until Ctrl-C" },
-      lines: { type: "string", short: "n", value: "N", description: "Lines to show first (default 50)" },
+      lines: { type: "string", short: "n", value: "N", description: "Lines to show first (default 50; 0: only new ones with -f)" },
     },
     minPositionals: 0,
     maxPositionals: 1,
@@ -64,7 +73,7 @@ export const logsCommand: Command = {
     ].join("\n"),
   },
   async run(ctx, { values, positionals }) {
-    const lines = intOption(values, "lines", "logs", 50);
+    const lines = countOption(values, "lines", "logs", 50);
     const follow = values.follow === true;
     const server = positionals[0];
     if (server !== undefined) return serverLogs(ctx, server, lines, follow);
@@ -73,12 +82,12 @@ export const logsCommand: Command = {
     const tail = await tailFile(paths.logFile, lines);
     if (!tail) {
       // A daemon in the foreground logs to stderr; it still keeps its recent lines for mcpd/logs.
-      const recent = await withClient(ctx, (c) => c.logs({ lines })).catch((err: unknown) => {
+      const recent = await withClient(ctx, (c) => c.logs({ lines: Math.max(1, lines) })).catch((err: unknown) => {
         if (isUntrustedSocket(err)) throw err;
         return undefined;
       });
       if (!recent) throw new CliError(`no log file at ${paths.logFile} (the daemon writes it when started with 'mcpd start')`);
-      for (const line of recent) println(ctx, formatLogLine(line, ctx.out));
+      for (const line of lines > 0 ? recent : []) println(ctx, formatLogLine(line, ctx.out));
       return 0;
     }
     for (const line of tail.lines) println(ctx, formatLogLine(line, ctx.out));

@@ -25,7 +25,10 @@ export const toolsCommand: Command = {
     options: { json: { type: "boolean", description: "Print JSON: [{server, name, exposedName, description, inputSchema}]" } },
     minPositionals: 0,
     maxPositionals: 1,
-    details: "NAME is the aggregate view's name (`<server>__<tool>`); `mcpd connect SERVER` shows TOOL as is.",
+    details: [
+      "NAME is the aggregate view's name (`<server>__<tool>`); `mcpd connect SERVER` shows TOOL as is.",
+      "Without SERVER: exactly what agents' tools/list gets (lazy servers not started yet are started for it).",
+    ].join("\n"),
   },
   async run(ctx, { values, positionals }) {
     const tools = ((await listing(ctx, "mcpd/tools", positionals[0])).tools ?? []) as Listed[];
