@@ -125,7 +125,8 @@ describe("McpdClient against the real daemon", () => {
   });
 
   it("emits notification, listChanged and serverState events, and restarts a server", async () => {
-    const c = await client();
+    // restart() is a privileged control method: this client opens a control connection.
+    const c = await client({ control: true });
     const notes: Array<[string, string | undefined]> = [];
     const lists: unknown[] = [];
     const states: Array<[string, string, string | undefined]> = [];
@@ -182,7 +183,7 @@ describe("McpdClient against the real daemon", () => {
   });
 
   it("reports status and logs, disables and enables a server, and reloads the config", async () => {
-    const c = await client();
+    const c = await client({ control: true });
     const status = await c.status();
     expect(status.daemon.pid).toBe(d.proc!.pid);
     expect(status.daemon.socketPath).toBe(d.socketPath);

@@ -92,7 +92,7 @@ describe("daemon: routing between many agents and many servers", () => {
     const d = (daemon = await startTestDaemon({}));
     const logFile = join(d.home, "a.log");
     d.writeConfig({ a: fixture("a", ["--log", logFile]) });
-    const raw0 = await d.raw();
+    const raw0 = await d.control();
     await raw0.request("mcpd/reload");
     const client = await connected(d, "a");
     const ac = new AbortController();
@@ -137,8 +137,8 @@ describe("daemon: routing between many agents and many servers", () => {
     const d = (daemon = await startTestDaemon({}));
     const logFile = join(d.home, "r.log");
     d.writeConfig({ r: fixture("r", ["--log", logFile]) });
+    await (await d.control()).request("mcpd/reload");
     const a = await d.raw();
-    await a.request("mcpd/reload");
     const b = await d.raw();
     const other = await d.raw();
     for (const c of [a, b, other]) {
@@ -222,8 +222,10 @@ describe("daemon: routing between many agents and many servers", () => {
       const r = await other.request("tools/call", { name: "echo", arguments: { text: `n${i}` } });
       expect(r.result.content[0].text).toBe(`n${i}`);
     }
-    // The reader's outgoing buffer passed its bound: the daemon disconnected it, and only `other` remains.
-    await until(async () => (await other.request("mcpd/status")).result.clients.length === 1, "slow reader disconnected");
+    // The reader's outgoing buffer passed its bound: the daemon disconnected it, and only `other` (and the
+    // control connection asking) remain.
+    const ctl = await d.control();
+    await until(async () => (await ctl.request("mcpd/status")).result.clients.length === 2, "slow reader disconnected");
   });
 
   it("fails a call promptly when its server is killed, then serves again after the restart", async () => {

@@ -1,4 +1,5 @@
 import {
+  ForbiddenError,
   LATEST_PROTOCOL_VERSION,
   LOG_LEVELS,
   McpdError,
@@ -115,6 +116,14 @@ export class Session {
   view: View = { kind: "aggregate" };
   events = false;
   initialized = false;
+  /**
+   * Whether this is a control connection: one whose first message was `mcpd/select {"control": true}` (the
+   * mcpd command, `@mcpd/client` with `control: true`). Only those may call the privileged control methods
+   * (control.ts PRIVILEGED_METHODS). An agent's MCP session never becomes one: it has spoken before.
+   */
+  control = false;
+  /** Messages received so far (any kind, valid or not): `control` may only be declared by the first. */
+  private received = 0;
   clientInfo: JsonObject | undefined;
   clientCapabilities: ClientCapabilities = {};
   logLevel: LogLevel | undefined;
@@ -175,6 +184,7 @@ export class Session {
   }
 
   private dispatch(message: unknown): void {
+    this.received++;
     const kind = classify(message);
     if (kind === "invalid") {
       const id = isObject(message) && (typeof message.id === "string" || typeof message.id === "number") ? message.id : null;
@@ -241,6 +251,25 @@ export class Session {
   }
 
   private select(req: JsonRpcRequest): void {
+    const control = req.params?.control;
+    if (control !== undefined && typeof control !== "boolean") {
+      this.replyError(req.id, { code: WireCode.InvalidParams, message: "mcpd/select: \"control\" must be a boolean", data: { mcpdCode: "MCPD_PROTOCOL_VIOLATION" } });
+      return;
+    }
+    // Checked first: a session that already sent initialize is exactly what must never become control.
+    if (control === true && this.received !== 1) {
+      this.replyError(
+        req.id,
+        toWireError(
+          new ForbiddenError(
+            "mcpd/select",
+            'mcpd/select {"control": true} must be the first message on a connection: a connection that has already ' +
+              "spoken (an agent's MCP session, or one opened by `mcpd connect`) cannot become a control connection",
+          ),
+        ),
+      );
+      return;
+    }
     if (this.initialized) {
       this.replyError(req.id, { code: WireCode.InvalidRequest, message: "mcpd/select must come before initialize" });
       return;
@@ -262,7 +291,10 @@ export class Session {
       this.view = { kind: "aggregate" };
     }
     this.events = req.params?.events === true;
-    this.reply(req.id, this.view.kind === "server" ? { view: "server", server: this.view.server } : { view: "aggregate" });
+    if (control === true) this.control = true;
+    const result: JsonObject = this.view.kind === "server" ? { view: "server", server: this.view.server } : { view: "aggregate" };
+    if (this.control) result.control = true;
+    this.reply(req.id, result);
   }
 
   private negotiate(requested: unknown): string {
