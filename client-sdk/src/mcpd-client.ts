@@ -256,6 +256,7 @@ export class McpdClient extends EventEmitter<McpdClientEvents> {
   /**
    * Calls a tool. With `server`, `name` is the server's own tool name; without (aggregate view), the
    * exposed name (`<server>__<name>`). A tool that reports failure resolves with `isError: true`.
+   * A name the server does not list: with `server`, the server's own answer; without, `MCPD_UNKNOWN_TOOL`.
    * @throws `MCPD_UNKNOWN_TOOL`, `MCPD_SERVER_UNAVAILABLE`, `MCPD_REQUEST_TIMEOUT`, `MCPD_ABORTED`,
    * `MCPD_CONNECTION_LOST`, `MCPD_DAEMON_UNAVAILABLE`, or the server's error (`MCPD_MCP_ERROR`).
    */

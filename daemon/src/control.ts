@@ -7,6 +7,7 @@ import type { ServerHandle } from "./server-handle.js";
 import type { Router } from "./router/router.js";
 import type { Session } from "./router/session.js";
 import { exposedName } from "./router/exposed-names.js";
+import { disabledByCommand } from "./disable-reasons.js";
 
 /** What the control methods need from the running daemon. */
 export interface DaemonControl {
@@ -190,7 +191,7 @@ export function createControl(d: DaemonControl) {
       }
       case "mcpd/disable": {
         const h = m.require(str(params, "server", true) as string);
-        await h.disable();
+        await h.disable(disabledByCommand(h.name));
         return { server: h.name, state: h.state };
       }
       case "mcpd/reload": {

@@ -255,9 +255,9 @@ describe("McpdClient error codes, each from a real situation", () => {
 
   it("MCPD_UNKNOWN_TOOL: an exposed name no server has; MCPD_UNKNOWN_SERVER: routing to a server that does not exist", async () => {
     const c = await client();
-    const unknownTool = await failure(c.callTool({ name: "fx__nope", arguments: {} }));
+    const unknownTool = await failure(c.callTool({ name: "fx__ecoh", arguments: {} }));
     expect([unknownTool.code, unknownTool.wireCode]).toEqual(["MCPD_UNKNOWN_TOOL", -32602]);
-    expect(unknownTool.message).toContain("fx__echo");
+    expect(unknownTool.message).toContain("did you mean fx__echo");
     const unknownServer = await failure(c.callTool({ server: "zzz", name: "echo" }));
     expect(unknownServer.code).toBe("MCPD_UNKNOWN_SERVER");
     expect(unknownServer.message).toContain("fx");

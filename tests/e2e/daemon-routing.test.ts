@@ -196,9 +196,9 @@ describe("daemon: routing between many agents and many servers", () => {
     c.writeLine(JSON.stringify({ hello: "world" }));
     await c.waitFor((m) => m.error?.code === -32600, "invalid request");
     expect((await c.request("no/such/method")).error.code).toBe(-32601);
-    const unknownTool = await c.request("tools/call", { name: "nope__nothing", arguments: {} });
+    const unknownTool = await c.request("tools/call", { name: "a__ecoh", arguments: {} });
     expect(unknownTool.error.code).toBe(-32602);
-    expect(unknownTool.error.message).toContain("a__echo");
+    expect(unknownTool.error.message).toContain("did you mean a__echo");
     const unknownServer = await c.request("tools/call", { name: "echo", arguments: {}, _meta: { "mcpd/server": "zzz" } });
     expect(unknownServer.error.code).toBe(-32602);
     expect(unknownServer.error.message).toContain("a");

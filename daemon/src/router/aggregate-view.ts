@@ -1,5 +1,7 @@
 import { NotFoundError, WireCode, isObject, toWireError, type JsonObject, type JsonRpcErrorObject, type RequestId, type ServerCapabilities } from "@mcpd/protocol";
 import { Session } from "./session.js";
+import { quoted } from "./close-matches.js";
+import type { ServerHandle } from "../server-handle.js";
 import { VERSION } from "../version.js";
 import { RUNTIME_DEFAULTS } from "../defaults.js";
 
@@ -7,6 +9,11 @@ import { RUNTIME_DEFAULTS } from "../defaults.js";
 function notString(method: string, field: string): JsonRpcErrorObject {
   return { code: WireCode.InvalidParams, message: `${method}: "${field}" must be a string`, data: { mcpdCode: "MCPD_PROTOCOL_VIOLATION" } };
 }
+
+const TOOLS = { noun: "tool", method: "tools/list" };
+const PROMPTS = { noun: "prompt", method: "prompts/list" };
+const RESOURCES = { noun: "resource", method: "resources/list" };
+const TEMPLATES = { noun: "resource template", method: "resources/templates/list" };
 
 /**
  * The aggregate view: every enabled server behind one MCP server. Tools and prompts are exposed as
@@ -93,6 +100,20 @@ export class AggregateView {
     }
   }
 
+  /**
+   * The server an exposed name `<server>__<name>` belongs to when that server is `disabled` or `failed`
+   * (its tools and prompts are then out of the catalog): the longest configured name that prefixes it.
+   * Server names are `[A-Za-z0-9_-]{1,48}`, so the prefix of an exposed name is never altered by the
+   * sanitizing of exposedName.
+   */
+  private unavailableOwner(exposed: string): ServerHandle | undefined {
+    let owner: ServerHandle | undefined;
+    for (const h of this.router.manager.servers) {
+      if (exposed.startsWith(`${h.name}__`) && (!owner || h.name.length > owner.name.length)) owner = h;
+    }
+    return owner && (owner.state === "disabled" || owner.state === "failed") ? owner : undefined;
+  }
+
   private get unsettled(): boolean {
     return this.router.manager.servers.some((h) => h.state === "starting" || h.state === "restarting" || (h.state === "stopped" && h.config.startup === "lazy"));
   }
@@ -128,7 +149,10 @@ export class AggregateView {
         if (typeof name !== "string") return s.replyError(id, notString(method, "name"));
         const entry = catalog.tool(name);
         if (!entry) {
-          fail(Session.notFound("MCPD_UNKNOWN_TOOL", `Unknown tool "${name}"`, catalog.tools().map((e) => e.exposed)));
+          // A tool of a disabled or failed server is not unknown: its server refuses it (-32060, state, reason).
+          const owner = this.unavailableOwner(name);
+          if (owner) return s.serveOnServer(id, owner.name, method, { ...params, name: name.slice(owner.name.length + 2) });
+          fail(Session.notFound("MCPD_UNKNOWN_TOOL", `Unknown tool ${quoted(name)}`, name, catalog.tools().map((e) => e.exposed), TOOLS));
           return;
         }
         s.serveOnServer(id, entry.server, method, { ...params, name: entry.item.name });
@@ -139,7 +163,9 @@ export class AggregateView {
         if (typeof name !== "string") return s.replyError(id, notString(method, "name"));
         const entry = catalog.prompt(name);
         if (!entry) {
-          fail(Session.notFound("MCPD_UNKNOWN_PROMPT", `Unknown prompt "${name}"`, catalog.prompts().map((e) => e.exposed)));
+          const owner = this.unavailableOwner(name);
+          if (owner) return s.serveOnServer(id, owner.name, method, { ...params, name: name.slice(owner.name.length + 2) });
+          fail(Session.notFound("MCPD_UNKNOWN_PROMPT", `Unknown prompt ${quoted(name)}`, name, catalog.prompts().map((e) => e.exposed), PROMPTS));
           return;
         }
         s.serveOnServer(id, entry.server, method, { ...params, name: entry.item.name });
@@ -152,7 +178,7 @@ export class AggregateView {
         if (typeof uri !== "string") return s.replyError(id, notString(method, "uri"));
         const server = catalog.resourceServer(uri);
         if (!server) {
-          fail(Session.notFound("MCPD_UNKNOWN_RESOURCE", `No server offers resource "${uri}"`, catalog.resources().map((e) => e.item.uri)));
+          fail(Session.notFound("MCPD_UNKNOWN_RESOURCE", `No server offers resource ${quoted(uri)}`, uri, catalog.resources().map((e) => e.item.uri), RESOURCES));
           return;
         }
         s.serveOnServer(id, server, method, params);
@@ -162,13 +188,13 @@ export class AggregateView {
         const ref = params?.ref;
         if (isObject(ref) && ref.type === "ref/prompt" && typeof ref.name === "string") {
           const entry = catalog.prompt(ref.name);
-          if (!entry) return fail(Session.notFound("MCPD_UNKNOWN_PROMPT", `Unknown prompt "${ref.name}"`, catalog.prompts().map((e) => e.exposed)));
+          if (!entry) return fail(Session.notFound("MCPD_UNKNOWN_PROMPT", `Unknown prompt ${quoted(ref.name)}`, ref.name, catalog.prompts().map((e) => e.exposed), PROMPTS));
           s.serveOnServer(id, entry.server, method, { ...params, ref: { ...ref, name: entry.item.name } });
           return;
         }
         if (isObject(ref) && ref.type === "ref/resource" && typeof ref.uri === "string") {
           const server = catalog.resourceServer(ref.uri);
-          if (!server) return fail(Session.notFound("MCPD_UNKNOWN_RESOURCE", `No server offers resource "${ref.uri}"`, []));
+          if (!server) return fail(Session.notFound("MCPD_UNKNOWN_RESOURCE", `No server offers resource ${quoted(ref.uri)}`, ref.uri, catalog.resourceTemplates().map((e) => e.item.uriTemplate), TEMPLATES));
           s.serveOnServer(id, server, method, params);
           return;
         }

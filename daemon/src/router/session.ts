@@ -22,6 +22,7 @@ import type { ServerHandle, StateChange } from "../server-handle.js";
 import type { Router } from "./router.js";
 import { AggregateView } from "./aggregate-view.js";
 import { Cancellation } from "../cancellation.js";
+import { closeMatches } from "./close-matches.js";
 
 /** Where a session's outgoing messages go (a socket, in the daemon). */
 export interface Outbound {
@@ -417,26 +418,9 @@ export class Session {
       this.subscription(id, method, handle, uri);
       return;
     }
-    if (method === "tools/call" && typeof params?.name === "string" && handle.state === "ready" && handle.client) {
-      this.checkTool(id, handle, params);
-      return;
-    }
+    // A tool the server does not list goes to the server all the same: in a server's view mcpd does not
+    // judge names, and the server's own answer is what a client of that server expects.
     this.forward(id, handle, method, params);
-  }
-
-  /**
-   * A tool the server does not list gets MCPD_UNKNOWN_TOOL (naming the tools that exist) instead of
-   * whatever the server would answer; the list is re-read once first, in case it just changed.
-   */
-  private checkTool(id: RequestId, handle: ServerHandle, params: JsonObject): void {
-    const client = handle.client;
-    const name = params.name as string;
-    const known = (): boolean => !client || !client.capabilities.tools || client.tools.some((t) => t.name === name);
-    if (known()) return this.forward(id, handle, "tools/call", params);
-    void (client ? client.refresh("tools") : Promise.resolve()).then(() => {
-      if (known()) return this.forward(id, handle, "tools/call", params);
-      this.replyError(id, toWireError(Session.notFound("MCPD_UNKNOWN_TOOL", `Unknown tool "${name}" on server "${handle.name}"`, (client?.tools ?? []).map((t) => t.name))));
-    });
   }
 
   setLevel(id: RequestId, params: JsonObject | undefined): void {
@@ -572,14 +556,22 @@ export class Session {
     return this.privates.has(handle);
   }
 
-  /** For NotFound errors: a short list of what exists. */
-  static listNames(names: string[], max = 20): string {
-    if (names.length === 0) return "(none)";
-    return names.length > max ? `${names.slice(0, max).join(", ")}, ... (${names.length} in all)` : names.join(", ");
-  }
-
-  static notFound(code: "MCPD_UNKNOWN_TOOL" | "MCPD_UNKNOWN_PROMPT" | "MCPD_UNKNOWN_RESOURCE", what: string, names: string[]): NotFoundError {
-    return new NotFoundError(code, `${what}; available: ${Session.listNames(names)}`);
+  /**
+   * An unknown tool, prompt or resource: the message quotes what was asked (cut to a bounded length) and
+   * suggests at most a few close names (see closeMatches), never the whole list, which can run to
+   * hundreds: `Unknown tool "fx__ecoh"; did you mean fx__echo? (104 tools; tools/list lists them)`.
+   */
+  static notFound(
+    code: "MCPD_UNKNOWN_TOOL" | "MCPD_UNKNOWN_PROMPT" | "MCPD_UNKNOWN_RESOURCE",
+    what: string,
+    wanted: string,
+    names: readonly string[],
+    list: { noun: string; method: string },
+  ): NotFoundError {
+    const close = closeMatches(wanted, names);
+    const count = `${names.length} ${list.noun}${names.length === 1 ? "" : "s"}; ${list.method} lists them`;
+    const hint = close.length > 0 ? `did you mean ${close.join(", ")}? (${count})` : `no ${list.noun} has a close name (${count})`;
+    return new NotFoundError(code, `${what}; ${hint}`);
   }
 }
 
