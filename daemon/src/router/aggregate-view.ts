@@ -1,4 +1,15 @@
-import { NotFoundError, WireCode, isObject, toWireError, type JsonObject, type JsonRpcErrorObject, type RequestId, type ServerCapabilities } from "@mcpd/protocol";
+import {
+  McpdError,
+  NotFoundError,
+  WireCode,
+  isObject,
+  toWireError,
+  type JsonObject,
+  type JsonRpcErrorObject,
+  type RequestId,
+  type ServerCapabilities,
+} from "@mcpd/protocol";
+import type { ResourceRoute } from "./catalog.js";
 import { Session } from "./session.js";
 import { quoted } from "./close-matches.js";
 import type { ServerHandle } from "../server-handle.js";
@@ -10,6 +21,20 @@ function notString(method: string, field: string): JsonRpcErrorObject {
   return { code: WireCode.InvalidParams, message: `${method}: "${field}" must be a string`, data: { mcpdCode: "MCPD_PROTOCOL_VIOLATION" } };
 }
 
+/** Most servers an ambiguous-resource error names. */
+const MAX_NAMED_SERVERS = 10;
+
+/** A plain URI several servers claim: refused, naming the forms that address each one. */
+function ambiguous(uri: string, route: Extract<ResourceRoute, { kind: "ambiguous" }>): McpdError {
+  const more = route.servers.length > MAX_NAMED_SERVERS ? `, ... (${route.servers.length} in all)` : "";
+  return new McpdError(
+    "MCPD_AMBIGUOUS_RESOURCE",
+    `Resource ${quoted(uri)} is offered by ${route.servers.length} servers (${route.servers.slice(0, MAX_NAMED_SERVERS).join(", ")}${more}); ` +
+      `address one of them: ${route.addressable.slice(0, MAX_NAMED_SERVERS).join(", ")}${more ? ", ..." : ""} (or route the request with _meta["mcpd/server"])`,
+    { wireCode: WireCode.InvalidParams, data: { servers: route.servers } },
+  );
+}
+
 const TOOLS = { noun: "tool", method: "tools/list" };
 const PROMPTS = { noun: "prompt", method: "prompts/list" };
 const RESOURCES = { noun: "resource", method: "resources/list" };
@@ -17,7 +42,8 @@ const TEMPLATES = { noun: "resource template", method: "resources/templates/list
 
 /**
  * The aggregate view: every enabled server behind one MCP server. Tools and prompts are exposed as
- * `<server>__<name>` and routed through the catalog's lookup tables; resources keep their URIs.
+ * `<server>__<name>` and routed through the catalog's lookup tables; resources keep their URIs unless
+ * several servers list the same one, which is then addressed per server as `mcpd://<server>/<uri>`.
  */
 export class AggregateView {
   constructor(private readonly session: Session) {}
@@ -91,10 +117,10 @@ export class AggregateView {
       case "resources/read":
       case "resources/subscribe":
       case "resources/unsubscribe":
-        return typeof uri === "string" && catalog.resourceServer(uri) !== undefined;
+        return typeof uri === "string" && catalog.resolveResource(uri) !== undefined;
       case "completion/complete":
         if (isObject(ref) && typeof ref.name === "string") return catalog.prompt(ref.name) !== undefined;
-        return isObject(ref) && typeof ref.uri === "string" && catalog.resourceServer(ref.uri) !== undefined;
+        return isObject(ref) && typeof ref.uri === "string" && catalog.resolveResource(ref.uri) !== undefined;
       default:
         return false;
     }
@@ -176,12 +202,14 @@ export class AggregateView {
       case "resources/unsubscribe": {
         const uri = params?.uri;
         if (typeof uri !== "string") return s.replyError(id, notString(method, "uri"));
-        const server = catalog.resourceServer(uri);
-        if (!server) {
+        const route = catalog.resolveResource(uri);
+        if (!route) {
           fail(Session.notFound("MCPD_UNKNOWN_RESOURCE", `No server offers resource ${quoted(uri)}`, uri, catalog.resources().map((e) => e.item.uri), RESOURCES));
           return;
         }
-        s.serveOnServer(id, server, method, params);
+        if (route.kind === "ambiguous") return s.replyError(id, toWireError(ambiguous(uri, route)));
+        // The server gets its own URI; the answer (and later updates) use the form the client wrote.
+        s.serveOnServer(id, route.server, method, { ...params, uri: route.uri }, route.namespaced ? uri : undefined);
         return;
       }
       case "completion/complete": {
@@ -193,9 +221,10 @@ export class AggregateView {
           return;
         }
         if (isObject(ref) && ref.type === "ref/resource" && typeof ref.uri === "string") {
-          const server = catalog.resourceServer(ref.uri);
-          if (!server) return fail(Session.notFound("MCPD_UNKNOWN_RESOURCE", `No server offers resource ${quoted(ref.uri)}`, ref.uri, catalog.resourceTemplates().map((e) => e.item.uriTemplate), TEMPLATES));
-          s.serveOnServer(id, server, method, params);
+          const route = catalog.resolveResource(ref.uri);
+          if (!route) return fail(Session.notFound("MCPD_UNKNOWN_RESOURCE", `No server offers resource ${quoted(ref.uri)}`, ref.uri, catalog.resourceTemplates().map((e) => e.item.uriTemplate), TEMPLATES));
+          if (route.kind === "ambiguous") return s.replyError(id, toWireError(ambiguous(ref.uri, route)));
+          s.serveOnServer(id, route.server, method, { ...params, ref: { ...ref, uri: route.uri } });
           return;
         }
         s.replyError(id, { code: WireCode.InvalidParams, message: "completion/complete: \"ref\" must be a ref/prompt or ref/resource" });

@@ -106,6 +106,16 @@ function boundedClientInfo(value: unknown): JsonObject | undefined {
 const MCPD_META = "mcpd/server";
 
 /**
+ * A resources/read answer for a client that asked by a namespaced URI: every content's `uri` (the server's
+ * own) gets the same `mcpd://<server>/` prefix back. Anything not shaped as expected is left as it is.
+ */
+function renamespaced(result: JsonObject, prefix: string): JsonObject {
+  const contents = result.contents;
+  if (!Array.isArray(contents)) return result;
+  return { ...result, contents: contents.map((c) => (isObject(c) && typeof c.uri === "string" ? { ...c, uri: `${prefix}${c.uri}` } : c)) };
+}
+
+/**
  * One downstream MCP session (one socket connection): its view, its handshake, its requests in flight
  * (downstream id -> upstream request), and the requests it answers for servers.
  */
@@ -130,6 +140,8 @@ export class Session {
   logLevel: LogLevel | undefined;
   readonly connectedAt = Date.now();
   readonly subscriptions = new Set<string>();
+  /** `<server>\0<uri>` -> the URI forms this connection subscribed with (the server's, or namespaced). */
+  private readonly uriForms = new Map<string, Set<string>>();
   private readonly inFlight = new Map<RequestId, InFlight>();
   private readonly outgoing = new Map<number, { resolve: (v: JsonObject) => void; reject: (e: Error) => void; timer: NodeJS.Timeout }>();
   private outgoingId = 0;
@@ -388,8 +400,12 @@ export class Session {
     return handle;
   }
 
-  /** Transparent semantics: one server, unprefixed names. */
-  serveOnServer(id: RequestId, server: string, method: string, params: JsonObject | undefined): void {
+  /**
+   * Transparent semantics: one server, unprefixed names. `clientUri`: the aggregate view's namespaced
+   * form (`mcpd://<server>/<uri>`) of the resource URI in `params`, which the answer and the updates of a
+   * subscription are given back in.
+   */
+  serveOnServer(id: RequestId, server: string, method: string, params: JsonObject | undefined, clientUri?: string): void {
     let handle: ServerHandle;
     try {
       handle = this.router.manager.require(server);
@@ -399,15 +415,15 @@ export class Session {
     }
     if (handle.config.sharing === "per-client") {
       this.resolveHandle(server).then(
-        (h) => this.dispatchOnServer(id, h, method, params),
+        (h) => this.dispatchOnServer(id, h, method, params, clientUri),
         (err: unknown) => this.replyError(id, toWireError(err)),
       );
       return;
     }
-    this.dispatchOnServer(id, handle, method, params);
+    this.dispatchOnServer(id, handle, method, params, clientUri);
   }
 
-  private dispatchOnServer(id: RequestId, handle: ServerHandle, method: string, params: JsonObject | undefined): void {
+  private dispatchOnServer(id: RequestId, handle: ServerHandle, method: string, params: JsonObject | undefined, clientUri?: string): void {
     if (method === "logging/setLevel") return this.setLevel(id, params);
     if (method === "resources/subscribe" || method === "resources/unsubscribe") {
       const uri = params?.uri;
@@ -415,7 +431,12 @@ export class Session {
         this.replyError(id, { code: WireCode.InvalidParams, message: `${method}: "uri" must be a string` });
         return;
       }
-      this.subscription(id, method, handle, uri);
+      this.subscription(id, method, handle, uri, clientUri ?? uri);
+      return;
+    }
+    if (method === "resources/read" && clientUri !== undefined && typeof params?.uri === "string") {
+      const prefix = clientUri.slice(0, clientUri.length - params.uri.length);
+      this.forward(id, handle, method, params, (result) => renamespaced(result, prefix));
       return;
     }
     // A tool the server does not list goes to the server all the same: in a server's view mcpd does not
@@ -434,19 +455,40 @@ export class Session {
     this.reply(id, {});
   }
 
-  subscription(id: RequestId, method: string, handle: ServerHandle, uri: string): void {
-    const op =
-      method === "resources/subscribe"
-        ? this.router.subscribe(this, handle, uri, handle.config.timeout)
-        : this.router.unsubscribe(this, `${handle.name}\0${uri}`);
+  /**
+   * Subscribes to or unsubscribes from (server, `uri`) as `clientUri` (the form the client wrote: the
+   * server's URI, or the aggregate view's namespaced one). Updates are sent in every form subscribed; the
+   * upstream subscription of this connection ends with its last form.
+   */
+  subscription(id: RequestId, method: string, handle: ServerHandle, uri: string, clientUri = uri): void {
+    const key = `${handle.name}\0${uri}`;
+    let op: Promise<void>;
+    if (method === "resources/subscribe") {
+      op = this.router.subscribe(this, handle, uri, handle.config.timeout).then(() => {
+        const forms = this.uriForms.get(key) ?? new Set<string>();
+        forms.add(clientUri);
+        this.uriForms.set(key, forms);
+      });
+    } else {
+      const forms = this.uriForms.get(key);
+      forms?.delete(clientUri);
+      if (forms && forms.size > 0) op = Promise.resolve();
+      else {
+        this.uriForms.delete(key);
+        op = this.router.unsubscribe(this, key);
+      }
+    }
     op.then(
       () => this.reply(id, {}),
       (err: unknown) => this.replyError(id, toWireError(err)),
     );
   }
 
-  /** Sends one request upstream and its answer back, with progress, cancellation and the daemon's timeout. */
-  forward(id: RequestId, handle: ServerHandle, method: string, params: JsonObject | undefined): void {
+  /**
+   * Sends one request upstream and its answer back, with progress, cancellation and the daemon's timeout.
+   * `adapt` rewrites a successful answer for this client (it must not throw).
+   */
+  forward(id: RequestId, handle: ServerHandle, method: string, params: JsonObject | undefined, adapt?: (result: JsonObject) => JsonObject): void {
     const entry = new InFlight(id, handle, handle.config.timeout, handle.config.maxTotalTimeout);
     this.inFlight.set(id, entry);
     let upstreamParams = params;
@@ -465,7 +507,7 @@ export class Session {
       })
       .then(
         (result) => {
-          if (!entry.cancelled) this.reply(id, result);
+          if (!entry.cancelled) this.reply(id, adapt ? adapt(result) : result);
         },
         (err: unknown) => {
           if (!entry.cancelled) this.replyError(id, toWireError(err));
@@ -511,6 +553,14 @@ export class Session {
 
   relayNotification(handle: ServerHandle, method: string, params: JsonObject | undefined): void {
     if (!this.initialized) return;
+    if (method === "notifications/resources/updated" && typeof params?.uri === "string") {
+      // Once per form this connection subscribed with: a client matches updates by the URI it used.
+      const forms = this.uriForms.get(`${handle.name}\0${params.uri}`);
+      if (forms && forms.size > 0) {
+        for (const uri of forms) this.send({ jsonrpc: "2.0", method, params: this.tag(handle, { ...params, uri }) ?? {} });
+        return;
+      }
+    }
     this.send({ jsonrpc: "2.0", method, params: this.tag(handle, params) ?? {} });
   }
 
