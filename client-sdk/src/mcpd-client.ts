@@ -46,6 +46,13 @@ export interface McpdClientOptions {
   capabilities?: ClientCapabilities;
   /** `"aggregate"` (default): every server. A server name: that server's transparent view. */
   view?: string;
+  /**
+   * Open a control connection (`mcpd/select {"control": true}` as the first message): needed for
+   * {@link McpdClient.shutdown}, `disable`, `enable`, `restart`, `reload`, `logs` and the full `status`.
+   * Default `false`: an agent's connection, refused those with `MCPD_FORBIDDEN`. Give it to operator tools
+   * only, never to a connection an LLM drives.
+   */
+  control?: boolean;
   /** Handlers of server-to-client requests, registered before connecting (so their capabilities are declared). */
   handlers?: Record<string, RequestHandler>;
   /** Default per-request deadline, in ms (default {@link CLIENT_DEFAULTS.requestTimeoutMs}). */
@@ -109,8 +116,12 @@ export class McpdClient extends EventEmitter<McpdClientEvents> {
       },
       connected: () => this.session.state === "ready",
     });
+    if (options.control !== undefined && typeof options.control !== "boolean") {
+      throw new TypeError(`control must be a boolean, got ${JSON.stringify(options.control)}`);
+    }
     const select: JsonObject = { events: true };
     if (this.viewServer !== undefined) select.server = this.viewServer;
+    if (options.control === true) select.control = true;
     const reconnect = options.reconnect;
     this.session = new ReconnectingSession({
       socketPath: this.socketPath,
@@ -151,7 +162,7 @@ export class McpdClient extends EventEmitter<McpdClientEvents> {
 
   /**
    * Connects (starting the daemon first when `autostart` says so) and performs the handshake:
-   * `mcpd/select {events: true, server?}`, `initialize`, `notifications/initialized`.
+   * `mcpd/select {events: true, server?, control?}`, `initialize`, `notifications/initialized`.
    * @throws `MCPD_DAEMON_UNAVAILABLE` (no daemon; the message says to run `mcpd start`),
    * `MCPD_UNTRUSTED_SOCKET` (the socket or its directory is another user's, or others can write the
    * directory: nothing is sent and autostart is not tried), or the daemon's handshake error (e.g. `view`
@@ -247,6 +258,7 @@ export class McpdClient extends EventEmitter<McpdClientEvents> {
   /**
    * Calls a tool. With `server`, `name` is the server's own tool name; without (aggregate view), the
    * exposed name (`<server>__<name>`). A tool that reports failure resolves with `isError: true`.
+   * A name the server does not list: with `server`, the server's own answer; without, `MCPD_UNKNOWN_TOOL`.
    * @throws `MCPD_UNKNOWN_TOOL`, `MCPD_SERVER_UNAVAILABLE`, `MCPD_REQUEST_TIMEOUT`, `MCPD_ABORTED`,
    * `MCPD_CONNECTION_LOST`, `MCPD_DAEMON_UNAVAILABLE`, or the server's error (`MCPD_MCP_ERROR`).
    */
@@ -305,33 +317,39 @@ export class McpdClient extends EventEmitter<McpdClientEvents> {
     return this.subscriptions.add(uri, options.server, onUpdate);
   }
 
-  /** The daemon's status: its process, every server, every client (`mcpd/status`). */
+  /**
+   * The daemon's status: its process, every server, every client (`mcpd/status`). Without `control: true`
+   * it is reduced (`restricted: true`): this connection alone among the clients, no stderr or last error.
+   */
   status(options?: CallOptions): Promise<DaemonStatus> {
     return this.control<DaemonStatus>("mcpd/status", undefined, options);
   }
 
-  /** Restarts one server, or all when `server` is omitted. Resolves with the names restarted. */
+  /** Restarts one server, or all when `server` is omitted. Resolves with the names restarted. Needs `control: true` (else `MCPD_FORBIDDEN`). */
   async restart(server?: string, options?: CallOptions): Promise<string[]> {
     const result = await this.control<{ restarted: string[] }>("mcpd/restart", server === undefined ? {} : { server }, options);
     return result.restarted;
   }
 
-  /** Re-reads the config file (`mcpd/reload`). @throws the daemon's error naming the problem when the file is invalid. */
+  /**
+   * Re-reads the config file (`mcpd/reload`). Needs `control: true`.
+   * @throws the daemon's error naming the problem when the file is invalid; `MCPD_FORBIDDEN` without control.
+   */
   reload(options?: CallOptions): Promise<ReloadResult> {
     return this.control<ReloadResult>("mcpd/reload", undefined, options);
   }
 
-  /** Enables a server (starting it per its startup mode). */
+  /** Enables a server (starting it per its startup mode). Needs `control: true` (else `MCPD_FORBIDDEN`). */
   enable(server: string, options?: CallOptions): Promise<{ server: string; state: ServerState }> {
     return this.control("mcpd/enable", { server }, options);
   }
 
-  /** Disables a server (stopping it); calls to it then fail with `MCPD_SERVER_UNAVAILABLE`. */
+  /** Disables a server (stopping it); calls to it then fail with `MCPD_SERVER_UNAVAILABLE`. Needs `control: true`. */
   disable(server: string, options?: CallOptions): Promise<{ server: string; state: ServerState }> {
     return this.control("mcpd/disable", { server }, options);
   }
 
-  /** A server's stderr tail, or the daemon's recent log lines when `server` is omitted. */
+  /** A server's stderr tail, or the daemon's recent log lines when `server` is omitted. Needs `control: true`. */
   async logs(query: { server?: string; lines?: number } = {}, options?: CallOptions): Promise<string[]> {
     const params: JsonObject = {};
     if (query.server !== undefined) params.server = query.server;
@@ -340,8 +358,8 @@ export class McpdClient extends EventEmitter<McpdClientEvents> {
   }
 
   /**
-   * Asks the daemon to shut down gracefully. The connection then drops: the client reconnects as usual
-   * (to a daemon started again), so call {@link close} when done.
+   * Asks the daemon to shut down gracefully (needs `control: true`). The connection then drops: the client
+   * reconnects as usual (to a daemon started again), so call {@link close} when done.
    */
   async shutdown(options?: CallOptions): Promise<void> {
     await this.control("mcpd/shutdown", undefined, options);

@@ -47,8 +47,14 @@ export interface ClientStatus {
   [key: string]: unknown;
 }
 
-/** The result of `mcpd/status` ({@link McpdClient.status}). */
+/**
+ * The result of `mcpd/status` ({@link McpdClient.status}). On a connection that is not a control
+ * connection it is reduced: `restricted: true`, `daemon` holds only pid, version, startedAt and uptimeMs,
+ * `clients` only this connection, and every server's `lastError` and `lastStderr` are null.
+ */
 export interface DaemonStatus {
+  /** True when reduced (not a control connection). */
+  restricted?: boolean;
   daemon: {
     pid: number;
     version: string;

@@ -62,6 +62,13 @@ describe("McpdClient handshake", () => {
     expect(peer.messages("tools/list")[0]!.params).toEqual({});
   });
 
+  it("opens a control connection only when asked: control: true adds it to mcpd/select, the first message", async () => {
+    await client({ control: true, view: "github" });
+    expect(peer.received[0]!.msg.method).toBe("mcpd/select");
+    expect(peer.received[0]!.msg.params).toEqual({ events: true, server: "github", control: true });
+    expect(() => new McpdClient({ socketPath: peer.socketPath, control: "yes" as unknown as boolean })).toThrow(/control must be a boolean/);
+  });
+
   it("fails connect with the daemon's select error (unknown server), mapped by data.mcpdCode", async () => {
     peer.methods["mcpd/select"] = () => ({ error: { code: -32602, message: 'Unknown server "nope"; configured: a, b', data: { mcpdCode: "MCPD_UNKNOWN_SERVER" } } });
     const err = (await client({ view: "nope" }).catch((e: unknown) => e)) as McpdError;

@@ -15,9 +15,10 @@ const SELECT_ID = "mcpd-connect-select";
 
 /**
  * `mcpd connect`: pipes an MCP client's stdio onto the daemon's socket, so any MCP client can use mcpd
- * by running `mcpd connect [SERVER]` as its server command. When SERVER is given it first selects that
- * server's transparent view (`mcpd/select`) and swallows the answer; after that bytes flow untouched in
- * both directions. Returns the exit code: 0 when either side ends normally, 1 on errors.
+ * by running `mcpd connect [SERVER]` as its server command. It first sends its own `mcpd/select` (that
+ * server's transparent view when SERVER is given, else the aggregate view) and swallows the answer, so the
+ * connection is never a control connection; after that bytes flow untouched in both directions.
+ * Returns the exit code: 0 when either side ends normally, 1 on errors.
  * @throws DaemonUnavailableError (MCPD_DAEMON_UNAVAILABLE) when the socket does not answer;
  * UntrustedSocketError (MCPD_UNTRUSTED_SOCKET), before connecting, when another user could have made it.
  */
@@ -41,29 +42,27 @@ export function runBridge(opts: BridgeOptions): Promise<number> {
         socket.pipe(opts.stdout as NodeJS.WritableStream, { end: false });
         opts.stdin.pipe(socket);
       };
-      if (opts.server === undefined) {
-        startPiping();
-      } else {
-        // Read lines until the select answer; anything else before it cannot exist (the client has not spoken yet).
-        let selected = false;
-        const decoder = new JsonLineDecoder({
-          onValue: (v) => {
-            if (selected || !isObject(v) || v.id !== SELECT_ID) return;
-            selected = true;
-            socket.off("data", onData);
-            if (isObject(v.error)) {
-              opts.stderr?.write(`mcpd connect: ${String(v.error.message)}\n`);
-              exitCode = 1;
-              socket.end();
-              return;
-            }
-            startPiping();
-          },
-        });
-        const onData = (chunk: Buffer): void => decoder.push(chunk);
-        socket.on("data", onData);
-        socket.write(encodeLine({ jsonrpc: "2.0", id: SELECT_ID, method: "mcpd/select", params: { server: opts.server } }));
-      }
+      // The bridge always speaks first, selecting the view itself: the agent's own messages are never the
+      // connection's first, so nothing it sends can make the connection a control connection.
+      let selected = false;
+      const decoder = new JsonLineDecoder({
+        onValue: (v) => {
+          if (selected || !isObject(v) || v.id !== SELECT_ID) return;
+          selected = true;
+          socket.off("data", onData);
+          if (isObject(v.error)) {
+            opts.stderr?.write(`mcpd connect: ${String(v.error.message)}\n`);
+            exitCode = 1;
+            socket.end();
+            return;
+          }
+          startPiping();
+        },
+      });
+      // Read lines until the select answer; anything else before it cannot exist (the client has not spoken yet).
+      const onData = (chunk: Buffer): void => decoder.push(chunk);
+      socket.on("data", onData);
+      socket.write(encodeLine({ jsonrpc: "2.0", id: SELECT_ID, method: "mcpd/select", params: opts.server === undefined ? {} : { server: opts.server } }));
       opts.stdin.on("end", () => socket.end());
     });
     socket.on("close", () => {

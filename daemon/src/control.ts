@@ -1,12 +1,13 @@
 import { accessSync, constants } from "node:fs";
 import { delimiter, isAbsolute, join } from "node:path";
-import { ProtocolError, WireCode, McpdError, type JsonObject } from "@mcpd/protocol";
+import { ForbiddenError, ProtocolError, WireCode, McpdError, type JsonObject } from "@mcpd/protocol";
 import type { MCPManager, ReloadResult } from "./manager.js";
 import { RUNTIME_DEFAULTS } from "./defaults.js";
 import type { ServerHandle } from "./server-handle.js";
 import type { Router } from "./router/router.js";
 import type { Session } from "./router/session.js";
 import { exposedName } from "./router/exposed-names.js";
+import { disabledByCommand } from "./disable-reasons.js";
 
 /** What the control methods need from the running daemon. */
 export interface DaemonControl {
@@ -86,27 +87,77 @@ async function settled(hs: ServerHandle[], toolsOnly: boolean): Promise<ServerHa
   return hs;
 }
 
+/**
+ * Control methods only a control connection may call (see {@link Session.control}): they stop the daemon,
+ * change what servers run, or read servers' stderr and the daemon's log. An agent's MCP session gets
+ * MCPD_FORBIDDEN for them. `mcpd/status` is open to every connection but reduced for non-control ones
+ * (see {@link agentStatus}); `mcpd/servers`, `mcpd/tools`, `mcpd/prompts`, `mcpd/resources` and
+ * `mcpd/select` are open: they list what the connection's own MCP session can list anyway.
+ */
+export const PRIVILEGED_METHODS: ReadonlySet<string> = new Set([
+  "mcpd/shutdown",
+  "mcpd/disable",
+  "mcpd/enable",
+  "mcpd/restart",
+  "mcpd/reload",
+  "mcpd/logs",
+]);
+
+/** The refusal of a privileged method on a connection that is not a control connection. */
+export function forbidden(method: string): ForbiddenError {
+  return new ForbiddenError(
+    method,
+    `${method} is refused: only a control connection (the mcpd command, or @mcpd/client with control: true) may stop the daemon, ` +
+      `enable, disable, restart or reload servers, or read logs. A connection becomes one by sending ` +
+      `mcpd/select {"control": true} as its first message; an agent's MCP session never can.`,
+  );
+}
+
+function clientStatus(s: Session): JsonObject {
+  return {
+    id: s.id,
+    view: s.view.kind,
+    server: s.view.kind === "server" ? s.view.server : null,
+    clientInfo: s.clientInfo ?? null,
+    inFlight: s.inFlightCount,
+    connectedAt: new Date(s.connectedAt).toISOString(),
+  };
+}
+
+/**
+ * `mcpd/status` for a connection that is not a control connection: the servers' states (with the reason a
+ * call would be refused, which such a call returns anyway) and this connection alone among the clients.
+ * No other client's identity, no stderr or last error (they may quote a server's output), no paths.
+ */
+function agentStatus(d: DaemonControl, session: Session): JsonObject {
+  const m = d.manager;
+  const info = d.info();
+  return {
+    restricted: true,
+    daemon: { pid: info.pid ?? null, version: info.version ?? null, startedAt: info.startedAt ?? null, uptimeMs: info.uptimeMs ?? null },
+    servers: m.servers.map((h) => ({ ...serverStatus(h, m.privateSessions(h.name).length, d.router.hint(h)), lastError: null, lastStderr: null })),
+    clients: [clientStatus(session)],
+    tables: d.router.tables(),
+  };
+}
+
 /** Answers the `mcpd/*` control methods of docs/protocol.md. */
 export function createControl(d: DaemonControl) {
   return async (session: Session, method: string, params: JsonObject | undefined): Promise<JsonObject> => {
     const m = d.manager;
     const pick = (server?: string): ServerHandle[] => (server === undefined ? m.servers : [m.require(server)]);
+    if (!session.control && PRIVILEGED_METHODS.has(method)) throw forbidden(method);
     switch (method) {
       case "mcpd/status": {
-        const status: JsonObject = {
-          daemon: d.info(),
-          servers: m.servers.map((h) => serverStatus(h, m.privateSessions(h.name).length, d.router.hint(h))),
-          // The connection asking (`mcpd status` itself) is not one of the clients it wants to see.
-          clients: [...d.router.sessions.values()].filter((s) => s !== session).map((s) => ({
-            id: s.id,
-            view: s.view.kind,
-            server: s.view.kind === "server" ? s.view.server : null,
-            clientInfo: s.clientInfo ?? null,
-            inFlight: s.inFlightCount,
-            connectedAt: new Date(s.connectedAt).toISOString(),
-          })),
-          tables: d.router.tables(),
-        };
+        const status: JsonObject = session.control
+          ? {
+              daemon: d.info(),
+              servers: m.servers.map((h) => serverStatus(h, m.privateSessions(h.name).length, d.router.hint(h))),
+              // The connection asking (`mcpd status` itself) is not one of the clients it wants to see.
+              clients: [...d.router.sessions.values()].filter((s) => s !== session).map(clientStatus),
+              tables: d.router.tables(),
+            }
+          : agentStatus(d, session);
         // A state reason or stderr line may quote a server's secret (a usage error naming its --api-key).
         // Unscrubbable means no JSON form, which the socket refuses to send anyway.
         return d.router.secrets.scrubValue(status) ?? status;
@@ -156,7 +207,7 @@ export function createControl(d: DaemonControl) {
       }
       case "mcpd/disable": {
         const h = m.require(str(params, "server", true) as string);
-        await h.disable();
+        await h.disable(disabledByCommand(h.name));
         return { server: h.name, state: h.state };
       }
       case "mcpd/reload": {

@@ -5,6 +5,7 @@ import type { LoadedConfig, ResolvedServerConfig } from "./config/config-schema.
 import { ChildRegistry } from "./child-registry.js";
 import { ServerHandle, type StateChange } from "./server-handle.js";
 import { ToolCache } from "./tool-cache.js";
+import { disabledInConfig } from "./disable-reasons.js";
 
 export interface ManagerOptions {
   createTransport: (config: TransportConfig, logger: Logger) => MCPTransport;
@@ -89,6 +90,7 @@ export class MCPManager extends EventEmitter {
       onChildStarted: (pid) => this.children?.add(config.name, pid, (config.transport as { command?: string }).command ?? ""),
       onChildExited: (pid) => this.children?.remove(pid),
     });
+    if (!config.enabled) handle.stateReason = disabledInConfig(config.name);
     handle.on("state", (change: StateChange) => this.emit("state", handle, change));
     handle.on("notification", (method: string, params: unknown, ctx: unknown) => this.emit("notification", handle, method, params, ctx));
     handle.on("listChanged", (kind: string) => this.emit("listChanged", handle, kind));
@@ -177,7 +179,7 @@ export class MCPManager extends EventEmitter {
         const transportChanged = cfg.transportHash !== handle.config.transportHash;
         const wasEnabled = handle.config.enabled;
         handle.updateConfig(cfg);
-        if (!cfg.enabled) work.push(handle.disable());
+        if (!cfg.enabled) work.push(handle.disable(disabledInConfig(name)));
         else if (!wasEnabled) work.push(handle.enable());
         else if (transportChanged || handle.state === "failed") work.push(handle.restart("config changed"));
       } else {

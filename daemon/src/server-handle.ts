@@ -309,8 +309,8 @@ export class ServerHandle extends EventEmitter {
     if (this.config.startup === "eager") await this.start("enabled");
   }
 
-  async disable(): Promise<void> {
-    await this.stop("disabled", "disabled");
+  async disable(reason = "disabled"): Promise<void> {
+    await this.stop("disabled", reason);
   }
 
   /** Replaces the config (reload). The caller restarts the server when the transport changed. */

@@ -189,6 +189,20 @@ export class CapabilityError extends McpdError {
   }
 }
 
+/**
+ * A privileged control method (stop, disable, enable, restart, reload, stderr logs, the full status) sent on
+ * a connection that is not a control connection: an agent's MCP session may not use them. The message
+ * names the method and how a connection becomes a control connection.
+ */
+export class ForbiddenError extends McpdError {
+  override name = "ForbiddenError";
+  readonly method: string;
+  constructor(method: string, message: string) {
+    super("MCPD_FORBIDDEN", message, { wireCode: WireCode.Forbidden, data: { method } });
+    this.method = method;
+  }
+}
+
 /** The daemon cannot be reached (not running, socket missing, refused). */
 export class DaemonUnavailableError extends McpdError {
   override name = "DaemonUnavailableError";

@@ -34,6 +34,8 @@ export const WireCode = {
   CapabilityNotSupported: -32069,
   /** The request was cancelled by the caller. */
   Cancelled: -32070,
+  /** A privileged control method on a connection that is not a control connection (an agent's MCP session). */
+  Forbidden: -32071,
 } as const;
 
 export type WireCodeName = keyof typeof WireCode;

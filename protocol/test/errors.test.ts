@@ -5,6 +5,7 @@ import {
   ConfigError,
   ConnectionLostError,
   DaemonUnavailableError,
+  ForbiddenError,
   HttpError,
   McpdError,
   McpRemoteError,
@@ -107,6 +108,14 @@ const ROWS: Row[] = [
   { error: new NotFoundError("MCPD_UNKNOWN_PROMPT", "no prompt"), name: "NotFoundError", code: "MCPD_UNKNOWN_PROMPT", message: "no prompt", wireCode: -32602 },
   { error: new NotFoundError("MCPD_UNKNOWN_RESOURCE", "no res"), name: "NotFoundError", code: "MCPD_UNKNOWN_RESOURCE", message: "no res", wireCode: -32602 },
   { error: new CapabilityError("no tools"), name: "CapabilityError", code: "MCPD_CAPABILITY_NOT_SUPPORTED", message: "no tools", wireCode: -32069 },
+  {
+    error: new ForbiddenError("mcpd/shutdown", "mcpd/shutdown needs a control connection"),
+    name: "ForbiddenError",
+    code: "MCPD_FORBIDDEN",
+    message: "mcpd/shutdown needs a control connection",
+    wireCode: -32071,
+    data: { method: "mcpd/shutdown" },
+  },
   { error: new DaemonUnavailableError("mcpd is not running"), name: "DaemonUnavailableError", code: "MCPD_DAEMON_UNAVAILABLE", message: "mcpd is not running", wireCode: -32603 },
   {
     error: new UntrustedSocketError("Refusing to connect to mcpd: socket directory /tmp/mcpd-1000 is owned by uid 65534", { path: "/tmp/mcpd-1000", ownerUid: 65534 }),
@@ -242,8 +251,8 @@ describe("WireCode", () => {
       expect(code, name).toBeLessThanOrEqual(-32000);
       expect(code, name).toBeGreaterThanOrEqual(-32099);
       expect(MCP_RESERVED, name).not.toContain(code);
-      // docs/errors.md documents the block as -32060..-32070.
-      expect(code, name).toBeGreaterThanOrEqual(-32070);
+      // docs/errors.md documents the block as -32060..-32071.
+      expect(code, name).toBeGreaterThanOrEqual(-32071);
       expect(code, name).toBeLessThanOrEqual(-32060);
     }
   });

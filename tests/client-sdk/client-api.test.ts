@@ -125,7 +125,8 @@ describe("McpdClient against the real daemon", () => {
   });
 
   it("emits notification, listChanged and serverState events, and restarts a server", async () => {
-    const c = await client();
+    // restart() is a privileged control method: this client opens a control connection.
+    const c = await client({ control: true });
     const notes: Array<[string, string | undefined]> = [];
     const lists: unknown[] = [];
     const states: Array<[string, string, string | undefined]> = [];
@@ -182,7 +183,7 @@ describe("McpdClient against the real daemon", () => {
   });
 
   it("reports status and logs, disables and enables a server, and reloads the config", async () => {
-    const c = await client();
+    const c = await client({ control: true });
     const status = await c.status();
     expect(status.daemon.pid).toBe(d.proc!.pid);
     expect(status.daemon.socketPath).toBe(d.socketPath);
@@ -256,9 +257,9 @@ describe("McpdClient error codes, each from a real situation", () => {
 
   it("MCPD_UNKNOWN_TOOL: an exposed name no server has; MCPD_UNKNOWN_SERVER: routing to a server that does not exist", async () => {
     const c = await client();
-    const unknownTool = await failure(c.callTool({ name: "fx__nope", arguments: {} }));
+    const unknownTool = await failure(c.callTool({ name: "fx__ecoh", arguments: {} }));
     expect([unknownTool.code, unknownTool.wireCode]).toEqual(["MCPD_UNKNOWN_TOOL", -32602]);
-    expect(unknownTool.message).toContain("fx__echo");
+    expect(unknownTool.message).toContain("did you mean fx__echo");
     const unknownServer = await failure(c.callTool({ server: "zzz", name: "echo" }));
     expect(unknownServer.code).toBe("MCPD_UNKNOWN_SERVER");
     expect(unknownServer.message).toContain("fx");

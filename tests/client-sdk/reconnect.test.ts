@@ -87,7 +87,7 @@ describe("McpdClient reconnection with the real daemon", () => {
   it("shutdown() stops the daemon gracefully; the client reconnects when it is started again", async () => {
     const d = await TestDaemon.start({ fx: fixture("fx") });
     cleanups.push(() => d.cleanup());
-    const c = await connect({ env: d.env, reconnect: { initialDelayMs: 50, maxDelayMs: 200 } });
+    const c = await connect({ env: d.env, control: true, reconnect: { initialDelayMs: 50, maxDelayMs: 200 } });
     cleanups.push(() => c.close());
     const lost = new Promise((r) => c.once("connectionLost", r));
     await c.shutdown();
@@ -125,7 +125,7 @@ describe("McpdClient reconnection with the real daemon", () => {
     expect(refused.code).toBe("MCPD_DAEMON_UNAVAILABLE");
     expect(refused.message).toContain("mcpd start");
 
-    const c = await connect({ env, autostart: true });
+    const c = await connect({ env, autostart: true, control: true });
     cleanups.push(() => c.close());
     const status = await c.status();
     expect(status.daemon.pid).toBe(Number(readFileSync(pidFile, "utf8")));

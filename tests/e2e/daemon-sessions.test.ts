@@ -24,7 +24,7 @@ async function loggedDaemon(servers: Record<string, { args?: string[]; extra?: R
   const cfg: Record<string, unknown> = {};
   for (const [name, s] of Object.entries(servers)) cfg[name] = fixture(name, [...(s.args ?? []), "--log", join(d.home, `${name}.log`)], s.extra ?? {});
   d.writeConfig(cfg);
-  const ctl = await d.raw();
+  const ctl = await d.control();
   await ctl.request("mcpd/reload");
   const log = (name: string) => readLog(join(d.home, `${name}.log`));
   return { d, ctl, log };

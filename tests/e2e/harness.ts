@@ -32,6 +32,8 @@ export interface TestDaemon {
   writeConfig(servers: Record<string, unknown>): void;
   /** A raw socket connection speaking JSONL, with a tiny request helper. */
   raw(): Promise<RawClient>;
+  /** A raw connection that declared itself a control connection (`mcpd/select {control: true}` first), like the CLI's. */
+  control(): Promise<RawClient>;
   stop(): Promise<void>;
 }
 
@@ -81,6 +83,13 @@ export async function startTestDaemon(servers: Record<string, unknown>, opts: { 
     async raw() {
       const c = await RawClient.open(socketPath);
       clients.push(c);
+      return c;
+    },
+    async control() {
+      const c = await RawClient.open(socketPath);
+      clients.push(c);
+      const r = await c.request("mcpd/select", { control: true });
+      if (!r.result) throw new Error(`mcpd/select {control: true} failed: ${JSON.stringify(r.error)}`);
       return c;
     },
     async stop() {

@@ -56,7 +56,8 @@ describe("faults: upstream HTTP server", () => {
     expect(textOf(await call(clients[1]!, "b__echo", { text: "b ok" }))).toBe("b ok");
     f.set({ status: undefined });
     expect(textOf(await call(c0, "h__echo", { text: "back" }))).toBe("back");
-    const h = await serverStatus(c0, "h");
+    // lastError is in the full status: a control connection's.
+    const h = await serverStatus(await d.control(), "h");
     expect(h).toMatchObject({ state: "ready", restarts: 0, lastError: "HTTP 500: internal kaboom" });
     for (const c of clients) expectSingleAnswers(c);
     await stopAndExpectNothingLeft(d);
@@ -169,7 +170,7 @@ describe("faults: upstream HTTP server", () => {
     const d = (daemon = await startTestDaemon({ h: { type: "http", url: f.url, restart: { maxRestarts: 1, initialDelayMs: 50 } }, b: fixture("b") }));
     const [c0] = await openClients(d, 1);
     await until(async () => (await serverStatus(c0!, "h")).state === "failed", "h failed");
-    const h = await serverStatus(c0!, "h");
+    const h = await serverStatus(await d.control(), "h");
     expect(h.stateReason).toContain("HTTP 401: unauthorized");
     expect(h.stateReason).toContain(`[WWW-Authenticate: ${challenge}]`);
     expect(h.lastError).toContain(`WWW-Authenticate: ${challenge}`);

@@ -62,6 +62,8 @@ describe("faults: the daemon's socket file", () => {
     rmSync(d.socketPath);
     await until(() => existsSync(d.socketPath), "the socket file to be re-created");
     const fresh = await RawClient.open(d.socketPath);
+    // The socket's history is in the full status: a control connection's.
+    await fresh.request("mcpd/select", { control: true });
     await fresh.initialize();
     const s = await status(fresh);
     expect(s.daemon.pid).toBe(d.proc.pid);
@@ -102,6 +104,8 @@ describe("faults: the daemon's socket file", () => {
     expect(again.stdout).toContain(`mcpd is already running (pid ${d.proc.pid})`);
     // Still the one daemon and the one server process.
     const fresh = await RawClient.open(d.socketPath);
+    // The socket's history is in the full status: a control connection's.
+    await fresh.request("mcpd/select", { control: true });
     await fresh.initialize();
     expect(await serverPid(fresh, "a")).toBe(pidA);
     fresh.close();

@@ -77,7 +77,8 @@ describe("faults: upstream stdio server", () => {
     for (const [i, c] of clients.entries()) expect(textOf(await c.request("tools/call", { name: "b__echo", arguments: { text: `b${i}` } }))).toBe(`b${i}`);
 
     await until(async () => (await serverStatus(c0, "a")).state === "ready", "a ready again");
-    const a = await serverStatus(c0, "a");
+    // lastError may quote a server's output: only a control connection sees it.
+    const a = await serverStatus(await d.control(), "a");
     expect(a.restarts).toBe(1);
     expect(a.lastError).toMatch(/SIGABRT/);
     const newPid = await serverPid(c0, "a");
@@ -285,8 +286,8 @@ describe("faults: upstream stdio server", () => {
     const fl = await serverStatus(caller!, "fl");
     expect(fl.state).toBe("ready");
     expect(fl.restarts).toBe(0);
-    // Three counters and `quiet`; `caller` asks, and the asking connection is not listed.
-    expect((await status(caller!)).clients).toHaveLength(4);
+    // Three counters and two clients; the control connection asking is not listed.
+    expect((await status(await d.control())).clients).toHaveLength(5);
     for (const n of counters) n.close();
     await stopAndExpectNothingLeft(d);
   });
@@ -297,7 +298,7 @@ describe("faults: upstream stdio server", () => {
     const [c0, c1] = await openClients(d, 2);
     ledger.add(await serverPid(c1!, "b"));
     await until(async () => (await serverStatus(c0!, "e")).state === "failed", "e failed");
-    const e = await serverStatus(c0!, "e");
+    const e = await serverStatus(await d.control(), "e");
     expect(e.stateReason).toMatch(/process exited with code 7/);
     expect(e.stateReason).toMatch(/gave up after 2 restarts/);
     expect(e.lastStderr).toBe("exiting on initialize with code 7");
@@ -310,7 +311,7 @@ describe("faults: upstream stdio server", () => {
     }
     expect(textOf(await c1!.request("tools/call", { name: "b__echo", arguments: { text: "b fine" } }))).toBe("b fine");
     d.writeConfig({ e: fixture("e", [], policy), b: fixture("b") });
-    expect((await c0!.request("mcpd/reload")).result.changed).toEqual(["e"]);
+    expect((await (await d.control()).request("mcpd/reload")).result.changed).toEqual(["e"]);
     await until(async () => (await serverStatus(c0!, "e")).state === "ready", "e ready after the fix");
     ledger.add(await serverPid(c0!, "e"));
     await stopAndExpectNothingLeft(d);

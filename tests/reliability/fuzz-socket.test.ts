@@ -368,7 +368,8 @@ describe("fuzzing the live socket", () => {
     // Read now: the harness keeps only the tail of a long stderr.
     const inspector = /Debugger listening on (ws:\/\/\S+)/.exec(d.stderr())?.[1] as string;
     expect(inspector, "the daemon's inspector URL in its stderr").toBeDefined();
-    const checker = await d.raw();
+    // A control connection: the connection count is in the full status only.
+    const checker = await d.control();
     await checker.initialize();
     await until(async () => (await status(checker)).servers[0].state === "ready", "server a ready");
 
@@ -484,7 +485,8 @@ process.stdin.on("data", (c) => {
     const c = await d.raw();
     c.writeLine(`{"jsonrpc":"2.0","id":"i","method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"deep-client","version":"1","x":${DEEP}}}}`);
     await c.waitFor((m) => m.id === "i", "initialize answer");
-    const other = await d.raw();
+    // Every client's identity is in the full status only: a control connection's.
+    const other = await d.control();
     const s = await status(other);
     expect(s.clients.map((x: any) => x.clientInfo)).toContainEqual({ name: "deep-client", version: "1" });
     expect(d.proc.exitCode).toBeNull();

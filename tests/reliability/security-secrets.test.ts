@@ -124,6 +124,8 @@ async function exercise(w: CliWorld): Promise<string> {
   const out: string[] = [];
   const c = await RawClient.open(join(w.mcpdHome, "mcpd.sock"));
   try {
+    // A control connection, like the CLI's: it sees the full status and the logs, where secrets could hide.
+    out.push(JSON.stringify(await c.request("mcpd/select", { control: true })));
     out.push(JSON.stringify(await c.initialize()));
     const failedOnes = ["nocmd", "crashy", "remote", "legacy", "socket", "echoer"];
     await until(async () => {

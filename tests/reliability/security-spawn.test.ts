@@ -58,7 +58,8 @@ describe("servers are spawned without a shell", () => {
       cmd3: { command: `\`touch ${cmdMarker(3)}\``, restart: { maxRestarts: 1, initialDelayMs: 50 } },
       cmd4: { command: `${process.execPath} -e "require('fs').writeFileSync('${cmdMarker(4)}', '')"`, restart: { maxRestarts: 1, initialDelayMs: 50 } },
     }));
-    const c = await d.raw();
+    // lastError is in the full status: a control connection's.
+    const c = await d.control();
     await c.initialize();
     const status = async (): Promise<Record<string, { state: string; lastError: string | null; stateReason: string }>> =>
       Object.fromEntries((await c.request("mcpd/status")).result.servers.map((s: any) => [s.name, s]));

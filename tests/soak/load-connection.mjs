@@ -101,7 +101,9 @@ export class LoadConnection {
       if (gen !== this.generation) return;
       const lines = [`{"jsonrpc":"2.0","id":"init","method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"soak-${this.index}","version":"1"}}}`];
       // Half the sessions subscribe to a resource: the subscription table must be empty again at the end.
-      if (this.rng() < 0.5) lines.push(`{"jsonrpc":"2.0","id":"sub","method":"resources/subscribe","params":{"uri":"fixture://static/one"}}`);
+      // Both fixtures list fixture://static/one, so the aggregate view addresses server a's copy by its
+      // namespaced URI (a plain URI two servers list is refused as ambiguous).
+      if (this.rng() < 0.5) lines.push(`{"jsonrpc":"2.0","id":"sub","method":"resources/subscribe","params":{"uri":"mcpd://a/fixture://static/one"}}`);
       socket.write(`${lines.join("\n")}\n`);
       this.topUp();
     });

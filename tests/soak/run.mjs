@@ -143,6 +143,8 @@ try {
   log(`mcpd soak: up to ${targetCalls.toLocaleString("en")} calls for up to ${(durationMs / 1000).toFixed(0)} s, ${connections} connections x ${window} in flight, seed ${seed}`);
   await daemon.ready();
   checker = await LineClient.open(daemon.socketPath);
+  // A control connection: the full status (every client) is the operator's.
+  await checker.call("mcpd/select", { control: true });
   await until(async () => {
     const s = await checker.call("mcpd/status");
     daemon.noteServers(s);

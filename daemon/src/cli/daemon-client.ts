@@ -23,7 +23,7 @@ export function isUntrustedSocket(err: unknown): boolean {
 
 /**
  * Connects to the running daemon through the client SDK (never starting it, never reconnecting: a CLI
- * command is one short conversation).
+ * command is one short conversation). The connection is a control connection: the CLI is the operator.
  * @throws CliError with exit code 3 (`ExitCode.NotRunning`) when the daemon does not answer;
  * UntrustedSocketError (`MCPD_UNTRUSTED_SOCKET`, exit 1) when another user could have made the socket.
  */
@@ -36,6 +36,7 @@ export async function openClient(ctx: CliContext, options: OpenClientOptions = {
       reconnect: false,
       env: ctx.env,
       clientInfo: { name: "mcpd-cli", version: VERSION },
+      control: true,
       connectTimeout: options.connectTimeoutMs ?? 5_000,
       ...(options.timeoutMs !== undefined ? { timeout: options.timeoutMs } : {}),
     });

@@ -30,7 +30,7 @@ function normalize(s: string): string {
 }
 
 /** Optimal string alignment distance (Levenshtein plus adjacent transpositions: `tiemout` is one edit). */
-function editDistance(a: string, b: string): number {
+export function editDistance(a: string, b: string): number {
   if (a === b) return 0;
   // Keys are short; a key over 64 characters is nobody's typo.
   if (a.length > 64 || b.length > 64) return Infinity;

@@ -1,5 +1,18 @@
-import { NotFoundError, WireCode, isObject, toWireError, type JsonObject, type JsonRpcErrorObject, type RequestId, type ServerCapabilities } from "@mcpd/protocol";
+import {
+  McpdError,
+  NotFoundError,
+  WireCode,
+  isObject,
+  toWireError,
+  type JsonObject,
+  type JsonRpcErrorObject,
+  type RequestId,
+  type ServerCapabilities,
+} from "@mcpd/protocol";
+import type { ResourceRoute } from "./catalog.js";
 import { Session } from "./session.js";
+import { quoted } from "./close-matches.js";
+import type { ServerHandle } from "../server-handle.js";
 import { VERSION } from "../version.js";
 import { RUNTIME_DEFAULTS } from "../defaults.js";
 
@@ -8,9 +21,29 @@ function notString(method: string, field: string): JsonRpcErrorObject {
   return { code: WireCode.InvalidParams, message: `${method}: "${field}" must be a string`, data: { mcpdCode: "MCPD_PROTOCOL_VIOLATION" } };
 }
 
+/** Most servers an ambiguous-resource error names. */
+const MAX_NAMED_SERVERS = 10;
+
+/** A plain URI several servers claim: refused, naming the forms that address each one. */
+function ambiguous(uri: string, route: Extract<ResourceRoute, { kind: "ambiguous" }>): McpdError {
+  const more = route.servers.length > MAX_NAMED_SERVERS ? `, ... (${route.servers.length} in all)` : "";
+  return new McpdError(
+    "MCPD_AMBIGUOUS_RESOURCE",
+    `Resource ${quoted(uri)} is offered by ${route.servers.length} servers (${route.servers.slice(0, MAX_NAMED_SERVERS).join(", ")}${more}); ` +
+      `address one of them: ${route.addressable.slice(0, MAX_NAMED_SERVERS).join(", ")}${more ? ", ..." : ""} (or route the request with _meta["mcpd/server"])`,
+    { wireCode: WireCode.InvalidParams, data: { servers: route.servers } },
+  );
+}
+
+const TOOLS = { noun: "tool", method: "tools/list" };
+const PROMPTS = { noun: "prompt", method: "prompts/list" };
+const RESOURCES = { noun: "resource", method: "resources/list" };
+const TEMPLATES = { noun: "resource template", method: "resources/templates/list" };
+
 /**
  * The aggregate view: every enabled server behind one MCP server. Tools and prompts are exposed as
- * `<server>__<name>` and routed through the catalog's lookup tables; resources keep their URIs.
+ * `<server>__<name>` and routed through the catalog's lookup tables; resources keep their URIs unless
+ * several servers list the same one, which is then addressed per server as `mcpd://<server>/<uri>`.
  */
 export class AggregateView {
   constructor(private readonly session: Session) {}
@@ -84,13 +117,27 @@ export class AggregateView {
       case "resources/read":
       case "resources/subscribe":
       case "resources/unsubscribe":
-        return typeof uri === "string" && catalog.resourceServer(uri) !== undefined;
+        return typeof uri === "string" && catalog.resolveResource(uri) !== undefined;
       case "completion/complete":
         if (isObject(ref) && typeof ref.name === "string") return catalog.prompt(ref.name) !== undefined;
-        return isObject(ref) && typeof ref.uri === "string" && catalog.resourceServer(ref.uri) !== undefined;
+        return isObject(ref) && typeof ref.uri === "string" && catalog.resolveResource(ref.uri) !== undefined;
       default:
         return false;
     }
+  }
+
+  /**
+   * The server an exposed name `<server>__<name>` belongs to when that server is `disabled` or `failed`
+   * (its tools and prompts are then out of the catalog): the longest configured name that prefixes it.
+   * Server names are `[A-Za-z0-9_-]{1,48}`, so the prefix of an exposed name is never altered by the
+   * sanitizing of exposedName.
+   */
+  private unavailableOwner(exposed: string): ServerHandle | undefined {
+    let owner: ServerHandle | undefined;
+    for (const h of this.router.manager.servers) {
+      if (exposed.startsWith(`${h.name}__`) && (!owner || h.name.length > owner.name.length)) owner = h;
+    }
+    return owner && (owner.state === "disabled" || owner.state === "failed") ? owner : undefined;
   }
 
   private get unsettled(): boolean {
@@ -128,7 +175,10 @@ export class AggregateView {
         if (typeof name !== "string") return s.replyError(id, notString(method, "name"));
         const entry = catalog.tool(name);
         if (!entry) {
-          fail(Session.notFound("MCPD_UNKNOWN_TOOL", `Unknown tool "${name}"`, catalog.tools().map((e) => e.exposed)));
+          // A tool of a disabled or failed server is not unknown: its server refuses it (-32060, state, reason).
+          const owner = this.unavailableOwner(name);
+          if (owner) return s.serveOnServer(id, owner.name, method, { ...params, name: name.slice(owner.name.length + 2) });
+          fail(Session.notFound("MCPD_UNKNOWN_TOOL", `Unknown tool ${quoted(name)}`, name, catalog.tools().map((e) => e.exposed), TOOLS));
           return;
         }
         s.serveOnServer(id, entry.server, method, { ...params, name: entry.item.name });
@@ -139,7 +189,9 @@ export class AggregateView {
         if (typeof name !== "string") return s.replyError(id, notString(method, "name"));
         const entry = catalog.prompt(name);
         if (!entry) {
-          fail(Session.notFound("MCPD_UNKNOWN_PROMPT", `Unknown prompt "${name}"`, catalog.prompts().map((e) => e.exposed)));
+          const owner = this.unavailableOwner(name);
+          if (owner) return s.serveOnServer(id, owner.name, method, { ...params, name: name.slice(owner.name.length + 2) });
+          fail(Session.notFound("MCPD_UNKNOWN_PROMPT", `Unknown prompt ${quoted(name)}`, name, catalog.prompts().map((e) => e.exposed), PROMPTS));
           return;
         }
         s.serveOnServer(id, entry.server, method, { ...params, name: entry.item.name });
@@ -150,26 +202,29 @@ export class AggregateView {
       case "resources/unsubscribe": {
         const uri = params?.uri;
         if (typeof uri !== "string") return s.replyError(id, notString(method, "uri"));
-        const server = catalog.resourceServer(uri);
-        if (!server) {
-          fail(Session.notFound("MCPD_UNKNOWN_RESOURCE", `No server offers resource "${uri}"`, catalog.resources().map((e) => e.item.uri)));
+        const route = catalog.resolveResource(uri);
+        if (!route) {
+          fail(Session.notFound("MCPD_UNKNOWN_RESOURCE", `No server offers resource ${quoted(uri)}`, uri, catalog.resources().map((e) => e.item.uri), RESOURCES));
           return;
         }
-        s.serveOnServer(id, server, method, params);
+        if (route.kind === "ambiguous") return s.replyError(id, toWireError(ambiguous(uri, route)));
+        // The server gets its own URI; the answer (and later updates) use the form the client wrote.
+        s.serveOnServer(id, route.server, method, { ...params, uri: route.uri }, route.namespaced ? uri : undefined);
         return;
       }
       case "completion/complete": {
         const ref = params?.ref;
         if (isObject(ref) && ref.type === "ref/prompt" && typeof ref.name === "string") {
           const entry = catalog.prompt(ref.name);
-          if (!entry) return fail(Session.notFound("MCPD_UNKNOWN_PROMPT", `Unknown prompt "${ref.name}"`, catalog.prompts().map((e) => e.exposed)));
+          if (!entry) return fail(Session.notFound("MCPD_UNKNOWN_PROMPT", `Unknown prompt ${quoted(ref.name)}`, ref.name, catalog.prompts().map((e) => e.exposed), PROMPTS));
           s.serveOnServer(id, entry.server, method, { ...params, ref: { ...ref, name: entry.item.name } });
           return;
         }
         if (isObject(ref) && ref.type === "ref/resource" && typeof ref.uri === "string") {
-          const server = catalog.resourceServer(ref.uri);
-          if (!server) return fail(Session.notFound("MCPD_UNKNOWN_RESOURCE", `No server offers resource "${ref.uri}"`, []));
-          s.serveOnServer(id, server, method, params);
+          const route = catalog.resolveResource(ref.uri);
+          if (!route) return fail(Session.notFound("MCPD_UNKNOWN_RESOURCE", `No server offers resource ${quoted(ref.uri)}`, ref.uri, catalog.resourceTemplates().map((e) => e.item.uriTemplate), TEMPLATES));
+          if (route.kind === "ambiguous") return s.replyError(id, toWireError(ambiguous(ref.uri, route)));
+          s.serveOnServer(id, route.server, method, { ...params, ref: { ...ref, uri: route.uri } });
           return;
         }
         s.replyError(id, { code: WireCode.InvalidParams, message: "completion/complete: \"ref\" must be a ref/prompt or ref/resource" });

@@ -1,6 +1,7 @@
-import type { Prompt, Resource, ResourceTemplate, Tool } from "@mcpd/protocol";
+import type { JsonObject, Prompt, Resource, ResourceTemplate, Tool } from "@mcpd/protocol";
 import type { ServerHandle } from "../server-handle.js";
 import { exposedName } from "./exposed-names.js";
+import { namespacedUri, parseNamespacedUri } from "./resource-uris.js";
 
 export interface CatalogEntry<T> {
   server: string;
@@ -15,19 +16,43 @@ function templateRegex(template: string): RegExp {
 }
 
 /**
+ * Where a resource URI of the aggregate view goes: one server and that server's own URI (`namespaced`
+ * when the client used the `mcpd://<server>/` form), or several servers that all claim it (`ambiguous`,
+ * with the forms that address each one).
+ */
+export type ResourceRoute =
+  | { kind: "server"; server: string; uri: string; namespaced: boolean }
+  | { kind: "ambiguous"; servers: string[]; addressable: string[] };
+
+const META = "mcpd/server";
+
+/** An item as the aggregate view lists it: `_meta["mcpd/server"]` names its server. */
+function tagged<T extends { [key: string]: unknown }>(item: T, server: string): T {
+  const meta = typeof item._meta === "object" && item._meta !== null ? (item._meta as JsonObject) : {};
+  return { ...item, _meta: { ...meta, [META]: server } };
+}
+
+/**
  * The aggregate view's lookup tables: exposed tool and prompt names -> (server, original name), and
  * resource URIs / templates -> server. Rebuilt lazily from the servers' current lists whenever a list or
  * a server's state changes (the router marks it dirty).
+ *
+ * Resources: a URI (or URI template) only one server lists is exposed as it is; one that several servers
+ * list is exposed once per server as `mcpd://<server>/<uri>` (resource-uris.ts), so each copy can be
+ * told apart and read. Every exposed resource and template carries `_meta["mcpd/server"]`.
  */
 export class Catalog {
   private dirty = true;
   private toolsByName = new Map<string, CatalogEntry<Tool>>();
   private promptsByName = new Map<string, CatalogEntry<Prompt>>();
-  private resourceOwner = new Map<string, string>();
+  /** URI -> the servers that list it, in server order. */
+  private resourceOwners = new Map<string, string[]>();
   private templates: Array<{ server: string; regex: RegExp; item: ResourceTemplate }> = [];
   private toolList: CatalogEntry<Tool>[] = [];
   private promptList: CatalogEntry<Prompt>[] = [];
   private resourceList: Array<{ server: string; item: Resource }> = [];
+  private exposedResources: Array<{ server: string; item: Resource }> = [];
+  private exposedTemplates: Array<{ server: string; item: ResourceTemplate }> = [];
 
   constructor(private readonly servers: () => ServerHandle[]) {}
 
@@ -40,11 +65,13 @@ export class Catalog {
     this.dirty = false;
     this.toolsByName.clear();
     this.promptsByName.clear();
-    this.resourceOwner.clear();
+    this.resourceOwners.clear();
     this.templates = [];
     this.toolList = [];
     this.promptList = [];
     this.resourceList = [];
+    this.exposedResources = [];
+    this.exposedTemplates = [];
     for (const h of this.servers()) {
       if (h.state === "disabled" || h.state === "failed") continue;
       for (const tool of h.tools) {
@@ -60,7 +87,9 @@ export class Catalog {
         this.promptList.push(e);
       }
       for (const r of client.resources) {
-        if (!this.resourceOwner.has(r.uri)) this.resourceOwner.set(r.uri, h.name);
+        const owners = this.resourceOwners.get(r.uri);
+        if (!owners) this.resourceOwners.set(r.uri, [h.name]);
+        else if (!owners.includes(h.name)) owners.push(h.name);
         this.resourceList.push({ server: h.name, item: r });
       }
       for (const t of client.resourceTemplates) {
@@ -70,6 +99,21 @@ export class Catalog {
           /* a template we cannot parse is listed but never routes */
         }
       }
+    }
+    for (const { server, item } of this.resourceList) {
+      const shared = (this.resourceOwners.get(item.uri)?.length ?? 0) > 1;
+      this.exposedResources.push({ server, item: tagged(shared ? { ...item, uri: namespacedUri(server, item.uri) } : item, server) });
+    }
+    const templateServers = new Map<string, Set<string>>();
+    for (const t of this.templates) {
+      const set = templateServers.get(t.item.uriTemplate) ?? new Set<string>();
+      set.add(t.server);
+      templateServers.set(t.item.uriTemplate, set);
+    }
+    for (const t of this.templates) {
+      const shared = (templateServers.get(t.item.uriTemplate)?.size ?? 0) > 1;
+      const item = shared ? { ...t.item, uriTemplate: namespacedUri(t.server, t.item.uriTemplate) } : t.item;
+      this.exposedTemplates.push({ server: t.server, item: tagged(item, t.server) });
     }
   }
 
@@ -81,13 +125,15 @@ export class Catalog {
     this.build();
     return this.promptList;
   }
+  /** Resources as the aggregate view lists them (shared URIs namespaced, `_meta["mcpd/server"]` set). */
   resources(): Array<{ server: string; item: Resource }> {
     this.build();
-    return this.resourceList;
+    return this.exposedResources;
   }
+  /** Templates as the aggregate view lists them (shared ones namespaced, `_meta["mcpd/server"]` set). */
   resourceTemplates(): Array<{ server: string; item: ResourceTemplate }> {
     this.build();
-    return this.templates.map((t) => ({ server: t.server, item: t.item }));
+    return this.exposedTemplates;
   }
   tool(exposed: string): CatalogEntry<Tool> | undefined {
     this.build();
@@ -97,12 +143,23 @@ export class Catalog {
     this.build();
     return this.promptsByName.get(exposed);
   }
-  /** The server that owns a URI: listed resources first, then templates in server order. */
-  resourceServer(uri: string): string | undefined {
+  /**
+   * Where a URI goes: a namespaced `mcpd://<server>/<uri>` (any configured server, ready or not) to that
+   * server; else the servers that list it; else the servers whose templates match it. One server routes;
+   * several are ambiguous (never guessed); none is undefined. Also takes a namespaced URI template (for
+   * completion/complete).
+   */
+  resolveResource(uri: string): ResourceRoute | undefined {
     this.build();
-    const owner = this.resourceOwner.get(uri);
-    if (owner) return owner;
-    for (const t of this.templates) if (t.regex.test(uri)) return t.server;
+    const ns = parseNamespacedUri(uri, (name) => this.servers().some((h) => h.name === name));
+    if (ns) return { kind: "server", server: ns.server, uri: ns.uri, namespaced: true };
+    let servers = this.resourceOwners.get(uri);
+    if (!servers) {
+      servers = [];
+      for (const t of this.templates) if (!servers.includes(t.server) && (t.item.uriTemplate === uri || t.regex.test(uri))) servers.push(t.server);
+    }
+    if (servers.length === 1) return { kind: "server", server: servers[0] as string, uri, namespaced: false };
+    if (servers.length > 1) return { kind: "ambiguous", servers: [...servers], addressable: servers.map((s) => namespacedUri(s, uri)) };
     return undefined;
   }
 }

@@ -1,4 +1,5 @@
 import {
+  ForbiddenError,
   LATEST_PROTOCOL_VERSION,
   LOG_LEVELS,
   McpdError,
@@ -21,6 +22,7 @@ import type { ServerHandle, StateChange } from "../server-handle.js";
 import type { Router } from "./router.js";
 import { AggregateView } from "./aggregate-view.js";
 import { Cancellation } from "../cancellation.js";
+import { closeMatches } from "./close-matches.js";
 
 /** Where a session's outgoing messages go (a socket, in the daemon). */
 export interface Outbound {
@@ -104,6 +106,16 @@ function boundedClientInfo(value: unknown): JsonObject | undefined {
 const MCPD_META = "mcpd/server";
 
 /**
+ * A resources/read answer for a client that asked by a namespaced URI: every content's `uri` (the server's
+ * own) gets the same `mcpd://<server>/` prefix back. Anything not shaped as expected is left as it is.
+ */
+function renamespaced(result: JsonObject, prefix: string): JsonObject {
+  const contents = result.contents;
+  if (!Array.isArray(contents)) return result;
+  return { ...result, contents: contents.map((c) => (isObject(c) && typeof c.uri === "string" ? { ...c, uri: `${prefix}${c.uri}` } : c)) };
+}
+
+/**
  * One downstream MCP session (one socket connection): its view, its handshake, its requests in flight
  * (downstream id -> upstream request), and the requests it answers for servers.
  */
@@ -115,11 +127,21 @@ export class Session {
   view: View = { kind: "aggregate" };
   events = false;
   initialized = false;
+  /**
+   * Whether this is a control connection: one whose first message was `mcpd/select {"control": true}` (the
+   * mcpd command, `@mcpd/client` with `control: true`). Only those may call the privileged control methods
+   * (control.ts PRIVILEGED_METHODS). An agent's MCP session never becomes one: it has spoken before.
+   */
+  control = false;
+  /** Messages received so far (any kind, valid or not): `control` may only be declared by the first. */
+  private received = 0;
   clientInfo: JsonObject | undefined;
   clientCapabilities: ClientCapabilities = {};
   logLevel: LogLevel | undefined;
   readonly connectedAt = Date.now();
   readonly subscriptions = new Set<string>();
+  /** `<server>\0<uri>` -> the URI forms this connection subscribed with (the server's, or namespaced). */
+  private readonly uriForms = new Map<string, Set<string>>();
   private readonly inFlight = new Map<RequestId, InFlight>();
   private readonly outgoing = new Map<number, { resolve: (v: JsonObject) => void; reject: (e: Error) => void; timer: NodeJS.Timeout }>();
   private outgoingId = 0;
@@ -175,6 +197,7 @@ export class Session {
   }
 
   private dispatch(message: unknown): void {
+    this.received++;
     const kind = classify(message);
     if (kind === "invalid") {
       const id = isObject(message) && (typeof message.id === "string" || typeof message.id === "number") ? message.id : null;
@@ -241,6 +264,25 @@ export class Session {
   }
 
   private select(req: JsonRpcRequest): void {
+    const control = req.params?.control;
+    if (control !== undefined && typeof control !== "boolean") {
+      this.replyError(req.id, { code: WireCode.InvalidParams, message: "mcpd/select: \"control\" must be a boolean", data: { mcpdCode: "MCPD_PROTOCOL_VIOLATION" } });
+      return;
+    }
+    // Checked first: a session that already sent initialize is exactly what must never become control.
+    if (control === true && this.received !== 1) {
+      this.replyError(
+        req.id,
+        toWireError(
+          new ForbiddenError(
+            "mcpd/select",
+            'mcpd/select {"control": true} must be the first message on a connection: a connection that has already ' +
+              "spoken (an agent's MCP session, or one opened by `mcpd connect`) cannot become a control connection",
+          ),
+        ),
+      );
+      return;
+    }
     if (this.initialized) {
       this.replyError(req.id, { code: WireCode.InvalidRequest, message: "mcpd/select must come before initialize" });
       return;
@@ -262,7 +304,10 @@ export class Session {
       this.view = { kind: "aggregate" };
     }
     this.events = req.params?.events === true;
-    this.reply(req.id, this.view.kind === "server" ? { view: "server", server: this.view.server } : { view: "aggregate" });
+    if (control === true) this.control = true;
+    const result: JsonObject = this.view.kind === "server" ? { view: "server", server: this.view.server } : { view: "aggregate" };
+    if (this.control) result.control = true;
+    this.reply(req.id, result);
   }
 
   private negotiate(requested: unknown): string {
@@ -357,8 +402,12 @@ export class Session {
     return handle;
   }
 
-  /** Transparent semantics: one server, unprefixed names. */
-  serveOnServer(id: RequestId, server: string, method: string, params: JsonObject | undefined): void {
+  /**
+   * Transparent semantics: one server, unprefixed names. `clientUri`: the aggregate view's namespaced
+   * form (`mcpd://<server>/<uri>`) of the resource URI in `params`, which the answer and the updates of a
+   * subscription are given back in.
+   */
+  serveOnServer(id: RequestId, server: string, method: string, params: JsonObject | undefined, clientUri?: string): void {
     let handle: ServerHandle;
     try {
       handle = this.router.manager.require(server);
@@ -368,15 +417,15 @@ export class Session {
     }
     if (handle.config.sharing === "per-client") {
       this.resolveHandle(server).then(
-        (h) => this.dispatchOnServer(id, h, method, params),
+        (h) => this.dispatchOnServer(id, h, method, params, clientUri),
         (err: unknown) => this.replyError(id, toWireError(err)),
       );
       return;
     }
-    this.dispatchOnServer(id, handle, method, params);
+    this.dispatchOnServer(id, handle, method, params, clientUri);
   }
 
-  private dispatchOnServer(id: RequestId, handle: ServerHandle, method: string, params: JsonObject | undefined): void {
+  private dispatchOnServer(id: RequestId, handle: ServerHandle, method: string, params: JsonObject | undefined, clientUri?: string): void {
     if (method === "logging/setLevel") return this.setLevel(id, params);
     if (method === "resources/subscribe" || method === "resources/unsubscribe") {
       const uri = params?.uri;
@@ -384,29 +433,17 @@ export class Session {
         this.replyError(id, { code: WireCode.InvalidParams, message: `${method}: "uri" must be a string` });
         return;
       }
-      this.subscription(id, method, handle, uri);
+      this.subscription(id, method, handle, uri, clientUri ?? uri);
       return;
     }
-    if (method === "tools/call" && typeof params?.name === "string" && handle.state === "ready" && handle.client) {
-      this.checkTool(id, handle, params);
+    if (method === "resources/read" && clientUri !== undefined && typeof params?.uri === "string") {
+      const prefix = clientUri.slice(0, clientUri.length - params.uri.length);
+      this.forward(id, handle, method, params, (result) => renamespaced(result, prefix));
       return;
     }
+    // A tool the server does not list goes to the server all the same: in a server's view mcpd does not
+    // judge names, and the server's own answer is what a client of that server expects.
     this.forward(id, handle, method, params);
-  }
-
-  /**
-   * A tool the server does not list gets MCPD_UNKNOWN_TOOL (naming the tools that exist) instead of
-   * whatever the server would answer; the list is re-read once first, in case it just changed.
-   */
-  private checkTool(id: RequestId, handle: ServerHandle, params: JsonObject): void {
-    const client = handle.client;
-    const name = params.name as string;
-    const known = (): boolean => !client || !client.capabilities.tools || client.tools.some((t) => t.name === name);
-    if (known()) return this.forward(id, handle, "tools/call", params);
-    void (client ? client.refresh("tools") : Promise.resolve()).then(() => {
-      if (known()) return this.forward(id, handle, "tools/call", params);
-      this.replyError(id, toWireError(Session.notFound("MCPD_UNKNOWN_TOOL", `Unknown tool "${name}" on server "${handle.name}"`, (client?.tools ?? []).map((t) => t.name))));
-    });
   }
 
   setLevel(id: RequestId, params: JsonObject | undefined): void {
@@ -420,19 +457,40 @@ export class Session {
     this.reply(id, {});
   }
 
-  subscription(id: RequestId, method: string, handle: ServerHandle, uri: string): void {
-    const op =
-      method === "resources/subscribe"
-        ? this.router.subscribe(this, handle, uri, handle.config.timeout)
-        : this.router.unsubscribe(this, `${handle.name}\0${uri}`);
+  /**
+   * Subscribes to or unsubscribes from (server, `uri`) as `clientUri` (the form the client wrote: the
+   * server's URI, or the aggregate view's namespaced one). Updates are sent in every form subscribed; the
+   * upstream subscription of this connection ends with its last form.
+   */
+  subscription(id: RequestId, method: string, handle: ServerHandle, uri: string, clientUri = uri): void {
+    const key = `${handle.name}\0${uri}`;
+    let op: Promise<void>;
+    if (method === "resources/subscribe") {
+      op = this.router.subscribe(this, handle, uri, handle.config.timeout).then(() => {
+        const forms = this.uriForms.get(key) ?? new Set<string>();
+        forms.add(clientUri);
+        this.uriForms.set(key, forms);
+      });
+    } else {
+      const forms = this.uriForms.get(key);
+      forms?.delete(clientUri);
+      if (forms && forms.size > 0) op = Promise.resolve();
+      else {
+        this.uriForms.delete(key);
+        op = this.router.unsubscribe(this, key);
+      }
+    }
     op.then(
       () => this.reply(id, {}),
       (err: unknown) => this.replyError(id, toWireError(err)),
     );
   }
 
-  /** Sends one request upstream and its answer back, with progress, cancellation and the daemon's timeout. */
-  forward(id: RequestId, handle: ServerHandle, method: string, params: JsonObject | undefined): void {
+  /**
+   * Sends one request upstream and its answer back, with progress, cancellation and the daemon's timeout.
+   * `adapt` rewrites a successful answer for this client (it must not throw).
+   */
+  forward(id: RequestId, handle: ServerHandle, method: string, params: JsonObject | undefined, adapt?: (result: JsonObject) => JsonObject): void {
     const entry = new InFlight(id, handle, handle.config.timeout, handle.config.maxTotalTimeout);
     this.inFlight.set(id, entry);
     let upstreamParams = params;
@@ -451,7 +509,7 @@ export class Session {
       })
       .then(
         (result) => {
-          if (!entry.cancelled) this.reply(id, result);
+          if (!entry.cancelled) this.reply(id, adapt ? adapt(result) : result);
         },
         (err: unknown) => {
           if (!entry.cancelled) this.replyError(id, toWireError(err));
@@ -497,6 +555,14 @@ export class Session {
 
   relayNotification(handle: ServerHandle, method: string, params: JsonObject | undefined): void {
     if (!this.initialized) return;
+    if (method === "notifications/resources/updated" && typeof params?.uri === "string") {
+      // Once per form this connection subscribed with: a client matches updates by the URI it used.
+      const forms = this.uriForms.get(`${handle.name}\0${params.uri}`);
+      if (forms && forms.size > 0) {
+        for (const uri of forms) this.send({ jsonrpc: "2.0", method, params: this.tag(handle, { ...params, uri }) ?? {} });
+        return;
+      }
+    }
     this.send({ jsonrpc: "2.0", method, params: this.tag(handle, params) ?? {} });
   }
 
@@ -548,14 +614,22 @@ export class Session {
     return this.privates.has(handle);
   }
 
-  /** For NotFound errors: a short list of what exists. */
-  static listNames(names: string[], max = 20): string {
-    if (names.length === 0) return "(none)";
-    return names.length > max ? `${names.slice(0, max).join(", ")}, ... (${names.length} in all)` : names.join(", ");
-  }
-
-  static notFound(code: "MCPD_UNKNOWN_TOOL" | "MCPD_UNKNOWN_PROMPT" | "MCPD_UNKNOWN_RESOURCE", what: string, names: string[]): NotFoundError {
-    return new NotFoundError(code, `${what}; available: ${Session.listNames(names)}`);
+  /**
+   * An unknown tool, prompt or resource: the message quotes what was asked (cut to a bounded length) and
+   * suggests at most a few close names (see closeMatches), never the whole list, which can run to
+   * hundreds: `Unknown tool "fx__ecoh"; did you mean fx__echo? (104 tools; tools/list lists them)`.
+   */
+  static notFound(
+    code: "MCPD_UNKNOWN_TOOL" | "MCPD_UNKNOWN_PROMPT" | "MCPD_UNKNOWN_RESOURCE",
+    what: string,
+    wanted: string,
+    names: readonly string[],
+    list: { noun: string; method: string },
+  ): NotFoundError {
+    const close = closeMatches(wanted, names);
+    const count = `${names.length} ${list.noun}${names.length === 1 ? "" : "s"}; ${list.method} lists them`;
+    const hint = close.length > 0 ? `did you mean ${close.join(", ")}? (${count})` : `no ${list.noun} has a close name (${count})`;
+    return new NotFoundError(code, `${what}; ${hint}`);
   }
 }
 

@@ -77,7 +77,7 @@ export async function startDaemon(resources, servers, opts = {}) {
     proc,
     pid: proc.pid,
     /** A control client (caller closes it). */
-    control: () => connect({ socketPath, reconnect: false, clientInfo: { name: "bench-control", version: "1" } }),
+    control: () => connect({ socketPath, reconnect: false, control: true, clientInfo: { name: "bench-control", version: "1" } }),
     async stop() {
       const diedEarly = proc.exitCode !== null || proc.signalCode !== null;
       await resources.stop(proc, 10_000);

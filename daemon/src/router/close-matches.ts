@@ -1,0 +1,52 @@
+import { editDistance } from "../config/did-you-mean.js";
+
+/** Most names an unknown-name error suggests: a few close ones, never the whole list. */
+export const MAX_SUGGESTIONS = 5;
+/** Longest part of a name a client sent that an error quotes back, in characters. */
+const MAX_QUOTED_CHARS = 200;
+
+function normalize(s: string): string {
+  return s.toLowerCase().replace(/[-_]/g, "");
+}
+
+/** The part of an exposed name after its `<server>__` prefix (the whole name when it has none). */
+function unprefixed(name: string): string {
+  const i = name.indexOf("__");
+  return i > 0 ? name.slice(i + 2) : name;
+}
+
+/**
+ * The names closest to `wanted`, best first, at most `max`: a name whose part after `<server>__` is the
+ * unprefixed part of `wanted` (the server's own name, typed with or without a prefix), then names within
+ * a third of the length of `wanted` in edit distance (ignoring case, `_` and `-`; at most 3 edits), then
+ * names whose unprefixed part is that close to the unprefixed part of `wanted` (the right tool on another
+ * server), then names that contain `wanted` (4 characters or more). Ties go alphabetically. Only the
+ * first 256 characters of `wanted` count; names over 64 characters match only by containment.
+ */
+export function closeMatches(wanted: string, names: readonly string[], max = MAX_SUGGESTIONS): string[] {
+  const w = normalize(wanted.slice(0, 256));
+  const wt = normalize(unprefixed(wanted.slice(0, 256)));
+  const within = (s: string): number => Math.min(3, Math.max(1, Math.floor(s.length / 3)));
+  const scored: Array<{ name: string; score: number }> = [];
+  for (const name of names) {
+    const n = normalize(name);
+    const t = normalize(unprefixed(name));
+    let score: number | undefined;
+    if (t === wt) score = 0;
+    else {
+      const full = editDistance(w, n);
+      const tail = editDistance(wt, t);
+      if (full <= within(w)) score = full;
+      else if (tail <= within(wt)) score = tail + 0.5;
+      else if (w.length >= 4 && n.includes(w)) score = 4;
+    }
+    if (score !== undefined) scored.push({ name, score });
+  }
+  scored.sort((a, b) => a.score - b.score || (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  return scored.slice(0, max).map((s) => s.name);
+}
+
+/** A name a client sent, quoted for an error message and cut to a bounded length. */
+export function quoted(name: string): string {
+  return name.length > MAX_QUOTED_CHARS ? `"${name.slice(0, MAX_QUOTED_CHARS)}..." (${name.length} characters)` : `"${name}"`;
+}
