@@ -84,7 +84,11 @@ describe("mcpd status", () => {
     // Neither starting nor disabled is a problem line; disabled never reads "disabled: disabled".
     expect(human.stdout).not.toMatch(/^ +slow: /m);
     expect(human.stdout).not.toContain("disabled: disabled");
-    expect(human.stdout).not.toMatch(/^ +off: /m);
+    // A disabled server's one line says who disabled it and how to enable it.
+    expect(count(human.stdout, "  off: ")).toBe(1);
+    expect(human.stdout).toMatch(/^ +off: disabled in the config file .*mcpd enable off/m);
+    expect(count(human.stdout, "  fx: ")).toBe(1);
+    expect(human.stdout).toMatch(/^ +fx: disabled by mcpd disable at .*mcpd enable fx/m);
     expect(human.stdout).toContain("Clients: none connected");
   });
 });

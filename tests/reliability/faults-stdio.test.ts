@@ -85,7 +85,7 @@ describe("faults: upstream stdio server", () => {
     expect(newPid).not.toBe(pidA);
     ledger.add(newPid);
     expect(textOf(await c0.request("tools/call", { name: "a__echo", arguments: { text: "back" } }))).toBe("back");
-    expect((await status(c0)).tables).toEqual({ progress: 0, subscriptions: 0, relayed: 0, inFlight: 0 });
+    expect((await status(c0)).tables).toEqual({ progress: 0, progressDropped: 0, subscriptions: 0, relayed: 0, inFlight: 0 });
     for (const c of clients) expectSingleAnswers(c);
     await stopAndExpectNothingLeft(d);
   });

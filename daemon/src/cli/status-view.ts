@@ -192,7 +192,8 @@ export function renderStatus(st: StatusJson, c: Palette, width = 100): string {
       const room = Math.max(20, width - v.name.length - 16);
       if (v.commandFound === false) notes.push(`${c.red("!")} ${v.name}: command not found on the daemon's PATH`);
       const note = stateNote(v);
-      if (note) notes.push(`  ${v.name}: ${truncate(note, room)}`);
+      // A disabled server's note is advice (who disabled it, how to enable it): never cut off its end.
+      if (note) notes.push(`  ${v.name}: ${v.state === "disabled" ? note : truncate(note, room)}`);
       if (v.lastError) notes.push(`  ${v.name}: last error: ${truncate(v.lastError, room)}`);
       // A healthy server's stderr is chatter ("listening on stdio"); a down server's says why.
       if (v.lastStderr && PROBLEM_STATES.has(v.state)) notes.push(`  ${v.name}: stderr: ${truncate(v.lastStderr, room)}`);
