@@ -68,8 +68,10 @@ describe("parseJsonc", () => {
     expect(at('[1, /* open\n')).toBe("1:5: invalid JSON: unterminated /* comment");
     // A BOM does not count as a column.
     expect(at("\ufeff{x}")).toBe('1:2: invalid JSON: expected a double-quoted property name or "}", found "x"');
-    // Lines are counted by LF; a CRLF file gives the same line numbers.
+    // A CRLF file gives the same line numbers as an LF one.
     expect(at('{\r\n"a": 1\r\n"b": 2}')).toBe('3:1: invalid JSON: expected "," or "}" in object, found """');
+    // A lone CR ends a line, and a // comment, as it does in VS Code.
+    expect(at('{ // servers\r"a": 1\r"b": 2}')).toBe('3:1: invalid JSON: expected "," or "}" in object, found """');
   });
 
   it("reports nested duplicates with their path, in document order of the values' ends", () => {
