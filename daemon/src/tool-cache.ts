@@ -4,7 +4,7 @@ import type { Tool } from "@mcpd/protocol";
 
 /**
  * Tools of each server on disk, keyed by server name and config hash, so a restarted daemon can list a
- * server's tools while the server itself is still starting (the seed's startup fallback).
+ * server's tools while the server itself is still starting (the startup fallback).
  */
 export class ToolCache {
   constructor(private readonly dir: string) {}

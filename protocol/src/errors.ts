@@ -4,7 +4,8 @@ import { WireCode } from "./wire-codes.js";
 /**
  * mcpd's error model. Every error mcpd raises is an {@link McpdError} with a stable string `code`
  * (match on `code`, never on message text) and a numeric `wireCode` used when it crosses a JSON-RPC
- * boundary. Messages keep the seed's wording.
+ * boundary. Messages keep the wording clients already match on (`Transport closed`,
+ * `Request timeout after <ms>ms`, `HTTP <status>: <body>`, `MCP error <code>: <message>`).
  */
 export class McpdError extends Error {
   override name = "McpdError";
@@ -36,7 +37,7 @@ export class TransportClosedError extends McpdError {
 
 export type TimeoutKind = "request" | "sse" | "notify";
 
-/** A deadline passed. `Request timeout after <ms>ms` (or the SSE / notify variants of the seed). */
+/** A deadline passed: `Request timeout after <ms>ms`, `SSE response timeout after <ms>ms` or `Notify timeout after <ms>ms`. */
 export class RequestTimeoutError extends McpdError {
   override name = "RequestTimeoutError";
   readonly timeoutMs: number;

@@ -175,7 +175,7 @@ export class SseReader {
 
   /**
    * Ends the stream. Unlike a browser, a final event not followed by a blank line is still delivered
-   * (the seed's helper reads such bodies); an unfinished oversized one was already reported.
+   * ({@link parseSSE} reads such bodies); an unfinished oversized one was already reported.
    */
   end(): void {
     // Flush: a partial character at the very end decodes to U+FFFD (WHATWG decoding), then the line ends.
@@ -259,9 +259,9 @@ export function parseSseText(text: string): SseEvent[] {
 }
 
 /**
- * The seed's one-shot helper: takes the first non-empty `data:` event of an SSE body, falling back to
- * the whole text as plain JSON, and returns the parsed JSON-RPC envelope. Throws {@link ParseError}
- * (`MCPD_PARSE_ERROR`) if neither parses.
+ * The one-shot reader of a whole reply body (used by `callMCP`): takes the first non-empty `data:` event
+ * of an SSE body, falling back to the whole text as plain JSON, and returns the parsed JSON-RPC envelope.
+ * Throws {@link ParseError} (`MCPD_PARSE_ERROR`) if neither parses.
  */
 export function parseSSE(text: string): unknown {
   const first = parseSseText(text).find((e) => e.data.length > 0);

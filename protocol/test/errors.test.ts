@@ -214,7 +214,7 @@ describe("toWireError", () => {
 });
 
 describe("fromWireError", () => {
-  it("turns an error without mcpdCode into McpRemoteError with the seed's message", () => {
+  it("turns an error without mcpdCode into McpRemoteError with the message clients match (MCP error <code>: <message>)", () => {
     const err = fromWireError({ code: -32601, message: "Method not found" });
     expect(err).toBeInstanceOf(McpRemoteError);
     expect(err.message).toBe("MCP error -32601: Method not found");

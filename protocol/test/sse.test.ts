@@ -354,7 +354,7 @@ describe("parseSseText", () => {
   });
 });
 
-describe("parseSSE (the seed's one-shot helper)", () => {
+describe("parseSSE (the one-shot reader of a whole reply body)", () => {
   const envelope = { jsonrpc: "2.0", id: 1, result: { tools: [] } };
 
   it("returns the first data event, skipping a priming event with empty data", () => {

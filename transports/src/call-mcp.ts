@@ -14,11 +14,11 @@ export interface CallMcpOptions {
 }
 
 /**
- * The seed's one-shot helper: POSTs one JSON-RPC request (`id` 1) to an MCP endpoint outside any
+ * The one-shot helper: POSTs one JSON-RPC request (`id` 1) to an MCP endpoint outside any
  * transport or session, reads the whole body and returns the raw JSON-RPC envelope (result or error
  * object, untouched). The body may be JSON or SSE: from an event stream it returns the response with
- * id 1 (progress notifications may come first), else, like the seed's {@link parseSSE}, the first
- * `data:` event, falling back to plain JSON. No session, no retries; beyond the seed it has a deadline.
+ * id 1 (progress notifications may come first), else, like {@link parseSSE}, the first `data:` event,
+ * falling back to plain JSON. No session, no retries; a deadline and a body-size bound.
  *
  * @throws RequestTimeoutError (`MCPD_REQUEST_TIMEOUT`; kind `request` before headers, `sse` while reading an
  *   event stream), HttpError (`MCPD_HTTP_ERROR`) for non-2xx, ParseError (`MCPD_PARSE_ERROR`) for a body

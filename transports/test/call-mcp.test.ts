@@ -48,7 +48,7 @@ describe("callMCP: one-shot HTTP MCP call", () => {
   });
 });
 
-describe("parseSSE (the seed's helper, used by callMCP)", () => {
+describe("parseSSE (the one-shot reader used by callMCP)", () => {
   it("takes the first data event, falls back to plain JSON, and refuses anything else", () => {
     expect(parseSSE('event: message\ndata: {"jsonrpc":"2.0","id":1,"result":{}}\n\ndata: {"x":2}\n\n')).toEqual({ jsonrpc: "2.0", id: 1, result: {} });
     expect(parseSSE('{"jsonrpc":"2.0","id":1,"result":{"a":1}}')).toEqual({ jsonrpc: "2.0", id: 1, result: { a: 1 } });
