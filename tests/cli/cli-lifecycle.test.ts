@@ -54,6 +54,9 @@ describe("mcpd start / stop", () => {
       const p = world.processes().filter((x) => x !== oldDaemon);
       return p.length === 1 ? p : undefined;
     }, "the server to start");
+    // Ready first: a server that answers initialize after the daemon died gets EPIPE and exits by itself
+    // (the fixture exits on a stdout error), which is not the orphan this test is about.
+    await until(async () => JSON.parse((await world.run(["status", "--json"])).stdout).servers[0]?.state === "ready", "the server to be ready");
 
     process.kill(oldDaemon, "SIGKILL");
     await until(() => !alive(oldDaemon), "the daemon to die");

@@ -69,6 +69,12 @@ describe("faults: mcpd itself", () => {
       return p.length === 6 ? p : undefined;
     }, "the daemon, 4 servers and a grandchild");
     expect(before).toContain(gc1);
+    // a, b and g ready first: a server that answers initialize after the daemon died gets EPIPE and exits
+    // by itself (the fixture exits on a stdout error), which would leave fewer orphans than the test expects.
+    await until(async () => {
+      const st = JSON.parse((await w.run(["status", "--json"])).stdout);
+      return ["a", "b", "g"].every((n) => st.servers.find((x: { name: string }) => x.name === n)?.state === "ready");
+    }, "a, b and g to be ready");
 
     process.kill(oldDaemon, "SIGKILL");
     await until(() => !alive(oldDaemon), "the daemon to die");
