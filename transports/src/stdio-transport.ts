@@ -21,6 +21,7 @@ import {
 import { TRANSPORT_DEFAULTS } from "./defaults.js";
 import { buildChildEnv } from "./env.js";
 import { signalGroup, terminateProcessTree, trackGroup, untrackGroup, withinMs } from "./process-tree.js";
+import { stderrErrorLine } from "./stderr-headline.js";
 import { StderrRing } from "./stderr-ring.js";
 import { StdinWriter } from "./stdin-writer.js";
 import { describeSpawnError, positiveOption, validateStdioConfig } from "./stdio-config.js";
@@ -535,7 +536,11 @@ export class StdioTransport implements MCPTransport {
   private describeEnd(why: string): string {
     const exit = this.exitInfo;
     let reason = exit ? (exit.code !== null ? `process exited with code ${exit.code}` : `process was killed by ${exit.signal}`) : why;
-    const lines = this.ring.tail(TRANSPORT_DEFAULTS.closeReasonStderrLines);
+    // The line stating the error when there is one (a Node crash ends with its stack and version, not
+    // the message), else the last few lines that are not blank.
+    const tail = this.ring.tail();
+    const error = stderrErrorLine(tail);
+    const lines = error !== undefined ? [error] : tail.filter((l) => l.trim() !== "").slice(-TRANSPORT_DEFAULTS.closeReasonStderrLines);
     if (lines.length > 0) reason += `; stderr: ${lines.join(" | ").slice(-1000)}`;
     return reason;
   }
