@@ -219,9 +219,8 @@ export function createControl(d: DaemonControl) {
         const server = str(params, "server", false);
         // The daemon's own lines were scrubbed as they were logged; a server's stderr is its own words.
         if (server === undefined) return { lines: d.logTail(lines) };
-        const h = m.require(server);
-        const transport = h.client?.transport as { stderrTail?: (n?: number) => string[] } | undefined;
-        const tail = transport?.stderrTail?.(lines) ?? (h.lastStderr ? [h.lastStderr] : []);
+        // Kept across restarts, with a marker line where each run ended, so the reason it failed is there.
+        const tail = m.require(server).stderrTail(lines);
         return { server, lines: tail.map((l) => d.router.secrets.scrub(l)) };
       }
       case "mcpd/shutdown":

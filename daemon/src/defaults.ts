@@ -66,6 +66,18 @@ export const RUNTIME_DEFAULTS = {
   socketWatchIntervalMs: 2_000,
   /** Shutdown: how long in-flight requests may finish before they are answered with an error, in ms. */
   shutdownGraceMs: 5_000,
+  /**
+   * Least time between the starts of two re-reads of one server's tool, prompt or resource list, in ms.
+   * A server that sends `list_changed` faster (some send it after every response) is re-read at this rate.
+   */
+  listRefreshMinIntervalMs: 1_000,
+  /**
+   * stderr lines kept per server across its restarts, for `mcpd logs SERVER` (each run's lines are added
+   * when it ends, with a marker line; the running process's own last lines are kept by its transport).
+   */
+  serverStderrHistoryLines: 200,
+  /** ...and at most this many bytes of them (UTF-8); a line longer than a quarter of it is cut. */
+  serverStderrHistoryBytes: 64 * 1024,
   /** The background daemon's log file rotates at this size... */
   logFileMaxBytes: 10 * 1024 * 1024,
   /** ...keeping this many old files. */

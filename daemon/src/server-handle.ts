@@ -4,6 +4,7 @@ import {
   McpdError,
   QueueFullError,
   ServerUnavailableError,
+  SpawnError,
   TransportClosedError,
   silentLogger,
   type ClientCapabilities,
@@ -12,11 +13,13 @@ import {
   type Logger,
   type Tool,
 } from "@mcpd/protocol";
-import type { CloseInfo, MCPTransport, RequestOptions, TransportConfig } from "@mcpd/transports";
+import { lastStderrLine, type CloseInfo, type MCPTransport, type RequestOptions, type TransportConfig } from "@mcpd/transports";
 import type { ResolvedServerConfig } from "./config/config-schema.js";
 import { Cancellation } from "./cancellation.js";
+import { RUNTIME_DEFAULTS } from "./defaults.js";
 import { MCPClient, type UpstreamRequestHandler } from "./mcp-client.js";
 import { ServerStats } from "./server-stats.js";
+import { StderrHistory } from "./stderr-history.js";
 
 export type ServerState = "stopped" | "starting" | "ready" | "restarting" | "failed" | "disabled";
 
@@ -43,9 +46,36 @@ export interface ServerHandleOptions {
 const MAX_MISSED_PINGS = 3;
 
 /**
+ * Spawn failures no retry can fix until the config changes: the command or its working directory is
+ * missing (ENOENT, ENOTDIR) or not executable (EACCES). Out of descriptors or processes (EMFILE, ENFILE,
+ * EAGAIN) is a passing state: those are retried with backoff like a crash.
+ */
+const PERMANENT_SPAWN_ERRNOS: ReadonlySet<string> = new Set(["ENOENT", "ENOTDIR", "EACCES"]);
+
+/** A start failure in words: a closed transport's own reason (exit code, stderr lines) without the prefix. */
+function startFailure(err: unknown): string {
+  if (err instanceof TransportClosedError && err.reason !== undefined) return err.reason;
+  return err instanceof Error ? err.message : String(err);
+}
+
+/** How a stdio run ended, for the marker line of the stderr history. */
+function runEnd(info: CloseInfo, pid: number | undefined): string {
+  const proc = pid === undefined ? "process" : `process ${pid}`;
+  if (info.expected) return `${proc} stopped by mcpd`;
+  if (info.exitCode !== undefined && info.exitCode !== null) return `${proc} exited with code ${info.exitCode}`;
+  if (info.signal) return `${proc} was killed by ${info.signal}`;
+  return `${proc} ended: ${info.reason}`;
+}
+
+/**
  * Supervises one upstream server: its state machine, its session (an {@link MCPClient}), restarts with
  * backoff and a crash-loop breaker, health pings, idle stop, lazy start, per-server concurrency and a
  * bounded wait queue. Requests are never replayed: a request in flight when the session dies fails.
+ *
+ * A start that fails before the server is ready is restarted in the background, but requests do not
+ * wait for it: until a start succeeds (or the server is stopped), they fail at once with the reason. A
+ * command that is missing or not executable is not restarted at all: `failed` until `mcpd restart` or a
+ * config change. The server's stderr is kept across its runs ({@link stderrTail}).
  *
  * Events: `state` ({@link StateChange}), `notification` (method, params, context), `listChanged` (kind).
  */
@@ -59,7 +89,6 @@ export class ServerHandle extends EventEmitter {
   restarts = 0;
   startedAt: number | undefined;
   pid: number | undefined;
-  lastStderr: string | undefined;
   lastExit: string | undefined;
   cachedTools: Tool[] | undefined;
   /** Router hook for sampling/elicitation/roots requests from this server. */
@@ -75,6 +104,18 @@ export class ServerHandle extends EventEmitter {
   private starting: Promise<void> | undefined;
   /** Bumped on every stop/start so callbacks of an old session never touch the new one. */
   private generation = 0;
+  /**
+   * Why the last start failed before the server became ready; cleared when a start succeeds or the
+   * server is stopped. While set, requests fail at once instead of waiting for the next restart.
+   */
+  private startFailure: string | undefined;
+  /** stderr of ended runs; the running process's lines are read from its transport. */
+  private readonly stderrHistory = new StderrHistory(RUNTIME_DEFAULTS.serverStderrHistoryLines, RUNTIME_DEFAULTS.serverStderrHistoryBytes);
+  /** The transport whose stderr is not in the history yet (the live run), if it keeps stderr. */
+  private liveStderr: { stderrTail(n?: number): string[] } | undefined;
+  /** Lists of the current session that keep changing, said in the `ready` reason. */
+  private readonly unsettledLists = new Set<string>();
+  private readyReason = "";
 
   constructor(config: ResolvedServerConfig, options: ServerHandleOptions) {
     super();
@@ -123,6 +164,9 @@ export class ServerHandle extends EventEmitter {
   private async connectOnce(gen: number, reason: string): Promise<void> {
     if (this.state !== "restarting") this.setState("starting", reason);
     const transport = this.opts.createTransport(this.config.transport, this.log);
+    const keepsStderr = typeof (transport as { stderrTail?: unknown }).stderrTail === "function";
+    if (keepsStderr) this.liveStderr = transport as unknown as { stderrTail(n?: number): string[] };
+    this.unsettledLists.clear();
     const client = new MCPClient(transport, {
       clientInfo: { name: "mcpd", version: "0.1.0" },
       capabilities: this.opts.clientCapabilities ?? {},
@@ -141,9 +185,24 @@ export class ServerHandle extends EventEmitter {
       if (kind === "tools") this.opts.onToolsListed?.(client.tools);
       this.emit("listChanged", kind);
     });
+    client.on("listUnsettled", (kind: string) => {
+      if (this.generation !== gen) return;
+      this.unsettledLists.add(kind);
+      this.sayWhyUnsettled();
+    });
+    client.on("listSettled", (kind: string) => {
+      if (this.generation !== gen) return;
+      this.unsettledLists.delete(kind);
+      this.sayWhyUnsettled();
+    });
     let sessionPid: number | undefined;
     client.on("close", (info: CloseInfo) => {
       if (sessionPid !== undefined) this.opts.onChildExited?.(sessionPid);
+      // The run's stderr joins the history, once: the close event fires exactly once per transport.
+      if (keepsStderr) {
+        this.stderrHistory.endRun(info.stderrTail ?? [], runEnd(info, sessionPid));
+        if (this.liveStderr === (transport as unknown)) this.liveStderr = undefined;
+      }
       this.onSessionClosed(gen, client, info);
     });
     this.client = client;
@@ -156,10 +215,24 @@ export class ServerHandle extends EventEmitter {
       await client.connect();
     } catch (err) {
       if (this.generation !== gen) return;
-      this.captureStderr(transport, err);
       this.client = undefined;
+      this.lastExit = (err as Error).message;
+      const why = startFailure(err);
+      if (err instanceof SpawnError) {
+        // Nothing ran, so no close event: the history still says what happened.
+        if (keepsStderr && this.liveStderr === (transport as unknown)) this.liveStderr = undefined;
+        this.stderrHistory.endRun([], `start failed: ${why}`);
+      }
       await transport.close().catch(() => {});
-      this.scheduleRestart(`start failed: ${(err as Error).message}`);
+      if (this.generation !== gen) return;
+      if (err instanceof SpawnError && err.errno !== undefined && PERMANENT_SPAWN_ERRNOS.has(err.errno)) {
+        this.startFailure = why;
+        this.setState("failed", `start failed: ${why}; not retried until the config changes or \`mcpd restart ${this.name}\``);
+        this.emit("failed");
+        return;
+      }
+      this.startFailure = why;
+      this.scheduleRestart(`start failed: ${why}`);
       return;
     }
     if (this.generation !== gen) {
@@ -171,19 +244,49 @@ export class ServerHandle extends EventEmitter {
     this.pid = sessionPid;
     this.startedAt = Date.now();
     this.missedPings = 0;
-    this.setState("ready", reason);
+    this.startFailure = undefined;
+    this.readyReason = reason;
+    this.setState("ready", this.readyStateReason());
     this.armHealth(gen);
   }
 
-  private captureStderr(transport: MCPTransport, err?: unknown): void {
-    const tail = (transport as { stderrTail?: (n?: number) => string[] }).stderrTail?.(5);
-    const last = tail && tail.length > 0 ? tail[tail.length - 1] : undefined;
-    if (last !== undefined) this.lastStderr = last;
-    if (err !== undefined) this.lastExit = (err as Error).message;
+  /** The `ready` reason, plus which lists keep changing (a server that never settles says so). */
+  private readyStateReason(): string {
+    if (this.unsettledLists.size === 0) return this.readyReason;
+    const kinds = [...this.unsettledLists].sort();
+    return `${this.readyReason}; the ${kinds.join(", ")} list${kinds.length > 1 ? "s keep" : " keeps"} changing (list_changed after every re-read): re-read at most once per ${RUNTIME_DEFAULTS.listRefreshMinIntervalMs} ms`;
+  }
+
+  /**
+   * Updates the reason of a `ready` server whose lists do or no longer keep changing. A detail of the
+   * state, not a change of it: no `state` event, since listeners take every `ready` event for a (re)start.
+   */
+  private sayWhyUnsettled(): void {
+    if (this.state !== "ready") return;
+    const reason = this.readyStateReason();
+    if (reason === this.stateReason) return;
+    this.stateReason = reason;
+    this.log.info({ state: this.state, reason }, "server state reason");
+  }
+
+  /**
+   * The server's last stderr lines (at most `n`), oldest first: those of its earlier runs (each followed
+   * by a `--- mcpd: ... ---` marker saying how it ended), then the running process's.
+   */
+  stderrTail(n: number): string[] {
+    return this.stderrHistory.tail(n, this.liveStderr?.stderrTail(n) ?? []);
+  }
+
+  /**
+   * The stderr line that best says what the server last reported: the running process's last line,
+   * else the line of the last ended run that states its error (see stderrHeadline).
+   */
+  get lastStderr(): string | undefined {
+    const live = this.liveStderr?.stderrTail(5);
+    return (live !== undefined ? lastStderrLine(live) : undefined) ?? this.stderrHistory.headline;
   }
 
   private onSessionClosed(gen: number, client: MCPClient, info: CloseInfo): void {
-    if (info.stderrTail && info.stderrTail.length > 0) this.lastStderr = info.stderrTail[info.stderrTail.length - 1];
     if (this.generation !== gen || info.expected || this.client !== client) return;
     this.lastExit = info.reason;
     this.client = undefined;
@@ -281,6 +384,7 @@ export class ServerHandle extends EventEmitter {
   async stop(kind: "stopped" | "idle" | "disabled" = "stopped", reason = "stopped"): Promise<void> {
     this.generation++;
     this.starting = undefined;
+    this.startFailure = undefined;
     clearTimeout(this.restartTimer);
     this.restartTimer = undefined;
     this.stopHealth();
@@ -288,10 +392,7 @@ export class ServerHandle extends EventEmitter {
     this.client = undefined;
     this.pid = undefined;
     this.setState(kind === "disabled" ? "disabled" : "stopped", reason);
-    if (client) {
-      this.captureStderr(client.transport);
-      await client.close().catch(() => {});
-    }
+    if (client) await client.close().catch(() => {});
   }
 
   /** Manual restart: clears the crash-loop record (a `failed` server gets a fresh start). */
@@ -330,13 +431,14 @@ export class ServerHandle extends EventEmitter {
 
   /**
    * Waits until the server is ready, starting it when it is stopped (lazy or idle), bounded by
-   * `timeoutMs` and `signal`. A `failed` or `disabled` server fails at once.
+   * `timeoutMs` and `signal`. A `failed` or `disabled` server fails at once, and so does one whose last
+   * start failed before it became ready (its restarts go on; the error says why it failed).
    * @throws ServerUnavailableError (MCPD_SERVER_UNAVAILABLE)
    */
   async whenReady(timeoutMs: number, signal?: AbortSignal): Promise<MCPClient> {
     const usable = this.usableClient;
     if (usable) return usable;
-    if (this.state === "failed" || this.state === "disabled") throw this.unavailable();
+    if (this.state === "failed" || this.state === "disabled" || this.startFailure !== undefined) throw this.unavailable();
     if (this.state === "stopped") void this.start("started on demand");
     return new Promise<MCPClient>((resolve, reject) => {
       const done = (): void => {
@@ -348,7 +450,7 @@ export class ServerHandle extends EventEmitter {
         if (this.state === "ready" && this.client) {
           done();
           resolve(this.client);
-        } else if (this.state === "failed" || this.state === "disabled" || this.state === "stopped") {
+        } else if (this.state === "failed" || this.state === "disabled" || this.state === "stopped" || this.startFailure !== undefined) {
           done();
           reject(this.unavailable());
         }
@@ -370,18 +472,22 @@ export class ServerHandle extends EventEmitter {
     });
   }
 
-  private detail(): string {
+  /** The state's reason and the last stderr line, each once (the reason often quotes stderr already). */
+  private why(): string {
     const parts: string[] = [];
     if (this.stateReason) parts.push(this.stateReason);
-    if (this.lastStderr) parts.push(`last stderr: ${this.lastStderr}`);
-    return parts.length > 0 ? ` (${parts.join("; ")})` : "";
+    const last = this.lastStderr;
+    if (last && !this.stateReason.includes(last)) parts.push(`last stderr: ${last}`);
+    return parts.join("; ");
+  }
+
+  private detail(): string {
+    const why = this.why();
+    return why ? ` (${why})` : "";
   }
 
   private unavailable(): ServerUnavailableError {
-    const parts: string[] = [];
-    if (this.stateReason) parts.push(this.stateReason);
-    if (this.lastStderr) parts.push(`last stderr: ${this.lastStderr}`);
-    return new ServerUnavailableError(this.name, this.state, parts.join("; ") || undefined);
+    return new ServerUnavailableError(this.name, this.state, this.why() || undefined);
   }
 
   /**

@@ -149,13 +149,20 @@ export class ConfigError extends McpdError {
   }
 }
 
-/** A child process could not be started. */
+/**
+ * A child process could not be started. `errno` is the operating system's code for why, when there is
+ * one: `ENOENT` / `EACCES` / `ENOTDIR` (the command or working directory is missing or not usable: no
+ * retry can help until the config changes), `EMFILE` / `ENFILE` / `EAGAIN` (out of descriptors or
+ * processes for now: a later attempt may work).
+ */
 export class SpawnError extends McpdError {
   override name = "SpawnError";
   readonly command: string;
-  constructor(command: string, detail: string, options: { cause?: unknown } = {}) {
-    super("MCPD_SPAWN_FAILED", `Failed to start "${command}": ${detail}`, { ...options, wireCode: WireCode.ServerUnavailable });
+  readonly errno: string | undefined;
+  constructor(command: string, detail: string, options: { cause?: unknown; errno?: string } = {}) {
+    super("MCPD_SPAWN_FAILED", `Failed to start "${command}": ${detail}`, { cause: options.cause, wireCode: WireCode.ServerUnavailable });
     this.command = command;
+    this.errno = options.errno;
   }
 }
 

@@ -17,7 +17,10 @@ export const TRANSPORT_DEFAULTS = {
    * child's output and its exit status before failing pending requests (they fail within ~this of the exit).
    */
   exitSettleMs: 50,
-  /** stdio: stderr lines quoted in the reason of a `Transport closed: ...` error after a crash. */
+  /**
+   * stdio: stderr lines quoted in the reason of a `Transport closed: ...` error after a crash (blank
+   * lines skipped); when one of the last 40 lines states an error (`Error: ...`), that line alone.
+   */
   closeReasonStderrLines: 3,
   /** HTTP: deadline for the DELETE sent on close. */
   deleteTimeoutMs: 2_000,

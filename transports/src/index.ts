@@ -9,3 +9,4 @@ export { StdioTransport, type StdioTransportOptions } from "./stdio-transport.js
 export { WebSocketTransport, MCP_WS_SUBPROTOCOL, type WsTransportOptions } from "./ws-transport.js";
 export { HttpTransport, type HttpTransportOptions, type HttpTransportMode } from "./http-transport.js";
 export { callMCP, type CallMcpOptions } from "./call-mcp.js";
+export { stderrHeadline, stderrErrorLine, lastStderrLine } from "./stderr-headline.js";

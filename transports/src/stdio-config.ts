@@ -39,20 +39,24 @@ export function positiveOption(name: string, value: number | undefined, fallback
 }
 
 /**
- * Turns a spawn failure into a SpawnError (MCPD_SPAWN_FAILED) that says what is wrong in words:
- * Node reports a missing working directory as ENOENT of the command, so the cwd is checked to tell
- * "command not found" from "working directory does not exist".
+ * Turns a spawn failure into a SpawnError (MCPD_SPAWN_FAILED, with the OS error code in `errno`) that
+ * says what is wrong in words: Node reports a missing working directory as ENOENT of the command, so the
+ * cwd is checked to tell "command not found" from "working directory does not exist".
  */
 export async function describeSpawnError(command: string, cwd: string | undefined, err: unknown): Promise<SpawnError> {
-  const e = err as NodeJS.ErrnoException;
+  const e = err as NodeJS.ErrnoException | undefined;
+  const code = typeof e?.code === "string" ? e.code : undefined;
   let detail: string;
-  if (cwd !== undefined && (e.code === "ENOENT" || e.code === "ENOTDIR")) {
+  if (cwd !== undefined && (code === "ENOENT" || code === "ENOTDIR")) {
     const dir = await stat(cwd).catch(() => undefined);
-    if (!dir) detail = `working directory "${cwd}" does not exist (${e.code})`;
-    else if (!dir.isDirectory()) detail = `working directory "${cwd}" is not a directory (${e.code})`;
-    else detail = `command not found (${e.code})`;
-  } else if (e.code === "ENOENT") detail = "command not found (ENOENT)";
-  else if (e.code === "EACCES") detail = "permission denied: not executable, or a directory (EACCES)";
-  else detail = e.message ?? String(err);
-  return new SpawnError(command, detail, { cause: err });
+    if (!dir) detail = `working directory "${cwd}" does not exist (${code})`;
+    else if (!dir.isDirectory()) detail = `working directory "${cwd}" is not a directory (${code})`;
+    else detail = `command not found (${code})`;
+  } else if (code === "ENOENT") detail = "command not found (ENOENT)";
+  else if (code === "EACCES") detail = "permission denied: not executable, or a directory (EACCES)";
+  else if (code === "EMFILE") detail = "this process has no file descriptors left for the server's pipes (EMFILE)";
+  else if (code === "ENFILE") detail = "the system's file table is full (ENFILE)";
+  else if (code === "EAGAIN") detail = "no process can be created now: the process limit is reached? (EAGAIN)";
+  else detail = e?.message ?? String(err);
+  return new SpawnError(command, detail, code === undefined ? { cause: err } : { cause: err, errno: code });
 }

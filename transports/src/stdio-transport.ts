@@ -21,6 +21,7 @@ import {
 import { TRANSPORT_DEFAULTS } from "./defaults.js";
 import { buildChildEnv } from "./env.js";
 import { signalGroup, terminateProcessTree, trackGroup, untrackGroup, withinMs } from "./process-tree.js";
+import { stderrErrorLine } from "./stderr-headline.js";
 import { StderrRing } from "./stderr-ring.js";
 import { StdinWriter } from "./stdin-writer.js";
 import { describeSpawnError, positiveOption, validateStdioConfig } from "./stdio-config.js";
@@ -221,29 +222,36 @@ export class StdioTransport implements MCPTransport {
       this.state = "closed";
       throw await describeSpawnError(command, cwd, err);
     }
+    // 'spawn' and 'error' are mutually exclusive for the launch itself: exactly one fires, on a later
+    // tick. Listen before touching anything else: an 'error' nobody listens to is an uncaught exception.
+    const launched = new Promise<void>((resolve, reject) => {
+      const onSpawn = (): void => {
+        child.off("error", onError);
+        resolve();
+      };
+      const onError = (err: Error): void => {
+        child.off("spawn", onSpawn);
+        reject(err);
+      };
+      child.once("spawn", onSpawn);
+      child.once("error", onError);
+    });
+    // Out of descriptors (EMFILE, ENFILE), Node fails before creating the pipes: the streams are absent.
+    const streams = [child.stdin, child.stdout, child.stderr] as const;
     // Error listeners first: an EPIPE on any stdio stream must never become an uncaught exception.
-    child.stdin.on("error", (err) => this.streamFailed("stdin", err));
-    child.stdout.on("error", (err) => this.streamFailed("stdout", err));
-    child.stderr.on("error", (err) => this.streamFailed("stderr", err));
+    child.stdin?.on("error", (err) => this.streamFailed("stdin", err));
+    child.stdout?.on("error", (err) => this.streamFailed("stdout", err));
+    child.stderr?.on("error", (err) => this.streamFailed("stderr", err));
     try {
-      // 'spawn' and 'error' are mutually exclusive for the launch itself: exactly one fires.
-      await new Promise<void>((resolve, reject) => {
-        const onSpawn = (): void => {
-          child.off("error", onError);
-          resolve();
-        };
-        const onError = (err: Error): void => {
-          child.off("spawn", onSpawn);
-          reject(err);
-        };
-        child.once("spawn", onSpawn);
-        child.once("error", onError);
-      });
+      await launched;
+      if (streams.some((stream) => stream == null)) {
+        // Never seen after 'spawn'; a process without its pipes could not be talked to anyway.
+        child.kill("SIGKILL");
+        throw new Error("the process started without its stdio pipes");
+      }
     } catch (err) {
       this.state = "closed";
-      child.stdin.destroy();
-      child.stdout.destroy();
-      child.stderr.destroy();
+      for (const stream of streams) stream?.destroy();
       throw await describeSpawnError(command, cwd, err);
     }
     this.child = child;
@@ -528,7 +536,11 @@ export class StdioTransport implements MCPTransport {
   private describeEnd(why: string): string {
     const exit = this.exitInfo;
     let reason = exit ? (exit.code !== null ? `process exited with code ${exit.code}` : `process was killed by ${exit.signal}`) : why;
-    const lines = this.ring.tail(TRANSPORT_DEFAULTS.closeReasonStderrLines);
+    // The line stating the error when there is one (a Node crash ends with its stack and version, not
+    // the message), else the last few lines that are not blank.
+    const tail = this.ring.tail();
+    const error = stderrErrorLine(tail);
+    const lines = error !== undefined ? [error] : tail.filter((l) => l.trim() !== "").slice(-TRANSPORT_DEFAULTS.closeReasonStderrLines);
     if (lines.length > 0) reason += `; stderr: ${lines.join(" | ").slice(-1000)}`;
     return reason;
   }
