@@ -82,7 +82,7 @@ describe("faults: servers that cannot start", () => {
     // A slow backoff: before the fix these would restart (and a call would wait) until the breaker trips.
     const policy = { restart: { maxRestarts: 3, initialDelayMs: 2_000, maxDelayMs: 4_000 } };
     const d = (daemon = await startTestDaemon({ x: { command: missing, ...policy }, y: { command: script, ...policy }, b: fixture("b") }));
-    const c = await d.raw();
+    const c = await d.control();
     await c.initialize();
     ledger.add(await serverPid(c, "b"));
     await until(async () => (await serverStatus(c, "x")).state === "failed" && (await serverStatus(c, "y")).state === "failed", "x and y failed");
@@ -123,7 +123,7 @@ describe("faults: servers that cannot start", () => {
     // Restarts far enough apart that "at once" is visible as "before the next attempt".
     const policy = { restart: { maxRestarts: 5, initialDelayMs: 3_000, maxDelayMs: 6_000 } };
     const d = (daemon = await startTestDaemon({ loop: fixture("loop", ["--exit-at-start", "7"], policy), b: fixture("b") }));
-    const c = await d.raw();
+    const c = await d.control();
     await c.initialize();
     ledger.add(await serverPid(c, "b"));
     const first = await until(async () => {
@@ -157,7 +157,7 @@ describe("faults: servers that cannot start", () => {
   it("regression: a server that sends tools/list_changed after every response becomes ready, its tools/list requests are rate-limited, the state says why, and mcpd/enable returns", async () => {
     const storm = { command: process.execPath, args: [fixturePath("list-changed-storm.mjs"), "--name", "storm"] };
     const d = (daemon = await startTestDaemon({ storm, b: fixture("b") }));
-    const c = await d.raw();
+    const c = await d.control();
     await c.initialize();
     await until(async () => (await serverStatus(c, "storm")).state === "ready", "storm ready");
     ledger.add(await serverPid(c, "b"));
