@@ -92,7 +92,11 @@ function readSettings(value: unknown, issues: ConfigIssues, homedir: string): { 
     return { settings, defaults };
   }
   for (const key of Object.keys(value)) {
-    if (!(SETTINGS_KEYS as readonly string[]).includes(key)) {
+    if ((SETTINGS_KEYS as readonly string[]).includes(key)) continue;
+    if ((MCPD_SERVER_KEYS as readonly string[]).includes(key)) {
+      // A per-server key one level too high (`"mcpd": {"envMode": ...}`): say where it belongs.
+      issues.warn("", `"mcpd.${key}" is ignored: per-server keys for every server go in "mcpd.defaults" ("mcpd": {"defaults": {"${key}": ...}})`);
+    } else {
       issues.warn("", `unknown key "mcpd.${key}" ignored${hintFor(key, SETTINGS_KEYS)}`);
     }
   }
