@@ -2,7 +2,7 @@ import { rmSync, writeFileSync } from "node:fs";
 import { McpdError, WireCode, type Logger } from "@mcpd/protocol";
 import { createTransport } from "@mcpd/transports";
 import { resolvePaths, type McpdPaths } from "@mcpd/client";
-import { loadConfig, type LoadedConfig } from "./config/index.js";
+import { explicitConfigOrigin, loadConfig, type LoadedConfig } from "./config/index.js";
 import { DAEMON_DEFAULTS as CONFIG_DEFAULTS, RUNTIME_DEFAULTS as DAEMON_DEFAULTS } from "./defaults.js";
 import { createControl } from "./control.js";
 import { RotatingFileStream } from "./log-file.js";
@@ -51,7 +51,10 @@ export async function startDaemon(options: RunDaemonOptions): Promise<DaemonHand
       return process.stderr.write(chunk);
     },
   };
-  let config: LoadedConfig = await loadConfig({ file: paths.configFile, env });
+  // A file named with --config or MCPD_CONFIG must exist (a typo must not mean zero servers); the default may be absent.
+  const namedBy = explicitConfigOrigin(env, options.configFile);
+  const load = (): Promise<LoadedConfig> => loadConfig({ file: paths.configFile, env, required: namedBy !== undefined, ...(namedBy ? { namedBy } : {}) });
+  let config: LoadedConfig = await load();
   const level = options.logLevel ?? env.MCPD_LOG_LEVEL ?? config.settings.logLevel ?? CONFIG_DEFAULTS.logLevel;
   const root = createLogger(level, (logFile ?? stderrTee) as unknown as NodeJS.WritableStream);
   const log = root as unknown as Logger;
@@ -74,7 +77,7 @@ export async function startDaemon(options: RunDaemonOptions): Promise<DaemonHand
   const done = new Promise<number>((r) => (resolveDone = r));
 
   const reload = async () => {
-    const next = await loadConfig({ file: paths.configFile, env });
+    const next = await load();
     const result = await manager.reload(next);
     config = next;
     root.info({ ...result }, "config reloaded");

@@ -5,7 +5,7 @@ import { println, type CliContext, type Command } from "../context.js";
 import { table } from "../format.js";
 import { importConfig, type ImportReport } from "../../config-import/import-config.js";
 import { IMPORT_SOURCES, type ImportSource } from "../../config-import/import-types.js";
-import { loadConfig, parseConfig, redactServerConfig } from "../../config/index.js";
+import { explicitConfigOrigin, loadConfig, parseConfig, redactServerConfig } from "../../config/index.js";
 
 const SUBCOMMANDS = ["path", "validate", "import"] as const;
 
@@ -30,8 +30,10 @@ async function validate(ctx: CliContext, file: string | undefined): Promise<numb
   const target = file ?? resolvePaths(ctx.env, { cwd: ctx.cwd }).configFile;
   let config;
   try {
-    // A file named on the command line must exist; the default one may be absent (zero servers).
-    config = await loadConfig({ file: target, env: ctx.env, required: file !== undefined });
+    // A file named on the command line or by MCPD_CONFIG must exist (the daemon refuses to start without
+    // it); the default one may be absent (zero servers).
+    const namedBy = file !== undefined ? undefined : explicitConfigOrigin(ctx.env);
+    config = await loadConfig({ file: target, env: ctx.env, required: file !== undefined || namedBy !== undefined, ...(namedBy ? { namedBy } : {}) });
   } catch (err) {
     if (err instanceof McpdError && err.code === "MCPD_CONFIG_INVALID") {
       println(ctx, `${ctx.out.red("invalid")}: ${err.message}`);
