@@ -153,6 +153,44 @@ describe("parseConfig: variables", () => {
     expect(cfg.warnings[0]).toMatch(/server "s": "args\[0\]": environment variable NOT_SET is not set; the server is disabled/);
   });
 
+  it("regression: a url built from an unset variable is reported once (not also as an invalid URL), and only warned about for a disabled server", () => {
+    expect(errors(one({ url: "${NOT_SET}/mcp" }))).toEqual([
+      `${FILE}: server "s": "url": environment variable NOT_SET is not set (set it, or write \${NOT_SET:-default} for a fallback)`,
+    ]);
+    const cfg = parse(one({ url: "${NOT_SET}/mcp", enabled: false }));
+    expect(cfg.servers[0]!.enabled).toBe(false);
+    expect(cfg.warnings).toEqual([`${FILE}: server "s": "url": environment variable NOT_SET is not set; the server is disabled, so it is left empty`]);
+  });
+
+  it("unsetVariables defer (import's check): ${VAR:-default} resolves, an unset ${VAR} is a warning and stays as written, other errors remain", () => {
+    const cfg = parseConfig(
+      JSON.stringify({
+        mcpServers: {
+          api: { type: "http", url: "${API_BASE_URL:-https://api.example.com}/mcp" },
+          gw: { url: "${GATEWAY_URL}/mcp", headers: { Authorization: "Bearer ${TOKEN}" } },
+          tool: { command: "${TOOL_BIN}", env: { K: "${K}" } },
+        },
+      }),
+      FILE,
+      env,
+      { unsetVariables: "defer" },
+    );
+    expect(cfg.servers.map((s) => s.transport)).toMatchObject([
+      { type: "http", url: "https://api.example.com/mcp" },
+      { type: "http", url: "${GATEWAY_URL}/mcp", headers: { Authorization: "Bearer ${TOKEN}" } },
+      { type: "stdio", command: "${TOOL_BIN}", env: { K: "${K}" } },
+    ]);
+    expect(cfg.warnings).toEqual([
+      `${FILE}: server "gw": "url" uses \${GATEWAY_URL}, which is not set here: the daemon needs it in its environment`,
+      `${FILE}: server "gw": "headers.Authorization" uses \${TOKEN}, which is not set here: the daemon needs it in its environment`,
+      `${FILE}: server "tool": "command" uses \${TOOL_BIN}, which is not set here: the daemon needs it in its environment`,
+      `${FILE}: server "tool": "env.K" uses \${K}, which is not set here: the daemon needs it in its environment`,
+    ]);
+    expect(() => parseConfig(JSON.stringify(one({ url: "mcp.example.com/mcp" })), FILE, env, { unsetVariables: "defer" })).toThrow(
+      `${FILE}: server "s": "url" is not a valid URL: "mcp.example.com/mcp"`,
+    );
+  });
+
   it("$${VAR} is a literal ${VAR}", () => {
     expect(server(one({ command: "x", args: ["$${HOME}"] })).transport).toMatchObject({ args: ["${HOME}"] });
   });
