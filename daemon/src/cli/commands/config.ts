@@ -149,8 +149,9 @@ export const configCommand: Command = {
       "  claude-code     ~/.claude.json (user and per-project servers) and ./.mcp.json",
       "  cursor          ~/.cursor/mcp.json and ./.cursor/mcp.json",
       "  vscode          ./.vscode/mcp.json, and the user's mcp.json and settings.json (mcp.servers)",
-      "An existing server is never overwritten (skipped and reported, unless identical). The old config is",
-      "kept as config.json.bak-<timestamp>.",
+      "Each entry is checked as the daemon will load it (--dry-run too) and printed as it is written; one mcpd",
+      "would refuse is skipped with the reason. An existing server is never overwritten (skipped and reported,",
+      "unless identical). The old config is kept as config.json.bak-<timestamp>.",
     ].join("\n"),
   },
   async run(ctx, { values, positionals }) {
