@@ -2,7 +2,7 @@ import { rmSync } from "node:fs";
 import { McpdError, WireCode, type Logger } from "@mcpd/protocol";
 import { createTransport } from "@mcpd/transports";
 import { resolvePaths, type McpdPaths } from "@mcpd/client";
-import { loadConfig, type LoadedConfig } from "./config/index.js";
+import { explicitConfigOrigin, loadConfig, type LoadedConfig } from "./config/index.js";
 import { DAEMON_DEFAULTS as CONFIG_DEFAULTS, RUNTIME_DEFAULTS as DAEMON_DEFAULTS } from "./defaults.js";
 import { createControl } from "./control.js";
 import { RotatingFileStream, type LogWriteStatus } from "./log-file.js";
@@ -45,7 +45,10 @@ export interface DaemonHandle {
 export async function startDaemon(options: RunDaemonOptions): Promise<DaemonHandle> {
   const env = options.env ?? process.env;
   const paths = resolvePaths(env, options.configFile ? { configFile: options.configFile } : {});
-  let config: LoadedConfig = await loadConfig({ file: paths.configFile, env });
+  // A file named with --config or MCPD_CONFIG must exist (a typo must not mean zero servers); the default may be absent.
+  const namedBy = explicitConfigOrigin(env, options.configFile);
+  const load = (): Promise<LoadedConfig> => loadConfig({ file: paths.configFile, env, required: namedBy !== undefined, ...(namedBy ? { namedBy } : {}) });
+  let config: LoadedConfig = await load();
   const level = options.logLevel ?? env.MCPD_LOG_LEVEL ?? config.settings.logLevel ?? CONFIG_DEFAULTS.logLevel;
 
   assertNoDaemonWithoutSocket(paths.socketPath);
@@ -79,7 +82,7 @@ export async function startDaemon(options: RunDaemonOptions): Promise<DaemonHand
   const done = new Promise<number>((r) => (resolveDone = r));
 
   const reload = async () => {
-    const next = await loadConfig({ file: paths.configFile, env });
+    const next = await load();
     const result = await manager.reload(next);
     config = next;
     root.info({ ...result }, "config reloaded");

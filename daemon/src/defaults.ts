@@ -37,8 +37,12 @@ export const DAEMON_DEFAULTS = {
   sharing: "shared",
   /** Per-server `healthCheckIntervalMs`: ping an idle server this often, in ms. 0 disables. */
   healthCheckIntervalMs: 30_000,
-  /** Per-server `envMode` (stdio): `inherit` the daemon's environment, or pass only an `allowlist`. */
-  envMode: "inherit",
+  /**
+   * Per-server `envMode` (stdio): `allowlist` passes a stdio server only the variables in the transport
+   * layer's `ENV_ALLOWLIST` (PATH, HOME, locale, temp dir, XDG, proxy and CA-bundle settings) plus its own
+   * `env`, so one server never sees another's token; `inherit` passes the daemon's whole environment.
+   */
+  envMode: "allowlist",
   /** `mcpd.logLevel`: the daemon's log level. */
   logLevel: "info",
   /** Largest config file read, in bytes; a bigger file is refused (MCPD_CONFIG_INVALID). */

@@ -96,9 +96,47 @@ describe("import from Claude Desktop", () => {
     expect(readdirSync(join(home, ".config", "mcpd")).filter((f) => f.includes(".bak-"))).toEqual([]);
   });
 
-  it("writes nothing when validation refuses the result", async () => {
-    await expect(importConfig(opts("claude-desktop", { validate: () => { throw new Error("refused"); } }))).rejects.toThrow("refused");
-    expect(readdirSync(home)).not.toContain("mcpd");
+  it("refuses to merge into a config file mcpd would refuse as it is, on a dry run too; nothing written", async () => {
+    mkdirSync(join(home, ".config", "mcpd"), { recursive: true });
+    const before = JSON.stringify({ mcpServers: { mine: { command: "x", timeout: "slow" } } });
+    writeFileSync(configFile, before);
+    for (const dryRun of [true, false]) {
+      await expect(importConfig(opts("claude-desktop", { dryRun, env: {} }))).rejects.toThrow(
+        /config file is not valid as it is; fix it before importing:\n.*server "mine": "timeout" must be a positive integer/,
+      );
+    }
+    expect(readFileSync(configFile, "utf8")).toBe(before);
+    expect(readdirSync(join(home, ".config", "mcpd"))).toEqual(["config.json"]);
+  });
+
+  it("regression: an entry mcpd would refuse is skipped with the reason, the same on a dry run; the others are imported", async () => {
+    const file = join(root, "mixed.json");
+    writeFileSync(
+      file,
+      JSON.stringify({
+        mcpServers: {
+          api: { url: "${API_BASE_URL:-https://api.example.com}/mcp" },
+          bad: { url: "mcp.example.com/mcp" },
+          later: { url: "${LATER_URL}/mcp" },
+          badenv: { command: "x", env: { "A=B": "1" } },
+        },
+      }),
+    );
+    const dry = await importConfig(opts("claude-desktop", { file, dryRun: true, env: {} }));
+    const real = await importConfig(opts("claude-desktop", { file, env: {} }));
+    for (const r of [dry, real]) {
+      expect(r.outcomes.map((o) => [o.name, o.action, o.notes, o.entry])).toEqual([
+        ["api", "added", [], { url: "${API_BASE_URL:-https://api.example.com}/mcp" }],
+        ["later", "added", ['"url" uses ${LATER_URL}, which is not set here: the daemon needs it in its environment'], { url: "${LATER_URL}/mcp" }],
+      ]);
+      expect(r.scan.unusable).toEqual([
+        { name: "bad", origin: file, reason: '"url" is not a valid URL: "mcp.example.com/mcp"' },
+        { name: "badenv", origin: file, reason: '"env" has an invalid name "A=B"' },
+      ]);
+    }
+    expect(dry.written).toBe(false);
+    expect(real.written).toBe(true);
+    expect(written().mcpServers).toEqual({ api: { url: "${API_BASE_URL:-https://api.example.com}/mcp" }, later: { url: "${LATER_URL}/mcp" } });
   });
 });
 

@@ -3,7 +3,7 @@ import os from "node:os";
 import path from "node:path";
 import { ConfigError } from "@mcpd/protocol";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { loadConfig } from "../src/config/load-config.js";
+import { assertConfigFileExists, explicitConfigOrigin, loadConfig } from "../src/config/load-config.js";
 import { DAEMON_DEFAULTS } from "../src/defaults.js";
 
 let dir: string;
@@ -38,6 +38,21 @@ describe("loadConfig", () => {
     const file = path.join(dir, "typo.json");
     const err = await loadError(loadConfig({ file, env: {}, required: true }));
     expect(err.message).toBe(`${file}: cannot read config file: config file not found (ENOENT)`);
+    const named = await loadError(loadConfig({ file, env: {}, required: true, namedBy: "MCPD_CONFIG" }));
+    expect(named.message).toBe(`${file}: cannot read config file: config file not found (ENOENT); it is named by MCPD_CONFIG, and a config file named there must exist`);
+  });
+
+  it("a config file is explicit when named by --config or a non-empty MCPD_CONFIG; such a file must exist", async () => {
+    expect(explicitConfigOrigin({}, "x.json")).toBe("--config");
+    expect(explicitConfigOrigin({ MCPD_CONFIG: "/a.json" }, "x.json")).toBe("--config");
+    expect(explicitConfigOrigin({ MCPD_CONFIG: "/a.json" })).toBe("MCPD_CONFIG");
+    expect(explicitConfigOrigin({ MCPD_CONFIG: "" })).toBeUndefined();
+    expect(explicitConfigOrigin({ MCPD_CONFIG_DIR: "/c" })).toBeUndefined();
+    const file = path.join(dir, "typo.json");
+    expect((await loadError(assertConfigFileExists(file, "--config"))).message).toMatch(/typo\.json: cannot read config file: config file not found \(ENOENT\); it is named by --config/);
+    expect((await loadError(assertConfigFileExists(dir, "--config"))).message).toBe(`${dir}: is a directory, not a config file (named by --config)`);
+    await writeFile(file, "{}");
+    await assertConfigFileExists(file, "--config");
   });
 
   it("reads and resolves a real file, expanding variables from the given env", async () => {

@@ -37,7 +37,7 @@ describe("parseConfig: formats", () => {
     expect(s).toEqual({
       name: "s",
       enabled: true,
-      transport: { type: "stdio", command: "npx", args: ["-y", "pkg"], env: { A: "1" }, timeout: 30_000, envMode: "inherit" },
+      transport: { type: "stdio", command: "npx", args: ["-y", "pkg"], env: { A: "1" }, timeout: 30_000, envMode: "allowlist" },
       timeout: DAEMON_DEFAULTS.requestTimeoutMs,
       maxTotalTimeout: DAEMON_DEFAULTS.maxTotalTimeoutMs,
       startup: "eager",
@@ -56,7 +56,7 @@ describe("parseConfig: formats", () => {
   it("fills args and env when absent and keeps file order", () => {
     const cfg = parse({ mcpServers: { b: { command: "x" }, a: { command: "y" } } });
     expect(cfg.servers.map((s) => s.name)).toEqual(["b", "a"]);
-    expect(cfg.servers[0]!.transport).toEqual({ type: "stdio", command: "x", args: [], env: {}, timeout: 30_000, envMode: "inherit" });
+    expect(cfg.servers[0]!.transport).toEqual({ type: "stdio", command: "x", args: [], env: {}, timeout: 30_000, envMode: "allowlist" });
     expect(cfg.source).toBe("file");
     expect(cfg.file).toBe(FILE);
     expect(cfg.settings).toEqual({ logLevel: "info" });
@@ -153,6 +153,44 @@ describe("parseConfig: variables", () => {
     expect(cfg.warnings[0]).toMatch(/server "s": "args\[0\]": environment variable NOT_SET is not set; the server is disabled/);
   });
 
+  it("regression: a url built from an unset variable is reported once (not also as an invalid URL), and only warned about for a disabled server", () => {
+    expect(errors(one({ url: "${NOT_SET}/mcp" }))).toEqual([
+      `${FILE}: server "s": "url": environment variable NOT_SET is not set (set it, or write \${NOT_SET:-default} for a fallback)`,
+    ]);
+    const cfg = parse(one({ url: "${NOT_SET}/mcp", enabled: false }));
+    expect(cfg.servers[0]!.enabled).toBe(false);
+    expect(cfg.warnings).toEqual([`${FILE}: server "s": "url": environment variable NOT_SET is not set; the server is disabled, so it is left empty`]);
+  });
+
+  it("unsetVariables defer (import's check): ${VAR:-default} resolves, an unset ${VAR} is a warning and stays as written, other errors remain", () => {
+    const cfg = parseConfig(
+      JSON.stringify({
+        mcpServers: {
+          api: { type: "http", url: "${API_BASE_URL:-https://api.example.com}/mcp" },
+          gw: { url: "${GATEWAY_URL}/mcp", headers: { Authorization: "Bearer ${TOKEN}" } },
+          tool: { command: "${TOOL_BIN}", env: { K: "${K}" } },
+        },
+      }),
+      FILE,
+      env,
+      { unsetVariables: "defer" },
+    );
+    expect(cfg.servers.map((s) => s.transport)).toMatchObject([
+      { type: "http", url: "https://api.example.com/mcp" },
+      { type: "http", url: "${GATEWAY_URL}/mcp", headers: { Authorization: "Bearer ${TOKEN}" } },
+      { type: "stdio", command: "${TOOL_BIN}", env: { K: "${K}" } },
+    ]);
+    expect(cfg.warnings).toEqual([
+      `${FILE}: server "gw": "url" uses \${GATEWAY_URL}, which is not set here: the daemon needs it in its environment`,
+      `${FILE}: server "gw": "headers.Authorization" uses \${TOKEN}, which is not set here: the daemon needs it in its environment`,
+      `${FILE}: server "tool": "command" uses \${TOOL_BIN}, which is not set here: the daemon needs it in its environment`,
+      `${FILE}: server "tool": "env.K" uses \${K}, which is not set here: the daemon needs it in its environment`,
+    ]);
+    expect(() => parseConfig(JSON.stringify(one({ url: "mcp.example.com/mcp" })), FILE, env, { unsetVariables: "defer" })).toThrow(
+      `${FILE}: server "s": "url" is not a valid URL: "mcp.example.com/mcp"`,
+    );
+  });
+
   it("$${VAR} is a literal ${VAR}", () => {
     expect(server(one({ command: "x", args: ["$${HOME}"] })).transport).toMatchObject({ args: ["${HOME}"] });
   });
@@ -178,7 +216,7 @@ describe("parseConfig: mcpd keys", () => {
         sharing: "per-client",
         healthCheckIntervalMs: 0,
         roots: [{ uri: "file:///repo", name: "repo" }, "/abs/dir", "~/home-dir"],
-        envMode: "allowlist",
+        envMode: "inherit",
       }),
     );
     expect(s).toMatchObject({
@@ -194,7 +232,7 @@ describe("parseConfig: mcpd keys", () => {
       healthCheckIntervalMs: 0,
       roots: [{ uri: "file:///repo", name: "repo" }, { uri: "file:///abs/dir" }, { uri: "file:///home/ann/home-dir" }],
     });
-    expect(s.transport).toMatchObject({ timeout: 5000, envMode: "allowlist" });
+    expect(s.transport).toMatchObject({ timeout: 5000, envMode: "inherit" });
   });
 
   it("applies mcpd.defaults under per-server values, and reads mcpd.logLevel", () => {
@@ -206,6 +244,17 @@ describe("parseConfig: mcpd keys", () => {
     const [a, b] = cfg.servers;
     expect(a).toMatchObject({ timeout: 60_000, startup: "lazy", restart: { maxRestarts: 1, windowMs: 60_000 } });
     expect(b).toMatchObject({ timeout: 1000, startup: "lazy", restart: { maxRestarts: 1, windowMs: 1000 } });
+  });
+
+  it("envMode: allowlist by default; mcpd.defaults.envMode applies to every stdio server, a server's own wins; misplaced mcpd.envMode is named", () => {
+    expect(server(one({ command: "x" })).transport).toMatchObject({ envMode: "allowlist" });
+    const cfg = parse({ mcpd: { defaults: { envMode: "inherit" } }, mcpServers: { a: { command: "x" }, b: { command: "y", envMode: "allowlist" } } });
+    expect(cfg.servers.map((s) => (s.transport as { envMode?: string }).envMode)).toEqual(["inherit", "allowlist"]);
+    const misplaced = parse({ mcpd: { envMode: "inherit" }, mcpServers: { a: { command: "x" } } });
+    expect(misplaced.warnings).toEqual([
+      `${FILE}: "mcpd.envMode" is ignored: per-server keys for every server go in "mcpd.defaults" ("mcpd": {"defaults": {"envMode": ...}})`,
+    ]);
+    expect(misplaced.servers[0]!.transport).toMatchObject({ envMode: "allowlist" });
   });
 
   it("raises the default maxTotalTimeout to a larger timeout, but rejects an explicit one below it", () => {

@@ -18,7 +18,7 @@ describe("redactServerConfig", () => {
       args: ["-y", "server-github"],
       env: { GITHUB_TOKEN: "***", LEVEL: "***" },
       timeout: 5000,
-      envMode: "inherit",
+      envMode: "allowlist",
     });
     expect(safe.name).toBe("s");
     expect(safe.timeout).toBe(5000);

@@ -6,7 +6,7 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { dirname, join, resolve } from "node:path";
+import { basename, dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 
 export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
@@ -48,9 +48,19 @@ export class CliWorld {
     writeFileSync(this.configFile, JSON.stringify({ ...doc, mcpServers: servers }, null, 2));
   }
 
-  /** A fixture server entry that logs every message it receives to `<root>/<name>.log`. */
+  /**
+   * A fixture server entry that logs every message it receives to `<root>/<name>.log`. Its `env` carries
+   * {@link marker}, so {@link processes} finds it and whatever it starts (servers do not inherit the
+   * daemon's environment). The marker's value is short, so no masking of env values can hide a path.
+   */
   fixture(name: string, extraArgs: string[] = [], extra: Record<string, unknown> = {}): Record<string, unknown> {
-    return { command: process.execPath, args: [FIXTURE, "--name", name, "--log", this.fixtureLog(name), ...extraArgs], ...extra };
+    const env = { [this.marker]: "1", ...(extra.env as Record<string, string> | undefined) };
+    return { command: process.execPath, args: [FIXTURE, "--name", name, "--log", this.fixtureLog(name), ...extraArgs], ...extra, env };
+  }
+
+  /** The name of the environment variable that marks this world's server processes. */
+  get marker(): string {
+    return `MCPD_TEST_WORLD_${basename(this.root).replace(/[^A-Za-z0-9]/g, "_")}`;
   }
 
   fixtureLog(name: string): string {
@@ -102,7 +112,8 @@ export class CliWorld {
 
   /**
    * Live processes that belong to this world: whose command line or environment mentions its root
-   * (the daemon inherits MCPD_HOME; fixture servers log into the root). Linux /proc.
+   * (the daemon inherits MCPD_HOME; fixture servers log into the root and carry {@link marker}, and so
+   * does anything they start). Linux /proc.
    */
   processes(): number[] {
     const out: number[] = [];
@@ -118,7 +129,7 @@ export class CliWorld {
         } catch {
           // Not ours to read: not ours.
         }
-        if (cmdline.includes(this.root) || environ.includes(`MCPD_HOME=${this.mcpdHome}`)) out.push(Number(entry));
+        if (cmdline.includes(this.root) || environ.includes(`MCPD_HOME=${this.mcpdHome}`) || environ.includes(`${this.marker}=1`)) out.push(Number(entry));
       } catch {
         // Gone meanwhile.
       }

@@ -116,6 +116,8 @@ describe("mcpd config", () => {
       expect(dry.code).toBe(0);
       expect(dry.stdout).toContain("would add filesystem");
       expect(dry.stdout).toContain("(dry run:");
+      // Claude Desktop passes a minimal environment, as mcpd does: nothing to say.
+      expect(dry.stdout).not.toContain("environment:");
       expect(Object.keys(servers())).toEqual(["github"]);
 
       const r = await world.run(["config", "import", "--from", "claude-desktop"], { cwd: project });
@@ -160,6 +162,53 @@ describe("mcpd config", () => {
       expect(Object.keys(servers()).sort()).toEqual(["fetch", "project", "time"]);
       expect(r.stdout).toMatch(/warning: .*mcp\.json: "inputs" ignored/);
       expect(r.stdout).toMatch(/skipped github: it uses \$\{input:gh-token\}/);
+    });
+
+    it("regression: a url with ${VAR:-default} imports with VAR unset; dry run and import run the same checks and show the entries they write", async () => {
+      const source = join(world.root, "vars", ".mcp.json");
+      cpSync(join(FIXTURES, "import-vars"), join(world.root, "vars"), { recursive: true });
+      const env = { ...world.env };
+      for (const k of ["API_BASE_URL", "API_TOKEN", "GATEWAY_URL", "TOOLS_BIN", "TOOLS_TOKEN", "DB_URL"]) delete env[k];
+      const args = ["config", "import", "--from", "claude-code", "--file", source];
+      const dry = await world.run([...args, "--dry-run"], { env });
+      expect(dry.code, dry.stderr).toBe(0);
+      expect(existsSync(world.configFile)).toBe(false);
+      const real = await world.run(args, { env });
+      expect(real.code, real.stderr).toBe(0);
+
+      // The same verdict on every server, in the same words, and the same entries shown.
+      const verdicts = (out: string): string[] =>
+        out
+          .split("\n")
+          // Only the real import writes, and then checks the written file with this shell's variables.
+          .filter((l) => !/^(warning: with this shell|Run 'mcpd reload')/.test(l) && !l.startsWith(world.configFile) && !/ (to add|added), /.test(l))
+          .map((l) => l.replace(/^would add /, "added "));
+      expect(verdicts(dry.stdout)).toEqual(verdicts(real.stdout));
+      expect(dry.stdout).toMatch(/5 to add, 1 skipped, 0 unchanged \(dry run: /);
+      expect(real.stdout).toMatch(/5 added, 1 skipped, 0 unchanged; wrote /);
+      for (const out of [dry.stdout, real.stdout]) {
+        expect(out).toMatch(/^skipped broken: "url" is not a valid URL: "mcp\.example\.com\/mcp" \(from .*\.mcp\.json\)$/m);
+        // The entry each server gets, as written: references kept, so the daemon resolves them when it loads.
+        expect(out).toMatch(/^(would add|added) api \(from .*\)\n {4}\{"type":"http","url":"\$\{API_BASE_URL:-https:\/\/api\.example\.com\}\/mcp"\}$/m);
+        expect(out).toContain(`{"type":"sse","url":"\${API_BASE_URL:-https://api.example.com}/sse","headers":{"Authorization":"Bearer \${API_TOKEN:-}","X-Team":"***"}}`);
+        expect(out).toContain(`{"command":"\${TOOLS_BIN:-/usr/local/bin/tools-mcp}","args":["--root","\${HOME}","--api-key=***"],"env":{"TOOLS_TOKEN":"\${TOOLS_TOKEN}","LITERAL_SECRET":"***"}}`);
+        // Unset without a default: not an error here (the daemon's environment may have it), but said.
+        expect(out).toMatch(/^(would add|added) gateway .*\n +note: "url" uses \$\{GATEWAY_URL\}, which is not set here: the daemon needs it in its environment$/m);
+        // Claude Code gave its servers its whole environment; mcpd does not: said, with the remedy.
+        expect(out).toMatch(/^environment: Claude Code starts its local servers with its whole environment/m);
+        expect(out).toMatch(/If tools, db needs another variable you export, add it to that server's "env"/);
+        // Literal secrets are never printed.
+        for (const secret of ["sk-live-abcdef1234567890", "sk-arg-secret-5566", "team-literal-9f8e7d"]) expect(out).not.toContain(secret);
+      }
+
+      const written = servers();
+      expect(Object.keys(written)).toEqual(["api", "api-sse", "gateway", "tools", "db"]);
+      expect(written.api).toEqual({ type: "http", url: "${API_BASE_URL:-https://api.example.com}/mcp" });
+      // The daemon resolves the default when it loads the file (here with GATEWAY_URL and TOOLS_TOKEN set).
+      const valid = await world.run(["config", "validate"], { env: { ...env, GATEWAY_URL: "https://gw.example.com", TOOLS_TOKEN: "t" } });
+      expect(valid.code, valid.stdout).toBe(0);
+      expect(valid.stdout).toMatch(/^api +http +yes +https:\/\/api\.example\.com\/mcp$/m);
+      expect(valid.stdout).toMatch(/^gateway +http +yes +https:\/\/gw\.example\.com\/mcp$/m);
     });
 
     it("--file reads that file only; a missing --file is an error", async () => {

@@ -64,6 +64,10 @@ describe("faults: mcpd itself", () => {
     expect((await w.run(["start"])).code).toBe(0);
     const oldDaemon = w.daemonPid() as number;
     const gc1 = await pidFromFile(gcFile);
+    // Every server's script runs (each logged the initialize it received; slow never answers it). A
+    // fixture whose process exists but whose script has not yet written its first stderr line when the
+    // daemon dies fails on the closed pipe instead of staying behind as an orphan.
+    await until(() => ["a", "b", "g", "slow"].every((n) => w.received(n).some((m) => m.method === "initialize")), "every server to receive initialize");
     const before = await until(() => {
       const p = w.processes();
       return p.length === 6 ? p : undefined;

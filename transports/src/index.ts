@@ -4,6 +4,7 @@
  */
 export * from "./transport.js";
 export { TRANSPORT_DEFAULTS } from "./defaults.js";
+export { ENV_ALLOWLIST, ENV_ALLOWLIST_PREFIXES, buildChildEnv, isAllowlisted, type EnvMode } from "./env.js";
 export { createTransport } from "./create-transport.js";
 export { StdioTransport, type StdioTransportOptions } from "./stdio-transport.js";
 export { WebSocketTransport, MCP_WS_SUBPROTOCOL, type WsTransportOptions } from "./ws-transport.js";

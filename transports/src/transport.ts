@@ -95,8 +95,8 @@ export interface StdioServerConfig {
   /** Default request timeout in ms (30000). */
   timeout?: number;
   /**
-   * `inherit` (default): the child gets the daemon's environment plus `env`.
-   * `allowlist`: only HOME, LOGNAME, PATH, SHELL, TERM, USER (and a few locale/tmp variables) plus `env`.
+   * `allowlist` (default): only the variables in `ENV_ALLOWLIST` (HOME, PATH, USER, locale, temp dir,
+   * XDG, proxy and CA-bundle settings) and `LC_*`, plus `env`. `inherit`: the whole environment plus `env`.
    */
   envMode?: "inherit" | "allowlist";
 }

@@ -4,6 +4,7 @@ import { randomUUID } from "node:crypto";
 import { afterEach, describe, expect, it } from "vitest";
 import { ConfigError, SpawnError, type Logger } from "@mcpd/protocol";
 import { StdioTransport } from "../src/stdio-transport.js";
+import { isAllowlisted } from "../src/env.js";
 import type { CloseInfo } from "../src/transport.js";
 import { FIXTURE, Harness, NODE, callTool, initialize, isAlive, readPid, textOf, waitFor } from "./stdio-helpers.js";
 
@@ -123,33 +124,37 @@ describe("StdioTransport: ending the process tree", () => {
 });
 
 describe("StdioTransport: environment, arguments, cwd, stderr", () => {
-  it("inherits the daemon's environment plus env by default", async () => {
+  it("inherits the daemon's environment plus env with envMode inherit", async () => {
     process.env.MCPD_TEST_INHERITED = "from-parent";
+    process.env.MCPD_TEST_KEPT = "kept";
     try {
-      const { t } = await h.fixture([], {}, { env: { MCPD_TEST_EXTRA: "extra value", MCPD_TEST_INHERITED: "overridden" } });
+      const { t } = await h.fixture([], {}, { envMode: "inherit", env: { MCPD_TEST_EXTRA: "extra value", MCPD_TEST_INHERITED: "overridden" } });
       const env = JSON.parse(textOf(await callTool(t, "env"))) as Record<string, string>;
       expect(env.MCPD_TEST_EXTRA).toBe("extra value");
       expect(env.MCPD_TEST_INHERITED).toBe("overridden");
+      expect(env.MCPD_TEST_KEPT).toBe("kept");
       expect(env.PATH).toBe(process.env.PATH);
     } finally {
       delete process.env.MCPD_TEST_INHERITED;
+      delete process.env.MCPD_TEST_KEPT;
     }
   });
 
-  it("passes only the allowlist plus env in allowlist mode", async () => {
+  it("passes only the allowlist plus env by default and in allowlist mode", async () => {
     process.env.MCPD_TEST_SECRET = "must-not-leak";
     process.env.LC_MCPD_TEST = "locale";
     try {
-      const { t } = await h.fixture([], {}, { envMode: "allowlist", env: { MCPD_TEST_EXTRA: "given" } });
-      const env = JSON.parse(textOf(await callTool(t, "env"))) as Record<string, string>;
-      expect(env.MCPD_TEST_SECRET).toBeUndefined();
-      expect(env.MCPD_TEST_EXTRA).toBe("given");
-      expect(env.LC_MCPD_TEST).toBe("locale");
-      expect(env.PATH).toBe(process.env.PATH);
-      const allowed = new Set(["HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER", "LANG", "LANGUAGE", "TMPDIR", "TZ", "MCPD_TEST_EXTRA"]);
-      // Node itself may add nothing; anything else present must come from the allowlist.
-      const extra = Object.keys(env).filter((k) => !allowed.has(k) && !k.startsWith("LC_"));
-      expect(extra).toEqual([]);
+      for (const mode of [undefined, "allowlist"] as const) {
+        const { t } = await h.fixture([], {}, { ...(mode ? { envMode: mode } : {}), env: { MCPD_TEST_EXTRA: "given" } });
+        const env = JSON.parse(textOf(await callTool(t, "env"))) as Record<string, string>;
+        expect(env.MCPD_TEST_SECRET, String(mode)).toBeUndefined();
+        expect(env.MCPD_TEST_EXTRA).toBe("given");
+        expect(env.LC_MCPD_TEST).toBe("locale");
+        expect(env.PATH).toBe(process.env.PATH);
+        // Node itself may add nothing; anything else present must come from the allowlist.
+        const extra = Object.keys(env).filter((k) => k !== "MCPD_TEST_EXTRA" && !isAllowlisted(k));
+        expect(extra).toEqual([]);
+      }
     } finally {
       delete process.env.MCPD_TEST_SECRET;
       delete process.env.LC_MCPD_TEST;

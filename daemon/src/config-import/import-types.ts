@@ -7,6 +7,18 @@ export const IMPORT_SOURCES = ["claude-desktop", "claude-code", "cursor", "vscod
 export type ImportSource = (typeof IMPORT_SOURCES)[number];
 
 /**
+ * The clients that start their stdio servers with their own whole environment, by display name: a server
+ * imported from them may rely on a variable the user exported without listing it in its `env`, which
+ * mcpd's default (`envMode: "allowlist"`) does not pass. Claude Desktop, like the MCP SDK and mcpd,
+ * passes only a minimal environment plus `env`, so its servers need nothing more.
+ */
+export const WHOLE_ENVIRONMENT_SOURCES: Readonly<Partial<Record<ImportSource, string>>> = {
+  "claude-code": "Claude Code",
+  cursor: "Cursor",
+  vscode: "VS Code",
+};
+
+/**
  * One server in mcpd's config format (the `mcpServers` entry format Claude Desktop, Claude Code and
  * Cursor share; docs/configuration.md). Only the keys that say how to reach the server, plus `enabled`.
  */

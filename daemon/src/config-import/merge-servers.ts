@@ -8,6 +8,8 @@ export interface MergeOutcome {
   action: "added" | "identical" | "skipped";
   reason?: string;
   notes: string[];
+  /** For `added`: the entry as written into mcpd's config. */
+  entry?: ServerEntry;
 }
 
 /** The result of {@link mergeServers}: the new config document and one outcome per server. */
@@ -72,15 +74,16 @@ export function mergeServers(config: Record<string, unknown>, found: FoundServer
       else outcomes.push({ ...base, action: "skipped", reason: `a different "${s.name}" was imported from ${earlier.origin}` });
       continue;
     }
-    target[s.name] = cleanEntry(s.entry);
+    const entry = cleanEntry(s.entry);
+    target[s.name] = entry;
     addedFrom.set(s.name, s);
-    outcomes.push({ ...base, action: "added" });
+    outcomes.push({ ...base, action: "added", entry });
   }
   return { config: { ...config, mcpServers: target }, outcomes };
 }
 
 /** The entry with empty optional parts left out, in the key order people write by hand. */
-function cleanEntry(e: ServerEntry): ServerEntry {
+export function cleanEntry(e: ServerEntry): ServerEntry {
   const out: ServerEntry = {};
   if (e.type !== undefined) out.type = e.type;
   if (e.command !== undefined) out.command = e.command;

@@ -11,7 +11,7 @@ export type StartupMode = "eager" | "lazy";
 /** `shared`: one upstream session serves every client. `per-client`: each client gets its own (stateful servers). */
 export type SharingMode = "shared" | "per-client";
 
-/** `inherit`: the child gets the daemon's environment plus `env`. `allowlist`: a minimal environment plus `env`. */
+/** `allowlist` (default): a minimal environment plus `env`. `inherit`: the daemon's whole environment plus `env`. */
 export type EnvMode = "inherit" | "allowlist";
 
 /** The daemon's log levels (pino's). */

@@ -9,7 +9,7 @@
 
 /** The outcome of expanding one string. */
 export interface ExpandResult {
-  /** The expanded text; unset variables without a default expand to "". */
+  /** The expanded text; unset variables without a default expand to "" (or stay as written, with `keepUnset`). */
   value: string;
   /** Variables referenced without a default that are not set, in order of first use. */
   unset: string[];
@@ -19,8 +19,17 @@ export interface ExpandResult {
 
 const REFERENCE = /^(?:env:)?([A-Za-z_][A-Za-z0-9_]*)(?::-(.*))?$/s;
 
+/** Options of {@link expandVars} and {@link expandDeep}. */
+export interface ExpandOptions {
+  /**
+   * Leave a reference to an unset variable without a default as written (`${NAME}`) instead of expanding
+   * it to "" (it is still reported in `unset`). For checking a file for another environment than this one.
+   */
+  keepUnset?: boolean;
+}
+
 /** Expands every variable reference in `input` from `env`. Pure; never throws. */
-export function expandVars(input: string, env: NodeJS.ProcessEnv): ExpandResult {
+export function expandVars(input: string, env: NodeJS.ProcessEnv, options: ExpandOptions = {}): ExpandResult {
   const result: ExpandResult = { value: "", unset: [], errors: [] };
   if (!input.includes("${")) {
     result.value = input;
@@ -52,14 +61,14 @@ export function expandVars(input: string, env: NodeJS.ProcessEnv): ExpandResult 
       break;
     }
     const body = input.slice(dollar + 2, close);
-    out += resolveReference(body, env, result);
+    out += resolveReference(body, env, result, options);
     i = close + 1;
   }
   result.value = out;
   return result;
 }
 
-function resolveReference(body: string, env: NodeJS.ProcessEnv, result: ExpandResult): string {
+function resolveReference(body: string, env: NodeJS.ProcessEnv, result: ExpandResult, options: ExpandOptions): string {
   const match = REFERENCE.exec(body);
   if (!match) {
     if (body.startsWith("input:")) {
@@ -79,7 +88,7 @@ function resolveReference(body: string, env: NodeJS.ProcessEnv, result: ExpandRe
   if (fallback !== undefined) return value ? value : fallback;
   if (value === undefined) {
     if (!result.unset.includes(name)) result.unset.push(name);
-    return "";
+    return options.keepUnset ? `\${${body}}` : "";
   }
   return value;
 }
@@ -97,11 +106,11 @@ export interface ExpandProblem {
  * Expands every string inside `value` (array elements and object property values, never keys) and
  * returns a new value plus the problems found. Non-string leaves are kept as they are.
  */
-export function expandDeep(value: unknown, env: NodeJS.ProcessEnv, path = ""): { value: unknown; problems: ExpandProblem[] } {
+export function expandDeep(value: unknown, env: NodeJS.ProcessEnv, path = "", options: ExpandOptions = {}): { value: unknown; problems: ExpandProblem[] } {
   const problems: ExpandProblem[] = [];
   const walk = (v: unknown, at: string): unknown => {
     if (typeof v === "string") {
-      const r = expandVars(v, env);
+      const r = expandVars(v, env, options);
       for (const name of r.unset) problems.push({ path: at, kind: "unset", message: name });
       for (const message of r.errors) problems.push({ path: at, kind: "syntax", message });
       return r.value;

@@ -4,8 +4,8 @@
  * Internal barrel for daemon code; the package's public exports are chosen in src/index.ts.
  */
 export * from "./config-schema.js";
-export { loadConfig, type LoadConfigOptions } from "./load-config.js";
-export { parseConfig, emptyConfig } from "./parse-config.js";
+export { loadConfig, assertConfigFileExists, explicitConfigOrigin, type LoadConfigOptions, type ConfigFileOrigin } from "./load-config.js";
+export { parseConfig, emptyConfig, type ParseConfigOptions } from "./parse-config.js";
 export { expandVars, type ExpandResult } from "./expand-vars.js";
 export { redactServerConfig, redactUrl, redactArgs, REDACTED } from "./redact-config.js";
 export { diffConfigs, type ConfigDiff } from "./diff-configs.js";

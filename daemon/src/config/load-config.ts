@@ -23,9 +23,46 @@ export interface LoadConfigOptions {
   env?: NodeJS.ProcessEnv;
   /**
    * When true, a missing file is an error instead of an empty config. Set it for a file the user named
-   * (`--config FILE`), where a typo should not silently mean zero servers. Default false.
+   * (`--config FILE`, `MCPD_CONFIG`), where a typo should not silently mean zero servers. Default false.
    */
   required?: boolean;
+  /** Who named the file (`--config`, `MCPD_CONFIG`), said in the error when a required file is missing. */
+  namedBy?: ConfigFileOrigin;
+}
+
+/** How a config file was named explicitly. */
+export type ConfigFileOrigin = "--config" | "MCPD_CONFIG";
+
+/**
+ * Whether the config file was named explicitly, and how: `--config FILE` (`flag`), else a non-empty
+ * `MCPD_CONFIG`. Such a file must exist; the default location (`<configDir>/config.json`) may be absent.
+ */
+export function explicitConfigOrigin(env: NodeJS.ProcessEnv, flag?: string): ConfigFileOrigin | undefined {
+  if (flag !== undefined && flag !== "") return "--config";
+  return env.MCPD_CONFIG !== undefined && env.MCPD_CONFIG !== "" ? "MCPD_CONFIG" : undefined;
+}
+
+/**
+ * Checks that a config file named explicitly exists and is a readable file, without parsing it.
+ * @throws ConfigError (MCPD_CONFIG_INVALID) naming the file, what is wrong and who named it.
+ */
+export async function assertConfigFileExists(file: string, namedBy: ConfigFileOrigin): Promise<void> {
+  const abs = path.resolve(file);
+  try {
+    const info = await stat(abs);
+    if (info.isDirectory()) throw new ConfigError(`${abs}: is a directory, not a config file (named by ${namedBy})`);
+  } catch (err) {
+    if (err instanceof ConfigError) throw err;
+    throw readError(abs, err, namedBy);
+  }
+}
+
+function readError(file: string, err: unknown, namedBy: ConfigFileOrigin | undefined): ConfigError {
+  const code = (err as NodeJS.ErrnoException).code;
+  const reason = code !== undefined && Object.hasOwn(READ_ERRORS, code) ? `${READ_ERRORS[code]} (${code})` : (err as Error).message;
+  // Only a named file can be missing: say so, and that leaving it unnamed means the default location.
+  const named = namedBy && code === "ENOENT" ? `; it is named by ${namedBy}, and a config file named there must exist` : "";
+  return new ConfigError(`${file}: cannot read config file: ${reason}${named}`, { cause: err });
 }
 
 /**
@@ -54,10 +91,8 @@ export async function loadConfig(opts: LoadConfigOptions = {}): Promise<LoadedCo
     }
   } catch (err) {
     if (err instanceof ConfigError) throw err;
-    const code = (err as NodeJS.ErrnoException).code;
-    if (code === "ENOENT" && !opts.required) return emptyConfig(file);
-    const reason = code !== undefined && Object.hasOwn(READ_ERRORS, code) ? `${READ_ERRORS[code]} (${code})` : (err as Error).message;
-    throw new ConfigError(`${file}: cannot read config file: ${reason}`, { cause: err });
+    if ((err as NodeJS.ErrnoException).code === "ENOENT" && !opts.required) return emptyConfig(file);
+    throw readError(file, err, opts.namedBy);
   }
   return parseConfig(text, file, env);
 }

@@ -11,6 +11,16 @@ import { parseJsonc } from "./parse-jsonc.js";
 import { resolveServer } from "./resolve-server.js";
 import { readMcpdOptions, type McpdOptions } from "./server-options.js";
 
+/** Options of {@link parseConfig}. */
+export interface ParseConfigOptions {
+  /**
+   * `error` (default): `${NAME}` without a default, NAME unset, is an error. `defer`: a warning, for
+   * checking a file meant for another environment (the daemon's): the reference stays as written, and
+   * a `url` holding one is not checked.
+   */
+  unsetVariables?: "error" | "defer";
+}
+
 /**
  * Parses and validates the text of a config file into a deeply frozen {@link LoadedConfig}. Pure: reads
  * only `text` and `env` (no files). `file` names the file in messages, and relative `cwd` values resolve
@@ -24,7 +34,7 @@ import { readMcpdOptions, type McpdOptions } from "./server-options.js";
  * @throws ConfigError (MCPD_CONFIG_INVALID) listing every problem, one per line:
  *   `<file>: server "<name>": "<key>" must be ..., got ...`, or `<file>:<line>:<col>: invalid JSON: ...`.
  */
-export function parseConfig(text: string, file: string, env: NodeJS.ProcessEnv = process.env): LoadedConfig {
+export function parseConfig(text: string, file: string, env: NodeJS.ProcessEnv = process.env, options: ParseConfigOptions = {}): LoadedConfig {
   const absFile = path.resolve(file);
   const issues = new ConfigIssues(absFile);
   const parsed = parseJsonc(text, absFile);
@@ -63,7 +73,7 @@ export function parseConfig(text: string, file: string, env: NodeJS.ProcessEnv =
         continue;
       }
       seen.set(name, section);
-      const server = resolveServer(name, raw, { issues, env, baseDir: path.dirname(absFile), homedir, defaults });
+      const server = resolveServer(name, raw, { issues, env, baseDir: path.dirname(absFile), homedir, defaults, ...options });
       if (server) servers.push(server);
     }
   }
@@ -92,7 +102,11 @@ function readSettings(value: unknown, issues: ConfigIssues, homedir: string): { 
     return { settings, defaults };
   }
   for (const key of Object.keys(value)) {
-    if (!(SETTINGS_KEYS as readonly string[]).includes(key)) {
+    if ((SETTINGS_KEYS as readonly string[]).includes(key)) continue;
+    if ((MCPD_SERVER_KEYS as readonly string[]).includes(key)) {
+      // A per-server key one level too high (`"mcpd": {"envMode": ...}`): say where it belongs.
+      issues.warn("", `"mcpd.${key}" is ignored: per-server keys for every server go in "mcpd.defaults" ("mcpd": {"defaults": {"${key}": ...}})`);
+    } else {
       issues.warn("", `unknown key "mcpd.${key}" ignored${hintFor(key, SETTINGS_KEYS)}`);
     }
   }

@@ -17,6 +17,12 @@ export interface ServerContext {
   homedir: string;
   /** The validated `mcpd.defaults`. */
   defaults: McpdOptions;
+  /**
+   * `error` (default): a `${NAME}` without a default whose variable is unset is an error (a warning for a
+   * disabled server). `defer`: it is a warning, the reference stays as written, and a `url` holding one
+   * is not checked: for checking entries meant for another environment (the daemon's), as import does.
+   */
+  unsetVariables?: "error" | "defer";
 }
 
 type TransportType = "stdio" | "http" | "sse" | "ws";
@@ -79,10 +85,15 @@ export function resolveServer(name: string, raw: unknown, ctx: ServerContext): R
 
   // Only the keys mcpd uses are expanded: a foreign key's ${input:...} must not fail the file.
   const transportRaw = Object.fromEntries(TRANSPORT_KEYS.filter((k) => raw[k] !== undefined).map((k) => [k, raw[k]]));
-  const expanded = expandDeep(transportRaw, ctx.env);
+  const defer = ctx.unsetVariables === "defer";
+  const expanded = expandDeep(transportRaw, ctx.env, "", { keepUnset: defer });
+  // Strings holding an unset variable: already reported, so their value is not judged again (a url).
+  const unresolved = new Set(expanded.problems.filter((p) => p.kind === "unset").map((p) => p.path));
   for (const problem of expanded.problems) {
     if (problem.kind === "syntax") {
       issues.error(where, `"${problem.path}": ${problem.message}`);
+    } else if (defer) {
+      issues.warn(where, `"${problem.path}" uses \${${problem.message}}, which is not set here: the daemon needs it in its environment`);
     } else if (resolved.enabled) {
       issues.error(
         where,
@@ -94,7 +105,7 @@ export function resolveServer(name: string, raw: unknown, ctx: ServerContext): R
   }
   const entry = expanded.value as Record<string, unknown>;
 
-  const transport = readTransport(entry, { ...ctx, where }, resolved.timeout, resolved.envMode, raw.envMode !== undefined);
+  const transport = readTransport(entry, { ...ctx, where }, resolved.timeout, resolved.envMode, raw.envMode !== undefined, unresolved.has("url"));
   if (!transport || issues.errors.length > errorsBefore) return undefined;
 
   const { timeout: _ignored, ...transportIdentity } = transport;
@@ -119,6 +130,8 @@ function readTransport(
   timeout: number,
   envMode: "inherit" | "allowlist",
   envModeGiven: boolean,
+  /** The url holds a variable that is unset here (reported already): what it becomes cannot be judged. */
+  urlUnresolved = false,
 ): TransportConfig | undefined {
   const { issues, where } = ctx;
   let type: TransportType | undefined;
@@ -175,23 +188,27 @@ function readTransport(
     issues.error(where, `"url" must be a string, got ${describeValue(url)}`);
     return undefined;
   }
-  let protocol: string;
-  try {
-    protocol = new URL(url).protocol;
-  } catch {
-    issues.error(where, `"url" is not a valid URL: ${describeValue(url)}`);
-    return undefined;
-  }
-  const isWs = protocol === "ws:" || protocol === "wss:";
-  const isHttp = protocol === "http:" || protocol === "https:";
-  type ??= isWs ? "ws" : "http";
-  if (type === "ws" && !isWs) {
-    issues.error(where, `"url" must start with ws:// or wss:// for "type": "ws", got "${protocol}//..."`);
-    return undefined;
-  }
-  if (type !== "ws" && !isHttp) {
-    issues.error(where, `"url" must start with http:// or https:// for "type": "${type}", got "${protocol}//..."`);
-    return undefined;
+  if (urlUnresolved) {
+    type ??= "http";
+  } else {
+    let protocol: string;
+    try {
+      protocol = new URL(url).protocol;
+    } catch {
+      issues.error(where, `"url" is not a valid URL: ${describeValue(url)}`);
+      return undefined;
+    }
+    const isWs = protocol === "ws:" || protocol === "wss:";
+    const isHttp = protocol === "http:" || protocol === "https:";
+    type ??= isWs ? "ws" : "http";
+    if (type === "ws" && !isWs) {
+      issues.error(where, `"url" must start with ws:// or wss:// for "type": "ws", got "${protocol}//..."`);
+      return undefined;
+    }
+    if (type !== "ws" && !isHttp) {
+      issues.error(where, `"url" must start with http:// or https:// for "type": "${type}", got "${protocol}//..."`);
+      return undefined;
+    }
   }
   const headers = readRecord(entry.headers, "headers", HEADER_NAME, ctx);
   if (!headers) return undefined;

@@ -4,8 +4,9 @@ import { CliError, stringOption, UsageError } from "../args.js";
 import { println, type CliContext, type Command } from "../context.js";
 import { table } from "../format.js";
 import { importConfig, type ImportReport } from "../../config-import/import-config.js";
-import { IMPORT_SOURCES, type ImportSource } from "../../config-import/import-types.js";
-import { loadConfig, parseConfig, redactServerConfig } from "../../config/index.js";
+import { displayEntry } from "../../config-import/display-entry.js";
+import { IMPORT_SOURCES, WHOLE_ENVIRONMENT_SOURCES, type ImportSource } from "../../config-import/import-types.js";
+import { explicitConfigOrigin, loadConfig, redactServerConfig } from "../../config/index.js";
 
 const SUBCOMMANDS = ["path", "validate", "import"] as const;
 
@@ -30,8 +31,10 @@ async function validate(ctx: CliContext, file: string | undefined): Promise<numb
   const target = file ?? resolvePaths(ctx.env, { cwd: ctx.cwd }).configFile;
   let config;
   try {
-    // A file named on the command line must exist; the default one may be absent (zero servers).
-    config = await loadConfig({ file: target, env: ctx.env, required: file !== undefined });
+    // A file named on the command line or by MCPD_CONFIG must exist (the daemon refuses to start without
+    // it); the default one may be absent (zero servers).
+    const namedBy = file !== undefined ? undefined : explicitConfigOrigin(ctx.env);
+    config = await loadConfig({ file: target, env: ctx.env, required: file !== undefined || namedBy !== undefined, ...(namedBy ? { namedBy } : {}) });
   } catch (err) {
     if (err instanceof McpdError && err.code === "MCPD_CONFIG_INVALID") {
       println(ctx, `${ctx.out.red("invalid")}: ${err.message}`);
@@ -54,7 +57,7 @@ async function validate(ctx: CliContext, file: string | undefined): Promise<numb
   return 0;
 }
 
-function printImport(ctx: CliContext, report: ImportReport, configFile: string, dryRun: boolean): void {
+function printImport(ctx: CliContext, report: ImportReport, configFile: string, dryRun: boolean, from: ImportSource): void {
   const c = ctx.out;
   for (const f of report.scan.read) println(ctx, `read ${f}`);
   if (report.scan.read.length === 0) println(ctx, `nothing found; looked for: ${report.scan.missing.join(", ")}`);
@@ -63,8 +66,18 @@ function printImport(ctx: CliContext, report: ImportReport, configFile: string, 
     const label = o.action === "added" ? c.green(dryRun ? "would add" : "added") : o.action === "identical" ? c.dim("unchanged") : c.yellow("skipped");
     println(ctx, `${label} ${o.name}${o.reason ? `: ${o.reason}` : o.action === "identical" ? ": already configured the same way" : ""} (from ${o.origin})`);
     for (const n of o.notes) println(ctx, `    note: ${n}`);
+    // The entry as written (dry run: as it would be), so what the file gets is never a surprise.
+    if (o.entry) println(ctx, `    ${displayEntry(o.entry)}`);
   }
   for (const u of report.scan.unusable) println(ctx, `${c.yellow("skipped")} ${u.name}: ${u.reason} (from ${u.origin})`);
+  const client = WHOLE_ENVIRONMENT_SOURCES[from];
+  const local = report.outcomes.filter((o) => o.action === "added" && o.entry?.command !== undefined).map((o) => o.name);
+  if (client && local.length > 0) {
+    println(ctx, `${c.yellow("environment")}: ${client} starts its local servers with its whole environment; mcpd gives them only`);
+    println(ctx, `    PATH, HOME, USER, locale, temp, proxy and CA-bundle variables plus their own "env" (envMode "allowlist").`);
+    println(ctx, `    If ${local.join(", ")} needs another variable you export, add it to that server's "env" as`);
+    println(ctx, `    "NAME": "\${NAME}", or set "envMode": "inherit" on it.`);
+  }
   const added = report.outcomes.filter((o) => o.action === "added").length;
   const skipped = report.outcomes.filter((o) => o.action === "skipped").length + report.scan.unusable.length;
   const identical = report.outcomes.filter((o) => o.action === "identical").length;
@@ -86,9 +99,6 @@ async function runImport(ctx: CliContext, values: Record<string, unknown>): Prom
   const paths = resolvePaths(ctx.env, { cwd: ctx.cwd });
   const home = ctx.env.HOME && ctx.env.HOME.startsWith("/") ? ctx.env.HOME : (await import("node:os")).homedir();
   const dryRun = values["dry-run"] === true;
-  // Structural check only: `${VAR}` references may name variables that the daemon's environment has and
-  // this shell lacks, so every variable counts as set here (the daemon checks them when it loads the file).
-  const anyVarSet = new Proxy({ ...ctx.env }, { get: (target, key) => (typeof key === "string" ? (target[key] ?? "set") : undefined) });
   let report: ImportReport;
   try {
     report = await importConfig({
@@ -99,14 +109,16 @@ async function runImport(ctx: CliContext, values: Record<string, unknown>): Prom
       configFile: paths.configFile,
       dryRun,
       ...(file !== undefined ? { file: (await import("node:path")).resolve(ctx.cwd, file) } : {}),
-      validate: (text, f) => void parseConfig(text, f, anyVarSet),
+      // Entries are checked as the daemon will load them, the same on a dry run: `${VAR:-default}` resolves
+      // here, and a `${VAR}` unset in this shell is a note (the daemon's environment may have it).
+      env: ctx.env,
     });
   } catch (err) {
     if (err instanceof McpdError) throw new CliError(err.message);
     throw err;
   }
   if (file !== undefined && report.scan.read.length === 0) throw new CliError(`${file}: no such file`);
-  printImport(ctx, report, paths.configFile, dryRun);
+  printImport(ctx, report, paths.configFile, dryRun, from as ImportSource);
   if (report.written) {
     // With this shell's real environment: names the `${VAR}`s the daemon will need.
     await loadConfig({ file: paths.configFile, env: ctx.env }).catch((err: Error) => {
@@ -137,8 +149,9 @@ export const configCommand: Command = {
       "  claude-code     ~/.claude.json (user and per-project servers) and ./.mcp.json",
       "  cursor          ~/.cursor/mcp.json and ./.cursor/mcp.json",
       "  vscode          ./.vscode/mcp.json, and the user's mcp.json and settings.json (mcp.servers)",
-      "An existing server is never overwritten (skipped and reported, unless identical). The old config is",
-      "kept as config.json.bak-<timestamp>.",
+      "Each entry is checked as the daemon will load it (--dry-run too) and printed as it is written; one mcpd",
+      "would refuse is skipped with the reason. An existing server is never overwritten (skipped and reported,",
+      "unless identical). The old config is kept as config.json.bak-<timestamp>.",
     ].join("\n"),
   },
   async run(ctx, { values, positionals }) {

@@ -1,4 +1,7 @@
-import { stringOption, UsageError } from "../args.js";
+import { resolvePaths } from "@mcpd/client";
+import { McpdError } from "@mcpd/protocol";
+import { assertConfigFileExists, explicitConfigOrigin } from "../../config/index.js";
+import { CliError, stringOption, UsageError } from "../args.js";
 import { eprintln, println, type Command } from "../context.js";
 import { ensureDaemon } from "../daemon-process.js";
 
@@ -23,6 +26,8 @@ export const startCommand: Command = {
       "Without --foreground the daemon is started in the background; the command waits until its socket",
       "answers (up to 10 s), prints the socket path and pid, and exits 0. If a daemon is already running it",
       "says so and exits 0. If the daemon fails to come up, the reason from its log is printed (exit 1).",
+      "A config file named with --config or MCPD_CONFIG must exist (exit 1 naming it); the default one may be",
+      "absent (the daemon then runs with no servers).",
     ].join("\n"),
   },
   async run(ctx, { values }) {
@@ -30,6 +35,14 @@ export const startCommand: Command = {
     const logLevel = stringOption(values, "log-level");
     if (logLevel !== undefined && !LEVELS.includes(logLevel)) {
       throw new UsageError(`--log-level must be one of ${LEVELS.join(", ")}, got ${JSON.stringify(logLevel)}`, "start");
+    }
+    // Before anything is started or created: a named config file that is missing is a typo, not "no servers".
+    const namedBy = explicitConfigOrigin(ctx.env, configFile);
+    if (namedBy) {
+      const file = resolvePaths(ctx.env, { cwd: ctx.cwd, ...(configFile ? { configFile } : {}) }).configFile;
+      await assertConfigFileExists(file, namedBy).catch((err: unknown) => {
+        throw err instanceof McpdError ? new CliError(err.message) : err;
+      });
     }
     if (values.foreground || values["in-process"]) {
       const foreground = values.foreground === true;
