@@ -152,8 +152,9 @@ export class McpdClient extends EventEmitter<McpdClientEvents> {
   /**
    * Connects (starting the daemon first when `autostart` says so) and performs the handshake:
    * `mcpd/select {events: true, server?}`, `initialize`, `notifications/initialized`.
-   * @throws `MCPD_DAEMON_UNAVAILABLE` (no daemon; the message says to run `mcpd start`), or the
-   * daemon's handshake error (e.g. `view` names an unknown server).
+   * @throws `MCPD_DAEMON_UNAVAILABLE` (no daemon; the message says to run `mcpd start`), the daemon's
+   * handshake error (e.g. `view` names an unknown server), or `MCPD_TOO_MANY_CONNECTIONS` when the daemon
+   * is at its connection cap (no autostart then: it is running).
    */
   async connect(): Promise<this> {
     try {

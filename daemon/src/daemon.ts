@@ -9,7 +9,8 @@ import { RotatingFileStream } from "./log-file.js";
 import { createLogger } from "./logger.js";
 import { MCPManager } from "./manager.js";
 import { Router } from "./router/router.js";
-import { SocketServer, prepareSocketPath } from "./socket-server.js";
+import { connectionCap, openFileCount, openFileLimit } from "./fd-budget.js";
+import { SocketServer, prepareSocketPath, type SocketLimits } from "./socket-server.js";
 import { SocketWatch, assertNoDaemonWithoutSocket } from "./socket-watch.js";
 import { VERSION } from "./version.js";
 
@@ -73,9 +74,35 @@ export async function startDaemon(options: RunDaemonOptions): Promise<DaemonHand
   let resolveDone: (code: number) => void = () => {};
   const done = new Promise<number>((r) => (resolveDone = r));
 
+  // The daemon's own descriptors, counted once it listens and before any server runs; the rest of the
+  // open-file limit is shared between the servers, fdReserve and client connections.
+  const fdLimit = openFileLimit();
+  let fdsInUse = 0;
+  const socketLimits = (cfg: LoadedConfig): SocketLimits => {
+    const { cap, why } = connectionCap({
+      maxConnections: cfg.settings.maxConnections ?? DAEMON_DEFAULTS.maxConnections,
+      fdReserve: cfg.settings.fdReserve ?? DAEMON_DEFAULTS.fdReserve,
+      limit: fdLimit,
+      inUse: fdsInUse,
+      servers: cfg.servers,
+    });
+    return {
+      maxConnections: cap,
+      maxConnectionsWhy: why,
+      maxBufferedBytesTotal: cfg.settings.maxBufferedBytesTotal ?? DAEMON_DEFAULTS.maxBufferedBytesTotal,
+      partialLineTimeoutMs: cfg.settings.partialLineTimeoutMs ?? DAEMON_DEFAULTS.partialLineTimeoutMs,
+    };
+  };
+  const applyLimits = (cfg: LoadedConfig): void => {
+    const limits = socketLimits(cfg);
+    server.setLimits(limits);
+    root.info({ maxConnections: limits.maxConnections, why: limits.maxConnectionsWhy, openFileLimit: fdLimit ?? null, fdsInUse }, "client connection limit");
+  };
+
   const reload = async () => {
     const next = await loadConfig({ file: paths.configFile, env });
     const result = await manager.reload(next);
+    applyLimits(next);
     config = next;
     root.info({ ...result }, "config reloaded");
     return { ...result, warnings: next.warnings };
@@ -100,7 +127,7 @@ export async function startDaemon(options: RunDaemonOptions): Promise<DaemonHand
         configFile: config.file,
         configSource: config.source,
         logFile: options.foreground ? null : paths.logFile,
-        connections: server.connections,
+        ...server.stats(),
         socket: socketWatch.status(),
       }),
       reload,
@@ -114,10 +141,13 @@ export async function startDaemon(options: RunDaemonOptions): Promise<DaemonHand
     logger: log,
     maxLineBytes: DAEMON_DEFAULTS.maxMessageBytes,
     maxOutgoingBytes: DAEMON_DEFAULTS.maxOutgoingBytesPerConnection,
+    limits: socketLimits(config),
     traceMessages: root.isLevelEnabled("trace"),
   });
   await manager.load(config);
   await server.listen();
+  fdsInUse = openFileCount() ?? 0;
+  applyLimits(config);
   const socketWatch = new SocketWatch({ socketPath: paths.socketPath, server, logger: log, onTakenOver: (why) => void shutdown(why) }).start();
   writeFileSync(paths.pidFile, `${process.pid}\n`, { mode: 0o600 });
   root.info({ socket: paths.socketPath, config: config.file, servers: config.servers.length }, "mcpd started");

@@ -76,6 +76,7 @@ export class JsonLineDecoder {
   /** The last discarded byte was `\r`: not counted in the reported size if the line ends right after it. */
   private discardEndsCR = false;
   private discardPreview = "";
+  private ended = 0;
 
   constructor(options: JsonLineDecoderOptions) {
     const max = options.maxLineBytes ?? PROTOCOL_DEFAULTS.maxLineBytes;
@@ -90,6 +91,19 @@ export class JsonLineDecoder {
   /** Bytes held for an incomplete line. Never more than `maxLineBytes`. */
   get bufferedBytes(): number {
     return this.partBytes;
+  }
+
+  /**
+   * Whether a line has begun and not ended: bytes held, or an oversized line being skipped (which holds
+   * nothing). False between lines.
+   */
+  get inLine(): boolean {
+    return this.partBytes > 0 || this.pendingCR || this.discarding >= 0;
+  }
+
+  /** Lines ended so far (newlines seen: lines delivered, reported, or blank). */
+  get linesEnded(): number {
+    return this.ended;
   }
 
   /** Drops the incomplete line, if any (its memory with it). Later pushes start a new line. */
@@ -116,6 +130,7 @@ export class JsonLineDecoder {
         this.keep(bytes.subarray(start));
         return;
       }
+      this.ended++;
       if (this.discarding >= 0) {
         this.endOversized(bytes.subarray(start, nl));
       } else if (this.partBytes === 0 && !this.pendingCR) {

@@ -34,6 +34,12 @@ export const WireCode = {
   CapabilityNotSupported: -32069,
   /** The request was cancelled by the caller. */
   Cancelled: -32070,
+  /** The daemon already has its maximum number of client connections; this one is closed. */
+  TooManyConnections: -32071,
+  /** The daemon-wide budget for bytes held for clients ran out and this connection held the most; it is closed. */
+  BufferBudgetExceeded: -32072,
+  /** A line from the client was not finished (no newline) within the deadline; the connection is closed. */
+  LineTimeout: -32073,
 } as const;
 
 export type WireCodeName = keyof typeof WireCode;

@@ -233,6 +233,19 @@ describe("JsonLineDecoder: memory", () => {
     expect(decoder.bufferedBytes).toBe(0);
   });
 
+  it("inLine and linesEnded tell a line in progress (held or being skipped as oversized) from the gap between lines", () => {
+    const decoder = new JsonLineDecoder({ maxLineBytes: 8, onValue: () => {}, onError: () => {} });
+    expect([decoder.inLine, decoder.linesEnded]).toEqual([false, 0]);
+    decoder.push("[1]\n[2");
+    expect([decoder.inLine, decoder.linesEnded]).toEqual([true, 1]);
+    decoder.push("]\n\n");
+    expect([decoder.inLine, decoder.linesEnded]).toEqual([false, 3]);
+    decoder.push("[3333333333");
+    expect([decoder.inLine, decoder.bufferedBytes]).toEqual([true, 0]);
+    decoder.push("3]\n");
+    expect([decoder.inLine, decoder.linesEnded]).toEqual([false, 4]);
+  });
+
   it("clear() drops the incomplete line; the next bytes start a new line", () => {
     const values: unknown[] = [];
     const decoder = new JsonLineDecoder({ onValue: (v) => values.push(v) });
