@@ -244,7 +244,6 @@ export class SocketServer {
     return new Promise((resolve, reject) => {
       // umask makes the socket 0600 from its first instant; chmod afterwards is belt and braces.
       const old = process.umask(0o177);
-      this.server.removeAllListeners("error");
       this.server.once("error", (err) => {
         process.umask(old);
         reject(err);
@@ -265,15 +264,16 @@ export class SocketServer {
   }
 
   /**
-   * An error of the listening socket. accept() failing (EMFILE, ENFILE: descriptors taken by something
-   * else) lands here: libuv has already closed that one connection, and the server keeps listening.
+   * An error of the listening socket, such as accept() failing: logged (at most every few seconds, with
+   * a count), never fatal; the server keeps listening. (Out of descriptors, EMFILE or ENFILE, libuv
+   * accepts the waiting connections on a descriptor it keeps in reserve and closes them itself.)
    */
   private onServerError(err: NodeJS.ErrnoException): void {
     const t = this.throttle;
     t.acceptErrors++;
     const now = Date.now();
     if (now - t.acceptErrorAt < LOG_EVERY_MS) return;
-    this.log.error({ err: err.message, code: err.code, count: t.acceptErrors }, "socket server error (the connection is closed; the daemon keeps listening)");
+    this.log.error({ err: err.message, code: err.code, count: t.acceptErrors }, "socket server error; still listening");
     t.acceptErrorAt = now;
     t.acceptErrors = 0;
   }
@@ -393,11 +393,16 @@ export class SocketServer {
     );
   }
 
-  /** Sends `error` as the connection's last line (id null), ignores what it sends meanwhile, and closes it. */
+  /**
+   * Sends `error` as the connection's last line (id null), ends it, and destroys it {@link FAREWELL_MS}
+   * later. Nothing more is read from it (a client streaming a huge line must not keep the daemon reading
+   * garbage). Not destroyed at once: a client that writes after our close would get EPIPE and drop the
+   * line unread.
+   */
   private farewell(socket: Socket, error: ConnectionLimitError): void {
     this.farewells++;
     socket.once("close", () => this.farewells--);
-    socket.resume();
+    socket.pause();
     socket.end(encodeLine({ jsonrpc: "2.0", id: null, error: toWireError(error) }));
     setTimeout(() => socket.destroy(), FAREWELL_MS).unref();
   }

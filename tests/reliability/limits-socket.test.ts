@@ -4,6 +4,8 @@
  * clients (partial input lines and unsent output) that disconnects the client holding the most, and a
  * deadline for a line that never ends. Each is checked on the real daemon, with raw socket clients.
  */
+import { execFileSync } from "node:child_process";
+import { existsSync, readFileSync, readdirSync } from "node:fs";
 import { McpdClient, type McpdError } from "@mcpd/client";
 import { afterEach, describe, expect, it } from "vitest";
 import { fixture, startTestDaemon, until, type RawClient, type TestDaemon } from "../e2e/harness.js";
@@ -152,6 +154,42 @@ describe("limits: connections and open files", () => {
     accepted[0]!.client.close();
     await until(async () => (await probe(d)).kind === "accepted", "a new connection accepted after one closed");
   });
+});
+
+describe("limits: accept() out of descriptors", () => {
+  const prlimit = ["/usr/bin/prlimit", "/bin/prlimit"].find((p) => existsSync(p));
+  it.skipIf(prlimit === undefined || process.getuid?.() !== 0)(
+    "accept() failing with EMFILE (descriptors taken by something else, here a lowered limit; needs root and prlimit): that connection is closed, the daemon keeps serving, and accepts again once descriptors are free",
+    async () => {
+      const d = (daemon = await startTestDaemon({ a: fixture("a") }));
+      const [control] = await openClients(d, 1);
+      await until(async () => (await serverStatus(control!, "a")).state === "ready", "a ready");
+      ledger.add(d.proc.pid as number, await serverPid(control!, "a"));
+      const pid = d.proc.pid as number;
+      const soft = (n: number | string): void => {
+        execFileSync(prlimit!, [`--pid=${pid}`, `--nofile=${n}:`]);
+      };
+      const limitBefore = /^Max open files\s+(\d+)/m.exec(readFileSync(`/proc/${pid}/limits`, "utf8"))?.[1];
+      expect(limitBefore).toBeDefined();
+      // The limit at the lowest free descriptor number: every number below it is taken, so the next
+      // accept() fails (descriptors above it stay open and working).
+      const open = new Set(readdirSync(`/proc/${pid}/fd`).map(Number));
+      let lowestFree = 0;
+      while (open.has(lowestFree)) lowestFree++;
+      soft(lowestFree);
+      try {
+        const p = await probe(d);
+        // libuv accepts it on a descriptor it keeps in reserve for this, and closes it at once.
+        expect(p.kind).toBe("closed");
+        expect((await control!.request("ping")).result).toEqual({});
+      } finally {
+        soft(limitBefore!);
+      }
+      expect((await probe(d)).kind).toBe("accepted");
+      expect(textOf(await control!.request("tools/call", { name: "a__echo", arguments: { text: "alive" } }))).toBe("alive");
+      expect(d.proc.exitCode).toBeNull();
+    },
+  );
 });
 
 describe("limits: the daemon-wide budget for buffered client bytes", () => {
