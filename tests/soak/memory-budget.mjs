@@ -9,8 +9,8 @@
  *
  * Scenarios (--scenario, default all)
  *   lines   200 connections each write an unfinished line of just under 4 MiB (the per-line limit)
- *   bytes   20 connections each write a 20,000-byte unfinished line one byte at a time; prints the
- *           daemon's memory per byte held
+ *   bytes   20 connections each write a 10,000-byte unfinished line one byte at a time (1 ms apart);
+ *           prints the daemon's memory per byte held
  *   flood   60 clients that never read, while a server sends 100,000 notifications of 2 KB
  *
  * Flags: --scenario NAME, --connections N (lines, bytes, flood: 200, 20, 60), --quiet-ms N (the settle wait).
@@ -99,16 +99,16 @@ async function lines(n = 200) {
   });
 }
 
-async function bytes(n = 20, perConn = 20_000) {
+async function bytes(n = 20, perConn = 10_000) {
   return withDaemon({ a: fixture("a", { healthCheckIntervalMs: 0 }) }, async (daemon, checker) => {
     const socks = [];
     for (let i = 0; i < n; i++) socks.push(await rawSocket(daemon.socketPath));
     for (const s of socks) s.write(PREFIX);
     const one = Buffer.from("x");
-    // One byte per connection, then a turn of the event loop, so most bytes arrive as reads of their own.
+    // One byte per connection, then a pause, so that most bytes reach the daemon as reads of their own.
     for (let i = 0; i < perConn; i++) {
       for (const s of socks) s.write(one);
-      await new Promise((r) => setImmediate(r));
+      await new Promise((r) => setTimeout(r, 1));
     }
     const heldBytes = n * (PREFIX.length + perConn);
     await until(() => socks.every((s) => s.writableLength === 0), "every byte written", 60_000);
