@@ -285,7 +285,27 @@ export class SocketServer {
     }
     const maxOut = this.opts.maxOutgoingBytes;
     const trace = this.opts.traceMessages === true;
-    let log = this.log;
+    // Assigned right below; the decoder's callbacks only run once data arrives.
+    let s: Session;
+    const decoder = new JsonLineDecoder({
+      maxLineBytes: this.opts.maxLineBytes,
+      onValue: trace
+        ? (value) => {
+            conn.log.trace({ message: value }, "recv");
+            s.handle(value);
+          }
+        : (value) => s.handle(value),
+      onError: (err) => {
+        conn.log.debug({ err: err.message, preview: err.preview.slice(0, 200) }, "bad line from client");
+        if (err.code === "MCPD_MESSAGE_TOO_LARGE") {
+          s.replyError(null, { code: WireCode.MessageTooLarge, message: err.message, data: { mcpdCode: err.code } });
+        } else {
+          s.replyError(null, { code: WireCode.ParseError, message: `Parse error: ${err.message}`, data: { mcpdCode: err.code } });
+        }
+      },
+    });
+    const conn: Conn = { socket, decoder, log: this.log, inBytes: 0, outBytes: 0, lineStartedAt: 0, flushWatch: false, gone: false };
+    this.conns.add(conn);
     // Every message sent in one tick leaves in one writev (see StdinWriter for the measured reason).
     let corked = false;
     const uncork = (): void => {
@@ -295,11 +315,11 @@ export class SocketServer {
       // clients in one tick is not mistaken for clients that do not read.
       if (!conn.gone) this.countOutput(conn);
     };
-    const session: Session = this.opts.router.attach({
+    s = this.opts.router.attach({
       send: (message) => {
         if (conn.gone || socket.destroyed) return false;
-        if (trace) log.trace({ message }, "send");
-        const line = encodeOutgoing(message, log);
+        if (trace) conn.log.trace({ message }, "send");
+        const line = encodeOutgoing(message, conn.log);
         if (line === undefined) return true;
         if (!corked) {
           corked = true;
@@ -308,35 +328,16 @@ export class SocketServer {
         }
         socket.write(line);
         if (socket.writableLength > maxOut) {
-          log.warn({ buffered: socket.writableLength }, "client is not reading; disconnecting it");
+          conn.log.warn({ buffered: socket.writableLength }, "client is not reading; disconnecting it");
           this.drop(conn, "notReading");
           return false;
         }
         return true;
       },
     });
-    const s = session;
-    log = (this.log as Logger & { child?: (b: object) => Logger }).child?.({ client: s.id }) ?? this.log;
-    log.debug("client connected");
-    const decoder = new JsonLineDecoder({
-      maxLineBytes: this.opts.maxLineBytes,
-      onValue: trace
-        ? (value) => {
-            log.trace({ message: value }, "recv");
-            s.handle(value);
-          }
-        : (value) => s.handle(value),
-      onError: (err) => {
-        log.debug({ err: err.message, preview: err.preview.slice(0, 200) }, "bad line from client");
-        if (err.code === "MCPD_MESSAGE_TOO_LARGE") {
-          s.replyError(null, { code: WireCode.MessageTooLarge, message: err.message, data: { mcpdCode: err.code } });
-        } else {
-          s.replyError(null, { code: WireCode.ParseError, message: `Parse error: ${err.message}`, data: { mcpdCode: err.code } });
-        }
-      },
-    });
-    const conn: Conn = { socket, decoder, log, inBytes: 0, outBytes: 0, lineStartedAt: 0, flushWatch: false, gone: false };
-    this.conns.add(conn);
+    const session = s;
+    conn.log = (this.log as Logger & { child?: (b: object) => Logger }).child?.({ client: session.id }) ?? this.log;
+    conn.log.debug("client connected");
     socket.on("data", (chunk: Buffer) => {
       if (conn.gone) return;
       const ended = decoder.linesEnded;
@@ -358,10 +359,10 @@ export class SocketServer {
     });
     socket.on("error", (err) => conn.log.debug({ err: err.message }, "client socket error"));
     socket.on("close", () => {
-      conn.log.debug({ clientInfo: s.clientInfo }, "client disconnected");
+      conn.log.debug({ clientInfo: session.clientInfo }, "client disconnected");
       this.forget(conn);
       this.conns.delete(conn);
-      void this.opts.router.detach(s);
+      void this.opts.router.detach(session);
     });
   }
 
