@@ -165,8 +165,9 @@ export class McpdClient extends EventEmitter<McpdClientEvents> {
    * `mcpd/select {events: true, server?, control?}`, `initialize`, `notifications/initialized`.
    * @throws `MCPD_DAEMON_UNAVAILABLE` (no daemon; the message says to run `mcpd start`),
    * `MCPD_UNTRUSTED_SOCKET` (the socket or its directory is another user's, or others can write the
-   * directory: nothing is sent and autostart is not tried), or the daemon's handshake error (e.g. `view`
-   * names an unknown server).
+   * directory: nothing is sent and autostart is not tried), `MCPD_TOO_MANY_CONNECTIONS` when the daemon
+   * is at its connection cap (no autostart then: it is running), or the daemon's handshake error (e.g.
+   * `view` names an unknown server).
    */
   async connect(): Promise<this> {
     try {

@@ -98,8 +98,9 @@ export class ReconnectingSession {
    * Connects and performs the handshake. With `retryUntil` (an epoch ms), a daemon that is not up yet
    * (`MCPD_DAEMON_UNAVAILABLE`) is retried with short delays until then.
    *
-   * @throws `MCPD_DAEMON_UNAVAILABLE` (socket missing/refused), or the daemon's handshake error (e.g.
-   * `mcpd/select` of an unknown server).
+   * @throws `MCPD_DAEMON_UNAVAILABLE` (socket missing/refused), the daemon's handshake error (e.g.
+   * `mcpd/select` of an unknown server), or its reason for closing the connection (e.g.
+   * `MCPD_TOO_MANY_CONNECTIONS`).
    */
   async open(retryUntil?: number): Promise<void> {
     if (this.stateValue !== "idle" && this.stateValue !== "connecting") throw new Error(`Cannot open a session that is ${this.stateValue}`);
@@ -217,6 +218,9 @@ export class ReconnectingSession {
     } catch (err) {
       void conn.close();
       if (err instanceof McpdError && err.code === "MCPD_CONNECTION_LOST") {
+        // The daemon said why it closed the connection (too many connections, ...): that reason, not
+        // "unavailable", since it is running and starting another one would not help.
+        if (err.cause instanceof McpdError) throw err.cause;
         // The daemon accepted and then hung up: it is going away (shutdown) or restarting.
         throw new DaemonUnavailableError(`mcpd closed the connection during the handshake. ${START_HINT}`, { cause: err });
       }

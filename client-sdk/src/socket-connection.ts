@@ -5,6 +5,7 @@ import {
   JsonLineDecoder,
   QueueFullError,
   RequestTimeoutError,
+  WireCode,
   encodeLine,
   fromWireError,
   silentLogger,
@@ -60,6 +61,9 @@ export interface SocketConnectionLimits {
   requestTimeoutMs?: number;
 }
 
+/** Codes of the error line the daemon sends before it closes a connection for its own bounds. */
+const CLOSING_CODES: ReadonlySet<number> = new Set([WireCode.TooManyConnections, WireCode.BufferBudgetExceeded, WireCode.LineTimeout]);
+
 /** setTimeout overflows above this (it fires after 1 ms), so longer deadlines mean "none". */
 const MAX_TIMER_MS = 2_147_483_647;
 
@@ -82,7 +86,9 @@ interface Pending {
  * per-connection integer ids, a pending map with per-request deadlines and abort signals, progress
  * routing by token, and `notifications/cancelled` on timeout or abort. It never reconnects: when the
  * socket closes every pending request is rejected with `MCPD_CONNECTION_LOST` and {@link
- * SocketConnectionHandlers.onClose} runs once.
+ * SocketConnectionHandlers.onClose} runs once. When the daemon closed it on its own account (over its
+ * connection cap, its buffer budget, or a line deadline) the daemon's reason is in the message, and the
+ * daemon's error (`MCPD_TOO_MANY_CONNECTIONS`, ...) is the `cause`.
  */
 export class SocketConnection {
   private readonly pending = new Map<number, Pending>();
@@ -96,6 +102,8 @@ export class SocketConnection {
   private corked = false;
   private closeError: ConnectionLostError | undefined;
   private socketError: Error | undefined;
+  /** The daemon's reason for closing this connection (over its connection cap, buffer budget, line deadline). */
+  private closeReason: JsonRpcErrorObject | undefined;
   private closedByUs = false;
   private readonly closedPromise: Promise<void>;
 
@@ -289,7 +297,11 @@ export class SocketConnection {
     const p = typeof msg.id === "number" ? this.pending.get(msg.id) : undefined;
     if (!p) {
       // A late answer to a request we gave up on (timeout/abort), or an error about an unreadable line.
-      if (msg.id === null && msg.error) this.logger.warn({ error: msg.error }, "mcpd reported a protocol error");
+      if (msg.id === null && msg.error) {
+        const error = msg.error as JsonRpcErrorObject;
+        if (typeof error.code === "number" && CLOSING_CODES.has(error.code) && typeof error.message === "string") this.closeReason = error;
+        this.logger.warn({ error: msg.error }, "mcpd reported a protocol error");
+      }
       else this.logger.debug({ id: msg.id }, "response for an unknown request id ignored");
       return;
     }
@@ -329,7 +341,9 @@ export class SocketConnection {
     const reason = this.socketError ? `: ${this.socketError.message}` : "";
     const error = this.closedByUs
       ? new ConnectionLostError("Connection to mcpd closed by the client")
-      : new ConnectionLostError(`Connection to mcpd lost${reason}`, this.socketError ? { cause: this.socketError } : {});
+      : this.closeReason
+        ? new ConnectionLostError(`Connection to mcpd lost: ${this.closeReason.message}`, { cause: fromWireError(this.closeReason) })
+        : new ConnectionLostError(`Connection to mcpd lost${reason}`, this.socketError ? { cause: this.socketError } : {});
     this.closeError = error;
     this.failAll(error);
     try {

@@ -9,7 +9,8 @@ import { RotatingFileStream, type LogWriteStatus } from "./log-file.js";
 import { createLogger } from "./logger.js";
 import { MCPManager } from "./manager.js";
 import { Router } from "./router/router.js";
-import { SocketServer, prepareSocketPath } from "./socket-server.js";
+import { connectionCap, openFileCount, openFileLimit } from "./fd-budget.js";
+import { SocketServer, prepareSocketPath, type SocketLimits } from "./socket-server.js";
 import { SocketWatch, assertNoDaemonWithoutSocket } from "./socket-watch.js";
 import { preparePrivateDir, writePrivateFile } from "./state-dir.js";
 import { StderrLog, ignoreStdioErrors } from "./stderr-log.js";
@@ -81,9 +82,35 @@ export async function startDaemon(options: RunDaemonOptions): Promise<DaemonHand
   let resolveDone: (code: number) => void = () => {};
   const done = new Promise<number>((r) => (resolveDone = r));
 
+  // The daemon's own descriptors, counted once it listens and before any server runs; the rest of the
+  // open-file limit is shared between the servers, fdReserve and client connections.
+  const fdLimit = openFileLimit();
+  let fdsInUse = 0;
+  const socketLimits = (cfg: LoadedConfig): SocketLimits => {
+    const { cap, why } = connectionCap({
+      maxConnections: cfg.settings.maxConnections ?? DAEMON_DEFAULTS.maxConnections,
+      fdReserve: cfg.settings.fdReserve ?? DAEMON_DEFAULTS.fdReserve,
+      limit: fdLimit,
+      inUse: fdsInUse,
+      servers: cfg.servers,
+    });
+    return {
+      maxConnections: cap,
+      maxConnectionsWhy: why,
+      maxBufferedBytesTotal: cfg.settings.maxBufferedBytesTotal ?? DAEMON_DEFAULTS.maxBufferedBytesTotal,
+      partialLineTimeoutMs: cfg.settings.partialLineTimeoutMs ?? DAEMON_DEFAULTS.partialLineTimeoutMs,
+    };
+  };
+  const applyLimits = (cfg: LoadedConfig): void => {
+    const limits = socketLimits(cfg);
+    server.setLimits(limits);
+    root.info({ maxConnections: limits.maxConnections, why: limits.maxConnectionsWhy, openFileLimit: fdLimit ?? null, fdsInUse }, "client connection limit");
+  };
+
   const reload = async () => {
     const next = await load();
     const result = await manager.reload(next);
+    applyLimits(next);
     config = next;
     root.info({ ...result }, "config reloaded");
     return { ...result, warnings: next.warnings };
@@ -109,7 +136,7 @@ export async function startDaemon(options: RunDaemonOptions): Promise<DaemonHand
         configSource: config.source,
         logFile: sink.file ?? null,
         log: { ...sink.status() },
-        connections: server.connections,
+        ...server.stats(),
         socket: socketWatch.status(),
       }),
       reload,
@@ -123,10 +150,13 @@ export async function startDaemon(options: RunDaemonOptions): Promise<DaemonHand
     logger: log,
     maxLineBytes: DAEMON_DEFAULTS.maxMessageBytes,
     maxOutgoingBytes: DAEMON_DEFAULTS.maxOutgoingBytesPerConnection,
+    limits: socketLimits(config),
     traceMessages: root.isLevelEnabled("trace"),
   });
   await manager.load(config);
   await server.listen();
+  fdsInUse = openFileCount() ?? 0;
+  applyLimits(config);
   const socketWatch = new SocketWatch({ socketPath: paths.socketPath, server, logger: log, onTakenOver: (why) => void shutdown(why) }).start();
   writePrivateFile(paths.pidFile, `${process.pid}\n`);
   root.info({ socket: paths.socketPath, config: config.file, servers: config.servers.length }, "mcpd started");

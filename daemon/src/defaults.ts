@@ -62,6 +62,37 @@ export const RUNTIME_DEFAULTS = {
   maxInFlightPerConnection: 1024,
   /** Bytes waiting to be written to one client before it is disconnected as not reading. */
   maxOutgoingBytesPerConnection: 16 * 1024 * 1024,
+  /**
+   * `mcpd.maxConnections`: client connections accepted at once; the one over gets -32072
+   * (MCPD_TOO_MANY_CONNECTIONS) and is closed. The daemon accepts fewer when its open-file limit leaves
+   * less room once {@link fdReserve} and its servers' share are set aside.
+   */
+  maxConnections: 4096,
+  /**
+   * `mcpd.fdReserve`: open files kept free for the daemon's own use (log file, config and cache files,
+   * restarts in progress, a burst of refused connections), besides each server's share
+   * ({@link fdsPerStdioServer} and the others).
+   */
+  fdReserve: 64,
+  /** Open files set aside per stdio server: its three pipes, plus three more while a restart spawns its successor. */
+  fdsPerStdioServer: 8,
+  /** Open files set aside per HTTP or legacy SSE server: its keep-alive sockets (16 by default) and an SSE stream. */
+  fdsPerHttpServer: 20,
+  /** Open files set aside per WebSocket server: its socket, and a second one while it reconnects. */
+  fdsPerWsServer: 4,
+  /**
+   * `mcpd.maxBufferedBytesTotal`: bytes the daemon holds for all its clients together, in bytes: their
+   * unfinished input lines plus output not yet written to them. Past it, the connection holding the most
+   * is closed (-32073, MCPD_BUFFER_BUDGET_EXCEEDED), then the next, until the total is under it again.
+   * 128 MiB: eight connections' worth of {@link maxOutgoingBytesPerConnection}.
+   */
+  maxBufferedBytesTotal: 128 * 1024 * 1024,
+  /**
+   * `mcpd.partialLineTimeoutMs`: a line from a client must be finished (its newline received) within this
+   * many ms of its first byte, or the connection is closed (-32074, MCPD_LINE_TIMEOUT). Clients write
+   * each message whole, so on a local socket a line takes microseconds; the deadline only ends stalls.
+   */
+  partialLineTimeoutMs: 30_000,
   /** Deadline for a server-to-client request relayed to a client (sampling can take a while), in ms. */
   clientRequestTimeoutMs: 300_000,
   /** Aggregate view: how long a listing or an unknown name waits for servers still starting, in ms. */

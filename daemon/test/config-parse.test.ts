@@ -257,6 +257,23 @@ describe("parseConfig: mcpd keys", () => {
     expect(misplaced.servers[0]!.transport).toMatchObject({ envMode: "allowlist" });
   });
 
+  it("reads the daemon's limits from mcpd (maxConnections, fdReserve, maxBufferedBytesTotal, partialLineTimeoutMs), only when set", () => {
+    expect(parse({ mcpServers: {} }).settings).toEqual({ logLevel: "info" });
+    const cfg = parse({ mcpd: { maxConnections: 3, fdReserve: 0, maxBufferedBytesTotal: 2_000_000, partialLineTimeoutMs: 500 }, mcpServers: {} });
+    expect(cfg.settings).toEqual({ logLevel: "info", maxConnections: 3, fdReserve: 0, maxBufferedBytesTotal: 2_000_000, partialLineTimeoutMs: 500 });
+    expect(cfg.warnings).toEqual([]);
+  });
+
+  it("rejects bad daemon limits, naming each", () => {
+    expect(errors({ mcpd: { maxConnections: 0, fdReserve: -1, maxBufferedBytesTotal: 1024, partialLineTimeoutMs: "30s" }, mcpServers: {} })).toEqual([
+      `${FILE}: "mcpd.maxConnections" must be an integer from 1 to 1000000, got 0`,
+      `${FILE}: "mcpd.fdReserve" must be an integer from 0 to 1000000, got -1`,
+      `${FILE}: "mcpd.maxBufferedBytesTotal" must be an integer of at least 65536 (bytes), got 1024`,
+      `${FILE}: "mcpd.partialLineTimeoutMs" must be an integer from 1 to 2147483647 (milliseconds), got "30s"`,
+    ]);
+    expect(errors({ mcpd: { maxConnections: 2.5 }, mcpServers: {} })).toEqual([`${FILE}: "mcpd.maxConnections" must be an integer from 1 to 1000000, got 2.5`]);
+  });
+
   it("raises the default maxTotalTimeout to a larger timeout, but rejects an explicit one below it", () => {
     expect(server(one({ command: "x", timeout: 600_000 })).maxTotalTimeout).toBe(600_000);
     expect(errors(one({ command: "x", timeout: 600_000, maxTotalTimeout: 1000 }))).toEqual([

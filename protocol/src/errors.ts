@@ -246,6 +246,28 @@ export class ConnectionLostError extends McpdError {
   }
 }
 
+/** Why the daemon closed a client connection to protect itself (see {@link ConnectionLimitError}). */
+export type ConnectionLimitCode = "MCPD_TOO_MANY_CONNECTIONS" | "MCPD_BUFFER_BUDGET_EXCEEDED" | "MCPD_LINE_TIMEOUT";
+
+const CONNECTION_LIMIT_WIRE: Readonly<Record<ConnectionLimitCode, number>> = {
+  MCPD_TOO_MANY_CONNECTIONS: WireCode.TooManyConnections,
+  MCPD_BUFFER_BUDGET_EXCEEDED: WireCode.BufferBudgetExceeded,
+  MCPD_LINE_TIMEOUT: WireCode.LineTimeout,
+};
+
+/**
+ * The daemon closes a client connection to stay within its bounds: over the connection cap
+ * (`MCPD_TOO_MANY_CONNECTIONS`), holding the most when the daemon-wide buffer budget ran out
+ * (`MCPD_BUFFER_BUDGET_EXCEEDED`), or a line not finished in time (`MCPD_LINE_TIMEOUT`). Sent as the
+ * connection's last line, with id null.
+ */
+export class ConnectionLimitError extends McpdError {
+  override name = "ConnectionLimitError";
+  constructor(code: ConnectionLimitCode, message: string) {
+    super(code, message, { wireCode: CONNECTION_LIMIT_WIRE[code] });
+  }
+}
+
 /**
  * Turns any thrown value into a JSON-RPC error object. Peer errors pass through unchanged; mcpd's own
  * errors carry their wire code and `data.mcpdCode`; anything else is an internal error.

@@ -36,6 +36,12 @@ export const WireCode = {
   Cancelled: -32070,
   /** A privileged control method on a connection that is not a control connection (an agent's MCP session). */
   Forbidden: -32071,
+  /** The daemon already has its maximum number of client connections; this one is closed. */
+  TooManyConnections: -32072,
+  /** The daemon-wide budget for bytes held for clients ran out and this connection held the most; it is closed. */
+  BufferBudgetExceeded: -32073,
+  /** A line from the client was not finished (no newline) within the deadline; the connection is closed. */
+  LineTimeout: -32074,
 } as const;
 
 export type WireCodeName = keyof typeof WireCode;

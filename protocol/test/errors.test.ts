@@ -3,6 +3,7 @@ import {
   AbortedError,
   CapabilityError,
   ConfigError,
+  ConnectionLimitError,
   ConnectionLostError,
   DaemonUnavailableError,
   ForbiddenError,
@@ -126,6 +127,21 @@ const ROWS: Row[] = [
     data: { path: "/tmp/mcpd-1000", ownerUid: 65534 },
   },
   { error: new ConnectionLostError(), name: "ConnectionLostError", code: "MCPD_CONNECTION_LOST", message: "Connection to mcpd lost", wireCode: -32062 },
+  {
+    error: new ConnectionLimitError("MCPD_TOO_MANY_CONNECTIONS", "Too many connections: mcpd accepts at most 3 at once (mcpd.maxConnections)"),
+    name: "ConnectionLimitError",
+    code: "MCPD_TOO_MANY_CONNECTIONS",
+    message: "Too many connections: mcpd accepts at most 3 at once (mcpd.maxConnections)",
+    wireCode: -32071,
+  },
+  {
+    error: new ConnectionLimitError("MCPD_BUFFER_BUDGET_EXCEEDED", "over budget"),
+    name: "ConnectionLimitError",
+    code: "MCPD_BUFFER_BUDGET_EXCEEDED",
+    message: "over budget",
+    wireCode: -32072,
+  },
+  { error: new ConnectionLimitError("MCPD_LINE_TIMEOUT", "line too slow"), name: "ConnectionLimitError", code: "MCPD_LINE_TIMEOUT", message: "line too slow", wireCode: -32073 },
 ];
 
 describe("every error class", () => {
@@ -251,8 +267,8 @@ describe("WireCode", () => {
       expect(code, name).toBeLessThanOrEqual(-32000);
       expect(code, name).toBeGreaterThanOrEqual(-32099);
       expect(MCP_RESERVED, name).not.toContain(code);
-      // docs/errors.md documents the block as -32060..-32071.
-      expect(code, name).toBeGreaterThanOrEqual(-32071);
+      // docs/errors.md documents mcpd's block as -32060..-32079 (the codes after the last one in use reserved).
+      expect(code, name).toBeGreaterThanOrEqual(-32079);
       expect(code, name).toBeLessThanOrEqual(-32060);
     }
   });

@@ -1,3 +1,5 @@
+import v8 from "node:v8";
+import vm from "node:vm";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { MessageTooLargeError, ParseError } from "../src/errors.js";
@@ -201,6 +203,70 @@ describe("JsonLineDecoder: size limit", () => {
     for (const bad of [0, -1, 1.5, Number.NaN, Number.POSITIVE_INFINITY]) {
       expect(() => new JsonLineDecoder({ maxLineBytes: bad, onValue: () => {} })).toThrow(/maxLineBytes must be a positive integer/);
     }
+  });
+});
+
+describe("JsonLineDecoder: memory", () => {
+  // A forced collection makes the heap reading deterministic: what is left is what the decoder holds.
+  v8.setFlagsFromString("--expose-gc");
+  const gc = vm.runInNewContext("gc") as () => void;
+  const held = (): number => {
+    gc();
+    const m = process.memoryUsage();
+    return m.heapUsed + m.arrayBuffers;
+  };
+
+  it("holds a partial line sent in 1-byte chunks at about its own size (regression: each chunk was copied into an array of its own, ~350 bytes of memory per byte held)", () => {
+    const N = 200_000;
+    const line = enc.encode(`{"jsonrpc":"2.0","id":1,"method":"ping","params":{"pad":"${"x".repeat(N)}"}}\n`);
+    const chunks = chunksOf(line.subarray(0, N), 1);
+    let values = 0;
+    const decoder = new JsonLineDecoder({ maxLineBytes: 4 * N, onValue: () => values++ });
+    const before = held();
+    for (const c of chunks) decoder.push(c);
+    const growth = held() - before;
+    expect(decoder.bufferedBytes).toBe(N);
+    // A growing buffer holds at most twice the line; 8x leaves room for the heap's own noise.
+    expect(growth, `held ${growth} bytes for a ${N}-byte partial line`).toBeLessThan(8 * N);
+    decoder.push(line.subarray(N));
+    expect(values).toBe(1);
+    expect(decoder.bufferedBytes).toBe(0);
+  });
+
+  it("inLine and linesEnded tell a line in progress (held or being skipped as oversized) from the gap between lines", () => {
+    const decoder = new JsonLineDecoder({ maxLineBytes: 8, onValue: () => {}, onError: () => {} });
+    expect([decoder.inLine, decoder.linesEnded]).toEqual([false, 0]);
+    decoder.push("[1]\n[2");
+    expect([decoder.inLine, decoder.linesEnded]).toEqual([true, 1]);
+    decoder.push("]\n\n");
+    expect([decoder.inLine, decoder.linesEnded]).toEqual([false, 3]);
+    decoder.push("[3333333333");
+    expect([decoder.inLine, decoder.bufferedBytes]).toEqual([true, 0]);
+    decoder.push("3]\n");
+    expect([decoder.inLine, decoder.linesEnded]).toEqual([false, 4]);
+  });
+
+  it("clear() drops the incomplete line; the next bytes start a new line", () => {
+    const values: unknown[] = [];
+    const decoder = new JsonLineDecoder({ onValue: (v) => values.push(v) });
+    decoder.push('{"half":');
+    expect(decoder.bufferedBytes).toBe(8);
+    decoder.clear();
+    expect(decoder.bufferedBytes).toBe(0);
+    decoder.push("[1]\n");
+    expect(values).toEqual([[1]]);
+  });
+
+  it("lets go of a large line's buffer once the line is delivered", () => {
+    const N = 2_000_000;
+    const line = enc.encode(`"${"y".repeat(N)}"\n`);
+    let got = "";
+    const decoder = new JsonLineDecoder({ maxLineBytes: 4 * N, onValue: (v) => (got = v as string) });
+    const before = held();
+    for (const c of chunksOf(line, 65_536)) decoder.push(c);
+    expect(got.length).toBe(N);
+    got = "";
+    expect(held() - before).toBeLessThan(N / 2);
   });
 });
 

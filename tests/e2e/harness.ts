@@ -37,15 +37,29 @@ export interface TestDaemon {
   stop(): Promise<void>;
 }
 
+export interface TestDaemonOptions {
+  env?: Record<string, string>;
+  /** The config's `"mcpd"` section (daemon settings), kept by {@link TestDaemon.writeConfig}. */
+  settings?: Record<string, unknown>;
+  /** Start the daemon under this open-file limit (`ulimit -n`, soft and hard). */
+  nofile?: number;
+}
+
 /** Starts the real daemon (`mcpd start --foreground`) as a process in a fresh short MCPD_HOME. */
-export async function startTestDaemon(servers: Record<string, unknown>, opts: { env?: Record<string, string> } = {}): Promise<TestDaemon> {
+export async function startTestDaemon(servers: Record<string, unknown>, opts: TestDaemonOptions = {}): Promise<TestDaemon> {
   const home = mkdtempSync(join(tmpdir(), "mcpd-"));
   const configFile = join(home, "config.json");
-  const writeConfig = (s: Record<string, unknown>): void => writeFileSync(configFile, JSON.stringify({ mcpServers: s }, null, 2));
+  const writeConfig = (s: Record<string, unknown>): void =>
+    writeFileSync(configFile, JSON.stringify({ ...(opts.settings ? { mcpd: opts.settings } : {}), mcpServers: s }, null, 2));
   writeConfig(servers);
   const env = { ...process.env, MCPD_HOME: home, MCPD_CONFIG: configFile, MCPD_SOCKET: "", XDG_RUNTIME_DIR: "", ...opts.env };
   delete (env as Record<string, string | undefined>).MCPD_SOCKET;
-  const proc = spawn(process.execPath, [MCPD_BIN, "start", "--foreground", "--log-level", "debug"], { env, stdio: ["ignore", "pipe", "pipe"] });
+  const argv = [MCPD_BIN, "start", "--foreground", "--log-level", "debug"];
+  // sh execs node in place, so proc.pid is the daemon's pid.
+  const proc =
+    opts.nofile === undefined
+      ? spawn(process.execPath, argv, { env, stdio: ["ignore", "pipe", "pipe"] })
+      : spawn("/bin/sh", ["-c", 'ulimit -n "$0" && exec "$@"', String(opts.nofile), process.execPath, ...argv], { env, stdio: ["ignore", "pipe", "pipe"] });
   let err = "";
   proc.stderr?.on("data", (d: Buffer) => {
     err += d.toString();

@@ -79,10 +79,18 @@ export interface ResolvedServerConfig {
   readonly transportHash: string;
 }
 
-/** The optional top-level `"mcpd"` section. */
+/** The optional top-level `"mcpd"` section. The optional keys are present only when the file sets them. */
 export interface DaemonSettings {
   /** Default `info`. */
   readonly logLevel: LogLevel;
+  /** Client connections accepted at once. Default `RUNTIME_DEFAULTS.maxConnections` (4096), lowered to fit the open-file limit. */
+  readonly maxConnections?: number;
+  /** Open files kept free besides the servers' share. Default `RUNTIME_DEFAULTS.fdReserve` (64). */
+  readonly fdReserve?: number;
+  /** Bytes held for all clients together (unfinished lines, unsent output). Default `RUNTIME_DEFAULTS.maxBufferedBytesTotal` (128 MiB). */
+  readonly maxBufferedBytesTotal?: number;
+  /** A client's line must be finished within this many ms of its first byte. Default `RUNTIME_DEFAULTS.partialLineTimeoutMs` (30000). */
+  readonly partialLineTimeoutMs?: number;
 }
 
 /** The result of {@link loadConfig}/{@link parseConfig}. Deeply frozen. */
@@ -124,7 +132,7 @@ export const MCPD_SERVER_KEYS = [
 export const RESTART_KEYS = ["maxRestarts", "windowMs", "initialDelayMs", "maxDelayMs"] as const;
 
 /** Keys of the top-level `mcpd` section. */
-export const SETTINGS_KEYS = ["logLevel", "defaults"] as const;
+export const SETTINGS_KEYS = ["logLevel", "defaults", "maxConnections", "fdReserve", "maxBufferedBytesTotal", "partialLineTimeoutMs"] as const;
 
 /** Top-level keys. `inputs` (VS Code prompts) and `$schema` are accepted and ignored. */
 export const TOP_LEVEL_KEYS = ["mcpServers", "servers", "mcpd", "inputs", "$schema"] as const;

@@ -9,7 +9,7 @@ import { ConfigIssues, describeValue, isPlainObject } from "./config-issues.js";
 import { hintFor } from "./did-you-mean.js";
 import { parseJsonc } from "./parse-jsonc.js";
 import { resolveServer } from "./resolve-server.js";
-import { readMcpdOptions, type McpdOptions } from "./server-options.js";
+import { MAX_TIMER_MS, readMcpdOptions, type McpdOptions } from "./server-options.js";
 
 /** Options of {@link parseConfig}. */
 export interface ParseConfigOptions {
@@ -93,8 +93,16 @@ export function emptyConfig(file: string): LoadedConfig {
   });
 }
 
+/** The daemon's numeric settings: each an integer within its range. */
+const SETTING_RULES = {
+  maxConnections: { min: 1, max: 1_000_000, expected: "an integer from 1 to 1000000" },
+  fdReserve: { min: 0, max: 1_000_000, expected: "an integer from 0 to 1000000" },
+  maxBufferedBytesTotal: { min: 65_536, max: Number.MAX_SAFE_INTEGER, expected: "an integer of at least 65536 (bytes)" },
+  partialLineTimeoutMs: { min: 1, max: MAX_TIMER_MS, expected: `an integer from 1 to ${MAX_TIMER_MS} (milliseconds)` },
+} as const;
+
 function readSettings(value: unknown, issues: ConfigIssues, homedir: string): { settings: DaemonSettings; defaults: McpdOptions } {
-  const settings: { logLevel: LogLevel } = { logLevel: DAEMON_DEFAULTS.logLevel };
+  const settings: { -readonly [K in keyof DaemonSettings]: DaemonSettings[K] } = { logLevel: DAEMON_DEFAULTS.logLevel };
   let defaults: McpdOptions = {};
   if (value === undefined) return { settings, defaults };
   if (!isPlainObject(value)) {
@@ -117,6 +125,12 @@ function readSettings(value: unknown, issues: ConfigIssues, homedir: string): { 
       const hint = typeof value.logLevel === "string" ? hintFor(value.logLevel, LOG_LEVELS) : "";
       issues.error("", `"mcpd.logLevel" must be one of ${LOG_LEVELS.map((l) => `"${l}"`).join(", ")}, got ${describeValue(value.logLevel)}${hint}`);
     }
+  }
+  for (const [key, rule] of Object.entries(SETTING_RULES) as Array<[keyof typeof SETTING_RULES, (typeof SETTING_RULES)[keyof typeof SETTING_RULES]]>) {
+    const v = value[key];
+    if (v === undefined) continue;
+    if (typeof v === "number" && Number.isInteger(v) && v >= rule.min && v <= rule.max) settings[key] = v;
+    else issues.error("", `"mcpd.${key}" must be ${rule.expected}, got ${describeValue(v)}`);
   }
   if (value.defaults !== undefined) {
     const where = `"mcpd.defaults"`;
