@@ -132,16 +132,16 @@ const ROWS: Row[] = [
     name: "ConnectionLimitError",
     code: "MCPD_TOO_MANY_CONNECTIONS",
     message: "Too many connections: mcpd accepts at most 3 at once (mcpd.maxConnections)",
-    wireCode: -32071,
+    wireCode: -32072,
   },
   {
     error: new ConnectionLimitError("MCPD_BUFFER_BUDGET_EXCEEDED", "over budget"),
     name: "ConnectionLimitError",
     code: "MCPD_BUFFER_BUDGET_EXCEEDED",
     message: "over budget",
-    wireCode: -32072,
+    wireCode: -32073,
   },
-  { error: new ConnectionLimitError("MCPD_LINE_TIMEOUT", "line too slow"), name: "ConnectionLimitError", code: "MCPD_LINE_TIMEOUT", message: "line too slow", wireCode: -32073 },
+  { error: new ConnectionLimitError("MCPD_LINE_TIMEOUT", "line too slow"), name: "ConnectionLimitError", code: "MCPD_LINE_TIMEOUT", message: "line too slow", wireCode: -32074 },
 ];
 
 describe("every error class", () => {

@@ -42,6 +42,13 @@ function nullError(c: RawClient): any {
   return c.messages.find((m) => m.id === null && m.error)?.error;
 }
 
+/** An initialized control connection: `mcpd/status` shows the daemon's counters only to those. */
+async function controlClient(d: TestDaemon): Promise<RawClient> {
+  const c = await d.control();
+  await c.initialize();
+  return c;
+}
+
 /** Opens a connection and pings: answered, refused with an error line, or closed. */
 async function probe(d: TestDaemon): Promise<Probe> {
   const client = await d.raw();
@@ -82,9 +89,9 @@ describe("limits: connections and open files", () => {
     { timeout: 180_000 },
     async () => {
       const d = (daemon = await startTestDaemon({ a: fixture("a"), l: fixture("l", [], { startup: "lazy" }) }, { nofile: 128 }));
-      const [control] = await openClients(d, 1);
-      await until(async () => (await serverStatus(control!, "a")).state === "ready", "a ready");
-      ledger.add(d.proc.pid as number, await serverPid(control!, "a"));
+      const control = await controlClient(d);
+      await until(async () => (await serverStatus(control, "a")).state === "ready", "a ready");
+      ledger.add(d.proc.pid as number, await serverPid(control, "a"));
 
       const held: RawClient[] = [];
       let refused: Probe | undefined;
@@ -98,7 +105,7 @@ describe("limits: connections and open files", () => {
       expect(refused!.error).toMatchObject({ code: -32072, data: { mcpdCode: "MCPD_TOO_MANY_CONNECTIONS" } });
       expect(refused!.error!.message).toMatch(/^Too many connections: mcpd accepts at most \d+ at once \(open-file limit 128/);
       await until(() => refused!.closed(), "the refused connection closed");
-      const st = await status(control!);
+      const st = await status(control);
       expect(st.daemon.maxConnections).toBe(held.length + 1);
       expect(st.daemon.connections).toBe(held.length + 1);
       expect(held.length).toBeGreaterThan(4);
@@ -112,16 +119,16 @@ describe("limits: connections and open files", () => {
       for (const c of [held[0]!, held[held.length - 1]!]) expect((await c.request("ping")).result).toEqual({});
 
       // The descriptors kept in reserve: a lazy server starts on first use, a killed server restarts.
-      expect(textOf(await control!.request("tools/call", { name: "echo", arguments: { text: "lazy" }, _meta: { "mcpd/server": "l" } }))).toBe("lazy");
-      ledger.add(await serverPid(control!, "l"));
-      const old = await serverPid(control!, "a");
+      expect(textOf(await control.request("tools/call", { name: "echo", arguments: { text: "lazy" }, _meta: { "mcpd/server": "l" } }))).toBe("lazy");
+      ledger.add(await serverPid(control, "l"));
+      const old = await serverPid(control, "a");
       process.kill(old, "SIGKILL");
       await until(async () => {
-        const s = await serverStatus(control!, "a");
+        const s = await serverStatus(control, "a");
         return s.state === "ready" && s.pid !== old;
       }, "a restarted");
-      ledger.add(await serverPid(control!, "a"));
-      expect(textOf(await control!.request("tools/call", { name: "a__echo", arguments: { text: "again" } }))).toBe("again");
+      ledger.add(await serverPid(control, "a"));
+      expect(textOf(await control.request("tools/call", { name: "a__echo", arguments: { text: "again" } }))).toBe("again");
 
       // Slots freed by closed connections are taken again.
       for (const c of held.splice(0, 3)) c.close();
@@ -162,9 +169,9 @@ describe("limits: accept() out of descriptors", () => {
     "accept() failing with EMFILE (descriptors taken by something else, here a lowered limit; needs root and prlimit): that connection is closed, the daemon keeps serving, and accepts again once descriptors are free",
     async () => {
       const d = (daemon = await startTestDaemon({ a: fixture("a") }));
-      const [control] = await openClients(d, 1);
-      await until(async () => (await serverStatus(control!, "a")).state === "ready", "a ready");
-      ledger.add(d.proc.pid as number, await serverPid(control!, "a"));
+      const control = await controlClient(d);
+      await until(async () => (await serverStatus(control, "a")).state === "ready", "a ready");
+      ledger.add(d.proc.pid as number, await serverPid(control, "a"));
       const pid = d.proc.pid as number;
       const soft = (n: number | string): void => {
         execFileSync(prlimit!, [`--pid=${pid}`, `--nofile=${n}:`]);
@@ -181,12 +188,12 @@ describe("limits: accept() out of descriptors", () => {
         const p = await probe(d);
         // libuv accepts it on a descriptor it keeps in reserve for this, and closes it at once.
         expect(p.kind).toBe("closed");
-        expect((await control!.request("ping")).result).toEqual({});
+        expect((await control.request("ping")).result).toEqual({});
       } finally {
         soft(limitBefore!);
       }
       expect((await probe(d)).kind).toBe("accepted");
-      expect(textOf(await control!.request("tools/call", { name: "a__echo", arguments: { text: "alive" } }))).toBe("alive");
+      expect(textOf(await control.request("tools/call", { name: "a__echo", arguments: { text: "alive" } }))).toBe("alive");
       expect(d.proc.exitCode).toBeNull();
     },
   );
@@ -195,8 +202,8 @@ describe("limits: accept() out of descriptors", () => {
 describe("limits: the daemon-wide budget for buffered client bytes", () => {
   it("several clients each holding a large unfinished line (regression: 200 connections of 4 MiB took RSS from 103 to 877 MiB): past the budget the one holding the most is disconnected with -32073, the others finish their lines", async () => {
     const d = (daemon = await startTestDaemon({ a: fixture("a") }, { settings: { maxBufferedBytesTotal: 2_000_000, partialLineTimeoutMs: 600_000 } }));
-    const [control] = await openClients(d, 1);
-    const buffered = async (): Promise<number> => (await status(control!)).daemon.bufferedBytes;
+    const control = await controlClient(d);
+    const buffered = async (): Promise<number> => (await status(control)).daemon.bufferedBytes;
     const sizes: Record<string, number> = { A: 500_000, B: 800_000, C: 300_000, D: 600_000 };
     const clients: Record<string, RawClient> = {};
     const closed: Record<string, () => boolean> = {};
@@ -231,9 +238,9 @@ describe("limits: the daemon-wide budget for buffered client bytes", () => {
     const line = logLines(d).find((l) => /over the daemon-wide buffer budget/.test(l.msg));
     expect(line, "the log names the disconnected client and what it held").toMatchObject({ client: expect.any(String), heldBytes: expect.any(Number), budgetBytes: 2_000_000 });
     expect(line.heldBytes).toBeGreaterThanOrEqual(800_000);
-    const st = await status(control!);
+    const st = await status(control);
     expect(st.daemon.dropped).toMatchObject({ overBudget: 1 });
-    expect(textOf(await control!.request("tools/call", { name: "a__echo", arguments: { text: "still here" } }))).toBe("still here");
+    expect(textOf(await control.request("tools/call", { name: "a__echo", arguments: { text: "still here" } }))).toBe("still here");
   });
 
   it("clients that never read under a notification flood (regression: 60 of them took RSS to 1.4 GiB): each is disconnected once the budget is spent, while other clients' calls go on", { timeout: 120_000 }, async () => {
@@ -242,14 +249,15 @@ describe("limits: the daemon-wide budget for buffered client bytes", () => {
     // 16 MiB a single connection may hold, so only the daemon-wide budget can stop them.
     const sleepers = await openClients(d, 3);
     for (const c of sleepers) c.socket.pause();
-    const [caller, other] = await openClients(d, 2);
-    for (const c of [caller!, other!]) expect((await c.request("logging/setLevel", { level: "error" })).result).toEqual({});
-    ledger.add(await serverPid(caller!, "fl"), await serverPid(caller!, "b"));
-    sendCall(caller!, "flood", "fl__flood", { count: 12_000, size: 1000 });
+    const caller = await controlClient(d);
+    const [other] = await openClients(d, 1);
+    for (const c of [caller, other!]) expect((await c.request("logging/setLevel", { level: "error" })).result).toEqual({});
+    ledger.add(await serverPid(caller, "fl"), await serverPid(caller, "b"));
+    sendCall(caller, "flood", "fl__flood", { count: 12_000, size: 1000 });
     for (let i = 0; i < 10; i++) expect(textOf(await other!.request("tools/call", { name: "b__echo", arguments: { text: `o${i}` } }))).toBe(`o${i}`);
-    expect(textOf((await answers(caller!, ["flood"], 90_000)).get("flood"))).toBe("flooded 12000");
+    expect(textOf((await answers(caller, ["flood"], 90_000)).get("flood"))).toBe("flooded 12000");
     const st = await until(async () => {
-      const s = await status(caller!);
+      const s = await status(caller);
       return s.daemon.connections === 2 ? s : undefined;
     }, "the three sleepers disconnected", 60_000);
     expect(st.daemon.dropped.overBudget).toBe(3);
@@ -270,7 +278,7 @@ describe("limits: the daemon-wide budget for buffered client bytes", () => {
 describe("limits: a line that never ends", () => {
   it("a partial line not finished within mcpd.partialLineTimeoutMs (regression: it was held forever) closes its connection with -32074; idle clients and lines sent in pieces are unaffected", async () => {
     const d = (daemon = await startTestDaemon({ a: fixture("a") }, { settings: { partialLineTimeoutMs: 500 } }));
-    const [idle] = await openClients(d, 1);
+    const idle = await controlClient(d);
     const stalled = await d.raw();
     const stalledClosed = closeFlag(stalled);
     stalled.socket.write('{"jsonrpc":"2.0","id":1,"method":"pi');
@@ -286,12 +294,12 @@ describe("limits: a line that never ends", () => {
     await until(() => stalledClosed(), "the stalled connection closed");
     await until(() => endlessClosed() || nullError(endless)?.code === -32074, "the endless line's connection closed");
     // idle has been quiet for longer than the deadline, between whole lines: it is not touched.
-    expect((await idle!.request("ping")).result).toEqual({});
+    expect((await idle.request("ping")).result).toEqual({});
     const pieces = await d.raw();
     pieces.socket.write('{"jsonrpc":"2.0","id":"p","me');
     pieces.socket.write('thod":"ping"}\n');
     expect((await pieces.waitFor((m) => m.id === "p", "the ping sent in two pieces answered")).result).toEqual({});
-    const st = await status(idle!);
+    const st = await status(idle);
     expect(st.daemon.dropped).toMatchObject({ lineTimeout: 2 });
     expect(logLines(d).some((l) => /line not finished within/.test(l.msg))).toBe(true);
   });
