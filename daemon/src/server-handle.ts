@@ -10,6 +10,7 @@ import {
   type JsonObject,
   type RequestId,
   type Logger,
+  type ServerState,
   type Tool,
 } from "@mcpd/protocol";
 import type { CloseInfo, MCPTransport, RequestOptions, TransportConfig } from "@mcpd/transports";
@@ -18,7 +19,8 @@ import { Cancellation } from "./cancellation.js";
 import { MCPClient, type UpstreamRequestHandler } from "./mcp-client.js";
 import { ServerStats } from "./server-stats.js";
 
-export type ServerState = "stopped" | "starting" | "ready" | "restarting" | "failed" | "disabled";
+/** A server's lifecycle state: declared with the control protocol, whose status reports it. */
+export type { ServerState };
 
 export interface StateChange {
   server: string;
