@@ -157,9 +157,6 @@ export type AnyControlMethod = (typeof CONTROL_METHODS)[number];
 /** The control methods a control dispatcher answers: every one but `mcpd/select`, which the session answers. */
 export type DispatchedControlMethod = Exclude<AnyControlMethod, typeof McpdSelect>;
 
-/** The name of a method a control dispatcher answers. */
-export type DispatchedControlMethodName = DispatchedControlMethod["method"];
-
 /**
  * A control dispatcher: one {@link ControlHandler} per dispatched method, no more, no less, each typed by
  * its declaration.
