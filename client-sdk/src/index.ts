@@ -1,7 +1,7 @@
 /**
  * @mcpd/client: the client SDK of the mcpd daemon. Every export of this file is public API.
  */
-export { connect, McpdClient, type McpdClientOptions, type CallOptions } from "./mcpd-client.js";
+export { connect, McpdClient, type McpdClientOptions, type CallOptions, type ControlArgs } from "./mcpd-client.js";
 export { McpdTransport, type McpdTransportOptions, type TransportMessage } from "./mcpd-transport.js";
 export type { RequestOptions, ProgressInfo } from "./socket-connection.js";
 export type { ReconnectOptions, SessionState } from "./reconnecting-session.js";
@@ -11,6 +11,27 @@ export { CLIENT_DEFAULTS } from "./defaults.js";
 export type * from "./types.js";
 export * from "./paths.js";
 export { checkSocketTrust, assertTrustedSocket, type SocketTrustProblem } from "./socket-trust.js";
+// The control protocol's declarations, for `client.control(McpdRestart, { server })` and friends.
+export {
+  CONTROL_METHODS,
+  MCPD_SERVER_META,
+  SERVER_STATES,
+  McpdDisable,
+  McpdEnable,
+  McpdLogs,
+  McpdPrompts,
+  McpdReload,
+  McpdResources,
+  McpdRestart,
+  McpdSelect,
+  McpdServers,
+  McpdServerStateNotification,
+  McpdShutdown,
+  McpdStatus,
+  McpdTools,
+  type ControlMethod,
+  type ControlNotification,
+} from "@mcpd/protocol";
 // The error classes callers match on, re-exported so one import is enough.
 export {
   McpdError,

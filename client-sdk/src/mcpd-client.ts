@@ -1,15 +1,32 @@
 import { EventEmitter } from "node:events";
 import {
   LATEST_PROTOCOL_VERSION,
+  MCPD_SERVER_META,
+  McpdDisable,
+  McpdEnable,
   McpdError,
+  McpdLogs,
+  McpdPrompts,
+  McpdReload,
+  McpdResources,
+  McpdRestart,
+  McpdServers,
+  McpdServerStateNotification,
+  McpdShutdown,
+  McpdStatus,
+  McpdTools,
+  isControlMethod,
   silentLogger,
   type CallToolResult,
   type ClientCapabilities,
   type Implementation,
   type InitializeResult,
   type JsonObject,
+  type ControlMethod,
   type Logger,
+  type LogsParams,
   type RequestId,
+  type SelectParams,
 } from "@mcpd/protocol";
 import { type AutostartOption, runAutostart } from "./autostart.js";
 import { CLIENT_DEFAULTS } from "./defaults.js";
@@ -19,7 +36,6 @@ import { ReconnectingSession, type ReconnectOptions, type SessionState } from ".
 import type { RequestOptions, SocketConnection } from "./socket-connection.js";
 import { SubscriptionRegistry, type ResourceUpdate } from "./subscription-registry.js";
 import type {
-  DaemonStatus,
   McpdClientEvents,
   PromptInfo,
   ReloadResult,
@@ -27,7 +43,9 @@ import type {
   ResourceInfo,
   ResourceTemplateInfo,
   ServerState,
+  ServerStateResult,
   ServerSummary,
+  StatusResult,
   ToolInfo,
 } from "./types.js";
 
@@ -69,6 +87,9 @@ export interface McpdClientOptions {
 
 /** Per-call options of {@link McpdClient.callTool} and friends: see {@link RequestOptions}. */
 export type CallOptions = RequestOptions;
+
+/** The arguments after the declaration in {@link McpdClient.control}: params may be left out when every one is optional. */
+export type ControlArgs<P> = {} extends P ? [params?: P, options?: CallOptions] : [params: P, options?: CallOptions];
 
 const CAPABILITY_OF: Record<string, "sampling" | "elicitation" | "roots"> = {
   "sampling/createMessage": "sampling",
@@ -119,7 +140,7 @@ export class McpdClient extends EventEmitter<McpdClientEvents> {
     if (options.control !== undefined && typeof options.control !== "boolean") {
       throw new TypeError(`control must be a boolean, got ${JSON.stringify(options.control)}`);
     }
-    const select: JsonObject = { events: true };
+    const select: SelectParams = { events: true };
     if (this.viewServer !== undefined) select.server = this.viewServer;
     if (options.control === true) select.control = true;
     const reconnect = options.reconnect;
@@ -227,12 +248,22 @@ export class McpdClient extends EventEmitter<McpdClientEvents> {
     await this.session.notify(method, this.route(server, params));
   }
 
-  /** Calls an `mcpd/*` control method. @throws TypeError when `method` is not `mcpd/...`. */
-  control<T extends object = JsonObject>(method: string, params?: JsonObject, options?: CallOptions): Promise<T> {
-    if (typeof method !== "string" || !method.startsWith("mcpd/")) {
-      return Promise.reject(new TypeError(`control(): "${String(method)}" is not an mcpd/* method; use request() for MCP methods`));
+  /**
+   * Calls a control method by its declaration in @mcpd/protocol (`McpdStatus`, `McpdRestart`, ...): the
+   * params and the result are typed by it. `client.control(McpdRestart, { server: "github" })`.
+   */
+  control<P, R>(method: ControlMethod<string, P, R>, ...args: ControlArgs<P>): Promise<R>;
+  /**
+   * Calls an `mcpd/*` control method by name, untyped (e.g. one newer than this SDK).
+   * @throws TypeError when `method` is not `mcpd/...`.
+   */
+  control<T extends object = JsonObject>(method: string, params?: JsonObject, options?: CallOptions): Promise<T>;
+  control(method: ControlMethod | string, params?: object, options?: CallOptions): Promise<unknown> {
+    const name = typeof method === "object" && method !== null ? method.method : method;
+    if (typeof name !== "string" || !isControlMethod(name)) {
+      return Promise.reject(new TypeError(`control(): "${String(name)}" is not an mcpd/* method; use request() for MCP methods`));
     }
-    return this.session.request(method, params, options) as Promise<T>;
+    return this.session.request(name, params as JsonObject | undefined, options);
   }
 
   /** Checks the daemon answers (`ping`). */
@@ -242,7 +273,7 @@ export class McpdClient extends EventEmitter<McpdClientEvents> {
 
   /** The configured servers with their state and transport (`mcpd/servers`). */
   async servers(options?: CallOptions): Promise<ServerSummary[]> {
-    return (await this.control<{ servers: ServerSummary[] }>("mcpd/servers", undefined, options)).servers;
+    return (await this.control(McpdServers, undefined, options)).servers;
   }
 
   /**
@@ -251,7 +282,7 @@ export class McpdClient extends EventEmitter<McpdClientEvents> {
    */
   async listTools(filter: { server?: string } = {}, options?: CallOptions): Promise<ToolInfo[]> {
     const server = filter.server ?? this.viewServer;
-    if (server === undefined) return (await this.control<{ tools: ToolInfo[] }>("mcpd/tools", undefined, options)).tools;
+    if (server === undefined) return (await this.control(McpdTools, undefined, options)).tools;
     const tools = await this.listAll<ToolInfo>(server, "tools/list", "tools", options);
     return tools.map((t) => ({ ...t, server }));
   }
@@ -272,7 +303,7 @@ export class McpdClient extends EventEmitter<McpdClientEvents> {
   /** Prompts with their server; like {@link listTools} (`prompts/list` per server, or `mcpd/prompts`). */
   async listPrompts(filter: { server?: string } = {}, options?: CallOptions): Promise<PromptInfo[]> {
     const server = filter.server ?? this.viewServer;
-    if (server === undefined) return (await this.control<{ prompts: PromptInfo[] }>("mcpd/prompts", undefined, options)).prompts;
+    if (server === undefined) return (await this.control(McpdPrompts, undefined, options)).prompts;
     const prompts = await this.listAll<PromptInfo>(server, "prompts/list", "prompts", options);
     return prompts.map((p) => ({ ...p, server }));
   }
@@ -287,7 +318,7 @@ export class McpdClient extends EventEmitter<McpdClientEvents> {
   /** Resources with their server (`resources/list` per server, every page, or `mcpd/resources`). */
   async listResources(filter: { server?: string } = {}, options?: CallOptions): Promise<ResourceInfo[]> {
     const server = filter.server ?? this.viewServer;
-    if (server === undefined) return (await this.control<{ resources: ResourceInfo[] }>("mcpd/resources", undefined, options)).resources;
+    if (server === undefined) return (await this.control(McpdResources, undefined, options)).resources;
     const resources = await this.listAll<ResourceInfo>(server, "resources/list", "resources", options);
     return resources.map((r) => ({ ...r, server }));
   }
@@ -295,9 +326,7 @@ export class McpdClient extends EventEmitter<McpdClientEvents> {
   /** Resource templates with their server (`resources/templates/list` per server, or `mcpd/resources`). */
   async listResourceTemplates(filter: { server?: string } = {}, options?: CallOptions): Promise<ResourceTemplateInfo[]> {
     const server = filter.server ?? this.viewServer;
-    if (server === undefined) {
-      return (await this.control<{ templates: ResourceTemplateInfo[] }>("mcpd/resources", undefined, options)).templates;
-    }
+    if (server === undefined) return (await this.control(McpdResources, undefined, options)).templates;
     const templates = await this.listAll<ResourceTemplateInfo>(server, "resources/templates/list", "resourceTemplates", options);
     return templates.map((t) => ({ ...t, server }));
   }
@@ -320,15 +349,16 @@ export class McpdClient extends EventEmitter<McpdClientEvents> {
 
   /**
    * The daemon's status: its process, every server, every client (`mcpd/status`). Without `control: true`
-   * it is reduced (`restricted: true`): this connection alone among the clients, no stderr or last error.
+   * it is reduced (`restricted: true`, a {@link RestrictedDaemonStatus}): this connection alone among the
+   * clients, no paths, no stderr or last error.
    */
-  status(options?: CallOptions): Promise<DaemonStatus> {
-    return this.control<DaemonStatus>("mcpd/status", undefined, options);
+  status(options?: CallOptions): Promise<StatusResult> {
+    return this.control(McpdStatus, undefined, options);
   }
 
   /** Restarts one server, or all when `server` is omitted. Resolves with the names restarted. Needs `control: true` (else `MCPD_FORBIDDEN`). */
   async restart(server?: string, options?: CallOptions): Promise<string[]> {
-    const result = await this.control<{ restarted: string[] }>("mcpd/restart", server === undefined ? {} : { server }, options);
+    const result = await this.control(McpdRestart, server === undefined ? {} : { server }, options);
     return result.restarted;
   }
 
@@ -337,25 +367,25 @@ export class McpdClient extends EventEmitter<McpdClientEvents> {
    * @throws the daemon's error naming the problem when the file is invalid; `MCPD_FORBIDDEN` without control.
    */
   reload(options?: CallOptions): Promise<ReloadResult> {
-    return this.control<ReloadResult>("mcpd/reload", undefined, options);
+    return this.control(McpdReload, undefined, options);
   }
 
   /** Enables a server (starting it per its startup mode). Needs `control: true` (else `MCPD_FORBIDDEN`). */
-  enable(server: string, options?: CallOptions): Promise<{ server: string; state: ServerState }> {
-    return this.control("mcpd/enable", { server }, options);
+  enable(server: string, options?: CallOptions): Promise<ServerStateResult> {
+    return this.control(McpdEnable, { server }, options);
   }
 
   /** Disables a server (stopping it); calls to it then fail with `MCPD_SERVER_UNAVAILABLE`. Needs `control: true`. */
-  disable(server: string, options?: CallOptions): Promise<{ server: string; state: ServerState }> {
-    return this.control("mcpd/disable", { server }, options);
+  disable(server: string, options?: CallOptions): Promise<ServerStateResult> {
+    return this.control(McpdDisable, { server }, options);
   }
 
   /** A server's stderr tail, or the daemon's recent log lines when `server` is omitted. Needs `control: true`. */
   async logs(query: { server?: string; lines?: number } = {}, options?: CallOptions): Promise<string[]> {
-    const params: JsonObject = {};
+    const params: LogsParams = {};
     if (query.server !== undefined) params.server = query.server;
     if (query.lines !== undefined) params.lines = query.lines;
-    return (await this.control<{ lines: string[] }>("mcpd/logs", params, options)).lines;
+    return (await this.control(McpdLogs, params, options)).lines;
   }
 
   /**
@@ -363,13 +393,13 @@ export class McpdClient extends EventEmitter<McpdClientEvents> {
    * reconnects as usual (to a daemon started again), so call {@link close} when done.
    */
   async shutdown(options?: CallOptions): Promise<void> {
-    await this.control("mcpd/shutdown", undefined, options);
+    await this.control(McpdShutdown, undefined, options);
   }
 
   private route(server: string | undefined, params: JsonObject | undefined): JsonObject | undefined {
     if (server === undefined || server === this.viewServer) return params;
     if (typeof server !== "string" || server === "") throw new TypeError(`server must be a non-empty string, got ${JSON.stringify(server)}`);
-    return { ...params, _meta: { ...(params?._meta as JsonObject | undefined), "mcpd/server": server } };
+    return { ...params, _meta: { ...(params?._meta as JsonObject | undefined), [MCPD_SERVER_META]: server } };
   }
 
   /** Fetches every page of a list method, guarding against a server that repeats its cursor. */
@@ -400,7 +430,7 @@ export class McpdClient extends EventEmitter<McpdClientEvents> {
 
   private serverOf(params: JsonObject | undefined): string | undefined {
     const meta = params?._meta as JsonObject | undefined;
-    const server = meta?.["mcpd/server"];
+    const server = meta?.[MCPD_SERVER_META];
     return typeof server === "string" ? server : this.viewServer;
   }
 
@@ -422,7 +452,7 @@ export class McpdClient extends EventEmitter<McpdClientEvents> {
       case "notifications/cancelled":
         this.incoming.cancel(params?.requestId, params?.reason);
         break;
-      case "notifications/mcpd/serverState":
+      case McpdServerStateNotification.method:
         if (params && typeof params.server === "string") {
           if (params.state === "ready" && this.subscriptions.size > 0) this.retrySubscriptions(params.server);
           this.emit("serverState", {

@@ -4,11 +4,13 @@ import {
   ConnectionLostError,
   JsonLineDecoder,
   McpdError,
+  McpdSelect,
   QueueFullError,
   encodeLine,
   fromWireError,
   type JsonRpcErrorObject,
   type JsonRpcMessage,
+  type SelectParams,
 } from "@mcpd/protocol";
 import { runAutostart, type AutostartOption } from "./autostart.js";
 import { openDaemonSocket } from "./daemon-socket.js";
@@ -177,10 +179,10 @@ export class McpdTransport {
         fail(new ConnectionLostError("mcpd closed the connection during mcpd/select"));
         this.fireClose();
       });
-      const params: Record<string, unknown> = {};
+      const params: SelectParams = {};
       if (this.options.server !== undefined) params.server = this.options.server;
       if (this.options.events) params.events = true;
-      socket.write(encodeLine({ jsonrpc: "2.0", id: selectId, method: "mcpd/select", params }));
+      socket.write(encodeLine({ jsonrpc: "2.0", id: selectId, method: McpdSelect.method, params }));
     });
   }
 

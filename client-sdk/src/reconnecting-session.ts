@@ -3,12 +3,14 @@ import {
   ConnectionLostError,
   DaemonUnavailableError,
   McpdError,
+  McpdSelect,
   QueueFullError,
   silentLogger,
   type InitializeResult,
   type JsonObject,
   type Logger,
   type RequestId,
+  type SelectParams,
 } from "@mcpd/protocol";
 import { AbortFanout } from "./abort-fanout.js";
 import { openDaemonSocket, START_HINT } from "./daemon-socket.js";
@@ -32,7 +34,7 @@ export type SessionState = "idle" | "connecting" | "ready" | "reconnecting" | "c
 export interface SessionOptions extends SocketConnectionLimits {
   socketPath: string;
   /** Params of `mcpd/select`, sent first on every connection. */
-  select: JsonObject;
+  select: SelectParams;
   /** Params of `initialize`, asked for at every handshake (capabilities may have changed). */
   initializeParams: () => JsonObject;
   /** Deadline of one connection attempt (socket, select, initialize, `afterHandshake`), in ms. */
@@ -208,7 +210,7 @@ export class ReconnectingSession {
       this.logger,
     );
     try {
-      await conn.request("mcpd/select", o.select, { timeout: left() });
+      await conn.request(McpdSelect.method, { ...o.select }, { timeout: left() });
       const init = await conn.request("initialize", o.initializeParams(), { timeout: left() });
       conn.notify("notifications/initialized");
       await o.afterHandshake(conn, left());

@@ -1,109 +1,28 @@
-import type { JsonObject, McpdError, Prompt, RequestId, Resource, ResourceTemplate, Tool } from "@mcpd/protocol";
+import type { JsonObject, McpdError, RequestId, ServerState } from "@mcpd/protocol";
 
-/** A server's lifecycle state in the daemon. */
-export type ServerState = "stopped" | "starting" | "ready" | "restarting" | "failed" | "disabled";
-
-/** One entry of `mcpd/servers` ({@link McpdClient.servers}). */
-export interface ServerSummary {
-  name: string;
-  state: ServerState;
-  /** `stdio`, `http`, `sse` or `ws`. */
-  transport: string;
-  /** `shared` or `per-client`. */
-  mode: string;
-  enabled: boolean;
-  /** Number of tools the server exposes (cached while it starts). */
-  tools: number;
-  [key: string]: unknown;
-}
-
-/** One server in `mcpd/status`. Durations in ms. */
-export interface ServerStatus extends ServerSummary {
-  pid: number | null;
-  startedAt: string | null;
-  uptimeMs: number | null;
-  restarts: number;
-  requests: number;
-  errors: number;
-  inFlight: number;
-  latencyMs: { p50: number | null; p99: number | null };
-  lastError: string | null;
-  lastStderr: string | null;
-  stateReason: string | null;
-  commandFound?: boolean;
-  sessions?: number;
-  /** Advice about the server (e.g. use `sharing: "per-client"` for sampling with several agents), or null. */
-  hint?: string | null;
-}
-
-/** One connected client in `mcpd/status`. */
-export interface ClientStatus {
-  id: string | number;
-  view: "aggregate" | "server";
-  server?: string | null;
-  clientInfo?: { name: string; version: string } | null;
-  inFlight: number;
-  connectedAt: string;
-  [key: string]: unknown;
-}
-
-/**
- * The result of `mcpd/status` ({@link McpdClient.status}). On a connection that is not a control
- * connection it is reduced: `restricted: true`, `daemon` holds only pid, version, startedAt and uptimeMs,
- * `clients` only this connection, and every server's `lastError` and `lastStderr` are null.
- */
-export interface DaemonStatus {
-  /** True when reduced (not a control connection). */
-  restricted?: boolean;
-  daemon: {
-    pid: number;
-    version: string;
-    uptimeMs: number;
-    socketPath: string;
-    configFile: string;
-    logFile: string;
-    startedAt: string;
-    [key: string]: unknown;
-  };
-  servers: ServerStatus[];
-  /** The other connections to the daemon (the one asking is not listed). */
-  clients: ClientStatus[];
-  [key: string]: unknown;
-}
-
-/** The result of `mcpd/reload` ({@link McpdClient.reload}): server names per outcome. */
-export interface ReloadResult {
-  added: string[];
-  removed: string[];
-  changed: string[];
-  unchanged: string[];
-  warnings: string[];
-  [key: string]: unknown;
-}
-
-/** A tool with the server it belongs to. `name` is the server's own (unprefixed) name. */
-export interface ToolInfo extends Tool {
-  server: string;
-  /** The aggregate view's name for it (`<server>__<name>`, sanitized); set by aggregate listings. */
-  exposedName?: string;
-}
-
-/** A prompt with the server it belongs to. `name` is the server's own (unprefixed) name. */
-export interface PromptInfo extends Prompt {
-  server: string;
-  /** The aggregate view's name for it; set by aggregate listings. */
-  exposedName?: string;
-}
-
-/** A resource with the server it belongs to. */
-export interface ResourceInfo extends Resource {
-  server: string;
-}
-
-/** A resource template with the server it belongs to. */
-export interface ResourceTemplateInfo extends ResourceTemplate {
-  server: string;
-}
+// The control protocol's shapes are declared once, in @mcpd/protocol; re-exported as part of this API.
+export type {
+  ClientStatus,
+  DaemonInfo,
+  DaemonStatus,
+  LatencyMs,
+  LogWriteStatus,
+  PromptInfo,
+  ReloadDiff,
+  ReloadResult,
+  ResourceInfo,
+  ResourceTemplateInfo,
+  RestrictedDaemonInfo,
+  RestrictedDaemonStatus,
+  RouterTables,
+  ServerState,
+  ServerStateResult,
+  ServerStatus,
+  ServerSummary,
+  SocketWatchStatus,
+  StatusResult,
+  ToolInfo,
+} from "@mcpd/protocol";
 
 /** Context given to a handler of a server-to-client request. */
 export interface RequestHandlerContext {

@@ -1,6 +1,6 @@
 import { connect } from "node:net";
 import { assertTrustedSocket } from "@mcpd/client";
-import { DaemonUnavailableError, JsonLineDecoder, encodeLine, isObject } from "@mcpd/protocol";
+import { DaemonUnavailableError, JsonLineDecoder, McpdSelect, encodeLine, isObject, type SelectParams } from "@mcpd/protocol";
 
 export interface BridgeOptions {
   /** Transparent view of this server; absent: the aggregate view. */
@@ -62,7 +62,8 @@ export function runBridge(opts: BridgeOptions): Promise<number> {
       // Read lines until the select answer; anything else before it cannot exist (the client has not spoken yet).
       const onData = (chunk: Buffer): void => decoder.push(chunk);
       socket.on("data", onData);
-      socket.write(encodeLine({ jsonrpc: "2.0", id: SELECT_ID, method: "mcpd/select", params: opts.server === undefined ? {} : { server: opts.server } }));
+      const params: SelectParams = opts.server === undefined ? {} : { server: opts.server };
+      socket.write(encodeLine({ jsonrpc: "2.0", id: SELECT_ID, method: McpdSelect.method, params }));
       opts.stdin.on("end", () => socket.end());
     });
     socket.on("close", () => {

@@ -1,7 +1,37 @@
 import { accessSync, constants } from "node:fs";
 import { delimiter, isAbsolute, join } from "node:path";
-import { ForbiddenError, ProtocolError, WireCode, McpdError, type JsonObject } from "@mcpd/protocol";
-import type { MCPManager, ReloadResult } from "./manager.js";
+import {
+  ForbiddenError,
+  ProtocolError,
+  WireCode,
+  McpdError,
+  McpdDisable,
+  McpdEnable,
+  McpdLogs,
+  McpdPrompts,
+  McpdReload,
+  McpdResources,
+  McpdRestart,
+  McpdSelect,
+  McpdServers,
+  McpdShutdown,
+  McpdStatus,
+  McpdTools,
+  controlMethodNamed,
+  type ClientStatus,
+  type ControlHandlers,
+  type DaemonInfo,
+  type DaemonStatus,
+  type JsonObject,
+  type LogsParams,
+  type NoParams,
+  type ReloadDiff,
+  type RestrictedDaemonStatus,
+  type ServerFilter,
+  type ServerParams,
+  type ServerStatus,
+} from "@mcpd/protocol";
+import type { MCPManager } from "./manager.js";
 import { RUNTIME_DEFAULTS } from "./defaults.js";
 import type { ServerHandle } from "./server-handle.js";
 import type { Router } from "./router/router.js";
@@ -13,10 +43,16 @@ import { disabledByCommand } from "./disable-reasons.js";
 export interface DaemonControl {
   manager: MCPManager;
   router: Router;
-  info: () => JsonObject;
-  reload: () => Promise<ReloadResult & { warnings: readonly string[] }>;
+  info: () => DaemonInfo;
+  reload: () => Promise<ReloadDiff & { warnings: readonly string[] }>;
   shutdown: () => void;
   logTail: (lines: number) => string[];
+}
+
+/** What each control handler is given besides its params: the daemon, and the session asking. */
+export interface ControlContext {
+  d: DaemonControl;
+  session: Session;
 }
 
 /** Whether a stdio command resolves on the daemon's PATH (absolute or relative paths are checked as is). */
@@ -37,7 +73,7 @@ export function commandFound(command: string, env: NodeJS.ProcessEnv = process.e
  * One server's entry in `mcpd/status`. `hint` is what the router suggests for the server (e.g. that a
  * server-to-client request could not be routed, and `sharing: "per-client"`); null when none.
  */
-export function serverStatus(h: ServerHandle, sessions: number, hint?: string): JsonObject {
+export function serverStatus(h: ServerHandle, sessions: number, hint?: string): ServerStatus {
   const t = h.config.transport;
   const info = h.client?.transport.info();
   const command = "command" in t ? t.command : undefined;
@@ -73,6 +109,27 @@ function str(params: JsonObject | undefined, key: string, required: boolean): st
   return v;
 }
 
+/** Params of a method that takes none: whatever was sent is ignored. */
+const noParams = (): NoParams => ({});
+
+/** `{ server? }`. @throws ProtocolError when `server` is there but not a string. */
+function serverFilter(params: JsonObject | undefined): ServerFilter {
+  const server = str(params, "server", false);
+  return server === undefined ? {} : { server };
+}
+
+/** `{ server }`. @throws ProtocolError when `server` is missing or not a string. */
+function serverParams(params: JsonObject | undefined): ServerParams {
+  return { server: str(params, "server", true) as string };
+}
+
+/** `{ server?, lines? }`: `lines` not a positive number means the default (100), more than 10000 means 10000. */
+function logsParams(params: JsonObject | undefined): LogsParams {
+  const lines = typeof params?.lines === "number" && params.lines > 0 ? Math.min(10_000, Math.floor(params.lines)) : 100;
+  const server = str(params, "server", false);
+  return server === undefined ? { lines } : { server, lines };
+}
+
 /**
  * Waits (bounded) for servers still coming up, so a listing right after `mcpd start` shows them: those
  * starting or restarting, except, for tools, those whose tools the cache already knows. For tools, a
@@ -88,32 +145,22 @@ async function settled(hs: ServerHandle[], toolsOnly: boolean): Promise<ServerHa
 }
 
 /**
- * Control methods only a control connection may call (see {@link Session.control}): they stop the daemon,
- * change what servers run, or read servers' stderr and the daemon's log. An agent's MCP session gets
- * MCPD_FORBIDDEN for them. `mcpd/status` is open to every connection but reduced for non-control ones
- * (see {@link agentStatus}); `mcpd/servers`, `mcpd/tools`, `mcpd/prompts`, `mcpd/resources` and
- * `mcpd/select` are open: they list what the connection's own MCP session can list anyway.
+ * The refusal of a privileged method (its declaration says `privileged: true`: it stops the daemon, changes
+ * what servers run, or reads servers' stderr and the daemon's log) on a connection that is not a control
+ * connection (see {@link Session.control}). `mcpd/status` is open to every connection but reduced for
+ * non-control ones (see {@link agentStatus}); the listings are open: they list what the connection's own
+ * MCP session can list anyway.
  */
-export const PRIVILEGED_METHODS: ReadonlySet<string> = new Set([
-  "mcpd/shutdown",
-  "mcpd/disable",
-  "mcpd/enable",
-  "mcpd/restart",
-  "mcpd/reload",
-  "mcpd/logs",
-]);
-
-/** The refusal of a privileged method on a connection that is not a control connection. */
 export function forbidden(method: string): ForbiddenError {
   return new ForbiddenError(
     method,
     `${method} is refused: only a control connection (the mcpd command, or @mcpd/client with control: true) may stop the daemon, ` +
       `enable, disable, restart or reload servers, or read logs. A connection becomes one by sending ` +
-      `mcpd/select {"control": true} as its first message; an agent's MCP session never can.`,
+      `${McpdSelect.method} {"control": true} as its first message; an agent's MCP session never can.`,
   );
 }
 
-function clientStatus(s: Session): JsonObject {
+function clientStatus(s: Session): ClientStatus {
   return {
     id: s.id,
     view: s.view.kind,
@@ -129,105 +176,165 @@ function clientStatus(s: Session): JsonObject {
  * call would be refused, which such a call returns anyway) and this connection alone among the clients.
  * No other client's identity, no stderr or last error (they may quote a server's output), no paths.
  */
-function agentStatus(d: DaemonControl, session: Session): JsonObject {
+function agentStatus(d: DaemonControl, session: Session): RestrictedDaemonStatus {
   const m = d.manager;
   const info = d.info();
   return {
     restricted: true,
-    daemon: { pid: info.pid ?? null, version: info.version ?? null, startedAt: info.startedAt ?? null, uptimeMs: info.uptimeMs ?? null },
-    servers: m.servers.map((h) => ({ ...serverStatus(h, m.privateSessions(h.name).length, d.router.hint(h)), lastError: null, lastStderr: null })),
+    daemon: { pid: info.pid, version: info.version, startedAt: info.startedAt, uptimeMs: info.uptimeMs },
+    servers: m.servers.map((h) => ({
+      ...serverStatus(h, m.privateSessions(h.name).length, d.router.hint(h)),
+      lastError: null,
+      lastStderr: null,
+    })),
     clients: [clientStatus(session)],
     tables: d.router.tables(),
   };
 }
 
-/** Answers the `mcpd/*` control methods of docs/protocol.md. */
+/** The configured servers, or the one named. @throws NotFoundError (-32602) naming the configured ones. */
+const pick = (m: MCPManager, server?: string): ServerHandle[] => (server === undefined ? m.servers : [m.require(server)]);
+
+/**
+ * The `mcpd/*` methods the dispatcher answers, one handler per declaration in @mcpd/protocol (the compiler
+ * holds the table to them: a missing or extra method, or a result of the wrong shape, does not build).
+ */
+export const CONTROL_HANDLERS: ControlHandlers<ControlContext> = {
+  [McpdStatus.method]: {
+    params: noParams,
+    async handle(_params, { d, session }) {
+      const m = d.manager;
+      const status: DaemonStatus | RestrictedDaemonStatus = session.control
+        ? {
+            daemon: d.info(),
+            servers: m.servers.map((h) => serverStatus(h, m.privateSessions(h.name).length, d.router.hint(h))),
+            // The connection asking (`mcpd status` itself) is not one of the clients it wants to see.
+            clients: [...d.router.sessions.values()].filter((s) => s !== session).map(clientStatus),
+            tables: d.router.tables(),
+          }
+        : agentStatus(d, session);
+      // A state reason or stderr line may quote a server's secret (a usage error naming its --api-key).
+      // Unscrubbable means no JSON form, which the socket refuses to send anyway.
+      return d.router.secrets.scrubValue(status) ?? status;
+    },
+  },
+  [McpdServers.method]: {
+    params: noParams,
+    async handle(_params, { d }) {
+      return {
+        servers: d.manager.servers.map((h) => ({
+          name: h.name,
+          state: h.state,
+          enabled: h.config.enabled,
+          transport: h.config.transport.type ?? "stdio",
+          mode: h.client?.transport.info().mode ?? null,
+          tools: h.tools.length,
+        })),
+      };
+    },
+  },
+  [McpdTools.method]: {
+    params: serverFilter,
+    async handle({ server }, { d }) {
+      const hs = await settled(pick(d.manager, server), true);
+      if (server === undefined) {
+        // Every server: exactly the aggregate view's list (failed and disabled servers left out), so the
+        // CLI lists what agents see.
+        d.router.catalog.invalidate();
+        return { tools: d.router.catalog.tools().map((e) => ({ server: e.server, exposedName: e.exposed, ...e.item })) };
+      }
+      return { tools: hs.flatMap((h) => h.tools.map((t) => ({ server: h.name, exposedName: exposedName(h.name, t.name), ...t }))) };
+    },
+  },
+  [McpdPrompts.method]: {
+    params: serverFilter,
+    async handle({ server }, { d }) {
+      const hs = await settled(pick(d.manager, server), false);
+      const prompts = hs.flatMap((h) =>
+        (h.client?.prompts ?? []).map((p) => ({ server: h.name, exposedName: exposedName(h.name, p.name), ...p })),
+      );
+      return { prompts };
+    },
+  },
+  [McpdResources.method]: {
+    params: serverFilter,
+    async handle({ server }, { d }) {
+      const hs = await settled(pick(d.manager, server), false);
+      return {
+        resources: hs.flatMap((h) => (h.client?.resources ?? []).map((r) => ({ server: h.name, ...r }))),
+        templates: hs.flatMap((h) => (h.client?.resourceTemplates ?? []).map((r) => ({ server: h.name, ...r }))),
+      };
+    },
+  },
+  [McpdRestart.method]: {
+    params: serverFilter,
+    async handle({ server }, { d }) {
+      const hs = pick(d.manager, server);
+      await Promise.all(hs.map((h) => h.restart("restart requested")));
+      return { restarted: hs.filter((h) => h.state !== "disabled").map((h) => h.name) };
+    },
+  },
+  [McpdEnable.method]: {
+    params: serverParams,
+    async handle({ server }, { d }) {
+      const h = d.manager.require(server);
+      await h.enable();
+      return { server: h.name, state: h.state };
+    },
+  },
+  [McpdDisable.method]: {
+    params: serverParams,
+    async handle({ server }, { d }) {
+      const h = d.manager.require(server);
+      await h.disable(disabledByCommand(h.name));
+      return { server: h.name, state: h.state };
+    },
+  },
+  [McpdReload.method]: {
+    params: noParams,
+    async handle(_params, { d }) {
+      const r = await d.reload();
+      return { ...r, warnings: [...r.warnings] };
+    },
+  },
+  [McpdLogs.method]: {
+    params: logsParams,
+    async handle({ server, lines = 100 }, { d }) {
+      // The daemon's own lines were scrubbed as they were logged; a server's stderr is its own words.
+      if (server === undefined) return { lines: d.logTail(lines) };
+      // Kept across restarts, with a marker line where each run ended, so the reason it failed is there.
+      const tail = d.manager.require(server).stderrTail(lines);
+      return { server, lines: tail.map((l) => d.router.secrets.scrub(l)) };
+    },
+  },
+  [McpdShutdown.method]: {
+    params: noParams,
+    async handle(_params, { d }) {
+      setImmediate(() => d.shutdown());
+      return { ok: true };
+    },
+  },
+};
+
+/** A handler as the dispatcher calls it: the table above is checked per method, the call site cannot be. */
+interface WireHandler {
+  params(raw: JsonObject | undefined): unknown;
+  handle(params: unknown, context: ControlContext): Promise<unknown>;
+}
+
+/**
+ * Answers the `mcpd/*` control methods of docs/protocol.md (all but `mcpd/select`, which the session
+ * answers). @throws ForbiddenError (-32071) for a privileged method on a connection that is not a control
+ * connection; MCPD_METHOD_NOT_FOUND (-32601) for an undeclared method; the handler's errors.
+ */
 export function createControl(d: DaemonControl) {
   return async (session: Session, method: string, params: JsonObject | undefined): Promise<JsonObject> => {
-    const m = d.manager;
-    const pick = (server?: string): ServerHandle[] => (server === undefined ? m.servers : [m.require(server)]);
-    if (!session.control && PRIVILEGED_METHODS.has(method)) throw forbidden(method);
-    switch (method) {
-      case "mcpd/status": {
-        const status: JsonObject = session.control
-          ? {
-              daemon: d.info(),
-              servers: m.servers.map((h) => serverStatus(h, m.privateSessions(h.name).length, d.router.hint(h))),
-              // The connection asking (`mcpd status` itself) is not one of the clients it wants to see.
-              clients: [...d.router.sessions.values()].filter((s) => s !== session).map(clientStatus),
-              tables: d.router.tables(),
-            }
-          : agentStatus(d, session);
-        // A state reason or stderr line may quote a server's secret (a usage error naming its --api-key).
-        // Unscrubbable means no JSON form, which the socket refuses to send anyway.
-        return d.router.secrets.scrubValue(status) ?? status;
-      }
-      case "mcpd/servers":
-        return {
-          servers: m.servers.map((h) => ({
-            name: h.name,
-            state: h.state,
-            enabled: h.config.enabled,
-            transport: h.config.transport.type ?? "stdio",
-            mode: h.client?.transport.info().mode ?? null,
-            tools: h.tools.length,
-          })),
-        };
-      case "mcpd/tools": {
-        const server = str(params, "server", false);
-        const hs = await settled(pick(server), true);
-        if (server === undefined) {
-          // Every server: exactly the aggregate view's list (failed and disabled servers left out), so the
-          // CLI lists what agents see.
-          d.router.catalog.invalidate();
-          return { tools: d.router.catalog.tools().map((e) => ({ server: e.server, exposedName: e.exposed, ...e.item })) };
-        }
-        return { tools: hs.flatMap((h) => h.tools.map((t) => ({ server: h.name, exposedName: exposedName(h.name, t.name), ...t }))) };
-      }
-      case "mcpd/prompts": {
-        const hs = await settled(pick(str(params, "server", false)), false);
-        return { prompts: hs.flatMap((h) => (h.client?.prompts ?? []).map((p) => ({ server: h.name, exposedName: exposedName(h.name, p.name), ...p }))) };
-      }
-      case "mcpd/resources": {
-        const hs = await settled(pick(str(params, "server", false)), false);
-        return {
-          resources: hs.flatMap((h) => (h.client?.resources ?? []).map((r) => ({ server: h.name, ...r }))),
-          templates: hs.flatMap((h) => (h.client?.resourceTemplates ?? []).map((r) => ({ server: h.name, ...r }))),
-        };
-      }
-      case "mcpd/restart": {
-        const hs = pick(str(params, "server", false));
-        await Promise.all(hs.map((h) => h.restart("restart requested")));
-        return { restarted: hs.filter((h) => h.state !== "disabled").map((h) => h.name) };
-      }
-      case "mcpd/enable": {
-        const h = m.require(str(params, "server", true) as string);
-        await h.enable();
-        return { server: h.name, state: h.state };
-      }
-      case "mcpd/disable": {
-        const h = m.require(str(params, "server", true) as string);
-        await h.disable(disabledByCommand(h.name));
-        return { server: h.name, state: h.state };
-      }
-      case "mcpd/reload": {
-        const r = await d.reload();
-        return { ...r, warnings: [...r.warnings] };
-      }
-      case "mcpd/logs": {
-        const lines = typeof params?.lines === "number" && params.lines > 0 ? Math.min(10_000, Math.floor(params.lines)) : 100;
-        const server = str(params, "server", false);
-        // The daemon's own lines were scrubbed as they were logged; a server's stderr is its own words.
-        if (server === undefined) return { lines: d.logTail(lines) };
-        // Kept across restarts, with a marker line where each run ended, so the reason it failed is there.
-        const tail = m.require(server).stderrTail(lines);
-        return { server, lines: tail.map((l) => d.router.secrets.scrub(l)) };
-      }
-      case "mcpd/shutdown":
-        setImmediate(() => d.shutdown());
-        return { ok: true };
-      default:
-        throw new McpdError("MCPD_METHOD_NOT_FOUND", `Method not found: ${method}`, { wireCode: WireCode.MethodNotFound });
+    const declared = controlMethodNamed(method);
+    if (declared?.privileged && !session.control) throw forbidden(method);
+    if (declared === undefined || !Object.hasOwn(CONTROL_HANDLERS, declared.method)) {
+      throw new McpdError("MCPD_METHOD_NOT_FOUND", `Method not found: ${method}`, { wireCode: WireCode.MethodNotFound });
     }
+    const handler = CONTROL_HANDLERS[declared.method as keyof typeof CONTROL_HANDLERS] as unknown as WireHandler;
+    return (await handler.handle(handler.params(params), { d, session })) as JsonObject;
   };
 }

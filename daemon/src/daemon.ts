@@ -1,5 +1,5 @@
 import { rmSync } from "node:fs";
-import { McpdError, WireCode, type Logger } from "@mcpd/protocol";
+import { McpdError, McpdShutdown, WireCode, type Logger } from "@mcpd/protocol";
 import { createTransport } from "@mcpd/transports";
 import { resolvePaths, type McpdPaths } from "@mcpd/client";
 import { explicitConfigOrigin, loadConfig, type LoadedConfig } from "./config/index.js";
@@ -140,7 +140,7 @@ export async function startDaemon(options: RunDaemonOptions): Promise<DaemonHand
         socket: socketWatch.status(),
       }),
       reload,
-      shutdown: () => void shutdown("mcpd/shutdown"),
+      shutdown: () => void shutdown(McpdShutdown.method),
       logTail: (n) => sink.tail(n),
     }),
   });

@@ -5,7 +5,7 @@
 export { runDaemon, startDaemon, type RunDaemonOptions, type DaemonHandle } from "./daemon.js";
 export { runBridge, type BridgeOptions } from "./bridge.js";
 export { MCPClient, type ListKind, type MCPClientOptions, type UpstreamRequestHandler } from "./mcp-client.js";
-export { MCPManager, type ManagerOptions, type ReloadResult } from "./manager.js";
+export { MCPManager, type ManagerOptions, type ReloadDiff } from "./manager.js";
 export { ServerHandle, type ServerState, type StateChange } from "./server-handle.js";
 export { Router } from "./router/router.js";
 export { exposedName, EXPOSED_NAME_PATTERN } from "./router/exposed-names.js";

@@ -1,6 +1,7 @@
 import { closeSync, fstatSync, ftruncateSync, lstatSync, mkdirSync, renameSync, rmSync, writeSync } from "node:fs";
 import { dirname } from "node:path";
 import { Writable } from "node:stream";
+import type { LogWriteStatus } from "@mcpd/protocol";
 import { openPrivateAppend } from "./state-dir.js";
 
 export interface RotatingFileOptions {
@@ -15,17 +16,8 @@ export interface RotatingFileOptions {
   onResume?: (status: LogWriteStatus) => void;
 }
 
-/** How writing the log is going, for `mcpd/status` (`daemon.log`). */
-export interface LogWriteStatus {
-  /** Lines that could not be written (full disk, I/O error, quota, closed stream) since the daemon started. */
-  droppedLines: number;
-  /** The last write error (`ENOSPC: no space left on device, write`), or null if there was none. */
-  lastError: string | null;
-  /** When it happened (ISO 8601), or null. */
-  lastErrorAt: string | null;
-  /** Whether the last write failed: lines are being dropped now. */
-  failing: boolean;
-}
+/** How writing the log is going, for `mcpd/status` (`daemon.log`); the shape is declared in @mcpd/protocol. */
+export type { LogWriteStatus };
 
 /** The log lines (newline-terminated, or a final unterminated piece) in `text`. */
 function countLines(text: string): number {

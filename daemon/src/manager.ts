@@ -1,5 +1,5 @@
 import { EventEmitter } from "node:events";
-import { NotFoundError, silentLogger, type ClientCapabilities, type Logger } from "@mcpd/protocol";
+import { NotFoundError, silentLogger, type ClientCapabilities, type Logger, type ReloadDiff } from "@mcpd/protocol";
 import type { MCPTransport, TransportConfig } from "@mcpd/transports";
 import type { LoadedConfig, ResolvedServerConfig } from "./config/config-schema.js";
 import { ChildRegistry } from "./child-registry.js";
@@ -18,12 +18,8 @@ export interface ManagerOptions {
   clientCapabilities?: ClientCapabilities;
 }
 
-export interface ReloadResult {
-  added: string[];
-  removed: string[];
-  changed: string[];
-  unchanged: string[];
-}
+/** What a reload did: server names per outcome (declared with the control protocol's `mcpd/reload`). */
+export type { ReloadDiff };
 
 /**
  * Owns every upstream server: one {@link ServerHandle} per configured server (plus private sessions for
@@ -163,9 +159,9 @@ export class MCPManager extends EventEmitter {
    * Applies a new config by diff: added servers start, removed ones stop, changed ones restart with the
    * new config; unchanged servers keep their sessions and in-flight requests.
    */
-  async reload(config: LoadedConfig): Promise<ReloadResult> {
+  async reload(config: LoadedConfig): Promise<ReloadDiff> {
     const next = new Map(config.servers.map((s) => [s.name, s]));
-    const result: ReloadResult = { added: [], removed: [], changed: [], unchanged: [] };
+    const result: ReloadDiff = { added: [], removed: [], changed: [], unchanged: [] };
     const work: Promise<void>[] = [];
     for (const [name, handle] of this.handles) {
       const cfg = next.get(name);

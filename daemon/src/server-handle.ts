@@ -11,6 +11,7 @@ import {
   type JsonObject,
   type RequestId,
   type Logger,
+  type ServerState,
   type Tool,
 } from "@mcpd/protocol";
 import { lastStderrLine, type CloseInfo, type MCPTransport, type RequestOptions, type TransportConfig } from "@mcpd/transports";
@@ -21,7 +22,8 @@ import { MCPClient, type UpstreamRequestHandler } from "./mcp-client.js";
 import { ServerStats } from "./server-stats.js";
 import { StderrHistory } from "./stderr-history.js";
 
-export type ServerState = "stopped" | "starting" | "ready" | "restarting" | "failed" | "disabled";
+/** A server's lifecycle state: declared with the control protocol, whose status reports it. */
+export type { ServerState };
 
 export interface StateChange {
   server: string;

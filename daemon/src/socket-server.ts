@@ -9,6 +9,8 @@ import {
   encodeLine,
   silentLogger,
   toWireError,
+  type DaemonInfo,
+  type DroppedConnections,
   type Logger,
 } from "@mcpd/protocol";
 import { checkSocketPath, checkSocketTrust } from "@mcpd/client";
@@ -40,28 +42,11 @@ export interface SocketServerOptions {
   traceMessages?: boolean;
 }
 
-/** Connections the server closed on its own, by reason; shown in `mcpd/status` (`daemon.dropped`). */
-export interface DroppedConnections {
-  /** Refused: over the connection cap. */
-  tooManyConnections: number;
-  /** Closed holding the most when the daemon-wide buffer budget ran out. */
-  overBudget: number;
-  /** Closed with a line unfinished past the deadline. */
-  lineTimeout: number;
-  /** Closed with more unsent output than one connection may hold (it stopped reading). */
-  notReading: number;
-}
-
 /** The server's view of its clients, for `mcpd/status`. */
-export interface SocketServerStats {
-  connections: number;
-  maxConnections: number;
-  /** Bytes held for all clients now: unfinished input lines plus unsent output. */
-  bufferedBytes: number;
-  maxBufferedBytesTotal: number;
-  partialLineTimeoutMs: number;
-  dropped: DroppedConnections;
-}
+export type SocketServerStats = Pick<
+  DaemonInfo,
+  "connections" | "maxConnections" | "bufferedBytes" | "maxBufferedBytesTotal" | "partialLineTimeoutMs" | "dropped"
+>;
 
 /** What the server tracks per connection for the daemon-wide bounds. */
 interface Conn {

@@ -1,7 +1,7 @@
 import { lstatSync, readdirSync, readFileSync, readlinkSync, unlinkSync } from "node:fs";
 import { RUNTIME_DEFAULTS } from "./defaults.js";
 import { dirname, join } from "node:path";
-import { silentLogger, type JsonObject, type Logger } from "@mcpd/protocol";
+import { silentLogger, type Logger, type SocketWatchStatus } from "@mcpd/protocol";
 import { SocketSetupError, bindPathFor, probeSocket } from "./socket-server.js";
 
 /** What {@link SocketWatch} needs from the socket server: its public listen/stop pair. */
@@ -70,7 +70,7 @@ export class SocketWatch {
   }
 
   /** For `mcpd/status`: `{ path, recreated, lastProblem, lastProblemAt }` (ISO time, or null). */
-  status(): JsonObject {
+  status(): SocketWatchStatus {
     return {
       path: this.opts.socketPath,
       recreated: this.recreated,

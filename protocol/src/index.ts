@@ -10,3 +10,4 @@ export { PROTOCOL_DEFAULTS } from "./defaults.js";
 export { type Logger, silentLogger } from "./logger.js";
 export { JsonLineDecoder, encodeLine, type JsonLineDecoderOptions, type LineError } from "./jsonl.js";
 export { SseReader, sseJson, parseSseText, parseSSE, type SseEvent, type SseReaderOptions } from "./sse.js";
+export * from "./control/index.js";

@@ -1,4 +1,4 @@
-import { connect, McpdError, resolvePaths, type McpdClient } from "@mcpd/client";
+import { connect, McpdError, resolvePaths, type DaemonStatus, type McpdClient } from "@mcpd/client";
 import { CliError, ExitCode } from "./args.js";
 import type { CliContext } from "./context.js";
 import { VERSION } from "../version.js";
@@ -46,6 +46,16 @@ export async function openClient(ctx: CliContext, options: OpenClientOptions = {
     }
     throw err;
   }
+}
+
+/**
+ * The daemon's full status. The CLI's connection is a control connection, so the daemon never restricts it.
+ * @throws CliError when the answer is restricted all the same (the daemon did not take the connection as one).
+ */
+export async function fullStatus(client: McpdClient): Promise<DaemonStatus> {
+  const status = await client.status();
+  if (status.restricted) throw new CliError("mcpd answered with a restricted status: it did not take this connection as a control connection");
+  return status;
 }
 
 /** Runs `fn` with a connected client and closes the client afterwards, whatever happens. */

@@ -5,7 +5,7 @@ import { basename } from "node:path";
 import { checkSocketPath, resolvePaths, type McpdPaths } from "@mcpd/client";
 import { CliError, ExitCode } from "./args.js";
 import { binPath, type CliContext } from "./context.js";
-import { isUntrustedSocket, openClient } from "./daemon-client.js";
+import { fullStatus, isUntrustedSocket, openClient } from "./daemon-client.js";
 import { formatLogLine } from "./log-format.js";
 import { holdsListeningSocket } from "../socket-watch.js";
 import { openPrivateAppend, preparePrivateDir } from "../state-dir.js";
@@ -54,7 +54,7 @@ export async function probeDaemon(ctx: CliContext, connectTimeoutMs = 2_000): Pr
     return undefined;
   }
   try {
-    const s = await client.status();
+    const s = await fullStatus(client);
     return { pid: s.daemon.pid, socketPath: s.daemon.socketPath, version: s.daemon.version };
   } catch {
     return undefined;

@@ -1,58 +1,62 @@
-import type { DaemonStatus } from "@mcpd/client";
+import type { ClientStatus, DaemonInfo, DaemonStatus, ServerStatus } from "@mcpd/client";
 import { formatDuration, formatLatency, table, truncate, type Palette } from "./format.js";
+
+/** The daemon in {@link StatusJson}. */
+export interface StatusJsonDaemon extends Pick<DaemonInfo, "pid" | "version" | "socketPath" | "logFile"> {
+  startedAt: string | null;
+  uptimeMs: number | null;
+  configFile: string | null;
+  /** The socket watch: a removed socket file is re-created; the last problem seen, if any. */
+  socketProblem: { problem: string; at: string | null; recreated: number } | null;
+  /** Log lines that could not be written (a full disk, a closed stderr) since the daemon started. */
+  logDroppedLines: number;
+  /** The last log write error; `ongoing` while lines are still being dropped. */
+  logWriteError: { message: string; at: string | null; ongoing: boolean } | null;
+}
+
+/** One server in {@link StatusJson}: the daemon's {@link ServerStatus} fields it picks, typed as there. */
+export interface StatusJsonServer
+  extends Pick<
+    ServerStatus,
+    | "name"
+    | "state"
+    | "enabled"
+    | "transport"
+    | "mode"
+    | "pid"
+    | "startedAt"
+    | "uptimeMs"
+    | "restarts"
+    | "requests"
+    | "errors"
+    | "inFlight"
+    | "latencyMs"
+    | "tools"
+    | "lastError"
+    | "lastStderr"
+    | "commandFound"
+    | "hint"
+  > {
+  stateReason: string | null;
+}
+
+/** One client in {@link StatusJson}: its `clientInfo` name and version lifted out. */
+export interface StatusJsonClient extends Pick<ClientStatus, "id" | "view" | "server" | "inFlight"> {
+  name: string | null;
+  version: string | null;
+  connectedAt: string | null;
+}
 
 /**
  * The stable shape of `mcpd status --json` (docs/operations.md documents it). Fields are picked one by
- * one from the daemon's `mcpd/status`, so a field the daemon adds later never changes this output
- * unannounced. Durations in ms; times ISO 8601; unknown values `null`.
+ * one from the daemon's `mcpd/status` ({@link DaemonStatus}, declared in @mcpd/protocol), so a field the
+ * daemon adds later never changes this output unannounced. Durations in ms; times ISO 8601; unknown
+ * values `null`.
  */
 export interface StatusJson {
-  daemon: {
-    pid: number;
-    version: string;
-    startedAt: string | null;
-    uptimeMs: number | null;
-    socketPath: string;
-    configFile: string | null;
-    logFile: string | null;
-    /** The socket watch: a removed socket file is re-created; the last problem seen, if any. */
-    socketProblem: { problem: string; at: string | null; recreated: number } | null;
-    /** Log lines that could not be written (a full disk, a closed stderr) since the daemon started. */
-    logDroppedLines: number;
-    /** The last log write error; `ongoing` while lines are still being dropped. */
-    logWriteError: { message: string; at: string | null; ongoing: boolean } | null;
-  };
-  servers: Array<{
-    name: string;
-    state: string;
-    enabled: boolean;
-    transport: string;
-    mode: string | null;
-    pid: number | null;
-    startedAt: string | null;
-    uptimeMs: number | null;
-    restarts: number;
-    requests: number;
-    errors: number;
-    inFlight: number;
-    latencyMs: { p50: number | null; p99: number | null };
-    tools: number;
-    stateReason: string | null;
-    lastError: string | null;
-    lastStderr: string | null;
-    commandFound: boolean | null;
-    /** Advice about the server from the daemon (e.g. to use `sharing: "per-client"`), or null. */
-    hint: string | null;
-  }>;
-  clients: Array<{
-    id: string | number;
-    name: string | null;
-    version: string | null;
-    view: string;
-    server: string | null;
-    inFlight: number;
-    connectedAt: string | null;
-  }>;
+  daemon: StatusJsonDaemon;
+  servers: StatusJsonServer[];
+  clients: StatusJsonClient[];
 }
 
 /** Hides the password of any `scheme://user:password@` in a text (defence in depth: the daemon redacts too). */
@@ -63,21 +67,19 @@ export function redactUrlCredentials(text: string): string {
 const num = (v: unknown): number | null => (typeof v === "number" && Number.isFinite(v) ? v : null);
 const text = (v: unknown): string | null => (typeof v === "string" ? redactUrlCredentials(v) : null);
 
-function socketProblem(v: unknown): StatusJson["daemon"]["socketProblem"] {
-  if (typeof v !== "object" || v === null) return null;
-  const w = v as { lastProblem?: unknown; lastProblemAt?: unknown; recreated?: unknown };
+function socketProblem(w: DaemonInfo["socket"] | undefined): StatusJsonDaemon["socketProblem"] {
+  if (typeof w !== "object" || w === null) return null;
   const problem = text(w.lastProblem);
   return problem === null ? null : { problem, at: text(w.lastProblemAt), recreated: num(w.recreated) ?? 0 };
 }
 
-function logWriteError(v: unknown): StatusJson["daemon"]["logWriteError"] {
-  if (typeof v !== "object" || v === null) return null;
-  const l = v as { lastError?: unknown; lastErrorAt?: unknown; failing?: unknown };
+function logWriteError(l: DaemonInfo["log"] | undefined): StatusJsonDaemon["logWriteError"] {
+  if (typeof l !== "object" || l === null) return null;
   const message = text(l.lastError);
   return message === null ? null : { message, at: text(l.lastErrorAt), ongoing: l.failing === true };
 }
 
-/** Builds {@link StatusJson} from the daemon's answer. */
+/** Builds {@link StatusJson} from the daemon's answer (checking each value: the daemon may be another version). */
 export function statusJson(s: DaemonStatus): StatusJson {
   const d = s.daemon ?? ({} as DaemonStatus["daemon"]);
   return {
@@ -89,16 +91,16 @@ export function statusJson(s: DaemonStatus): StatusJson {
       socketPath: d.socketPath,
       configFile: text(d.configFile),
       logFile: text(d.logFile),
-      socketProblem: socketProblem((d as { socket?: unknown }).socket),
-      logDroppedLines: num((d as { log?: { droppedLines?: unknown } }).log?.droppedLines) ?? 0,
-      logWriteError: logWriteError((d as { log?: unknown }).log),
+      socketProblem: socketProblem(d.socket),
+      logDroppedLines: num(d.log?.droppedLines) ?? 0,
+      logWriteError: logWriteError(d.log),
     },
     servers: (s.servers ?? []).map((v) => ({
       name: v.name,
       state: v.state,
       enabled: v.enabled !== false,
-      transport: String(v.transport ?? "stdio"),
-      mode: text(v.mode),
+      transport: v.transport ?? "stdio",
+      mode: v.mode ?? null,
       pid: num(v.pid),
       startedAt: text(v.startedAt),
       uptimeMs: num(v.uptimeMs),

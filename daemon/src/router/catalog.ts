@@ -1,4 +1,4 @@
-import type { JsonObject, Prompt, Resource, ResourceTemplate, Tool } from "@mcpd/protocol";
+import { MCPD_SERVER_META, type JsonObject, type Prompt, type Resource, type ResourceTemplate, type Tool } from "@mcpd/protocol";
 import type { ServerHandle } from "../server-handle.js";
 import { exposedName } from "./exposed-names.js";
 import { namespacedUri, parseNamespacedUri } from "./resource-uris.js";
@@ -24,7 +24,7 @@ export type ResourceRoute =
   | { kind: "server"; server: string; uri: string; namespaced: boolean }
   | { kind: "ambiguous"; servers: string[]; addressable: string[] };
 
-const META = "mcpd/server";
+const META = MCPD_SERVER_META;
 
 /** An item as the aggregate view lists it: `_meta["mcpd/server"]` names its server. */
 function tagged<T extends { [key: string]: unknown }>(item: T, server: string): T {

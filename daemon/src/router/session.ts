@@ -7,8 +7,12 @@ import {
   RequestTimeoutError,
   SUPPORTED_PROTOCOL_VERSIONS,
   WireCode,
+  MCPD_SERVER_META,
+  McpdSelect,
+  McpdServerStateNotification,
   classify,
   fromWireError,
+  isControlMethod,
   isObject,
   toWireError,
   type ClientCapabilities,
@@ -103,7 +107,7 @@ function boundedClientInfo(value: unknown): JsonObject | undefined {
   return out;
 }
 
-const MCPD_META = "mcpd/server";
+const MCPD_META = MCPD_SERVER_META;
 
 /**
  * A resources/read answer for a client that asked by a namespaced URI: every content's `uri` (the server's
@@ -130,7 +134,7 @@ export class Session {
   /**
    * Whether this is a control connection: one whose first message was `mcpd/select {"control": true}` (the
    * mcpd command, `@mcpd/client` with `control: true`). Only those may call the privileged control methods
-   * (control.ts PRIVILEGED_METHODS). An agent's MCP session never becomes one: it has spoken before.
+   * (declared `privileged` in @mcpd/protocol). An agent's MCP session never becomes one: it has spoken before.
    */
   control = false;
   /** Messages received so far (any kind, valid or not): `control` may only be declared by the first. */
@@ -216,8 +220,8 @@ export class Session {
 
   private onRequest(req: JsonRpcRequest): void {
     const { id, method } = req;
-    if (method.startsWith("mcpd/")) {
-      if (method === "mcpd/select") {
+    if (isControlMethod(method)) {
+      if (method === McpdSelect.method) {
         this.select(req);
         return;
       }
@@ -266,7 +270,7 @@ export class Session {
   private select(req: JsonRpcRequest): void {
     const control = req.params?.control;
     if (control !== undefined && typeof control !== "boolean") {
-      this.replyError(req.id, { code: WireCode.InvalidParams, message: "mcpd/select: \"control\" must be a boolean", data: { mcpdCode: "MCPD_PROTOCOL_VIOLATION" } });
+      this.replyError(req.id, { code: WireCode.InvalidParams, message: `${McpdSelect.method}: "control" must be a boolean`, data: { mcpdCode: "MCPD_PROTOCOL_VIOLATION" } });
       return;
     }
     // Checked first: a session that already sent initialize is exactly what must never become control.
@@ -275,8 +279,8 @@ export class Session {
         req.id,
         toWireError(
           new ForbiddenError(
-            "mcpd/select",
-            'mcpd/select {"control": true} must be the first message on a connection: a connection that has already ' +
+            McpdSelect.method,
+            `${McpdSelect.method} {"control": true} must be the first message on a connection: a connection that has already ` +
               "spoken (an agent's MCP session, or one opened by `mcpd connect`) cannot become a control connection",
           ),
         ),
@@ -284,13 +288,13 @@ export class Session {
       return;
     }
     if (this.initialized) {
-      this.replyError(req.id, { code: WireCode.InvalidRequest, message: "mcpd/select must come before initialize" });
+      this.replyError(req.id, { code: WireCode.InvalidRequest, message: `${McpdSelect.method} must come before initialize` });
       return;
     }
     const server = req.params?.server;
     if (server !== undefined) {
       if (typeof server !== "string") {
-        this.replyError(req.id, { code: WireCode.InvalidParams, message: "mcpd/select: \"server\" must be a string" });
+        this.replyError(req.id, { code: WireCode.InvalidParams, message: `${McpdSelect.method}: "server" must be a string` });
         return;
       }
       try {
@@ -567,7 +571,7 @@ export class Session {
   }
 
   onServerState(handle: ServerHandle, change: StateChange): void {
-    if (this.events) this.send({ jsonrpc: "2.0", method: "notifications/mcpd/serverState", params: { ...change, reason: this.router.secrets.scrub(change.reason) } });
+    if (this.events) this.send({ jsonrpc: "2.0", method: McpdServerStateNotification.method, params: { ...change, reason: this.router.secrets.scrub(change.reason) } });
     // In the aggregate view a server's tools appear or vanish with its state.
     if (this.initialized && this.view.kind === "aggregate" && (change.state === "ready" || change.previous === "ready")) {
       this.send({ jsonrpc: "2.0", method: "notifications/tools/list_changed", params: { _meta: { [MCPD_META]: handle.name } } });

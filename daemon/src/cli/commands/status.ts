@@ -1,5 +1,5 @@
 import { println, type Command } from "../context.js";
-import { withClient } from "../daemon-client.js";
+import { fullStatus, withClient } from "../daemon-client.js";
 import { renderStatus, statusJson } from "../status-view.js";
 
 /** `mcpd status`: the daemon, its servers and clients. */
@@ -14,7 +14,7 @@ export const statusCommand: Command = {
     details: "Exit code 3 when the daemon is not running. Secrets (secret-named env values and headers, URL credentials, tokens) never appear.",
   },
   async run(ctx, { values }) {
-    const status = statusJson(await withClient(ctx, (c) => c.status()));
+    const status = statusJson(await withClient(ctx, fullStatus));
     if (values.json) println(ctx, JSON.stringify(status, null, 2));
     else println(ctx, renderStatus(status, ctx.out, ctx.stdout.columns ?? 100));
     return 0;

@@ -1,9 +1,7 @@
-import type { JsonObject } from "@mcpd/protocol";
+import { McpdPrompts, McpdResources, McpdTools, type ControlMethod, type ServerFilter } from "@mcpd/protocol";
 import { println, type CliContext, type Command } from "../context.js";
 import { withClient } from "../daemon-client.js";
 import { firstLine, table, truncate } from "../format.js";
-
-type Listed = { server: string; name?: string; exposedName?: string; description?: string; [k: string]: unknown };
 
 /** Room left for a description column after the other columns, at least 20 characters. */
 function descriptionRoom(ctx: CliContext, rows: string[][]): number {
@@ -11,9 +9,9 @@ function descriptionRoom(ctx: CliContext, rows: string[][]): number {
   return Math.max(20, (ctx.stdout.columns ?? 120) - used);
 }
 
-/** Fetches one of the `mcpd/tools|prompts|resources` listings, optionally for one server. */
-export async function listing(ctx: CliContext, method: string, server: string | undefined): Promise<JsonObject> {
-  return withClient(ctx, (c) => c.control<JsonObject>(method, server === undefined ? undefined : { server }));
+/** Fetches one of the listings (`McpdTools`, `McpdPrompts`, `McpdResources`), optionally for one server. */
+export async function listing<R>(ctx: CliContext, method: ControlMethod<string, ServerFilter, R>, server: string | undefined): Promise<R> {
+  return withClient(ctx, (c) => c.control(method, server === undefined ? undefined : { server }));
 }
 
 /** `mcpd tools [SERVER]`. */
@@ -31,7 +29,7 @@ export const toolsCommand: Command = {
     ].join("\n"),
   },
   async run(ctx, { values, positionals }) {
-    const tools = ((await listing(ctx, "mcpd/tools", positionals[0])).tools ?? []) as Listed[];
+    const tools = (await listing(ctx, McpdTools, positionals[0])).tools ?? [];
     if (values.json) {
       println(ctx, JSON.stringify(tools, null, 2));
       return 0;
@@ -58,7 +56,7 @@ export const promptsCommand: Command = {
     maxPositionals: 1,
   },
   async run(ctx, { values, positionals }) {
-    const prompts = ((await listing(ctx, "mcpd/prompts", positionals[0])).prompts ?? []) as Listed[];
+    const prompts = (await listing(ctx, McpdPrompts, positionals[0])).prompts ?? [];
     if (values.json) {
       println(ctx, JSON.stringify(prompts, null, 2));
       return 0;
@@ -88,9 +86,9 @@ export const resourcesCommand: Command = {
     maxPositionals: 1,
   },
   async run(ctx, { values, positionals }) {
-    const r = await listing(ctx, "mcpd/resources", positionals[0]);
-    const resources = (r.resources ?? []) as Listed[];
-    const templates = (r.templates ?? []) as Listed[];
+    const r = await listing(ctx, McpdResources, positionals[0]);
+    const resources = r.resources ?? [];
+    const templates = r.templates ?? [];
     if (values.json) {
       println(ctx, JSON.stringify({ resources, templates }, null, 2));
       return 0;

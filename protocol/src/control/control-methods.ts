@@ -1,0 +1,179 @@
+/**
+ * mcpd's control protocol: every `mcpd/*` method and mcpd's own notification, declared once. These
+ * declarations are the source of truth: the daemon answers exactly these (its dispatcher is a
+ * {@link ControlHandlers} table, checked by the compiler), the client SDK and the `mcpd` command call them
+ * through `control(declaration, params)`, and docs/protocol.md describes them.
+ */
+import {
+  controlMethod,
+  controlNotification,
+  type ControlHandler,
+} from "./control-method.js";
+import {
+  CLIENT_STATUS_FIELDS,
+  SELECT_RESULT_FIELDS,
+  SERVER_STATUS_FIELDS,
+  SERVER_SUMMARY_FIELDS,
+  type LogsParams,
+  type LogsResult,
+  type NoParams,
+  type PromptsResult,
+  type ReloadResult,
+  type ResourcesResult,
+  type RestartResult,
+  type SelectParams,
+  type SelectResult,
+  type ServerFilter,
+  type ServerParams,
+  type ServerStateParams,
+  type ServerStateResult,
+  type ServersResult,
+  type ShutdownResult,
+  type StatusResult,
+  type ToolsResult,
+} from "./control-types.js";
+
+/**
+ * Chooses the connection's view (a server's, or the aggregate) before `initialize`, and whether it is a
+ * control connection. Answered by the downstream session itself, not the control dispatcher.
+ */
+export const McpdSelect = controlMethod("mcpd/select")<SelectParams, SelectResult>({ privileged: false, result: SELECT_RESULT_FIELDS });
+
+/** The daemon, every server and the other connections; restricted on a connection that is not a control connection. */
+export const McpdStatus = controlMethod("mcpd/status")<NoParams, StatusResult>({
+  privileged: false,
+  result: {
+    restricted: "optional",
+    daemon: {
+      presence: "required",
+      fields: {
+        pid: "required",
+        version: "required",
+        startedAt: "required",
+        uptimeMs: "required",
+        socketPath: "optional",
+        pidFile: "optional",
+        configFile: "optional",
+        configSource: "optional",
+        logFile: "optional",
+        log: {
+          presence: "optional",
+          fields: { droppedLines: "required", lastError: "required", lastErrorAt: "required", failing: "required" },
+        },
+        connections: "optional",
+        maxConnections: "optional",
+        bufferedBytes: "optional",
+        maxBufferedBytesTotal: "optional",
+        partialLineTimeoutMs: "optional",
+        dropped: {
+          presence: "optional",
+          fields: { tooManyConnections: "required", overBudget: "required", lineTimeout: "required", notReading: "required" },
+        },
+        socket: {
+          presence: "optional",
+          fields: { path: "required", recreated: "required", lastProblem: "required", lastProblemAt: "required" },
+        },
+      },
+    },
+    servers: { presence: "required", fields: SERVER_STATUS_FIELDS },
+    clients: { presence: "required", fields: CLIENT_STATUS_FIELDS },
+    tables: {
+      presence: "required",
+      fields: { progress: "required", progressDropped: "required", subscriptions: "required", relayed: "required", inFlight: "required" },
+    },
+  },
+});
+
+/** The configured servers with their state and transport. */
+export const McpdServers = controlMethod("mcpd/servers")<NoParams, ServersResult>({
+  privileged: false,
+  result: { servers: { presence: "required", fields: SERVER_SUMMARY_FIELDS } },
+});
+
+/** Tools with their server; without `server`, exactly the aggregate view's `tools/list`. */
+export const McpdTools = controlMethod("mcpd/tools")<ServerFilter, ToolsResult>({ privileged: false, result: { tools: "required" } });
+
+/** Prompts with their server. */
+export const McpdPrompts = controlMethod("mcpd/prompts")<ServerFilter, PromptsResult>({
+  privileged: false,
+  result: { prompts: "required" },
+});
+
+/** Resources and resource templates with their server. */
+export const McpdResources = controlMethod("mcpd/resources")<ServerFilter, ResourcesResult>({
+  privileged: false,
+  result: { resources: "required", templates: "required" },
+});
+
+/** Restarts one server, or every server. */
+export const McpdRestart = controlMethod("mcpd/restart")<ServerFilter, RestartResult>({
+  privileged: true,
+  result: { restarted: "required" },
+});
+
+/** Enables a server (starting it per its startup mode). */
+export const McpdEnable = controlMethod("mcpd/enable")<ServerParams, ServerStateResult>({
+  privileged: true,
+  result: { server: "required", state: "required" },
+});
+
+/** Disables a server (stopping it). */
+export const McpdDisable = controlMethod("mcpd/disable")<ServerParams, ServerStateResult>({
+  privileged: true,
+  result: { server: "required", state: "required" },
+});
+
+/** Re-reads the config file; an invalid file keeps the old config and fails with -32602 naming the problem. */
+export const McpdReload = controlMethod("mcpd/reload")<NoParams, ReloadResult>({
+  privileged: true,
+  result: { added: "required", removed: "required", changed: "required", unchanged: "required", warnings: "required" },
+});
+
+/** A server's stderr tail, or the daemon's recent log lines. */
+export const McpdLogs = controlMethod("mcpd/logs")<LogsParams, LogsResult>({
+  privileged: true,
+  result: { server: "optional", lines: "required" },
+});
+
+/** Answers, then shuts the daemon down gracefully. */
+export const McpdShutdown = controlMethod("mcpd/shutdown")<NoParams, ShutdownResult>({ privileged: true, result: { ok: "required" } });
+
+/** A server's state changed; sent to connections that selected `events: true`. */
+export const McpdServerStateNotification = controlNotification("notifications/mcpd/serverState")<ServerStateParams>({
+  params: { server: "required", state: "required", previous: "required", reason: "required" },
+});
+
+/** Every control method, in the order of docs/protocol.md. */
+export const CONTROL_METHODS = [
+  McpdSelect,
+  McpdStatus,
+  McpdServers,
+  McpdTools,
+  McpdPrompts,
+  McpdResources,
+  McpdRestart,
+  McpdEnable,
+  McpdDisable,
+  McpdReload,
+  McpdLogs,
+  McpdShutdown,
+] as const;
+
+/** Any declared control method. */
+export type AnyControlMethod = (typeof CONTROL_METHODS)[number];
+
+/** The control methods a control dispatcher answers: every one but `mcpd/select`, which the session answers. */
+export type DispatchedControlMethod = Exclude<AnyControlMethod, typeof McpdSelect>;
+
+/**
+ * A control dispatcher: one {@link ControlHandler} per dispatched method, no more, no less, each typed by
+ * its declaration.
+ */
+export type ControlHandlers<Ctx> = { readonly [D in DispatchedControlMethod as D["method"]]: ControlHandler<D, Ctx> };
+
+const BY_NAME: ReadonlyMap<string, AnyControlMethod> = new Map(CONTROL_METHODS.map((d) => [d.method, d]));
+
+/** The declaration of a control method by name, or undefined when `method` is not one. */
+export function controlMethodNamed(method: string): AnyControlMethod | undefined {
+  return BY_NAME.get(method);
+}
