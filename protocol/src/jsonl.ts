@@ -21,6 +21,7 @@ const CR = 0x0d;
 const utf8 = new TextDecoder("utf-8", { fatal: false });
 const encoder = new TextEncoder();
 const EMPTY = new Uint8Array(0);
+const CR_BYTE = Uint8Array.of(CR);
 /** The smallest piece allocated after the first to hold part of a line. */
 const MIN_PIECE_BYTES = 256;
 /**
@@ -240,6 +241,9 @@ export class JsonLineDecoder {
 
   /** The held line followed by `last`, in one array; the decoder is then empty. */
   private take(last: Uint8Array = EMPTY): Uint8Array {
+    // A held CR goes back at the end (never with `last`: finish() treats that case as oversized), so
+    // line() strips exactly one trailing CR whatever the chunking: `\r\r\n` keeps its first `\r`.
+    if (this.pendingCR) last = CR_BYTE;
     const parts = this.parts;
     let out: Uint8Array;
     if (parts.length === 0) out = last;
@@ -263,7 +267,6 @@ export class JsonLineDecoder {
     this.parts = [];
     this.lastFill = 0;
     this.partBytes = 0;
-    // A held CR is the line's trailing CR, which line() would strip anyway.
     this.pendingCR = false;
     return out;
   }

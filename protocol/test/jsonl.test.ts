@@ -193,6 +193,22 @@ describe("JsonLineDecoder: size limit", () => {
     }
   });
 
+  it("regression: a CR held at the limit is put back, so `\\r\\r\\n` split after the second CR reports the same as unsplit (found by the chunking property)", () => {
+    const bytes = Uint8Array.from([0x0d, 0x0d, 0x0a]);
+    const whole = decode([bytes], 1);
+    const split = decode([bytes.subarray(0, 2), bytes.subarray(2)], 1);
+    // The line is one `\r` (its second `\r` belongs to the CRLF): not JSON, reported once either way.
+    expect(whole.errors.map((e) => e.code)).toEqual(["MCPD_PARSE_ERROR"]);
+    expect(split.errors.map((e) => [e.code, e.message])).toEqual(whole.errors.map((e) => [e.code, e.message]));
+    for (const limit of [1, 2, 3]) {
+      const line = Uint8Array.from([0x31, 0x0d, 0x0a]);
+      for (let cut = 0; cut <= line.length; cut++) {
+        const r = decode([line.subarray(0, cut), line.subarray(cut)], limit);
+        expect([limit, cut, r.values, r.errors.length]).toEqual([limit, cut, [1], 0]);
+      }
+    }
+  });
+
   it("reports an oversized final line without a newline on end()", () => {
     const run = decode(chunksOf(enc.encode("1\n" + "9".repeat(200)), 10), LIMIT);
     expect(run.values).toEqual([1]);
