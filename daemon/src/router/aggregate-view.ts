@@ -9,9 +9,8 @@ import {
   type RequestId,
   type ServerCapabilities,
 } from "@mcpd/protocol";
-import type { ResourceRoute } from "./catalog.js";
-import { Session } from "./session.js";
-import { quoted } from "./close-matches.js";
+import type { Catalog, ResourceRoute } from "./catalog.js";
+import { notFound, quoted } from "./close-matches.js";
 import type { ServerHandle } from "../server-handle.js";
 import { VERSION } from "../version.js";
 import { RUNTIME_DEFAULTS } from "../defaults.js";
@@ -40,17 +39,29 @@ const PROMPTS = { noun: "prompt", method: "prompts/list" };
 const RESOURCES = { noun: "resource", method: "resources/list" };
 const TEMPLATES = { noun: "resource template", method: "resources/templates/list" };
 
+/** What the aggregate view calls: the servers, the catalog, and its connection's answers and routes. */
+export interface AggregateHost {
+  /** The shared session of every configured server, in configuration order. */
+  servers(): readonly ServerHandle[];
+  readonly catalog: Catalog;
+  send(message: object): void;
+  replyError(id: RequestId | null, error: JsonRpcErrorObject): void;
+  /**
+   * Serves the request on one server, as that server's own view would; `clientUri` is the namespaced
+   * resource URI the client wrote, which the answer gives back.
+   */
+  serveOnServer(id: RequestId, server: string, method: string, params: JsonObject | undefined, clientUri?: string): void;
+  /** Answers `logging/setLevel` for the connection. */
+  setLevel(id: RequestId, params: JsonObject | undefined): void;
+}
+
 /**
  * The aggregate view: every enabled server behind one MCP server. Tools and prompts are exposed as
  * `<server>__<name>` and routed through the catalog's lookup tables; resources keep their URIs unless
  * several servers list the same one, which is then addressed per server as `mcpd://<server>/<uri>`.
  */
 export class AggregateView {
-  constructor(private readonly session: Session) {}
-
-  private get router() {
-    return this.session.router;
-  }
+  constructor(private readonly host: AggregateHost) {}
 
   /**
    * mcpd's own initialize answer. Capabilities are the full set mcpd can route (tools, prompts,
@@ -67,7 +78,7 @@ export class AggregateView {
       completions: {},
     };
     const instructions: string[] = [];
-    for (const h of this.router.manager.servers) {
+    for (const h of this.host.servers()) {
       const c = h.state === "ready" ? h.client : undefined;
       if (c?.instructions) instructions.push(`## ${h.name}\n${c.instructions}`);
     }
@@ -86,7 +97,7 @@ export class AggregateView {
    */
   private async settle(all: boolean, found?: () => boolean): Promise<void> {
     const waits: Promise<unknown>[] = [];
-    for (const h of this.router.manager.servers) {
+    for (const h of this.host.servers()) {
       const unknown = !h.cachedTools && (h.state === "starting" || (h.state === "stopped" && h.config.startup === "lazy"));
       const pending = all && (h.state === "starting" || h.state === "restarting");
       if (unknown || pending) waits.push(h.whenReady(Math.min(h.config.timeout, RUNTIME_DEFAULTS.aggregateSettleMs)).catch(() => {}));
@@ -96,7 +107,7 @@ export class AggregateView {
       let left = waits.length;
       for (const w of waits) {
         void w.then(() => {
-          this.router.catalog.invalidate();
+          this.host.catalog.invalidate();
           if (--left === 0 || found?.() === true) resolve();
         });
       }
@@ -105,7 +116,7 @@ export class AggregateView {
 
   /** Whether the name or URI a request needs is in the catalog now (a retry would find it). */
   private resolvable(method: string, params: JsonObject | undefined): boolean {
-    const catalog = this.router.catalog;
+    const catalog = this.host.catalog;
     const name = params?.name;
     const uri = params?.uri;
     const ref = params?.ref;
@@ -134,20 +145,20 @@ export class AggregateView {
    */
   private unavailableOwner(exposed: string): ServerHandle | undefined {
     let owner: ServerHandle | undefined;
-    for (const h of this.router.manager.servers) {
+    for (const h of this.host.servers()) {
       if (exposed.startsWith(`${h.name}__`) && (!owner || h.name.length > owner.name.length)) owner = h;
     }
     return owner && (owner.state === "disabled" || owner.state === "failed") ? owner : undefined;
   }
 
   private get unsettled(): boolean {
-    return this.router.manager.servers.some((h) => h.state === "starting" || h.state === "restarting" || (h.state === "stopped" && h.config.startup === "lazy"));
+    return this.host.servers().some((h) => h.state === "starting" || h.state === "restarting" || (h.state === "stopped" && h.config.startup === "lazy"));
   }
 
   /** Serves one request; a name or URI not found while servers are still coming up is looked up again once they are. */
   serve(id: RequestId, method: string, params: JsonObject | undefined, retried = false): void {
-    const s = this.session;
-    const catalog = this.router.catalog;
+    const s = this.host;
+    const catalog = this.host.catalog;
     const fail = (err: unknown): void => {
       if (!retried && err instanceof NotFoundError && this.unsettled) {
         this.settle(true, () => this.resolvable(method, params)).then(() => this.serve(id, method, params, true), (e: unknown) => s.replyError(id, toWireError(e)));
@@ -178,7 +189,7 @@ export class AggregateView {
           // A tool of a disabled or failed server is not unknown: its server refuses it (-32060, state, reason).
           const owner = this.unavailableOwner(name);
           if (owner) return s.serveOnServer(id, owner.name, method, { ...params, name: name.slice(owner.name.length + 2) });
-          fail(Session.notFound("MCPD_UNKNOWN_TOOL", `Unknown tool ${quoted(name)}`, name, catalog.tools().map((e) => e.exposed), TOOLS));
+          fail(notFound("MCPD_UNKNOWN_TOOL", `Unknown tool ${quoted(name)}`, name, catalog.tools().map((e) => e.exposed), TOOLS));
           return;
         }
         s.serveOnServer(id, entry.server, method, { ...params, name: entry.item.name });
@@ -191,7 +202,7 @@ export class AggregateView {
         if (!entry) {
           const owner = this.unavailableOwner(name);
           if (owner) return s.serveOnServer(id, owner.name, method, { ...params, name: name.slice(owner.name.length + 2) });
-          fail(Session.notFound("MCPD_UNKNOWN_PROMPT", `Unknown prompt ${quoted(name)}`, name, catalog.prompts().map((e) => e.exposed), PROMPTS));
+          fail(notFound("MCPD_UNKNOWN_PROMPT", `Unknown prompt ${quoted(name)}`, name, catalog.prompts().map((e) => e.exposed), PROMPTS));
           return;
         }
         s.serveOnServer(id, entry.server, method, { ...params, name: entry.item.name });
@@ -204,7 +215,7 @@ export class AggregateView {
         if (typeof uri !== "string") return s.replyError(id, notString(method, "uri"));
         const route = catalog.resolveResource(uri);
         if (!route) {
-          fail(Session.notFound("MCPD_UNKNOWN_RESOURCE", `No server offers resource ${quoted(uri)}`, uri, catalog.resources().map((e) => e.item.uri), RESOURCES));
+          fail(notFound("MCPD_UNKNOWN_RESOURCE", `No server offers resource ${quoted(uri)}`, uri, catalog.resources().map((e) => e.item.uri), RESOURCES));
           return;
         }
         if (route.kind === "ambiguous") return s.replyError(id, toWireError(ambiguous(uri, route)));
@@ -216,13 +227,13 @@ export class AggregateView {
         const ref = params?.ref;
         if (isObject(ref) && ref.type === "ref/prompt" && typeof ref.name === "string") {
           const entry = catalog.prompt(ref.name);
-          if (!entry) return fail(Session.notFound("MCPD_UNKNOWN_PROMPT", `Unknown prompt ${quoted(ref.name)}`, ref.name, catalog.prompts().map((e) => e.exposed), PROMPTS));
+          if (!entry) return fail(notFound("MCPD_UNKNOWN_PROMPT", `Unknown prompt ${quoted(ref.name)}`, ref.name, catalog.prompts().map((e) => e.exposed), PROMPTS));
           s.serveOnServer(id, entry.server, method, { ...params, ref: { ...ref, name: entry.item.name } });
           return;
         }
         if (isObject(ref) && ref.type === "ref/resource" && typeof ref.uri === "string") {
           const route = catalog.resolveResource(ref.uri);
-          if (!route) return fail(Session.notFound("MCPD_UNKNOWN_RESOURCE", `No server offers resource ${quoted(ref.uri)}`, ref.uri, catalog.resourceTemplates().map((e) => e.item.uriTemplate), TEMPLATES));
+          if (!route) return fail(notFound("MCPD_UNKNOWN_RESOURCE", `No server offers resource ${quoted(ref.uri)}`, ref.uri, catalog.resourceTemplates().map((e) => e.item.uriTemplate), TEMPLATES));
           if (route.kind === "ambiguous") return s.replyError(id, toWireError(ambiguous(ref.uri, route)));
           s.serveOnServer(id, route.server, method, { ...params, ref: { ...ref, uri: route.uri } });
           return;

@@ -1,3 +1,4 @@
+import { NotFoundError } from "@mcpd/protocol";
 import { editDistance } from "../config/did-you-mean.js";
 
 /** Most names an unknown-name error suggests: a few close ones, never the whole list. */
@@ -49,4 +50,22 @@ export function closeMatches(wanted: string, names: readonly string[], max = MAX
 /** A name a client sent, quoted for an error message and cut to a bounded length. */
 export function quoted(name: string): string {
   return name.length > MAX_QUOTED_CHARS ? `"${name.slice(0, MAX_QUOTED_CHARS)}..." (${name.length} characters)` : `"${name}"`;
+}
+
+/**
+ * An unknown tool, prompt or resource: the message quotes what was asked (cut to a bounded length) and
+ * suggests at most a few close names (see closeMatches), never the whole list, which can run to
+ * hundreds: `Unknown tool "fx__ecoh"; did you mean fx__echo? (104 tools; tools/list lists them)`.
+ */
+export function notFound(
+  code: "MCPD_UNKNOWN_TOOL" | "MCPD_UNKNOWN_PROMPT" | "MCPD_UNKNOWN_RESOURCE",
+  what: string,
+  wanted: string,
+  names: readonly string[],
+  list: { noun: string; method: string },
+): NotFoundError {
+  const close = closeMatches(wanted, names);
+  const count = `${names.length} ${list.noun}${names.length === 1 ? "" : "s"}; ${list.method} lists them`;
+  const hint = close.length > 0 ? `did you mean ${close.join(", ")}? (${count})` : `no ${list.noun} has a close name (${count})`;
+  return new NotFoundError(code, `${what}; ${hint}`);
 }

@@ -6,6 +6,8 @@
  * `mcpd://a/file:///{path}` expands to `mcpd://a/file:///x`, whose server part is `file:///x`.
  */
 
+import { isObject, type JsonObject } from "@mcpd/protocol";
+
 const SCHEME = "mcpd://";
 
 /** The namespaced form of a server's URI or URI template. */
@@ -23,4 +25,14 @@ export function parseNamespacedUri(uri: string, isServer: (name: string) => bool
   if (slash <= SCHEME.length) return undefined;
   const server = uri.slice(SCHEME.length, slash);
   return isServer(server) ? { server, uri: uri.slice(slash + 1) } : undefined;
+}
+
+/**
+ * A resources/read answer for a client that asked by a namespaced URI: every content's `uri` (the server's
+ * own) gets the same `mcpd://<server>/` prefix back. Anything not shaped as expected is left as it is.
+ */
+export function renamespaced(result: JsonObject, prefix: string): JsonObject {
+  const contents = result.contents;
+  if (!Array.isArray(contents)) return result;
+  return { ...result, contents: contents.map((c) => (isObject(c) && typeof c.uri === "string" ? { ...c, uri: `${prefix}${c.uri}` } : c)) };
 }

@@ -1,0 +1,96 @@
+/**
+ * The checks and answers of a connection's handshake: `mcpd/select` (view, events, control) and
+ * `initialize` (protocol version, the clientInfo kept). Pure functions; the session keeps the state.
+ */
+import {
+  ForbiddenError,
+  LATEST_PROTOCOL_VERSION,
+  McpdSelect,
+  SUPPORTED_PROTOCOL_VERSIONS,
+  WireCode,
+  isObject,
+  toWireError,
+  type InitializeResult,
+  type JsonObject,
+  type JsonRpcErrorObject,
+} from "@mcpd/protocol";
+
+/** What a valid `mcpd/select` asks for. */
+export interface Selection {
+  /** The one server to view (transparent view); undefined: the aggregate view. */
+  server: string | undefined;
+  /** Whether the connection wants `notifications/mcpd/serverState`. */
+  events: boolean;
+  /** Whether it declares itself a control connection. */
+  control: boolean;
+}
+
+/**
+ * Checks the params of `mcpd/select`: `control` is a boolean and declared only by a connection's first
+ * message (an agent's MCP session, which has spoken before, never becomes a control connection), select
+ * comes before initialize, `server` is a string. Whether that server exists is for the caller to check.
+ */
+export function parseSelect(params: JsonObject | undefined, firstMessage: boolean, initialized: boolean): Selection | { error: JsonRpcErrorObject } {
+  const control = params?.control;
+  if (control !== undefined && typeof control !== "boolean") {
+    return { error: { code: WireCode.InvalidParams, message: `${McpdSelect.method}: "control" must be a boolean`, data: { mcpdCode: "MCPD_PROTOCOL_VIOLATION" } } };
+  }
+  // Checked first: a session that already sent initialize is exactly what must never become control.
+  if (control === true && !firstMessage) {
+    return {
+      error: toWireError(
+        new ForbiddenError(
+          McpdSelect.method,
+          `${McpdSelect.method} {"control": true} must be the first message on a connection: a connection that has already ` +
+            "spoken (an agent's MCP session, or one opened by `mcpd connect`) cannot become a control connection",
+        ),
+      ),
+    };
+  }
+  if (initialized) return { error: { code: WireCode.InvalidRequest, message: `${McpdSelect.method} must come before initialize` } };
+  const server = params?.server;
+  if (server !== undefined && typeof server !== "string") {
+    return { error: { code: WireCode.InvalidParams, message: `${McpdSelect.method}: "server" must be a string` } };
+  }
+  return { server, events: params?.events === true, control: control === true };
+}
+
+/** The protocol version answered: the client's when mcpd supports it, else the latest. */
+export function negotiateVersion(requested: unknown): string {
+  return typeof requested === "string" && (SUPPORTED_PROTOCOL_VERSIONS as readonly string[]).includes(requested)
+    ? requested
+    : LATEST_PROTOCOL_VERSION;
+}
+
+/** Largest clientInfo kept as sent, in bytes of JSON; a bigger one is cut down. */
+const MAX_CLIENT_INFO_BYTES = 4096;
+
+/**
+ * The clientInfo kept for status and logs. It is echoed to every `mcpd/status` caller, so a value with no
+ * JSON form (nested too deep to serialize) or a huge one must not be kept as is: it would make every
+ * status answer fail to encode. Such a value is cut down to its string name/version/title (256 chars each).
+ */
+export function boundedClientInfo(value: unknown): JsonObject | undefined {
+  if (!isObject(value)) return undefined;
+  try {
+    if (JSON.stringify(value).length <= MAX_CLIENT_INFO_BYTES) return value;
+  } catch {
+    // No JSON form: fall through to the cut-down copy.
+  }
+  const out: JsonObject = {};
+  for (const k of ["name", "version", "title"]) {
+    const v = value[k];
+    if (typeof v === "string") out[k] = v.slice(0, 256);
+  }
+  return out;
+}
+
+/**
+ * The initialize answer of a server's transparent view: the server's own capabilities, serverInfo and
+ * instructions, with the version negotiated with this client.
+ */
+export function serverViewInitializeResult(server: string, init: InitializeResult | undefined, protocolVersion: string): JsonObject {
+  const result: JsonObject = { protocolVersion, capabilities: init?.capabilities ?? {}, serverInfo: init?.serverInfo ?? { name: server, version: "0" } };
+  if (init?.instructions !== undefined) result.instructions = init.instructions;
+  return result;
+}

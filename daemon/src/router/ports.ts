@@ -1,0 +1,89 @@
+/**
+ * What a downstream {@link Session} (session.ts) needs from the rest of the daemon, as narrow interfaces:
+ * the servers, secret masking, and the tables every connection shares. Types only; the Router provides
+ * them (router.ts), so a session never reaches through it into the manager or the scrubber.
+ */
+import type { JsonObject, JsonRpcErrorObject, Logger, RequestId } from "@mcpd/protocol";
+import type { ServerHandle } from "../server-handle.js";
+import type { Catalog } from "./catalog.js";
+
+/** Where a session's outgoing messages go (a socket, in the daemon). */
+export interface Outbound {
+  /** Queues one message. Returns false when the connection is gone or over its buffer bound. */
+  send(message: object): boolean;
+}
+
+/** The configured servers, as a session finds them (the daemon's MCPManager). */
+export interface ServerDirectory {
+  /** The shared session of every configured server, in configuration order. */
+  readonly servers: ServerHandle[];
+  /** A configured server's shared session. */
+  get(name: string): ServerHandle | undefined;
+  /** @throws NotFoundError (MCPD_UNKNOWN_SERVER) naming the servers that exist. */
+  require(name: string): ServerHandle;
+  /** The session one connection uses for a server: the shared one, or its own for a per-client server. */
+  handleFor(name: string, connectionId: string): Promise<ServerHandle>;
+}
+
+/** Masks the configured servers' secret values (SecretScrubber). */
+export interface Scrubber {
+  /** `text` with every known secret value replaced. */
+  scrub(text: string): string;
+  /** A JSON value with every string scrubbed; `undefined` when it cannot be (no JSON form). */
+  scrubValue<T>(value: T): T | undefined;
+}
+
+/** A connection as the parts serving it see it: where its answers and notifications go. */
+export interface Downstream {
+  /** Sends one message (dropped once the connection is closed). */
+  send(message: object): void;
+  /** Sends an error answer, with configured secret values masked. */
+  replyError(id: RequestId | null, error: JsonRpcErrorObject): void;
+}
+
+/** A request in flight as its progress sees it: the server it went to, and its timeout to restart. */
+export interface ProgressTarget {
+  readonly handle: ServerHandle;
+  /** Progress arrived: restart the request's timeout. */
+  touch(): void;
+}
+
+/** Rewrites progress tokens: a request's own token becomes a daemon-unique one upstream, and back. */
+export interface ProgressRegistry {
+  /** A daemon-unique token for `token` of a request of `owner`; progress for it goes to `owner` as `token`. */
+  register(owner: Downstream, token: string | number, entry: ProgressTarget): string;
+  /** The request ended: progress for that token is dropped from now on. */
+  release(upstreamToken: string): void;
+}
+
+/** A connection holding resource subscriptions. */
+export interface Subscriber {
+  /** The `<server>\0<uri>` keys this connection is subscribed to. */
+  readonly subscriptions: Set<string>;
+  /** Sends a server's notification (`notifications/resources/updated`) to this connection. */
+  relayNotification(handle: ServerHandle, method: string, params: JsonObject | undefined): void;
+}
+
+/** Upstream resource subscriptions, reference-counted per server and URI over every connection. */
+export interface SubscriptionRegistry {
+  /** Subscribes upstream unless another connection already did; waits up to `waitMs` for the server. */
+  subscribe(subscriber: Subscriber, handle: ServerHandle, uri: string, waitMs: number): Promise<void>;
+  /** Drops one connection's subscription (`<server>\0<uri>`); the upstream one ends with the last. */
+  unsubscribe(subscriber: Subscriber, key: string): Promise<void>;
+}
+
+/** Everything a downstream session uses that is not its own. */
+export interface SessionContext {
+  readonly servers: ServerDirectory;
+  /** Masks secrets in what mcpd itself says (error messages and data, state reasons). */
+  readonly secrets: Scrubber;
+  readonly log: Logger;
+  /** The aggregate view's lookup tables. */
+  readonly catalog: Catalog;
+  readonly progress: ProgressRegistry;
+  readonly subscriptions: SubscriptionRegistry;
+  /** Sets a server to the most verbose logging level any connection viewing it asked for. */
+  relevel(server: string): void;
+  /** Routes the server-to-client requests of a (private) session to the connections. */
+  adopt(handle: ServerHandle): void;
+}

@@ -1,0 +1,131 @@
+import { McpRemoteError, WireCode, type JsonObject, type JsonRpcRequest, type Logger } from "@mcpd/protocol";
+import type { MessageContext } from "@mcpd/transports";
+import type { ServerHandle } from "../server-handle.js";
+import type { ServerDirectory } from "./ports.js";
+import type { Session } from "./session.js";
+
+/** Which client capability a server-to-client request needs. */
+const REQUEST_CAPABILITY: Record<string, string> = {
+  "sampling/createMessage": "sampling",
+  "elicitation/create": "elicitation",
+  "roots/list": "roots",
+};
+
+/**
+ * Server-to-client requests (sampling, elicitation, roots): each goes to the one connection that caused
+ * it, or mcpd answers itself. Keeps the requests relayed (so a server's cancellation reaches the client)
+ * and, per shared server, a hint for status when one could not be routed.
+ */
+export class ServerRequests {
+  /** `<server>\0<upstream request id>` -> the connection it was relayed to, and its id there. */
+  private readonly relayed = new Map<string, { session: Session; downstreamId: number }>();
+  /** Per shared server: why a server-to-client request could not be routed, and what to do (status). */
+  private readonly hints = new Map<string, string>();
+
+  constructor(
+    private readonly servers: Pick<ServerDirectory, "get">,
+    private readonly sessions: () => Iterable<Session>,
+    private readonly log: Logger,
+  ) {}
+
+  /** Requests relayed to a connection and not answered yet. */
+  get size(): number {
+    return this.relayed.size;
+  }
+
+  /** Installs the server-to-client request hook on a (shared or private) handle. */
+  adopt(handle: ServerHandle): void {
+    handle.requestHandler = (req, ctx) => this.onServerRequest(handle, req, ctx);
+  }
+
+  /** A connection ended: requests relayed to it are forgotten (they fail with it). */
+  forget(session: Session): void {
+    for (const [key, r] of this.relayed) if (r.session === session) this.relayed.delete(key);
+  }
+
+  /** `notifications/cancelled` from a server: the request it relayed is cancelled at its client too. */
+  cancelled(handle: ServerHandle, params: JsonObject | undefined): void {
+    const id = params?.requestId;
+    const route = id !== undefined ? this.relayed.get(`${handle.name}\0${String(id)}`) : undefined;
+    if (!route) return;
+    const reason = typeof params?.reason === "string" ? params.reason : undefined;
+    if (!route.session.outgoing.cancel(route.downstreamId, reason)) return;
+    route.session.send({ jsonrpc: "2.0", method: "notifications/cancelled", params: { requestId: route.downstreamId, ...(reason ? { reason } : {}) } });
+  }
+
+  /**
+   * The routing hint for a server's status, if one of its requests could not be routed (see
+   * {@link noteAmbiguous}); none once the server is per-client.
+   */
+  hint(handle: ServerHandle): string | undefined {
+    return handle.config.sharing === "per-client" ? undefined : this.hints.get(handle.name);
+  }
+
+  /**
+   * The connections that may have caused a server-to-client request from `handle`: a private session's
+   * owner; on Streamable HTTP, when the request arrived on the response stream of one upstream request,
+   * the connection that sent that request; otherwise every connection with requests in flight to it.
+   * Who declared which capability plays no part here: narrowing by capability first would hand one
+   * agent's request to a bystander.
+   */
+  private candidatesFor(handle: ServerHandle, ctx: MessageContext): Session[] {
+    const isPrivate = handle !== this.servers.get(handle.name);
+    const related = ctx.relatedRequestId;
+    const out: Session[] = [];
+    for (const s of this.sessions()) {
+      if (isPrivate ? s.ownsPrivate(handle) : related !== undefined ? s.inFlight.hasUpstreamRequest(handle, related) : s.inFlight.hasInFlightTo(handle)) out.push(s);
+    }
+    return out;
+  }
+
+  /**
+   * Sends a server-to-client request to the one connection that caused it (see {@link candidatesFor}),
+   * only when there is exactly one candidate and it declared the capability the request needs. Otherwise
+   * mcpd answers itself: `roots/list` with the server's configured roots, anything else with -32066
+   * saying why. It never guesses.
+   */
+  private async onServerRequest(handle: ServerHandle, req: JsonRpcRequest, ctx: MessageContext): Promise<JsonObject> {
+    const cap = REQUEST_CAPABILITY[req.method];
+    const candidates = this.candidatesFor(handle, ctx);
+    const only = candidates.length === 1 ? (candidates[0] as Session) : undefined;
+    if (only && (!cap || only.declared(cap))) {
+      const key = `${handle.name}\0${String(req.id)}`;
+      const { id, result } = only.outgoing.start();
+      only.send({ jsonrpc: "2.0", id, method: req.method, params: only.tag(handle, req.params) });
+      this.relayed.set(key, { session: only, downstreamId: id });
+      try {
+        return await result;
+      } finally {
+        this.relayed.delete(key);
+      }
+    }
+    if (candidates.length > 1) this.noteAmbiguous(handle, req.method, candidates.length);
+    if (req.method === "roots/list") {
+      return { roots: handle.config.roots.map((r) => ({ ...r })) };
+    }
+    const why = only
+      ? `the only client with a request in flight to it (${only.label}) did not declare the "${cap}" capability`
+      : candidates.length === 0
+        ? ctx.relatedRequestId !== undefined
+          ? "it arrived with a request that no connected client is waiting for"
+          : "no client has a request in flight to it"
+        : `${candidates.length} clients have requests in flight to it, so mcpd cannot tell which one it is for; ` +
+          `set "sharing": "per-client" on this server to give each client its own session`;
+    throw new McpRemoteError({
+      code: WireCode.NoClientForRequest,
+      message: `No single client can answer ${req.method} for server "${handle.name}": ${why}`,
+      data: { mcpdCode: "MCPD_NO_CLIENT_FOR_REQUEST" },
+    });
+  }
+
+  /** A shared server asked while several clients were calling it: keep (and log, once) a hint for status. */
+  private noteAmbiguous(handle: ServerHandle, method: string, clients: number): void {
+    if (this.hints.has(handle.name)) return;
+    const hint =
+      `${method} from this server arrived while ${clients} clients had requests in flight to it, so mcpd could not route it` +
+      `${method === "roots/list" ? " (answered with the configured roots)" : " and refused it"}; ` +
+      `to use sampling, elicitation or per-agent roots with several agents at once, give this server "sharing": "per-client"`;
+    this.hints.set(handle.name, hint);
+    this.log.warn({ server: handle.name, hint }, "server-to-client request could not be routed");
+  }
+}

@@ -1,0 +1,69 @@
+import { McpdServerStateNotification, type JsonObject } from "@mcpd/protocol";
+import type { ServerHandle, StateChange } from "../server-handle.js";
+import type { Catalog } from "./catalog.js";
+import { wantsLog, type LogLevels } from "./log-levels.js";
+import type { ProgressRoutes } from "./progress-routes.js";
+import type { Scrubber } from "./ports.js";
+import { SERVER_META } from "./server-meta.js";
+import type { ServerRequests } from "./server-requests.js";
+import type { Session } from "./session.js";
+import type { Subscriptions } from "./subscriptions.js";
+
+/** The parts upstream delivery hands messages to. */
+export interface DeliveryParts {
+  /** Every connected session. */
+  sessions: () => Iterable<Session>;
+  catalog: Catalog;
+  progress: ProgressRoutes;
+  subscriptions: Subscriptions;
+  levels: LogLevels;
+  requests: ServerRequests;
+  secrets: Scrubber;
+}
+
+/**
+ * What servers say, delivered to the right connections: progress to the request it is for, resource
+ * updates to their subscribers, a cancellation of a relayed request to its client, anything else to
+ * every connection that views the server (log messages at or above each one's level); and state changes
+ * (to connections that asked for events, and as tools/list_changed in the aggregate view).
+ */
+export class UpstreamDelivery {
+  constructor(private readonly parts: DeliveryParts) {}
+
+  onState(handle: ServerHandle, change: StateChange): void {
+    const p = this.parts;
+    p.catalog.invalidate();
+    if (change.state === "ready") {
+      // A restarted server lost its subscriptions and log level: restore them.
+      p.levels.restore(handle.name);
+      p.subscriptions.restore(handle);
+    }
+    for (const s of p.sessions()) this.stateTo(s, handle, change);
+  }
+
+  onNotification(handle: ServerHandle, method: string, params: JsonObject | undefined): void {
+    const p = this.parts;
+    if (method === "notifications/progress") return p.progress.deliver(handle, method, params);
+    if (method === "notifications/resources/updated") {
+      const uri = params?.uri;
+      const set = typeof uri === "string" ? p.subscriptions.subscribers(handle.name, uri) : undefined;
+      if (set) for (const s of set) s.relayNotification(handle, method, params);
+      return;
+    }
+    if (method === "notifications/cancelled") return p.requests.cancelled(handle, params);
+    if (method.endsWith("/list_changed")) p.catalog.invalidate();
+    for (const s of p.sessions()) {
+      if (!s.views(handle)) continue;
+      if (method === "notifications/message" && !wantsLog(s.logLevel, params)) continue;
+      s.relayNotification(handle, method, params);
+    }
+  }
+
+  private stateTo(s: Session, handle: ServerHandle, change: StateChange): void {
+    if (s.events) s.send({ jsonrpc: "2.0", method: McpdServerStateNotification.method, params: { ...change, reason: this.parts.secrets.scrub(change.reason) } });
+    // In the aggregate view a server's tools appear or vanish with its state.
+    if (s.initialized && s.view.kind === "aggregate" && (change.state === "ready" || change.previous === "ready")) {
+      s.send({ jsonrpc: "2.0", method: "notifications/tools/list_changed", params: { _meta: { [SERVER_META]: handle.name } } });
+    }
+  }
+}
