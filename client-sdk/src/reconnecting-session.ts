@@ -5,6 +5,7 @@ import {
   McpdError,
   McpdSelect,
   QueueFullError,
+  SignalFanout,
   silentLogger,
   type InitializeResult,
   type JsonObject,
@@ -12,7 +13,6 @@ import {
   type RequestId,
   type SelectParams,
 } from "@mcpd/protocol";
-import { AbortFanout } from "./abort-fanout.js";
 import { openDaemonSocket, START_HINT } from "./daemon-socket.js";
 import { CLIENT_DEFAULTS } from "./defaults.js";
 import { SocketConnection, type RequestOptions, type SocketConnectionLimits } from "./socket-connection.js";
@@ -72,7 +72,7 @@ export class ReconnectingSession {
   private stateValue: SessionState = "idle";
   private initResult: InitializeResult | undefined;
   private readonly waiters = new Set<Waiter>();
-  private readonly waitAborts = new AbortFanout<Waiter>((w, signal) =>
+  private readonly waitAborts = new SignalFanout<Waiter>((w, signal) =>
     w.reject(new AbortedError("Request aborted while waiting for mcpd", { cause: signal.reason })),
   );
   private lastError: Error | undefined;

@@ -3,8 +3,8 @@ import {
   AbortedError,
   ConnectionLostError,
   JsonLineDecoder,
+  JsonRpcPeer,
   QueueFullError,
-  RequestTimeoutError,
   WireCode,
   encodeLine,
   fromWireError,
@@ -15,8 +15,10 @@ import {
   type Logger,
   type RequestId,
 } from "@mcpd/protocol";
-import { AbortFanout } from "./abort-fanout.js";
 import { CLIENT_DEFAULTS } from "./defaults.js";
+
+/** Codes of the error line the daemon sends before it closes a connection for its own bounds. */
+const CLOSING_CODES: ReadonlySet<number> = new Set([WireCode.TooManyConnections, WireCode.BufferBudgetExceeded, WireCode.LineTimeout]);
 
 /** One progress notification for a request, as the server sent it. */
 export interface ProgressInfo {
@@ -61,43 +63,21 @@ export interface SocketConnectionLimits {
   requestTimeoutMs?: number;
 }
 
-/** Codes of the error line the daemon sends before it closes a connection for its own bounds. */
-const CLOSING_CODES: ReadonlySet<number> = new Set([WireCode.TooManyConnections, WireCode.BufferBudgetExceeded, WireCode.LineTimeout]);
-
-/** setTimeout overflows above this (it fires after 1 ms), so longer deadlines mean "none". */
-const MAX_TIMER_MS = 2_147_483_647;
-
-interface Pending {
-  id: number;
-  method: string;
-  resolve: (result: JsonObject) => void;
-  reject: (error: Error) => void;
-  timer: NodeJS.Timeout | undefined;
-  timeoutMs: number;
-  signal: AbortSignal | undefined;
-  onProgress: ((progress: ProgressInfo) => void) | undefined;
-  resetOnProgress: boolean;
-  startedAt: number;
-  maxTotalMs: number;
-}
-
 /**
- * One newline-delimited JSON-RPC connection to the daemon: framing (a bounded {@link JsonLineDecoder}),
- * per-connection integer ids, a pending map with per-request deadlines and abort signals, progress
- * routing by token, and `notifications/cancelled` on timeout or abort. It never reconnects: when the
- * socket closes every pending request is rejected with `MCPD_CONNECTION_LOST` and {@link
- * SocketConnectionHandlers.onClose} runs once. When the daemon closed it on its own account (over its
- * connection cap, its buffer budget, or a line deadline) the daemon's reason is in the message, and the
- * daemon's error (`MCPD_TOO_MANY_CONNECTIONS`, ...) is the `cause`.
+ * One newline-delimited JSON-RPC connection to the daemon: framing (a bounded {@link JsonLineDecoder})
+ * and writes gathered per tick, under a {@link JsonRpcPeer} that owns per-connection integer ids, the
+ * pending requests with their deadlines and abort signals (one listener per shared signal), progress
+ * routing by token with deadline restarts, and `notifications/cancelled` on timeout or abort. It never
+ * reconnects: when the socket closes every pending request is rejected with `MCPD_CONNECTION_LOST` and
+ * {@link SocketConnectionHandlers.onClose} runs once. When the daemon closed it on its own account (over
+ * its connection cap, its buffer budget, or a line deadline) the daemon's reason is in the message, and
+ * the daemon's error (`MCPD_TOO_MANY_CONNECTIONS`, ...) is the `cause`.
  */
 export class SocketConnection {
-  private readonly pending = new Map<number, Pending>();
-  private readonly aborts = new AbortFanout<Pending>((p, signal) => this.expire(p, abortedError(signal)));
+  private readonly peer: JsonRpcPeer;
   private readonly decoder: JsonLineDecoder;
   private readonly maxWriteBufferBytes: number;
   private readonly maxPendingRequests: number;
-  private readonly defaultTimeoutMs: number;
-  private nextId = 1;
   /** Writes of the current tick are being gathered (see {@link write}). */
   private corked = false;
   private closeError: ConnectionLostError | undefined;
@@ -115,7 +95,15 @@ export class SocketConnection {
   ) {
     this.maxWriteBufferBytes = limits.maxWriteBufferBytes ?? CLIENT_DEFAULTS.maxWriteBufferBytes;
     this.maxPendingRequests = limits.maxPendingRequests ?? CLIENT_DEFAULTS.maxPendingRequests;
-    this.defaultTimeoutMs = limits.requestTimeoutMs ?? CLIENT_DEFAULTS.requestTimeoutMs;
+    this.peer = new JsonRpcPeer({
+      sink: { send: (message) => this.write(encodeLine(message)) },
+      defaultTimeoutMs: limits.requestTimeoutMs ?? CLIENT_DEFAULTS.requestTimeoutMs,
+      checkTimeout: (ms) => {
+        if (!((ms as number) > 0)) throw new TypeError(`timeout must be a positive number of ms, got ${String(ms)}`);
+      },
+      abortError: abortedError,
+      log: logger,
+    });
     this.decoder = new JsonLineDecoder({
       maxLineBytes: limits.maxLineBytes ?? CLIENT_DEFAULTS.maxLineBytes,
       onValue: (value) => this.dispatch(value),
@@ -141,7 +129,7 @@ export class SocketConnection {
 
   /** Requests waiting for their response. */
   get pendingCount(): number {
-    return this.pending.size;
+    return this.peer.pendingCount;
   }
 
   /**
@@ -156,48 +144,23 @@ export class SocketConnection {
     if (this.closed) return Promise.reject(this.closeError ?? new ConnectionLostError("Connection to mcpd closed"));
     const signal = options.signal;
     if (signal?.aborted) return Promise.reject(abortedError(signal));
-    if (this.pending.size >= this.maxPendingRequests) {
+    if (this.peer.pendingCount >= this.maxPendingRequests) {
       return Promise.reject(new QueueFullError(`Too many requests waiting for mcpd (${this.maxPendingRequests})`));
     }
-    const id = this.nextId++;
-    let sent = params;
-    if (options.onProgress) {
-      // Copy: the caller's params object must not learn our token (it may be reused for another call).
-      sent = { ...params, _meta: { ...(params?._meta as JsonObject | undefined), progressToken: id } };
-    }
-    const line = encodeLine(sent === undefined ? { jsonrpc: "2.0", id, method } : { jsonrpc: "2.0", id, method, params: sent });
-    const timeoutMs = options.timeout ?? this.defaultTimeoutMs;
-    if (!(timeoutMs > 0)) return Promise.reject(new TypeError(`timeout must be a positive number of ms, got ${String(options.timeout)}`));
-    return new Promise<JsonObject>((resolve, reject) => {
-      try {
-        this.write(line);
-      } catch (err) {
-        reject(err as Error);
-        return;
-      }
-      const p: Pending = {
-        id,
-        method,
-        resolve,
-        reject,
-        timer: undefined,
-        timeoutMs,
-        signal,
-        onProgress: options.onProgress,
-        resetOnProgress: options.resetTimeoutOnProgress ?? true,
-        startedAt: options.onProgress ? Date.now() : 0,
-        maxTotalMs: options.maxTotalTimeout ?? CLIENT_DEFAULTS.maxTotalTimeoutMs,
-      };
-      if (timeoutMs <= MAX_TIMER_MS) p.timer = setTimeout(() => this.expire(p, new RequestTimeoutError(timeoutMs)), timeoutMs);
-      if (signal) this.aborts.add(signal, p);
-      this.pending.set(id, p);
+    const onProgress = options.onProgress;
+    return this.peer.request<JsonObject>(method, params, {
+      signal,
+      timeout: options.timeout,
+      onProgress: onProgress && ((p: JsonObject) => onProgress(progressInfo(p))),
+      resetTimeoutOnProgress: options.resetTimeoutOnProgress,
+      maxTotalTimeout: options.maxTotalTimeout ?? CLIENT_DEFAULTS.maxTotalTimeoutMs,
     });
   }
 
   /** Sends a notification. @throws `MCPD_CONNECTION_LOST` when closed, `MCPD_QUEUE_FULL` when the daemon stopped reading. */
   notify(method: string, params?: JsonObject): void {
     if (this.closed) throw this.closeError ?? new ConnectionLostError("Connection to mcpd closed");
-    this.write(encodeLine(params === undefined ? { jsonrpc: "2.0", method } : { jsonrpc: "2.0", method, params }));
+    void this.peer.notify(method, params);
   }
 
   /** Answers a request from the daemon. Dropped silently when the connection has closed since. */
@@ -217,7 +180,8 @@ export class SocketConnection {
   close(): Promise<void> {
     if (!this.closedByUs && this.closeError === undefined) {
       this.closedByUs = true;
-      this.failAll(new ConnectionLostError("Connection to mcpd closed by the client"));
+      const error = new ConnectionLostError("Connection to mcpd closed by the client");
+      this.peer.close(() => error);
       this.socket.end(() => this.socket.destroy());
     }
     return this.closedPromise;
@@ -252,22 +216,7 @@ export class SocketConnection {
     }
   }
 
-  private expire(p: Pending, error: Error): void {
-    if (this.pending.get(p.id) !== p) return;
-    this.settle(p);
-    // MCP: the receiver should stop work and not answer; `initialize` is never cancelled.
-    if (p.method !== "initialize" && !this.closed) {
-      this.sendQuietly({ jsonrpc: "2.0", method: "notifications/cancelled", params: { requestId: p.id, reason: error.message } });
-    }
-    p.reject(error);
-  }
-
-  private settle(p: Pending): void {
-    this.pending.delete(p.id);
-    if (p.timer) clearTimeout(p.timer);
-    if (p.signal) this.aborts.remove(p.signal, p);
-  }
-
+  /** What the daemon sent, read leniently: anything with a `method` is a request or a notification, anything else a response. */
   private dispatch(value: unknown): void {
     if (typeof value !== "object" || value === null) return;
     const msg = value as { id?: unknown; method?: unknown; params?: unknown; result?: unknown; error?: unknown };
@@ -281,7 +230,7 @@ export class SocketConnection {
     try {
       if (msg.id !== undefined) {
         if (typeof msg.id === "string" || typeof msg.id === "number") this.handlers.onRequest(msg.id, method, params);
-      } else if (method !== "notifications/progress" || !this.onProgress(params)) {
+      } else if (method !== "notifications/progress" || !this.peer.progress(params)) {
         this.handlers.onNotification(method, params);
       }
     } catch (err) {
@@ -294,8 +243,7 @@ export class SocketConnection {
   }
 
   private onResponse(msg: { id?: unknown; result?: unknown; error?: unknown }): void {
-    const p = typeof msg.id === "number" ? this.pending.get(msg.id) : undefined;
-    if (!p) {
+    if (this.peer.methodOf(msg.id) === undefined) {
       // A late answer to a request we gave up on (timeout/abort), or an error about an unreadable line.
       if (msg.id === null && msg.error) {
         const error = msg.error as JsonRpcErrorObject;
@@ -305,36 +253,16 @@ export class SocketConnection {
       else this.logger.debug({ id: msg.id }, "response for an unknown request id ignored");
       return;
     }
-    this.settle(p);
     const error = msg.error as JsonRpcErrorObject | undefined;
     if (error !== undefined) {
       if (typeof error === "object" && error !== null && typeof error.code === "number" && typeof error.message === "string") {
-        p.reject(fromWireError(error));
+        this.peer.fail(msg.id, fromWireError(error));
       } else {
-        p.reject(fromWireError({ code: -32603, message: `Malformed error from mcpd: ${JSON.stringify(error)}` }));
+        this.peer.fail(msg.id, fromWireError({ code: -32603, message: `Malformed error from mcpd: ${JSON.stringify(error)}` }));
       }
     } else {
-      p.resolve(typeof msg.result === "object" && msg.result !== null ? (msg.result as JsonObject) : {});
+      this.peer.resolve(msg.id, typeof msg.result === "object" && msg.result !== null ? (msg.result as JsonObject) : {});
     }
-  }
-
-  /** Routes a progress notification to its request. False when the token is not one of ours. */
-  private onProgress(params: JsonObject | undefined): boolean {
-    const token = params?.progressToken;
-    const p = typeof token === "number" ? this.pending.get(token) : undefined;
-    if (!p?.onProgress) return false;
-    if (p.resetOnProgress && p.timer) {
-      if (Date.now() - p.startedAt >= p.maxTotalMs) {
-        this.expire(p, new RequestTimeoutError(p.maxTotalMs));
-        return true;
-      }
-      p.timer.refresh();
-    }
-    const info: ProgressInfo = { progress: typeof params?.progress === "number" ? params.progress : 0 };
-    if (typeof params?.total === "number") info.total = params.total;
-    if (typeof params?.message === "string") info.message = params.message;
-    p.onProgress(info);
-    return true;
   }
 
   private onSocketClose(): void {
@@ -345,7 +273,7 @@ export class SocketConnection {
         ? new ConnectionLostError(`Connection to mcpd lost: ${this.closeReason.message}`, { cause: fromWireError(this.closeReason) })
         : new ConnectionLostError(`Connection to mcpd lost${reason}`, this.socketError ? { cause: this.socketError } : {});
     this.closeError = error;
-    this.failAll(error);
+    this.peer.close(() => error);
     try {
       this.handlers.onClose(error);
     } catch (err) {
@@ -354,13 +282,14 @@ export class SocketConnection {
       });
     }
   }
+}
 
-  private failAll(error: ConnectionLostError): void {
-    for (const p of [...this.pending.values()]) {
-      this.settle(p);
-      p.reject(error);
-    }
-  }
+/** A progress notification's params as {@link ProgressInfo}. */
+function progressInfo(params: JsonObject): ProgressInfo {
+  const info: ProgressInfo = { progress: typeof params.progress === "number" ? params.progress : 0 };
+  if (typeof params.total === "number") info.total = params.total;
+  if (typeof params.message === "string") info.message = params.message;
+  return info;
 }
 
 function abortedError(signal: AbortSignal): AbortedError {

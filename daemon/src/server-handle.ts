@@ -7,16 +7,15 @@ import {
   SpawnError,
   TransportClosedError,
   silentLogger,
+  type Cancellation,
   type ClientCapabilities,
   type JsonObject,
-  type RequestId,
   type Logger,
   type ServerState,
   type Tool,
 } from "@mcpd/protocol";
 import { lastStderrLine, type CloseInfo, type MCPTransport, type RequestOptions, type TransportConfig } from "@mcpd/transports";
 import type { ResolvedServerConfig } from "./config/config-schema.js";
-import { Cancellation } from "./cancellation.js";
 import { RUNTIME_DEFAULTS } from "./defaults.js";
 import { MCPClient, type UpstreamRequestHandler } from "./mcp-client.js";
 import { ServerStats } from "./server-stats.js";
@@ -495,6 +494,8 @@ export class ServerHandle extends EventEmitter {
   /**
    * Sends one request upstream through the server's concurrency gate. Waits for readiness first
    * (bounded by `waitMs`). The transport's own deadline is left to the caller (`options.timeout`).
+   * With a `cancellation`, no AbortSignal is made unless a wait needs one: once the request is with the
+   * transport, a cancel reaches it by request id (every transport cancels by id).
    * @throws ServerUnavailableError, QueueFullError, and whatever the session throws.
    */
   async request<T = JsonObject>(
@@ -503,39 +504,19 @@ export class ServerHandle extends EventEmitter {
     options: RequestOptions & { waitMs: number; cancellation?: Cancellation },
   ): Promise<T> {
     const c = options.cancellation;
-    const signalOf = (): AbortSignal | undefined => c?.signal ?? options.signal;
-    const client = this.usableClient ?? (await this.whenReady(options.waitMs, signalOf()));
+    const client = this.usableClient ?? (await this.whenReady(options.waitMs, c ? c.signal : options.signal));
     if (this.queue.size >= this.config.maxQueue) {
       throw new QueueFullError(`Server "${this.name}" has ${this.queue.size} requests waiting (maxQueue ${this.config.maxQueue})`);
     }
     const started = this.stats.begin();
     const reqOptions: RequestOptions = { timeout: options.timeout ?? 0 };
-    const transport = client.transport;
-    // Hot path: a transport that cancels by id needs no AbortSignal for this request (see Cancellation).
-    const byId = c !== undefined && typeof transport.cancel === "function";
-    let upstreamId: RequestId | undefined;
-    if (byId) {
-      reqOptions.onRequestId = (id) => {
-        upstreamId = id;
-        options.onRequestId?.(id);
-      };
-    } else {
-      const signal = signalOf();
-      if (signal) reqOptions.signal = signal;
-      if (options.onRequestId) reqOptions.onRequestId = options.onRequestId;
-    }
-    const run = (): Promise<T> => {
-      if (!byId) return client.request<T>(method, params, reqOptions);
-      if (c.cancelled) return Promise.reject(c.reason);
-      const pending = client.request<T>(method, params, reqOptions);
-      c.hook = (reason) => {
-        if (upstreamId !== undefined) transport.cancel?.(upstreamId, reason);
-      };
-      return pending.finally(() => (c.hook = undefined));
-    };
+    if (c) reqOptions.cancellation = c;
+    else if (options.signal) reqOptions.signal = options.signal;
+    if (options.onRequestId) reqOptions.onRequestId = options.onRequestId;
+    const run = (): Promise<T> => client.request<T>(method, params, reqOptions);
     // Only a request that must wait for a slot pays for a signal to leave the queue early.
     const mustWait = this.queue.pending >= this.queue.concurrency || this.queue.size > 0;
-    const queueSignal = mustWait ? signalOf() : undefined;
+    const queueSignal = mustWait ? (c ? c.signal : options.signal) : undefined;
     try {
       const result = await this.queue.add(run, queueSignal ? { signal: queueSignal } : {});
       this.stats.end(started);

@@ -1,8 +1,8 @@
 import { ConfigError } from "@mcpd/protocol";
-import { HttpTransport } from "./http-transport.js";
-import { StdioTransport } from "./stdio-transport.js";
+import { HttpTransport } from "./http/http-transport.js";
+import { StdioTransport } from "./stdio/stdio-transport.js";
 import type { MCPTransport, TransportConfig, TransportOptions } from "./transport.js";
-import { WebSocketTransport } from "./ws-transport.js";
+import { WebSocketTransport } from "./ws/ws-transport.js";
 
 /**
  * Picks the transport for a server config: `type` missing or `"stdio"` -> {@link StdioTransport};

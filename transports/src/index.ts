@@ -4,10 +4,10 @@
  */
 export * from "./transport.js";
 export { TRANSPORT_DEFAULTS } from "./defaults.js";
-export { ENV_ALLOWLIST, ENV_ALLOWLIST_PREFIXES, buildChildEnv, isAllowlisted, type EnvMode } from "./env.js";
+export { ENV_ALLOWLIST, ENV_ALLOWLIST_PREFIXES, buildChildEnv, isAllowlisted, type EnvMode } from "./stdio/env.js";
 export { createTransport } from "./create-transport.js";
-export { StdioTransport, type StdioTransportOptions } from "./stdio-transport.js";
-export { WebSocketTransport, MCP_WS_SUBPROTOCOL, type WsTransportOptions } from "./ws-transport.js";
-export { HttpTransport, type HttpTransportOptions, type HttpTransportMode } from "./http-transport.js";
-export { callMCP, type CallMcpOptions } from "./call-mcp.js";
-export { stderrHeadline, stderrErrorLine, lastStderrLine } from "./stderr-headline.js";
+export { StdioTransport, type StdioTransportOptions } from "./stdio/stdio-transport.js";
+export { WebSocketTransport, MCP_WS_SUBPROTOCOL, type WsTransportOptions } from "./ws/ws-transport.js";
+export { HttpTransport, type HttpTransportOptions, type HttpTransportMode } from "./http/http-transport.js";
+export { callMCP, type CallMcpOptions } from "./http/call-mcp.js";
+export { stderrHeadline, stderrErrorLine, lastStderrLine } from "./stdio/stderr-headline.js";

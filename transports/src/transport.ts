@@ -1,4 +1,6 @@
-import type { JsonObject, JsonRpcRequest, Logger, RequestId } from "@mcpd/protocol";
+import type { Cancellation, JsonObject, JsonRpcRequest, Logger, MessageContext, RequestId } from "@mcpd/protocol";
+
+export type { MessageContext } from "@mcpd/protocol";
 
 /**
  * The transport contract every upstream transport implements (stdio, Streamable HTTP / legacy SSE,
@@ -8,6 +10,11 @@ import type { JsonObject, JsonRpcRequest, Logger, RequestId } from "@mcpd/protoc
 export interface RequestOptions {
   /** Caller cancellation. An abort rejects with `signal.reason` unchanged and sends `notifications/cancelled`. */
   signal?: AbortSignal;
+  /**
+   * Cancellation without an AbortSignal: once the request is sent, `cancellation.cancel(reason)` gives it
+   * up by id (rejects with `reason`, sends `notifications/cancelled`); cancelled before, it is never sent.
+   */
+  cancellation?: Cancellation;
   /** Deadline in ms for this request; `0` or `Infinity` disables the transport's own deadline. Default: the config's `timeout`, else 30000. */
   timeout?: number;
   /**
@@ -15,15 +22,6 @@ export interface RequestOptions {
    * above match messages that name it (e.g. `MessageContext.relatedRequestId`) to the caller.
    */
   onRequestId?: (id: RequestId) => void;
-}
-
-/** Where a notification or server-to-client request came from. */
-export interface MessageContext {
-  /**
-   * The transport id of the client request whose response stream carried this message (Streamable
-   * HTTP SSE replies), when known. Lets the router send it to the caller of that request.
-   */
-  relatedRequestId?: RequestId;
 }
 
 /** Why a transport closed. */
@@ -63,11 +61,11 @@ export interface MCPTransport {
   connect(): Promise<void>;
   request<T = JsonObject>(method: string, params?: JsonObject, options?: RequestOptions): Promise<T>;
   /**
-   * Optional: gives up one request as a caller abort would (rejects it with `reason`, sends
+   * Gives up one request as a caller abort would (rejects it with `reason`, sends
    * `notifications/cancelled`), by the id reported through `onRequestId`. Lets a caller cancel without
    * creating an AbortSignal per request. Returns false when no such request is pending.
    */
-  cancel?(id: RequestId, reason: unknown): boolean;
+  cancel(id: RequestId, reason: unknown): boolean;
   notify(method: string, params?: JsonObject): Promise<void>;
   /** Idempotent. Resolves when every resource (process, sockets, streams) is released. */
   close(): Promise<void>;

@@ -1,6 +1,5 @@
-import { McpdError, RequestTimeoutError, WireCode, isObject, toWireError, type JsonObject, type RequestId } from "@mcpd/protocol";
+import { Cancellation, McpdError, RequestTimeoutError, WireCode, isObject, toWireError, type JsonObject, type RequestId } from "@mcpd/protocol";
 import type { ServerHandle } from "../server-handle.js";
-import { Cancellation } from "../cancellation.js";
 import type { Downstream, ProgressRegistry } from "./ports.js";
 
 /**

@@ -1,0 +1,76 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { Cancellation, type RequestId } from "@mcpd/protocol";
+import { createTransport } from "@mcpd/transports";
+import { startHttpFixture, type HttpFixture } from "../../tests/fixtures/http/http-fixture.mjs";
+import { waitFor } from "../../tests/helpers/process.js";
+import { parseConfig } from "../src/config/index.js";
+import { MCPManager } from "../src/manager.js";
+
+const STDIO_FIXTURE = resolve(import.meta.dirname, "../../tests/fixtures/servers/mcp-fixture.mjs");
+const cleanups: Array<() => Promise<unknown> | unknown> = [];
+
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+/** A Cancellation that counts the AbortSignals it had to make. */
+class CountingCancellation extends Cancellation {
+  signalsMade = 0;
+  override get signal(): AbortSignal {
+    this.signalsMade++;
+    return super.signal;
+  }
+}
+
+async function managerWith(servers: Record<string, unknown>): Promise<MCPManager> {
+  const dir = mkdtempSync(join(tmpdir(), "mcpd-cancel-"));
+  const m = new MCPManager({
+    createTransport: (cfg, logger) => createTransport(cfg, { logger }),
+    cacheDir: join(dir, "cache"),
+    childrenFile: join(dir, "children.json"),
+  });
+  cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
+  cleanups.push(() => m.shutdown());
+  await m.discoverAndConnect(parseConfig(JSON.stringify({ mcpServers: servers }), join(dir, "config.json"), process.env));
+  return m;
+}
+
+describe("ServerHandle.request: one cancellation path", () => {
+  it("regression: an HTTP server's relayed request is cancelled by id, with no AbortSignal made (it used to need one)", async () => {
+    const f: HttpFixture = await startHttpFixture({ mode: "sse" });
+    cleanups.push(() => f.close());
+    const m = await managerWith({ h: { type: "http", url: f.url } });
+    const h = m.require("h");
+    expect(h.state).toBe("ready");
+    const c = new CountingCancellation();
+    let upstreamId: RequestId | undefined;
+    const call = h.request("tools/call", { name: "slow", arguments: { ms: 30_000 } }, { waitMs: 10_000, cancellation: c, onRequestId: (id) => (upstreamId = id) });
+    const outcome = call.then(
+      () => "resolved",
+      (err: unknown) => err,
+    );
+    await waitFor(() => f.received("POST", "tools/call").length === 1, { message: "tools/call reached the server" });
+    const reason = new Error("the agent cancelled");
+    c.cancel(reason);
+    expect(await outcome).toBe(reason);
+    await waitFor(() => f.cancelled.length === 1, { message: "notifications/cancelled reached the server" });
+    expect(f.cancelled[0]).toEqual({ requestId: upstreamId, reason: "the agent cancelled" });
+    expect(c.signalsMade).toBe(0);
+  });
+
+  it("a stdio server's relayed request is cancelled by id the same way", async () => {
+    const m = await managerWith({ s: { command: process.execPath, args: [STDIO_FIXTURE] } });
+    const h = m.require("s");
+    const c = new CountingCancellation();
+    let upstreamId: RequestId | undefined;
+    const call = h.request("tools/call", { name: "slow", arguments: { ms: 30_000 } }, { waitMs: 10_000, cancellation: c, onRequestId: (id) => (upstreamId = id) });
+    await waitFor(() => upstreamId !== undefined, { message: "the request was sent" });
+    const reason = new Error("the agent cancelled");
+    c.cancel(reason);
+    await expect(call).rejects.toBe(reason);
+    expect(c.signalsMade).toBe(0);
+  });
+});

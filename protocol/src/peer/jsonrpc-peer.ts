@@ -1,0 +1,367 @@
+import { McpRemoteError, RequestTimeoutError, toWireError } from "../errors.js";
+import { classify } from "../guards.js";
+import { silentLogger, type Logger } from "../logger.js";
+import type { JsonObject, JsonRpcErrorObject, JsonRpcErrorResponse, JsonRpcMessage, JsonRpcRequest, JsonRpcSuccess, RequestId } from "../types.js";
+import { WireCode } from "../wire-codes.js";
+import type { Cancellation } from "./cancellation.js";
+import { MAX_TIMER_MS, PendingRequest, PendingRequests } from "./pending-requests.js";
+
+/** Where a notification or a request from the other side came from. */
+export interface MessageContext {
+  /**
+   * The id of our request whose reply stream carried this message (Streamable HTTP SSE replies), when
+   * known. Lets the layer above send it to the caller of that request.
+   */
+  relatedRequestId?: RequestId;
+}
+
+/**
+ * The wire below a {@link JsonRpcPeer}: a message pipe. It sends messages; the owner hands what arrives
+ * to {@link JsonRpcPeer.receive}.
+ */
+export interface PeerSink {
+  /**
+   * Sends one message. Throws when it cannot be sent now (closed, over a buffer bound, not encodable):
+   * a request then rejects with that error and stays unsent. May return a promise of the send's outcome:
+   * when it rejects, a request still pending rejects with its error.
+   */
+  send(message: JsonRpcMessage): void | Promise<void>;
+  /**
+   * A request was given up locally (deadline, caller abort, cancel by id): stop whatever still works on
+   * it. Returns false when the other side can never have seen it, so no `notifications/cancelled` is sent.
+   */
+  abandon?(id: number, reason: unknown): boolean;
+}
+
+/** Options of one {@link JsonRpcPeer.request}. Every duration is in ms. */
+export interface PeerRequestOptions {
+  /** Caller cancellation: an abort rejects with `abortError(signal)` and sends `notifications/cancelled`. */
+  signal?: AbortSignal;
+  /** Deadline; `0` or above 2^31-1 (`Infinity`) means none. Default: the peer's `defaultTimeoutMs`. */
+  timeout?: number;
+  /** Called synchronously with the request's id before it is sent. */
+  onRequestId?: (id: RequestId) => void;
+  /** Cancellation by id without an AbortSignal (see {@link Cancellation}). */
+  cancellation?: Cancellation;
+  /** Progress notifications for this request. Giving it sends `_meta.progressToken` = the request's id. */
+  onProgress?: (params: JsonObject) => void;
+  /** With `onProgress`: restart the deadline on each progress notification (default true), up to `maxTotalTimeout`. */
+  resetTimeoutOnProgress?: boolean;
+  /** With `onProgress`: ceiling of the request's life, in ms (default none). */
+  maxTotalTimeout?: number;
+}
+
+/** Handles a notification from the other side. It must not throw (a throw is logged and dropped). */
+export type PeerNotificationHandler = (method: string, params: JsonObject | undefined, context: MessageContext) => void;
+/** Answers a request from the other side: resolve with the result, throw for an error answer. */
+export type PeerRequestHandler = (request: JsonRpcRequest, context: MessageContext) => Promise<JsonObject>;
+
+/** Options of a {@link JsonRpcPeer}. */
+export interface JsonRpcPeerOptions {
+  sink: PeerSink;
+  /** Deadline of a request that names none, in ms (`0` or `Infinity`: none). */
+  defaultTimeoutMs: number;
+  /** Refuses a bad `timeout` by throwing. Default: a RangeError unless a number >= 0. */
+  checkTimeout?: (timeoutMs: unknown, method: string) => void;
+  /** The error a request rejects with at its deadline. Default: `RequestTimeoutError` (`Request timeout after <ms>ms`). */
+  timeoutError?: (timeoutMs: number, id: number) => unknown;
+  /** The error a request rejects with when its signal aborts. Default: `signal.reason`, unchanged. */
+  abortError?: (signal: AbortSignal) => unknown;
+  /** A response whose id is not pending (late answers to requests given up). Default: logged at debug. */
+  onUnknownResponse?: (id: RequestId | null) => void;
+  /** An answer to a request from the other side could not be sent. Default: logged at warn. */
+  onAnswerError?: (error: unknown, request: JsonRpcRequest) => void;
+  log?: Logger;
+}
+
+const NO_CONTEXT: MessageContext = Object.freeze({});
+
+/**
+ * One end of a JSON-RPC 2.0 connection, over any message pipe: the request bookkeeping every mcpd
+ * connection shares (stdio, HTTP and WebSocket upstreams, the client SDK's socket).
+ *
+ * - Requests get integer ids from 1, a pending entry, a deadline (one shared timer callback, no closure
+ *   per request), the caller's signal watched with one listener per distinct signal, and optional
+ *   progress routing that restarts the deadline. A request is given up by its deadline, its signal, its
+ *   {@link Cancellation} or {@link cancel} by id: it rejects, the pipe is told ({@link PeerSink.abandon})
+ *   and the other side gets `notifications/cancelled {requestId, reason}` (never for `initialize`).
+ * - {@link receive} routes what arrives: responses to their requests (a JSON-RPC error rejects with
+ *   `McpRemoteError`), progress to its request, other notifications to {@link onNotification}, requests
+ *   to {@link onRequest}, whose result or error is sent back (`-32601` when no handler is set).
+ * - {@link close} rejects every pending request; the peer sends no cancellations or answers after it.
+ */
+export class JsonRpcPeer {
+  /** Notifications from the other side (progress of our own requests excepted). */
+  onNotification: PeerNotificationHandler | undefined;
+  /** Requests from the other side. Without one they are answered `-32601`. */
+  onRequest: PeerRequestHandler | undefined;
+
+  private readonly sink: PeerSink;
+  private readonly log: Logger;
+  private readonly opts: JsonRpcPeerOptions;
+  private readonly pending: PendingRequests;
+  private nextId = 1;
+  private closedValue = false;
+
+  constructor(options: JsonRpcPeerOptions) {
+    this.opts = options;
+    this.sink = options.sink;
+    this.log = options.log ?? silentLogger;
+    this.pending = new PendingRequests(
+      (p) => this.giveUp(p, this.opts.timeoutError ? this.opts.timeoutError(p.timeoutMs, p.id) : new RequestTimeoutError(p.timeoutMs)),
+      (p, signal) => this.giveUp(p, this.opts.abortError ? this.opts.abortError(signal) : signal.reason),
+    );
+  }
+
+  /** Requests waiting for their response. */
+  get pendingCount(): number {
+    return this.pending.size;
+  }
+
+  /** Distinct caller signals currently listened to (one listener each). */
+  get signalsWatched(): number {
+    return this.pending.signalsWatched;
+  }
+
+  /** True after {@link close}. */
+  get closed(): boolean {
+    return this.closedValue;
+  }
+
+  /**
+   * Sends a request and resolves with its result (as received).
+   * Rejects with: the abort error (signal already aborted or aborting later; nothing is sent when it is
+   * aborted first), the cancellation's reason, the `checkTimeout` error, whatever the sink threw, the
+   * timeout error, `McpRemoteError` for an error answer, or the error given to {@link close}.
+   */
+  request<T = JsonObject>(method: string, params?: JsonObject, options?: PeerRequestOptions): Promise<T> {
+    const signal = options?.signal;
+    if (signal?.aborted) return Promise.reject(this.opts.abortError ? this.opts.abortError(signal) : signal.reason);
+    const cancellation = options?.cancellation;
+    if (cancellation?.cancelled) return Promise.reject(cancellation.reason);
+    let timeoutMs = options?.timeout ?? this.opts.defaultTimeoutMs;
+    try {
+      if (this.opts.checkTimeout) this.opts.checkTimeout(timeoutMs, method);
+      else checkTimeout(timeoutMs, method);
+    } catch (err) {
+      return Promise.reject(err);
+    }
+    if (timeoutMs > MAX_TIMER_MS) timeoutMs = 0;
+    const id = this.nextId++;
+    options?.onRequestId?.(id);
+    const onProgress = options?.onProgress;
+    if (onProgress !== undefined) {
+      // A copy: the caller's params must not learn our token (they may be reused for another call).
+      params = { ...params, _meta: { ...(params?._meta as JsonObject | undefined), progressToken: id } };
+    }
+    const message: JsonRpcRequest = params === undefined ? { jsonrpc: "2.0", id, method } : { jsonrpc: "2.0", id, method, params };
+    return new Promise<T>((resolve, reject) => {
+      const p = new PendingRequest(id, method, timeoutMs, resolve as (value: unknown) => void, reject);
+      if (onProgress !== undefined) {
+        p.progress = {
+          onProgress,
+          reset: options?.resetTimeoutOnProgress ?? true,
+          startedAt: Date.now(),
+          maxTotalMs: options?.maxTotalTimeout ?? Number.POSITIVE_INFINITY,
+        };
+      }
+      // Pending before it is sent: a pipe may deliver the answer before send() returns.
+      this.pending.add(p, signal, cancellation, this);
+      let sent: void | Promise<void>;
+      try {
+        sent = this.sink.send(message);
+      } catch (err) {
+        this.failPending(p, err);
+        return;
+      }
+      if (sent !== undefined) sent.then(undefined, (err: unknown) => this.failPending(p, err));
+    });
+  }
+
+  /** Sends a notification; returns what the sink returned. @throws whatever the sink throws. */
+  notify(method: string, params?: JsonObject): void | Promise<void> {
+    return this.sink.send(params === undefined ? { jsonrpc: "2.0", method } : { jsonrpc: "2.0", method, params });
+  }
+
+  /**
+   * Gives up pending request `id` as an abort would: it rejects with `reason`, the sink is told, and the
+   * other side gets `notifications/cancelled`. False when no such request is pending.
+   */
+  cancel(id: RequestId, reason: unknown): boolean {
+    const p = this.pending.get(id);
+    if (p === undefined) return false;
+    this.giveUp(p, reason);
+    return true;
+  }
+
+  /**
+   * Routes one message from the other side (see the class comment). Returns false, doing nothing, when
+   * the value is not a JSON-RPC 2.0 message: the pipe reports that in its own words.
+   */
+  receive(value: unknown, context: MessageContext = NO_CONTEXT): boolean {
+    switch (classify(value)) {
+      case "success": {
+        const msg = value as JsonRpcSuccess;
+        if (!this.resolve(msg.id, msg.result)) this.unknownResponse(msg.id);
+        return true;
+      }
+      case "error": {
+        const msg = value as JsonRpcErrorResponse;
+        const p = this.pending.get(msg.id);
+        if (p === undefined || !this.pending.remove(p)) this.unknownResponse(msg.id);
+        else p.reject(new McpRemoteError(msg.error));
+        return true;
+      }
+      case "notification": {
+        const msg = value as { method: string; params?: JsonObject };
+        if (msg.method === "notifications/progress" && this.progress(msg.params)) return true;
+        const handler = this.onNotification;
+        if (handler === undefined) return true;
+        try {
+          handler(msg.method, msg.params, context);
+        } catch (err) {
+          this.log.warn({ err: errorText(err), method: msg.method }, "onNotification threw");
+        }
+        return true;
+      }
+      case "request":
+        this.serve(value as JsonRpcRequest, context);
+        return true;
+      default:
+        return false;
+    }
+  }
+
+  /** Settles pending request `id` with `result`. False when it is not pending. */
+  resolve(id: unknown, result: unknown): boolean {
+    const p = this.pending.get(id);
+    if (p === undefined || !this.pending.remove(p)) return false;
+    p.resolve(result);
+    return true;
+  }
+
+  /** Rejects pending request `id` with `error`, sending nothing to the other side. False when it is not pending. */
+  fail(id: unknown, error: unknown): boolean {
+    const p = this.pending.get(id);
+    if (p === undefined) return false;
+    return this.failPending(p, error);
+  }
+
+  /** The method of pending request `id`, or undefined when it is not pending. */
+  methodOf(id: unknown): string | undefined {
+    return this.pending.get(id)?.method;
+  }
+
+  /**
+   * Routes the params of a `notifications/progress` to the request whose id is its token, when that
+   * request asked for progress: restarts its deadline (or gives it up with `RequestTimeoutError` of the
+   * maximum total once that has passed) and calls its `onProgress`. False when the token is not ours.
+   */
+  progress(params: JsonObject | undefined): boolean {
+    const p = this.pending.get(params?.progressToken);
+    const watch = p?.progress;
+    if (p === undefined || watch === undefined) return false;
+    if (watch.reset && p.timer !== undefined) {
+      if (Date.now() - watch.startedAt >= watch.maxTotalMs) {
+        this.giveUp(p, new RequestTimeoutError(watch.maxTotalMs));
+        return true;
+      }
+      this.pending.restartClock(p);
+    }
+    watch.onProgress(params as JsonObject);
+    return true;
+  }
+
+  /** Rejects every pending request with a fresh `makeError()` each; from now on nothing more is sent. */
+  close(makeError: () => unknown): void {
+    this.closedValue = true;
+    for (const p of this.pending.takeAll()) p.reject(makeError());
+  }
+
+  // ---- internals -------------------------------------------------------------------------------
+
+  private failPending(p: PendingRequest, error: unknown): boolean {
+    if (!this.pending.remove(p)) return false;
+    p.reject(error);
+    return true;
+  }
+
+  private giveUp(p: PendingRequest, reason: unknown): void {
+    if (!this.pending.remove(p)) return;
+    p.reject(reason);
+    const seen = this.sink.abandon ? this.sink.abandon(p.id, reason) : true;
+    // MCP: the receiver should stop the work and not answer; `initialize` is never cancelled.
+    if (!seen || p.method === "initialize" || this.closedValue) return;
+    this.sendQuietly({ jsonrpc: "2.0", method: "notifications/cancelled", params: { requestId: p.id, reason: reasonText(reason) } }, "notifications/cancelled");
+  }
+
+  private unknownResponse(id: RequestId | null): void {
+    if (this.opts.onUnknownResponse) this.opts.onUnknownResponse(id);
+    else this.log.debug({ id }, "dropped a response with an unknown id");
+  }
+
+  /** A request from the other side: hand it to onRequest and send back its answer. */
+  private serve(request: JsonRpcRequest, context: MessageContext): void {
+    const handler = this.onRequest;
+    if (handler === undefined) {
+      this.answer(request, undefined, { code: WireCode.MethodNotFound, message: `Method not found: ${request.method}` });
+      return;
+    }
+    let result: Promise<JsonObject>;
+    try {
+      result = Promise.resolve(handler(request, context));
+    } catch (err) {
+      result = Promise.reject(err);
+    }
+    result.then(
+      (value) => this.answer(request, value ?? {}),
+      (err: unknown) => this.answer(request, undefined, toWireError(err)),
+    );
+  }
+
+  private answer(request: JsonRpcRequest, result: JsonObject | undefined, error?: JsonRpcErrorObject): void {
+    if (this.closedValue) {
+      this.log.debug({ id: request.id, method: request.method }, "closed before a request from the other side could be answered");
+      return;
+    }
+    const reply: JsonRpcMessage = error === undefined ? { jsonrpc: "2.0", id: request.id, result: result as JsonObject } : { jsonrpc: "2.0", id: request.id, error };
+    const failed = (err: unknown): void => {
+      if (this.opts.onAnswerError) this.opts.onAnswerError(err, request);
+      else this.log.warn({ id: request.id, method: request.method, err: errorText(err) }, "could not answer a request");
+    };
+    try {
+      const sent = this.sink.send(reply);
+      if (sent !== undefined) sent.then(undefined, failed);
+    } catch (err) {
+      failed(err);
+    }
+  }
+
+  private sendQuietly(message: JsonRpcMessage, what: string): void {
+    const failed = (err: unknown): void => this.log.debug({ err: errorText(err) }, `could not send ${what}`);
+    try {
+      const sent = this.sink.send(message);
+      if (sent !== undefined) sent.then(undefined, failed);
+    } catch (err) {
+      failed(err);
+    }
+  }
+}
+
+/** The default `checkTimeout`: a number of ms >= 0. */
+function checkTimeout(timeoutMs: unknown, method: string): void {
+  if (typeof timeoutMs !== "number" || !(timeoutMs >= 0)) {
+    throw new RangeError(`request "${method}": timeout must be a number of ms >= 0 (got ${String(timeoutMs)})`);
+  }
+}
+
+/** The `reason` text of `notifications/cancelled` for a give-up reason. */
+function reasonText(reason: unknown): string {
+  if (reason instanceof Error && reason.message) return reason.message;
+  if (typeof reason === "string" && reason) return reason;
+  return "Request cancelled";
+}
+
+function errorText(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}

@@ -1,0 +1,116 @@
+import type { JsonObject } from "../types.js";
+import type { CancelById, Cancellation } from "./cancellation.js";
+import { SignalFanout } from "./signal-fanout.js";
+
+/** setTimeout's largest delay; longer deadlines are treated as none (a runtime would fire them at once). */
+export const MAX_TIMER_MS = 2_147_483_647;
+
+type Timer = ReturnType<typeof setTimeout>;
+
+/** How one request treats progress notifications naming it (its id is the progress token). */
+export interface ProgressWatch {
+  onProgress: (params: JsonObject) => void;
+  /** Restart the deadline on each progress notification. */
+  reset: boolean;
+  /** Date.now() when the request was sent, in ms. */
+  startedAt: number;
+  /** Ceiling of the request's life while progress keeps restarting its deadline, in ms. */
+  maxTotalMs: number;
+}
+
+/** One request waiting for its response. */
+export class PendingRequest {
+  timer: Timer | undefined = undefined;
+  signal: AbortSignal | undefined = undefined;
+  cancellation: Cancellation | undefined = undefined;
+  progress: ProgressWatch | undefined = undefined;
+  constructor(
+    readonly id: number,
+    readonly method: string,
+    /** The deadline in ms; 0 for none. */
+    readonly timeoutMs: number,
+    readonly resolve: (value: unknown) => void,
+    readonly reject: (reason: unknown) => void,
+  ) {}
+}
+
+/**
+ * The requests one peer is waiting on, by id, each with its deadline, its caller's signal (one listener
+ * per distinct signal, see {@link SignalFanout}) and its {@link Cancellation}. Timers share one callback
+ * and take the entry as argument, so arming a deadline makes no closure.
+ */
+export class PendingRequests {
+  private readonly entries = new Map<number, PendingRequest>();
+  private readonly fanout: SignalFanout<PendingRequest>;
+
+  /**
+   * @param onTimeout the deadline of a still-pending entry passed.
+   * @param onAbort the signal of a still-pending entry aborted.
+   */
+  constructor(
+    private readonly onTimeout: (p: PendingRequest) => void,
+    onAbort: (p: PendingRequest, signal: AbortSignal) => void,
+  ) {
+    this.fanout = new SignalFanout(onAbort);
+  }
+
+  get size(): number {
+    return this.entries.size;
+  }
+
+  /** Distinct caller signals listened to. */
+  get signalsWatched(): number {
+    return this.fanout.size;
+  }
+
+  get(id: unknown): PendingRequest | undefined {
+    return typeof id === "number" ? this.entries.get(id) : undefined;
+  }
+
+  /** Registers `p`, arms its deadline and watches its signal; `cancellation` learns where to cancel it. */
+  add(p: PendingRequest, signal: AbortSignal | undefined, cancellation: Cancellation | undefined, target: CancelById): void {
+    this.entries.set(p.id, p);
+    if (p.timeoutMs > 0) p.timer = setTimeout(this.expire, p.timeoutMs, p);
+    if (signal !== undefined) {
+      p.signal = signal;
+      this.fanout.add(signal, p);
+    }
+    if (cancellation !== undefined) {
+      p.cancellation = cancellation;
+      cancellation.attach(target, p.id);
+    }
+  }
+
+  /** Removes `p` if it is still pending, stopping its clock and its watches. False when it had settled. */
+  remove(p: PendingRequest): boolean {
+    if (this.entries.get(p.id) !== p) return false;
+    this.entries.delete(p.id);
+    this.detach(p);
+    return true;
+  }
+
+  /** Removes every entry and returns them. */
+  takeAll(): PendingRequest[] {
+    const all = Array.from(this.entries.values());
+    this.entries.clear();
+    for (const p of all) this.detach(p);
+    return all;
+  }
+
+  /** Starts `p`'s deadline again from now, for its full length. */
+  restartClock(p: PendingRequest): void {
+    if (p.timer === undefined) return;
+    clearTimeout(p.timer);
+    p.timer = setTimeout(this.expire, p.timeoutMs, p);
+  }
+
+  private detach(p: PendingRequest): void {
+    if (p.timer !== undefined) clearTimeout(p.timer);
+    if (p.signal !== undefined) this.fanout.remove(p.signal, p);
+    p.cancellation?.detach();
+  }
+
+  private readonly expire = (p: PendingRequest): void => {
+    if (this.entries.get(p.id) === p) this.onTimeout(p);
+  };
+}

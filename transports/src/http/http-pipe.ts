@@ -1,0 +1,391 @@
+import type { Agent, Dispatcher } from "undici";
+import {
+  ProtocolError,
+  TransportClosedError,
+  classify,
+  type JsonRpcMessage,
+  type JsonRpcRequest,
+  type JsonRpcResponse,
+  type Logger,
+  type MessageContext,
+  type RequestId,
+  type TimeoutKind,
+} from "@mcpd/protocol";
+import { TRANSPORT_DEFAULTS } from "../defaults.js";
+import type { MessagePipe, PipeEvents } from "../message-pipe.js";
+import type { TransportInfo } from "../transport.js";
+import type { ResolvedHttpConfig } from "./http-config.js";
+import { HttpExchange } from "./http-exchange.js";
+import { HttpReplyReader, type ReplyOutcome } from "./http-reply.js";
+import { HttpSession } from "./http-session.js";
+import { createHttpAgent, discardBody, encodeJson, errorText, httpErrorFrom, preview, waitOrAbort } from "./http-wire.js";
+import { LegacySseConnection } from "./legacy-sse.js";
+import { SseListener } from "./sse-listener.js";
+
+/** The wire mode an {@link HttpTransport} speaks. */
+export type HttpTransportMode = "streamable-http" | "legacy-sse";
+
+type State = "idle" | "open" | "closed";
+
+/** Statuses with which a server that only speaks legacy HTTP+SSE refuses a POST of `initialize`. */
+const LEGACY_FALLBACK_STATUSES = new Set([400, 404, 405]);
+
+/**
+ * The wire of {@link HttpTransport} (see there for the protocol): each message is an HTTP exchange
+ * ({@link HttpExchange}) on one keep-alive undici Agent. A request's exchange POSTs it and reads its
+ * reply (JSON or SSE, resumed with Last-Event-ID), heals an expired session once, and falls back to legacy
+ * HTTP+SSE when `initialize` is refused; every message of the reply is delivered with
+ * `relatedRequestId`, the response included, whose arrival ends the exchange's wait. Ids, deadlines and
+ * cancellation are the peer's: it abandons an exchange by id ({@link abandon}), and the exchange's phase
+ * words its timeout ({@link phaseOf}).
+ */
+export class HttpPipe implements MessagePipe {
+  private readonly agent: Agent;
+  private readonly session = new HttpSession();
+  private readonly replies: HttpReplyReader;
+  /** Request exchanges by id: where a response is awaited, what the peer abandons. */
+  private readonly exchanges = new Map<RequestId, HttpExchange>();
+  /** Every exchange still running (requests, one-way sends, draining replies), aborted by close(). */
+  private readonly inflight = new Set<HttpExchange>();
+  private state: State = "idle";
+  private modeValue: HttpTransportMode;
+  /** A Streamable HTTP POST succeeded: never fall back to legacy after that. */
+  private streamableConfirmed = false;
+  private legacy: LegacySseConnection | undefined;
+  private listener: SseListener | undefined;
+  private closeReason: string | undefined;
+  private closePromise: Promise<void> | undefined;
+
+  constructor(
+    private readonly cfg: ResolvedHttpConfig,
+    private readonly events: PipeEvents,
+    private readonly log: Logger,
+  ) {
+    this.agent = createHttpAgent(cfg.connections);
+    this.modeValue = cfg.type === "sse" ? "legacy-sse" : "streamable-http";
+    this.replies = new HttpReplyReader({
+      url: cfg.url,
+      safeUrl: cfg.safeUrl,
+      agent: this.agent,
+      maxBodyBytes: cfg.maxBodyBytes,
+      sseResumeAttempts: cfg.sseResumeAttempts,
+      sseResumeDelayMs: cfg.sseResumeDelayMs,
+      log,
+      resumeHeaders: () => ({ ...cfg.headers, ...this.session.headers(undefined) }),
+      dispatch: (value, context) => this.dispatchAll(value, context),
+      onSkippedEvent: (type) => {
+        this.log.debug({ url: cfg.safeUrl, event: type }, "ignored SSE event of unknown type");
+        this.events.dropped();
+      },
+      onLateError: (error) => this.events.report(error),
+      release: (exchange) => this.untrack(exchange),
+    });
+  }
+
+  get open(): boolean {
+    return this.state === "open";
+  }
+
+  get mode(): HttpTransportMode {
+    return this.modeValue;
+  }
+
+  get listenerState(): "idle" | "running" | "disabled" | "stopped" {
+    return this.listener?.state ?? "idle";
+  }
+
+  info(droppedMessages: number): TransportInfo {
+    const info: TransportInfo = { type: this.cfg.type, mode: this.modeValue, droppedMessages };
+    const sessionId = this.modeValue === "legacy-sse" ? this.legacy?.sessionId : this.session.id;
+    if (sessionId !== undefined) info.sessionId = sessionId;
+    return info;
+  }
+
+  closedError(): TransportClosedError {
+    if (this.state === "idle") return new TransportClosedError("not connected");
+    return new TransportClosedError(this.closeReason ?? "closed");
+  }
+
+  /** Which timeout wording request `id` takes now: `sse` once its reply stream is being read. */
+  phaseOf(id: number): TimeoutKind {
+    return this.exchanges.get(id)?.phase ?? "request";
+  }
+
+  async connect(): Promise<void> {
+    if (this.state === "closed") throw this.closedError();
+    if (this.state === "open") return;
+    if (this.modeValue === "legacy-sse") {
+      const exchange = this.track(new HttpExchange(undefined, undefined, "request", this.ownDeadlineMs()));
+      try {
+        await this.openLegacy(exchange);
+      } finally {
+        // Its timer would otherwise keep the process alive for the whole timeout after a refused connect.
+        exchange.dispose();
+        this.untrack(exchange);
+      }
+    }
+    // close() may have run while the legacy stream was opening.
+    if ((this.state as State) === "closed") throw this.closedError();
+    this.state = "open";
+  }
+
+  /**
+   * A request starts its exchange (the returned promise rejects with HttpError, NoResponseError,
+   * ParseError, MessageTooLargeError or a network error when it fails); a notification or an answer is
+   * POSTed one way (rejects with HttpError, `Notify timeout`, TransportClosedError).
+   */
+  send(message: JsonRpcMessage): Promise<void> {
+    if (this.state !== "open") throw this.closedError();
+    if ("method" in message) {
+      if ("id" in message) return this.requestExchange(message);
+      return this.sendOneWay(encodeJson(message), message.method, "notify");
+    }
+    return this.sendOneWay(encodeJson(message), undefined, "request");
+  }
+
+  /** The peer gave request `id` up: abort its exchange. True when its POST had started. */
+  abandon(id: number, reason: unknown): boolean {
+    const exchange = this.exchanges.get(id);
+    if (exchange === undefined) return false;
+    exchange.abort(reason);
+    return exchange.sent;
+  }
+
+  startListener(): void {
+    if (this.state === "closed" || this.modeValue === "legacy-sse" || this.listener) return;
+    this.listener = new SseListener({
+      url: this.cfg.url,
+      agent: this.agent,
+      headers: () => ({ ...this.cfg.headers, ...this.session.headers(undefined) }),
+      maxEventBytes: this.cfg.maxBodyBytes,
+      initialDelayMs: this.cfg.listenerInitialDelayMs,
+      maxDelayMs: this.cfg.listenerMaxDelayMs,
+      log: this.log,
+      onMessage: (value) => this.dispatchAll(value, {}),
+      onError: (error) => this.events.report(error),
+    });
+    this.listener.start();
+  }
+
+  close(): Promise<void> {
+    this.closePromise ??= this.shutdown();
+    return this.closePromise;
+  }
+
+  // --- lifecycle ---
+
+  private async shutdown(): Promise<void> {
+    const wasOpen = this.state === "open";
+    this.state = "closed";
+    this.closeReason ??= "closed by client";
+    this.abortEverything("closed by client");
+    if (wasOpen && this.modeValue === "streamable-http" && this.session.id !== undefined) {
+      // The server may already be gone; the session dies with it either way.
+      const outcome = await this.session.delete(this.agent, this.cfg.url, this.cfg.headers, this.cfg.deleteTimeoutMs);
+      this.log.debug({ url: this.cfg.safeUrl, ...outcome }, "error" in outcome ? "session DELETE failed" : "session DELETE answered");
+    }
+    await this.agent.destroy().catch(() => {});
+    if (wasOpen) this.events.closed({ reason: "closed by client", expected: true });
+  }
+
+  /** The server ended the session (legacy stream closed): fail everything and tell the owner once. */
+  private fail(reason: string, cause?: unknown): void {
+    if (this.state !== "open") return;
+    this.state = "closed";
+    this.closeReason = reason;
+    this.log.warn({ url: this.cfg.safeUrl, reason }, "HTTP transport closed by the server");
+    this.abortEverything(reason, cause);
+    this.closePromise ??= this.agent.destroy().catch(() => {});
+    this.events.closed({ reason, expected: false });
+  }
+
+  private abortEverything(reason: string, cause?: unknown): void {
+    this.events.down(() => new TransportClosedError(reason, { cause }));
+    for (const exchange of [...this.inflight]) exchange.abort(new TransportClosedError(reason, { cause }));
+    this.inflight.clear();
+    this.listener?.stop();
+    this.legacy?.close();
+  }
+
+  private async openLegacy(exchange: HttpExchange): Promise<void> {
+    const legacy = new LegacySseConnection({
+      url: this.cfg.url,
+      agent: this.agent,
+      headers: () => ({ ...this.cfg.headers }),
+      maxEventBytes: this.cfg.maxBodyBytes,
+      log: this.log,
+      onMessage: (value) => this.dispatchAll(value, {}),
+      onParseError: (error) => this.drop(error),
+      onEnd: (reason, cause) => this.fail(reason, cause),
+    });
+    this.legacy = legacy;
+    try {
+      await legacy.open(exchange.signal);
+    } catch (err) {
+      if (this.legacy === legacy) this.legacy = undefined;
+      throw err;
+    }
+  }
+
+  // --- exchanges ---
+
+  /** One request: its POST and its reply, until the response was delivered (the rest may drain later). */
+  private async requestExchange(message: JsonRpcRequest): Promise<void> {
+    const exchange = this.track(new HttpExchange(message.id, message.method, "request"));
+    this.exchanges.set(message.id, exchange);
+    if (message.method === "initialize") this.session.initializeParams = message.params;
+    let draining = false;
+    try {
+      const body = encodeJson(message);
+      const outcome =
+        this.modeValue === "legacy-sse" ? await this.legacyExchange(body, exchange) : await this.streamableExchange(message, body, exchange);
+      draining = outcome.draining === true;
+    } finally {
+      exchange.dispose();
+      if (!draining) this.untrack(exchange);
+      if (this.exchanges.get(message.id) === exchange) this.exchanges.delete(message.id);
+    }
+  }
+
+  /** POST + reply for Streamable HTTP, with session healing and the legacy fallback. */
+  private async streamableExchange(message: JsonRpcRequest, body: string, exchange: HttpExchange): Promise<ReplyOutcome> {
+    let healed = false;
+    for (;;) {
+      if (message.method !== "initialize") await this.sessionReady(exchange);
+      const sessionId = this.session.id;
+      // Once the POST starts, the server may be working on it: a give-up from here on is worth a cancel.
+      exchange.sent = true;
+      const res = await this.post(this.cfg.url, body, message.method, exchange.signal);
+      const status = res.statusCode;
+      if (status >= 200 && status <= 299) {
+        this.streamableConfirmed = true;
+        return this.replies.read(res, exchange);
+      }
+      const error = await httpErrorFrom(status, res.headers, res.body);
+      if (status === 404 && sessionId !== undefined && message.method !== "initialize" && !healed) {
+        healed = true;
+        this.log.info({ url: this.cfg.safeUrl, method: message.method }, "session expired (404); re-initializing");
+        // The re-initialization is shared, so it runs on its own deadline; this request still keeps its own.
+        await waitOrAbort(this.session.heal(sessionId, () => this.reinitialize(error)), exchange.signal);
+        continue;
+      }
+      if (message.method === "initialize" && this.cfg.type === "http" && !this.streamableConfirmed && LEGACY_FALLBACK_STATUSES.has(status)) {
+        if (await this.tryLegacyFallback(exchange, error)) return this.legacyExchange(body, exchange);
+      }
+      throw error;
+    }
+  }
+
+  /** While a new session is being opened, messages wait for it rather than go out without a session id. */
+  private async sessionReady(exchange: HttpExchange): Promise<void> {
+    const healing = this.session.healing;
+    if (healing && this.modeValue === "streamable-http") await waitOrAbort(healing.catch(() => {}), exchange.signal);
+  }
+
+  /**
+   * Re-runs `initialize` with the remembered params on a fresh session (a request of its own through the
+   * peer: its own id and deadline), then `notifications/initialized`.
+   */
+  private async reinitialize(cause: Error): Promise<void> {
+    const params = this.session.initializeParams;
+    if (params === undefined) throw cause;
+    await this.events.request("initialize", params);
+    this.log.info({ url: this.cfg.safeUrl, sessionId: this.session.id }, "new session after expiry");
+    await this.sendOneWay(encodeJson({ jsonrpc: "2.0", method: "notifications/initialized" }), "notifications/initialized", "notify", false);
+  }
+
+  private async tryLegacyFallback(exchange: HttpExchange, cause: Error): Promise<boolean> {
+    try {
+      await this.openLegacy(exchange);
+    } catch (err) {
+      if (exchange.aborted) throw exchange.reason;
+      this.log.debug({ url: this.cfg.safeUrl, err: errorText(err) }, "no legacy HTTP+SSE endpoint either");
+      return false;
+    }
+    this.modeValue = "legacy-sse";
+    this.log.info({ url: this.cfg.safeUrl, status: (cause as { status?: number }).status }, "falling back to legacy HTTP+SSE");
+    return true;
+  }
+
+  /** POST to the legacy endpoint; the response arrives on the GET stream. */
+  private async legacyExchange(body: string, exchange: HttpExchange): Promise<ReplyOutcome> {
+    const legacy = this.legacy;
+    if (!legacy) throw this.closedError();
+    exchange.sent = true;
+    const res = await this.post(legacy.endpoint, body, undefined, exchange.signal);
+    if (res.statusCode < 200 || res.statusCode > 299) throw await httpErrorFrom(res.statusCode, res.headers, res.body);
+    discardBody(res.body);
+    exchange.phase = "sse";
+    return { response: await waitOrAbort(exchange.responded as Promise<JsonRpcResponse>, exchange.signal) };
+  }
+
+  /** A notification or an answer to a server request: POSTed, any 2xx accepted, no reply read. */
+  private async sendOneWay(body: string, method: string | undefined, kind: "notify" | "request", waitForSession = true): Promise<void> {
+    const exchange = this.track(new HttpExchange(undefined, method, kind, this.ownDeadlineMs()));
+    try {
+      if (waitForSession) await this.sessionReady(exchange);
+      const target = this.modeValue === "legacy-sse" ? this.legacy?.endpoint : this.cfg.url;
+      if (!target) throw this.closedError();
+      const res = await this.post(target, body, method, exchange.signal);
+      if (res.statusCode < 200 || res.statusCode > 299) throw await httpErrorFrom(res.statusCode, res.headers, res.body);
+      discardBody(res.body);
+    } catch (err) {
+      throw exchange.aborted ? exchange.reason : err;
+    } finally {
+      exchange.dispose();
+      this.untrack(exchange);
+    }
+  }
+
+  /** One POST with the protocol headers (see {@link HttpSession.post}). */
+  private post(url: URL, body: string, method: string | undefined, signal: AbortSignal): Promise<Dispatcher.ResponseData> {
+    return this.session.post(this.agent, url, this.cfg.headers, body, method, signal, this.modeValue === "legacy-sse");
+  }
+
+  // --- incoming messages ---
+
+  private dispatchAll(value: unknown, context: MessageContext): void {
+    // JSON-RPC batches (MCP 2025-03-26) carry several messages in one body or event.
+    if (Array.isArray(value)) for (const item of value) this.dispatch(item, context);
+    else this.dispatch(value, context);
+  }
+
+  private dispatch(value: unknown, context: MessageContext): void {
+    const kind = classify(value);
+    if (kind === "success" || kind === "error") this.noteResponse(value as JsonRpcResponse);
+    if (!this.events.deliver(value, context)) {
+      this.drop(new ProtocolError(`Not a JSON-RPC 2.0 message from ${this.cfg.safeUrl}: ${preview(JSON.stringify(value) ?? "")}`));
+    }
+  }
+
+  /** A response ends its exchange's wait (on whichever stream it came); `initialize`'s result sets the protocol version. */
+  private noteResponse(response: JsonRpcResponse): void {
+    if (response.id === null) return;
+    const exchange = this.exchanges.get(response.id);
+    if (exchange === undefined || !exchange.settle(response)) return;
+    if (exchange.method === "initialize" && "result" in response) this.session.noteInitializeResult(response.result);
+  }
+
+  private drop(error: Error): void {
+    this.log.warn({ url: this.cfg.safeUrl, err: error.message }, "dropped HTTP message");
+    this.events.dropped(error);
+  }
+
+  // --- helpers ---
+
+  private track(exchange: HttpExchange): HttpExchange {
+    if (this.state === "closed") exchange.abort(this.closedError());
+    else this.inflight.add(exchange);
+    return exchange;
+  }
+
+  private untrack(exchange: HttpExchange): void {
+    this.inflight.delete(exchange);
+  }
+
+  /** The own deadline of one-way exchanges and the legacy connect, in ms, or undefined for none. */
+  private ownDeadlineMs(): number | undefined {
+    const ms = this.cfg.timeoutMs ?? TRANSPORT_DEFAULTS.requestTimeoutMs;
+    return ms === 0 || !Number.isFinite(ms) ? undefined : ms;
+  }
+}

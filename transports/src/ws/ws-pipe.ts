@@ -1,0 +1,343 @@
+import type { ClientRequest, IncomingMessage } from "node:http";
+import { WebSocket, type RawData } from "ws";
+import {
+  HttpError,
+  PROTOCOL_DEFAULTS,
+  ParseError,
+  ProtocolError,
+  QueueFullError,
+  TransportClosedError,
+  type JsonRpcMessage,
+  type Logger,
+  type MessageContext,
+} from "@mcpd/protocol";
+import { TRANSPORT_DEFAULTS } from "../defaults.js";
+import type { MessagePipe, PipeEvents } from "../message-pipe.js";
+import type { TransportInfo } from "../transport.js";
+import type { ResolvedWsConfig } from "./ws-config.js";
+
+/** The WebSocket subprotocol offered on every connection. A server that does not select it is refused. */
+export const MCP_WS_SUBPROTOCOL = "mcp";
+
+type State = "idle" | "connecting" | "open" | "closed";
+
+/** setTimeout overflows above this and fires at once; longer deadlines are treated as none. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
+const NO_CONTEXT: MessageContext = Object.freeze({});
+
+/**
+ * The wire of {@link WebSocketTransport} (see there for the behaviour): one socket (package `ws`,
+ * subprotocol `mcp`), one JSON-RPC message per frame out, text or binary UTF-8 frames and batches in.
+ * It opens the socket and turns a refused upgrade into `HttpError`, delivers parsed frames, bounds what
+ * waits in the socket, and on close or a broken socket fails everything pending at once.
+ */
+export class WsPipe implements MessagePipe {
+  private state: State = "idle";
+  private ws: WebSocket | undefined;
+  /** Rejecters of notifications whose frame is not flushed yet, so a close never leaves one hanging. */
+  private readonly flushing = new Set<(error: Error) => void>();
+  private closeReason: string | undefined;
+  private connectPromise: Promise<void> | undefined;
+  private settleConnect: ((error?: Error) => void) | undefined;
+  private closePromise: Promise<void> | undefined;
+  private socketClosed: Promise<void> = Promise.resolve();
+  private markSocketClosed: () => void = () => {};
+
+  constructor(
+    private readonly cfg: ResolvedWsConfig,
+    private readonly events: PipeEvents,
+    private readonly log: Logger,
+  ) {}
+
+  get open(): boolean {
+    return this.state === "open";
+  }
+
+  info(droppedMessages: number): TransportInfo {
+    return { type: "ws", mode: "websocket", droppedMessages };
+  }
+
+  closedError(): TransportClosedError {
+    if (this.state === "idle" || this.state === "connecting") return new TransportClosedError("not connected");
+    return new TransportClosedError(this.closeReason ?? "closed");
+  }
+
+  connect(): Promise<void> {
+    if (this.state === "open") return Promise.resolve();
+    if (this.state === "connecting" && this.connectPromise) return this.connectPromise;
+    if (this.state === "closed") return Promise.reject(new TransportClosedError(this.closeReason ?? "closed"));
+    this.state = "connecting";
+    this.socketClosed = new Promise((resolve) => (this.markSocketClosed = resolve));
+    this.connectPromise = new Promise<void>((resolve, reject) => {
+      this.settleConnect = (error) => {
+        this.settleConnect = undefined;
+        if (error) reject(error);
+        else resolve();
+      };
+    });
+    const configured = this.cfg.timeoutMs ?? TRANSPORT_DEFAULTS.requestTimeoutMs;
+    const handshakeMs = configured === 0 || configured > MAX_TIMER_MS ? TRANSPORT_DEFAULTS.requestTimeoutMs : configured;
+    let ws: WebSocket;
+    try {
+      ws = new WebSocket(this.cfg.url, [MCP_WS_SUBPROTOCOL], {
+        headers: this.cfg.headers,
+        maxPayload: this.cfg.maxPayloadBytes,
+        handshakeTimeout: handshakeMs,
+        followRedirects: false,
+      });
+    } catch (err) {
+      this.state = "closed";
+      this.closeReason = `cannot connect to ${this.cfg.safeUrl}: ${errorText(err)}`;
+      this.markSocketClosed();
+      this.settleConnect?.(new TransportClosedError(this.closeReason, { cause: err }));
+      return this.connectPromise;
+    }
+    this.ws = ws;
+    ws.on("open", () => this.handleOpen());
+    ws.on("unexpected-response", (req, res) => this.handleUnexpectedResponse(req, res));
+    ws.on("message", (data, isBinary) => this.handleFrame(data, isBinary));
+    ws.on("error", (err) => this.handleSocketError(err));
+    ws.on("close", (code, reason) => this.handleSocketClose(code, reason.toString("utf8")));
+    return this.connectPromise;
+  }
+
+  /**
+   * Sends one frame. A request's or notification's promise settles when ws flushed the frame (rejecting
+   * with TransportClosedError when it could not, or when the socket closes first); answers are sent
+   * without waiting. @throws TransportClosedError, QueueFullError (too much waiting in the socket),
+   * ProtocolError (not encodable).
+   */
+  send(message: JsonRpcMessage): void | Promise<void> {
+    const ws = this.ws;
+    if (this.state !== "open" || !ws) throw this.closedError();
+    if (!("method" in message)) {
+      ws.send(encode(message, `the answer to ${String(message.id)}`), (err) => {
+        if (err) this.log.debug({ err: err.message, id: message.id }, "failed to answer server request");
+      });
+      return;
+    }
+    const method = message.method;
+    const frame = encode(message, method);
+    this.checkBackpressure(method);
+    if ("id" in message) {
+      return new Promise<void>((resolve, reject) => {
+        ws.send(frame, (err) => (err ? reject(new TransportClosedError(`failed to send ${method}: ${err.message}`, { cause: err })) : resolve()));
+      });
+    }
+    return new Promise<void>((resolve, reject) => {
+      const fail = (error: Error): void => {
+        this.flushing.delete(fail);
+        reject(error);
+      };
+      this.flushing.add(fail);
+      ws.send(frame, (err) => {
+        if (!this.flushing.delete(fail)) return;
+        if (err) reject(new TransportClosedError(`failed to send ${method}: ${err.message}`, { cause: err }));
+        else resolve();
+      });
+    });
+  }
+
+  close(): Promise<void> {
+    this.closePromise ??= this.shutdown();
+    return this.closePromise;
+  }
+
+  private async shutdown(): Promise<void> {
+    const previous = this.state;
+    const ws = this.ws;
+    if (previous === "idle" || !ws) {
+      this.state = "closed";
+      this.closeReason ??= "closed by client";
+      return;
+    }
+    if (previous === "closed") {
+      // Closed by the other side already: only wait for the socket to be released.
+      await this.socketClosed;
+      return;
+    }
+    this.state = "closed";
+    this.closeReason = "closed by client";
+    if (previous === "connecting") {
+      this.settleConnect?.(new TransportClosedError(`closed by client before ${this.cfg.safeUrl} was connected`));
+      ws.terminate();
+      await this.socketClosed;
+      return;
+    }
+    this.rejectAll("closed by client");
+    ws.close(1000, "client closing");
+    // A peer that never answers the close frame must not hold close() forever.
+    const grace = setTimeout(() => ws.terminate(), TRANSPORT_DEFAULTS.closeGraceMs);
+    await this.socketClosed;
+    clearTimeout(grace);
+    this.events.closed({ reason: "closed by client", expected: true });
+  }
+
+  // --- socket events ---
+
+  private handleOpen(): void {
+    if (this.state !== "connecting") return;
+    this.state = "open";
+    this.log.debug({ url: this.cfg.safeUrl }, "websocket connected");
+    this.settleConnect?.();
+  }
+
+  /** The server answered the upgrade with a plain HTTP status: keep status, auth headers and a body preview. */
+  private handleUnexpectedResponse(_req: ClientRequest, res: IncomingMessage): void {
+    const status = res.statusCode ?? 0;
+    const limit = PROTOCOL_DEFAULTS.previewBytes;
+    const chunks: Buffer[] = [];
+    let size = 0;
+    let done = false;
+    const finish = (): void => {
+      if (done) return;
+      done = true;
+      const body = Buffer.concat(chunks).subarray(0, limit).toString("utf8").trim() || res.statusMessage || "";
+      const error = new HttpError(status, body, {
+        wwwAuthenticate: headerValue(res.headers["www-authenticate"]),
+        mcpAuthServer: headerValue(res.headers["mcp-auth-server"]),
+      });
+      error.message = `WebSocket upgrade to ${this.cfg.safeUrl} refused: ${error.message}`;
+      this.failConnect(error);
+    };
+    res.on("data", (chunk: Buffer) => {
+      if (size < limit) chunks.push(chunk);
+      size += chunk.length;
+      if (size >= limit) finish();
+    });
+    res.on("end", finish);
+    res.on("close", finish);
+    res.on("error", finish);
+  }
+
+  private handleSocketError(err: Error): void {
+    if (this.state === "connecting") {
+      this.failConnect(new TransportClosedError(`cannot connect to ${this.cfg.safeUrl}: ${err.message}`, { cause: err }));
+      return;
+    }
+    if (this.state !== "open") {
+      this.log.debug({ url: this.cfg.safeUrl, err: err.message }, "websocket error after close");
+      return;
+    }
+    const code = (err as { code?: string }).code;
+    const reason =
+      code === "WS_ERR_UNSUPPORTED_MESSAGE_LENGTH"
+        ? `a WebSocket frame from ${this.cfg.safeUrl} exceeded maxPayload of ${this.cfg.maxPayloadBytes} bytes (close code 1009)`
+        : `WebSocket error on ${this.cfg.safeUrl}: ${err.message}`;
+    this.log.warn({ url: this.cfg.safeUrl, err: err.message }, "websocket failed");
+    this.events.report(err);
+    // Fail now rather than after ws's own close handshake, which may wait up to 30 s for the peer.
+    this.fail(reason, err);
+  }
+
+  private handleSocketClose(code: number, reason: string): void {
+    const state = this.state;
+    if (state === "connecting") {
+      this.failConnect(new TransportClosedError(`cannot connect to ${this.cfg.safeUrl}: closed during the handshake (code ${code})`));
+    } else if (state === "open") {
+      const detail = code === 1006 ? "connection dropped without a close frame" : "closed by server";
+      this.fail(`WebSocket ${detail} (code ${code}${reason ? `: ${reason}` : ""})`);
+    }
+    this.markSocketClosed();
+  }
+
+  private failConnect(error: Error): void {
+    if (this.state !== "connecting") return;
+    this.state = "closed";
+    this.closeReason = error.message;
+    this.log.debug({ url: this.cfg.safeUrl, err: error.message }, "websocket connect failed");
+    this.settleConnect?.(error);
+    this.ws?.terminate();
+  }
+
+  /** Unexpected end of an open connection: reject everything, release the socket, tell the owner once. */
+  private fail(reason: string, cause?: unknown): void {
+    if (this.state !== "open") return;
+    this.state = "closed";
+    this.closeReason = reason;
+    this.rejectAll(reason, cause);
+    this.ws?.terminate();
+    this.events.closed({ reason, expected: false });
+  }
+
+  private rejectAll(reason: string, cause?: unknown): void {
+    this.events.down(() => new TransportClosedError(reason, { cause }));
+    for (const fail of [...this.flushing]) fail(new TransportClosedError(reason, { cause }));
+  }
+
+  // --- incoming frames ---
+
+  private handleFrame(data: RawData, isBinary: boolean): void {
+    if (this.state !== "open") return;
+    const text = rawToText(data);
+    let value: unknown;
+    try {
+      value = JSON.parse(text);
+    } catch (err) {
+      const kind = isBinary ? "binary frame" : "frame";
+      this.drop(new ParseError(`Invalid JSON in WebSocket ${kind} from ${this.cfg.safeUrl}: ${preview(text)}`, { cause: err }));
+      return;
+    }
+    // JSON-RPC batches (allowed by MCP 2025-03-26) carry several messages in one frame.
+    if (Array.isArray(value) && value.length > 0) {
+      for (const item of value) this.dispatch(item, text);
+    } else {
+      this.dispatch(value, text);
+    }
+  }
+
+  private dispatch(value: unknown, text: string): void {
+    try {
+      if (this.events.deliver(value, NO_CONTEXT)) return;
+      this.drop(new ProtocolError(`Not a JSON-RPC 2.0 message in WebSocket frame from ${this.cfg.safeUrl}: ${preview(text)}`));
+    } catch (err) {
+      // A throwing callback must not escape into ws's event emitter.
+      this.log.warn({ err: errorText(err) }, "websocket message handler threw");
+      this.events.report(err instanceof Error ? err : new Error(errorText(err)));
+    }
+  }
+
+  private drop(error: Error): void {
+    this.log.warn({ url: this.cfg.safeUrl, err: error.message }, "dropped websocket message");
+    this.events.dropped(error);
+  }
+
+  private checkBackpressure(method: string): void {
+    const buffered = this.ws?.bufferedAmount ?? 0;
+    if (buffered > TRANSPORT_DEFAULTS.maxPendingWriteBytes) {
+      throw new QueueFullError(
+        `WebSocket send buffer to ${this.cfg.safeUrl} holds ${buffered} bytes (limit ${TRANSPORT_DEFAULTS.maxPendingWriteBytes}); ${method} refused`,
+      );
+    }
+  }
+}
+
+// --- helpers ---
+
+function encode(message: object, what: string): string {
+  try {
+    return JSON.stringify(message);
+  } catch (err) {
+    throw new ProtocolError(`params of ${what} cannot be serialized as JSON: ${errorText(err)}`, { cause: err });
+  }
+}
+
+function rawToText(data: RawData): string {
+  if (Array.isArray(data)) return Buffer.concat(data).toString("utf8");
+  if (data instanceof ArrayBuffer) return Buffer.from(data).toString("utf8");
+  return data.toString("utf8");
+}
+
+function preview(text: string): string {
+  const limit = PROTOCOL_DEFAULTS.previewBytes;
+  return text.length > limit ? `${text.slice(0, limit)}...` : text;
+}
+
+function headerValue(value: string | string[] | undefined): string | undefined {
+  return Array.isArray(value) ? value.join(", ") : value;
+}
+
+function errorText(value: unknown): string {
+  if (value instanceof Error) return value.message;
+  return typeof value === "string" ? value : value === undefined ? "" : String(value);
+}
