@@ -15,9 +15,6 @@ const KNOWN_LONG_FILES: Readonly<Record<string, number>> = {
   "daemon/src/mcp-client.ts": 426,
   "daemon/src/server-handle.ts": 564,
   "daemon/src/socket-server.ts": 510,
-  "transports/src/http-transport.ts": 566,
-  "transports/src/stdio-transport.ts": 603,
-  "transports/src/ws-transport.ts": 506,
 };
 
 /** Lines as `wc -l` counts them, plus a last line without its newline. */

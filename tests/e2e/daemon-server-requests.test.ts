@@ -10,16 +10,19 @@ import { afterEach, describe, expect, it } from "vitest";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { CreateMessageRequestSchema, ElicitRequestSchema, ListRootsRequestSchema } from "@modelcontextprotocol/sdk/types.js";
+import { startHttpFixture, type HttpFixture } from "../fixtures/http/http-fixture.mjs";
 import { EVERYTHING, MCPD_BIN, alive, fixture, startTestDaemon, until, type RawClient, type TestDaemon } from "./harness.js";
 
 let daemon: TestDaemon | undefined;
 const clients: Client[] = [];
 const servers: ChildProcess[] = [];
+const httpFixtures: HttpFixture[] = [];
 
 afterEach(async () => {
   for (const c of clients.splice(0)) await c.close().catch(() => {});
   await daemon?.stop();
   daemon = undefined;
+  for (const f of httpFixtures.splice(0)) await f.close();
   for (const child of servers.splice(0)) {
     if (child.exitCode === null && child.signalCode === null) {
       const exited = new Promise((resolve) => child.once("exit", resolve));
@@ -163,6 +166,26 @@ describe("server-to-client requests reach only the agent that caused them", () =
     expect(bHandlers.asked).toEqual([]);
     await bystander.close();
     await bLong;
+  });
+
+  it("regression: a request on a Streamable HTTP server's standalone GET stream reaches no client, even when exactly one is calling (it went to the only caller)", async () => {
+    const fx = await startHttpFixture();
+    httpFixtures.push(fx);
+    const d = (daemon = await startTestDaemon({ web: { type: "http", url: fx.url, roots: ["/srv/configured"] } }));
+    const caller = await connected(d, "web", ALL_CAPS, "the-only-caller");
+    const handlers = answering(caller, "C");
+    const control = await d.control();
+    const slow = caller.callTool({ name: "slow", arguments: { ms: 60_000 } }, undefined, { timeout: 180_000 }).catch((e: Error) => e);
+    await until(async () => (await inFlight(control, "web")) === 1 && fx.listeners.size > 0, "the call in flight and the GET stream open");
+    // By the spec the GET stream carries messages unrelated to any running request: not the caller's.
+    const sampled = await fx.requestOnListeners("sampling/createMessage", { messages: [], maxTokens: 5 });
+    expect(sampled.error).toMatchObject({ code: -32066, data: { mcpdCode: "MCPD_NO_CLIENT_FOR_REQUEST" } });
+    expect(sampled.error.message).toContain("standalone stream");
+    const roots = await fx.requestOnListeners("roots/list");
+    expect(roots.result).toEqual({ roots: [{ uri: "file:///srv/configured" }] });
+    expect(handlers.asked).toEqual([]);
+    await caller.close();
+    await slow;
   });
 
   it("refuses, naming why, when the only client calling did not declare the capability", async () => {

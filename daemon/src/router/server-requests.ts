@@ -70,6 +70,9 @@ export class ServerRequests {
    */
   private candidatesFor(handle: ServerHandle, ctx: MessageContext): Session[] {
     const isPrivate = handle !== this.servers.get(handle.name);
+    // The standalone GET stream carries messages unrelated to any running request (the Streamable HTTP
+    // spec's rule): none of the clients calling the server caused this one, however few they are.
+    if (!isPrivate && ctx.standalone) return [];
     const related = ctx.relatedRequestId;
     const out: Session[] = [];
     for (const s of this.sessions()) {
@@ -108,7 +111,9 @@ export class ServerRequests {
       : candidates.length === 0
         ? ctx.relatedRequestId !== undefined
           ? "it arrived with a request that no connected client is waiting for"
-          : "no client has a request in flight to it"
+          : ctx.standalone
+            ? "it arrived on the server's standalone stream, unrelated to any client's request"
+            : "no client has a request in flight to it"
         : `${candidates.length} clients have requests in flight to it, so mcpd cannot tell which one it is for; ` +
           `set "sharing": "per-client" on this server to give each client its own session`;
     throw new McpRemoteError({

@@ -13,6 +13,11 @@ export interface MessageContext {
    * known. Lets the layer above send it to the caller of that request.
    */
   relatedRequestId?: RequestId;
+  /**
+   * The message came on a Streamable HTTP server's standalone stream (the GET stream), which by the
+   * specification carries messages unrelated to any request the client has running: no request caused it.
+   */
+  standalone?: true;
 }
 
 /**

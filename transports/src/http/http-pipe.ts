@@ -22,6 +22,9 @@ import { createHttpAgent, discardBody, encodeJson, errorText, httpErrorFrom, pre
 import { LegacySseConnection } from "./legacy-sse.js";
 import { SseListener } from "./sse-listener.js";
 
+/** The context of every message from the standalone GET stream: unrelated to any request of ours. */
+const STANDALONE: MessageContext = Object.freeze({ standalone: true });
+
 /** The wire mode an {@link HttpTransport} speaks. */
 export type HttpTransportMode = "streamable-http" | "legacy-sse";
 
@@ -161,7 +164,7 @@ export class HttpPipe implements MessagePipe {
       initialDelayMs: this.cfg.listenerInitialDelayMs,
       maxDelayMs: this.cfg.listenerMaxDelayMs,
       log: this.log,
-      onMessage: (value) => this.dispatchAll(value, {}),
+      onMessage: (value) => this.dispatchAll(value, STANDALONE),
       onError: (error) => this.events.report(error),
     });
     this.listener.start();
