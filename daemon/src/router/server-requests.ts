@@ -49,8 +49,8 @@ export class ServerRequests {
     const route = id !== undefined ? this.relayed.get(`${handle.name}\0${String(id)}`) : undefined;
     if (!route) return;
     const reason = typeof params?.reason === "string" ? params.reason : undefined;
-    if (!route.session.outgoing.cancel(route.downstreamId, reason)) return;
-    route.session.send({ jsonrpc: "2.0", method: "notifications/cancelled", params: { requestId: route.downstreamId, ...(reason ? { reason } : {}) } });
+    // The client is told (notifications/cancelled) by the cancellation itself.
+    route.session.outgoing.cancel(route.downstreamId, reason);
   }
 
   /**
@@ -93,11 +93,8 @@ export class ServerRequests {
     const only = candidates.length === 1 ? (candidates[0] as Session) : undefined;
     if (only && (!cap || only.declared(cap))) {
       const key = `${handle.name}\0${String(req.id)}`;
-      const { id, result } = only.outgoing.start();
-      only.send({ jsonrpc: "2.0", id, method: req.method, params: only.tag(handle, req.params) });
-      this.relayed.set(key, { session: only, downstreamId: id });
       try {
-        return await result;
+        return await only.outgoing.request(req.method, only.tag(handle, req.params), (id) => this.relayed.set(key, { session: only, downstreamId: id }));
       } finally {
         this.relayed.delete(key);
       }

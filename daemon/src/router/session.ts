@@ -82,7 +82,7 @@ export class Session implements Downstream {
     this.ctx = context;
     this.opts = options;
     this.inFlight = new InFlightRequests(this, context.progress);
-    this.outgoing = new OutgoingRequests(options.clientRequestTimeoutMs);
+    this.outgoing = new OutgoingRequests(options.clientRequestTimeoutMs, (message) => !this.closed && this.out.send(message));
     this.aggregate = new AggregateView({
       servers: () => context.servers.servers,
       catalog: context.catalog,
