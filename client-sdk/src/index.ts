@@ -1,7 +1,8 @@
 /**
  * @mcpd/client: the client SDK of the mcpd daemon. Every export of this file is public API.
  */
-export { connect, McpdClient, type McpdClientOptions, type CallOptions, type ControlArgs } from "./mcpd-client.js";
+export { connect, McpdClient } from "./mcpd-client.js";
+export type { McpdClientOptions, CallOptions, ControlArgs } from "./mcpd-client-options.js";
 export { McpdTransport, type McpdTransportOptions, type TransportMessage } from "./mcpd-transport.js";
 export type { RequestOptions, ProgressInfo } from "./socket-connection.js";
 export type { ReconnectOptions, SessionState } from "./reconnecting-session.js";

@@ -1,7 +1,6 @@
 import { EventEmitter } from "node:events";
 import {
   LATEST_PROTOCOL_VERSION,
-  MCPD_SERVER_META,
   McpdDisable,
   McpdEnable,
   McpdError,
@@ -11,29 +10,27 @@ import {
   McpdResources,
   McpdRestart,
   McpdServers,
-  McpdServerStateNotification,
   McpdShutdown,
   McpdStatus,
   McpdTools,
   isControlMethod,
   silentLogger,
   type CallToolResult,
-  type ClientCapabilities,
-  type Implementation,
   type InitializeResult,
   type JsonObject,
   type ControlMethod,
   type Logger,
   type LogsParams,
   type RequestId,
-  type SelectParams,
 } from "@mcpd/protocol";
-import { type AutostartOption, runAutostart } from "./autostart.js";
-import { CLIENT_DEFAULTS } from "./defaults.js";
+import { declaredCapabilities, openSession, selectParams, viewServerOf } from "./client-handshake.js";
+import { IncomingNotifications } from "./incoming-notifications.js";
 import { IncomingRequests } from "./incoming-requests.js";
+import type { CallOptions, ControlArgs, McpdClientOptions } from "./mcpd-client-options.js";
 import { resolvePaths } from "./paths.js";
-import { ReconnectingSession, type ReconnectOptions, type SessionState } from "./reconnecting-session.js";
-import type { RequestOptions, SocketConnection } from "./socket-connection.js";
+import { ReconnectingSession, type SessionState } from "./reconnecting-session.js";
+import { routeToServer, serverOf } from "./server-routing.js";
+import type { SocketConnection } from "./socket-connection.js";
 import { SubscriptionRegistry, type ResourceUpdate } from "./subscription-registry.js";
 import type {
   McpdClientEvents,
@@ -42,60 +39,12 @@ import type {
   RequestHandler,
   ResourceInfo,
   ResourceTemplateInfo,
-  ServerState,
   ServerStateResult,
   ServerSummary,
   StatusResult,
   ToolInfo,
 } from "./types.js";
 
-/** Options of {@link connect} and {@link McpdClient}. Durations in ms. */
-export interface McpdClientOptions {
-  /** The daemon's socket. Default: found like the CLI does (`MCPD_SOCKET`, `MCPD_HOME`, ...; see `resolvePaths`). */
-  socketPath?: string;
-  /** Start the daemon when its socket does not answer. Default `false`. See {@link AutostartOption}. */
-  autostart?: AutostartOption;
-  /** Sent in `initialize`. Default `{ name: "@mcpd/client", version: "0.1.0" }`. */
-  clientInfo?: Implementation;
-  /**
-   * Declared in `initialize`. `sampling`, `elicitation` and `roots` are added automatically when a handler
-   * for `sampling/createMessage`, `elicitation/create` or `roots/list` is registered before (re)connecting.
-   */
-  capabilities?: ClientCapabilities;
-  /** `"aggregate"` (default): every server. A server name: that server's transparent view. */
-  view?: string;
-  /**
-   * Open a control connection (`mcpd/select {"control": true}` as the first message): needed for
-   * {@link McpdClient.shutdown}, `disable`, `enable`, `restart`, `reload`, `logs` and the full `status`.
-   * Default `false`: an agent's connection, refused those with `MCPD_FORBIDDEN`. Give it to operator tools
-   * only, never to a connection an LLM drives.
-   */
-  control?: boolean;
-  /** Handlers of server-to-client requests, registered before connecting (so their capabilities are declared). */
-  handlers?: Record<string, RequestHandler>;
-  /** Default per-request deadline, in ms (default {@link CLIENT_DEFAULTS.requestTimeoutMs}). */
-  timeout?: number;
-  /** Deadline of one connection attempt including the handshake, in ms (default {@link CLIENT_DEFAULTS.connectTimeoutMs}). */
-  connectTimeout?: number;
-  /** Reconnection after the daemon went away; `false` closes the client instead. Default: 100 ms doubling to 5 s, forever. */
-  reconnect?: false | ReconnectOptions;
-  /** Where diagnostics go (a pino logger fits). Default: silent. */
-  logger?: Logger;
-  /** The environment the socket path and `MCPD_BIN` are read from. Default `process.env`. */
-  env?: NodeJS.ProcessEnv;
-}
-
-/** Per-call options of {@link McpdClient.callTool} and friends: see {@link RequestOptions}. */
-export type CallOptions = RequestOptions;
-
-/** The arguments after the declaration in {@link McpdClient.control}: params may be left out when every one is optional. */
-export type ControlArgs<P> = {} extends P ? [params?: P, options?: CallOptions] : [params: P, options?: CallOptions];
-
-const CAPABILITY_OF: Record<string, "sampling" | "elicitation" | "roots"> = {
-  "sampling/createMessage": "sampling",
-  "elicitation/create": "elicitation",
-  "roots/list": "roots",
-};
 const MAX_PAGES = 1_000;
 
 /**
@@ -117,18 +66,14 @@ export class McpdClient extends EventEmitter<McpdClientEvents> {
   private readonly session: ReconnectingSession;
   private readonly incoming = new IncomingRequests();
   private readonly subscriptions: SubscriptionRegistry;
-  private readonly explicitSocket: boolean;
+  private readonly notifications: IncomingNotifications;
   private readonly logger: Logger;
 
   constructor(private readonly options: McpdClientOptions = {}) {
     super();
     const env = options.env ?? process.env;
-    this.explicitSocket = options.socketPath !== undefined;
     this.socketPath = options.socketPath ?? resolvePaths(env).socketPath;
-    if (options.view !== undefined && (typeof options.view !== "string" || options.view === "")) {
-      throw new TypeError(`view must be "aggregate" or a server name, got ${JSON.stringify(options.view)}`);
-    }
-    this.viewServer = options.view === undefined || options.view === "aggregate" ? undefined : options.view;
+    this.viewServer = viewServerOf(options.view);
     this.logger = options.logger ?? silentLogger;
     for (const [method, handler] of Object.entries(options.handlers ?? {})) this.setRequestHandler(method, handler);
     this.subscriptions = new SubscriptionRegistry({
@@ -137,26 +82,27 @@ export class McpdClient extends EventEmitter<McpdClientEvents> {
       },
       connected: () => this.session.state === "ready",
     });
-    if (options.control !== undefined && typeof options.control !== "boolean") {
-      throw new TypeError(`control must be a boolean, got ${JSON.stringify(options.control)}`);
-    }
-    const select: SelectParams = { events: true };
-    if (this.viewServer !== undefined) select.server = this.viewServer;
-    if (options.control === true) select.control = true;
+    this.notifications = new IncomingNotifications(this, {
+      subscriptions: this.subscriptions,
+      incoming: this.incoming,
+      viewServer: this.viewServer,
+      logger: this.logger,
+    });
+    const select = selectParams(this.viewServer, options.control);
     const reconnect = options.reconnect;
     this.session = new ReconnectingSession({
       socketPath: this.socketPath,
       select,
       initializeParams: () => ({
         protocolVersion: LATEST_PROTOCOL_VERSION,
-        capabilities: this.declaredCapabilities(),
+        capabilities: declaredCapabilities(options.capabilities, this.incoming.handlers.keys()),
         clientInfo: options.clientInfo ?? { name: "@mcpd/client", version: "0.1.0" },
       }),
       ...(options.connectTimeout !== undefined ? { connectTimeoutMs: options.connectTimeout } : {}),
       ...(options.timeout !== undefined ? { requestTimeoutMs: options.timeout } : {}),
       ...(reconnect !== undefined ? { reconnect } : {}),
       logger: this.logger,
-      onNotification: (method, params) => this.onNotification(method, params),
+      onNotification: (method, params) => this.notifications.handle(method, params),
       onRequest: (conn, id, method, params) => this.onRequest(conn, id, method, params),
       afterHandshake: (conn, timeoutMs) => this.restoreSubscriptions(conn, timeoutMs),
       onConnectionLost: (error) => {
@@ -191,18 +137,7 @@ export class McpdClient extends EventEmitter<McpdClientEvents> {
    * `view` names an unknown server).
    */
   async connect(): Promise<this> {
-    try {
-      await this.session.open();
-    } catch (err) {
-      if (!this.options.autostart || !(err instanceof McpdError) || err.code !== "MCPD_DAEMON_UNAVAILABLE") throw err;
-      const deadline = Date.now() + CLIENT_DEFAULTS.autostartTimeoutMs;
-      this.logger.info({ socketPath: this.socketPath }, "mcpd is not running; starting it");
-      await runAutostart(this.options.autostart, {
-        ...(this.explicitSocket ? { socketPath: this.socketPath } : {}),
-        ...(this.options.env ? { env: this.options.env } : {}),
-      });
-      await this.session.open(deadline);
-    }
+    await openSession(this.session, this.options, this.socketPath, this.logger);
     return this;
   }
 
@@ -397,9 +332,7 @@ export class McpdClient extends EventEmitter<McpdClientEvents> {
   }
 
   private route(server: string | undefined, params: JsonObject | undefined): JsonObject | undefined {
-    if (server === undefined || server === this.viewServer) return params;
-    if (typeof server !== "string" || server === "") throw new TypeError(`server must be a non-empty string, got ${JSON.stringify(server)}`);
-    return { ...params, _meta: { ...(params?._meta as JsonObject | undefined), [MCPD_SERVER_META]: server } };
+    return routeToServer(server, this.viewServer, params);
   }
 
   /** Fetches every page of a list method, guarding against a server that repeats its cursor. */
@@ -419,62 +352,8 @@ export class McpdClient extends EventEmitter<McpdClientEvents> {
     return items;
   }
 
-  private declaredCapabilities(): ClientCapabilities {
-    const caps: ClientCapabilities = { ...this.options.capabilities };
-    for (const method of this.incoming.handlers.keys()) {
-      const cap = CAPABILITY_OF[method];
-      if (cap && caps[cap] === undefined) caps[cap] = {};
-    }
-    return caps;
-  }
-
-  private serverOf(params: JsonObject | undefined): string | undefined {
-    const meta = params?._meta as JsonObject | undefined;
-    const server = meta?.[MCPD_SERVER_META];
-    return typeof server === "string" ? server : this.viewServer;
-  }
-
-  private onNotification(method: string, params: JsonObject | undefined): void {
-    const server = this.serverOf(params);
-    switch (method) {
-      case "notifications/resources/updated":
-        if (params) this.subscriptions.deliver(params, server);
-        break;
-      case "notifications/tools/list_changed":
-        this.emit("listChanged", { kind: "tools", server });
-        break;
-      case "notifications/prompts/list_changed":
-        this.emit("listChanged", { kind: "prompts", server });
-        break;
-      case "notifications/resources/list_changed":
-        this.emit("listChanged", { kind: "resources", server });
-        break;
-      case "notifications/cancelled":
-        this.incoming.cancel(params?.requestId, params?.reason);
-        break;
-      case McpdServerStateNotification.method:
-        if (params && typeof params.server === "string") {
-          if (params.state === "ready" && this.subscriptions.size > 0) this.retrySubscriptions(params.server);
-          this.emit("serverState", {
-            server: params.server,
-            state: params.state as ServerState,
-            previous: params.previous as ServerState | undefined,
-            reason: typeof params.reason === "string" ? params.reason : undefined,
-          });
-        }
-        break;
-    }
-    this.emit("notification", { method, params, server });
-  }
-
   private onRequest(conn: SocketConnection, id: RequestId, method: string, params: JsonObject | undefined): void {
-    this.incoming.handle(conn, id, method, params, this.serverOf(params));
-  }
-
-  private retrySubscriptions(server: string): void {
-    void this.subscriptions.retryStale(server).then((failures) => {
-      for (const f of failures) this.logger.warn({ uri: f.uri, server: f.server, err: f.error.message }, "could not restore a resource subscription");
-    });
+    this.incoming.handle(conn, id, method, params, serverOf(params, this.viewServer));
   }
 
   private async restoreSubscriptions(conn: SocketConnection, timeoutMs: number): Promise<void> {

@@ -21,8 +21,9 @@ import {
 } from "@mcpd/protocol";
 import type { CloseInfo, MCPTransport, MessageContext, RequestOptions } from "@mcpd/transports";
 import { RUNTIME_DEFAULTS } from "./defaults.js";
+import { ListRefresher, type ListKind } from "./list-refresher.js";
 
-export type ListKind = "tools" | "prompts" | "resources";
+export type { ListKind };
 
 /** Hands a server-to-client request to the layer above. Throw to answer with an error. */
 export type UpstreamRequestHandler = (request: JsonRpcRequest, context: MessageContext) => Promise<JsonObject>;
@@ -38,27 +39,6 @@ export interface MCPClientOptions {
    * faster gets its list re-read at this rate. Default `RUNTIME_DEFAULTS.listRefreshMinIntervalMs` (1000).
    */
   listRefreshMinIntervalMs?: number;
-}
-
-/** Re-reads of one list asked for back to back (while one ran, or too soon after) before the list counts as unsettled. */
-const UNSETTLED_AFTER = 3;
-
-/** The re-reads of one list: at most one running and one queued behind it. */
-interface ListRefresh {
-  running: Promise<void> | undefined;
-  queued: Promise<void> | undefined;
-  /** The queued re-read's wait for the rate limit, and how to end that wait early (close). */
-  timer: NodeJS.Timeout | undefined;
-  wake: (() => void) | undefined;
-  /** Ends the unsettled mark once no re-read was asked for during one interval. */
-  settleTimer: NodeJS.Timeout | undefined;
-  lastStartAt: number;
-  lastEndAt: number;
-  /** Re-reads asked for back to back; reset by a quiet interval. */
-  backToBack: number;
-  unsettled: boolean;
-  /** The list_changed notification to relay once the next re-read (the one that covers it) is done. */
-  notice: [method: string, params: JsonObject | undefined, context: MessageContext] | undefined;
 }
 
 /** Which capability each server method needs. Methods not listed need none. */
@@ -89,17 +69,15 @@ const MAX_PAGES = 1000;
  * One MCP session with one upstream server, over any transport: the handshake, typed calls for the
  * whole server surface, answers to server pings, and current tool/prompt/resource lists.
  *
- * Lists are re-read on `notifications/<kind>/list_changed`, coalesced and rate-limited per kind: one
- * re-read runs, at most one more is queued behind it (every list_changed that arrives meanwhile joins
- * it), and two re-reads start at least `listRefreshMinIntervalMs` apart. A server that sends list_changed
- * after every response (supergateway's stateless mode does) therefore costs one listing per interval,
- * never a loop. Each list_changed is relayed (`notification`) once the re-read that covers it is done,
- * one per re-read however many arrived.
+ * Lists are re-read on `notifications/<kind>/list_changed`, coalesced and rate-limited per kind by a
+ * {@link ListRefresher} (at most one listing per `listRefreshMinIntervalMs` however often the server
+ * says its list changed). Each list_changed is relayed (`notification`) once the re-read that covers it
+ * is done, one per re-read however many arrived.
  *
  * Events: `notification` (method, params, context) for every server notification except those it
  * consumes itself; `listChanged` (kind) after a list was re-read; `listUnsettled` (kind) when
- * list_changed asks for re-reads back to back ({@link UNSETTLED_AFTER} in a row), and `listSettled`
- * (kind) once a whole interval passed without one; `close` (CloseInfo).
+ * list_changed asks for re-reads back to back (see ListRefresher), and `listSettled` (kind) once a whole
+ * interval passed without one; `close` (CloseInfo).
  */
 export class MCPClient extends EventEmitter {
   readonly transport: MCPTransport;
@@ -107,10 +85,7 @@ export class MCPClient extends EventEmitter {
   private readonly log: Logger;
   private initResult: InitializeResult | undefined;
   private lists: { tools?: Tool[]; prompts?: Prompt[]; resources?: Resource[]; templates?: ResourceTemplate[] } = {};
-  private readonly refreshes = new Map<ListKind, ListRefresh>();
-  private readonly minRefreshIntervalMs: number;
-  /** Set once the transport closed (or close() was called): no more re-reads start. */
-  private ended = false;
+  private readonly refresher: ListRefresher;
   /** The layer above (the router) answers sampling, elicitation and roots requests. */
   requestHandler: UpstreamRequestHandler | undefined;
 
@@ -119,11 +94,18 @@ export class MCPClient extends EventEmitter {
     this.transport = transport;
     this.opts = options;
     this.log = options.logger ?? silentLogger;
-    this.minRefreshIntervalMs = options.listRefreshMinIntervalMs ?? RUNTIME_DEFAULTS.listRefreshMinIntervalMs;
+    this.refresher = new ListRefresher({
+      read: (kind) => this.readList(kind),
+      minIntervalMs: options.listRefreshMinIntervalMs ?? RUNTIME_DEFAULTS.listRefreshMinIntervalMs,
+      logger: this.log,
+      onNotice: (notice) => this.emit("notification", ...notice),
+      onUnsettled: (kind) => this.emit("listUnsettled", kind),
+      onSettled: (kind) => this.emit("listSettled", kind),
+    });
     transport.onNotification = (method, params, context) => this.handleNotification(method, params, context);
     transport.onRequest = (request, context) => this.handleServerRequest(request, context);
     transport.onClose = (info: CloseInfo) => {
-      this.endRefreshes();
+      this.refresher.end();
       this.emit("close", info);
     };
     transport.onError = (error) => this.log.debug({ err: error.message }, "transport error");
@@ -191,7 +173,7 @@ export class MCPClient extends EventEmitter {
       serverInfo: result.serverInfo ?? { name: "unknown", version: "0" },
     };
     await this.transport.notify("notifications/initialized");
-    await Promise.all((["tools", "prompts", "resources"] as const).map((k) => this.listOnce(k)));
+    await Promise.all((["tools", "prompts", "resources"] as const).map((k) => this.refresher.listOnce(k)));
     return this.initResult;
   }
 
@@ -200,89 +182,13 @@ export class MCPClient extends EventEmitter {
     await Promise.all((["tools", "prompts", "resources"] as const).map((k) => this.refresh(k)));
   }
 
-  /** The first listing of a kind: one already running (a list_changed came first) or done counts. */
-  private listOnce(kind: ListKind): Promise<void> {
-    const r = this.refreshOf(kind);
-    if (r.running) return r.running;
-    if (r.lastEndAt > 0) return Promise.resolve();
-    return this.refresh(kind);
-  }
-
-  private refreshOf(kind: ListKind): ListRefresh {
-    let r = this.refreshes.get(kind);
-    if (r === undefined) {
-      r = { running: undefined, queued: undefined, timer: undefined, wake: undefined, settleTimer: undefined, lastStartAt: 0, lastEndAt: 0, backToBack: 0, unsettled: false, notice: undefined };
-      this.refreshes.set(kind, r);
-    }
-    return r;
-  }
-
   /**
    * Re-reads one list. Coalesced: while one re-read runs, every call shares the one queued behind it;
    * rate-limited: a re-read starts at least `listRefreshMinIntervalMs` after the previous one started.
    * Resolves once the re-read that covers this call is done (or the session ended). Never rejects.
    */
   refresh(kind: ListKind): Promise<void> {
-    const r = this.refreshOf(kind);
-    if (this.ended) return Promise.resolve();
-    if (r.queued) return r.queued;
-    if (!r.running && Date.now() - r.lastStartAt >= this.minRefreshIntervalMs) return this.startRefresh(kind, r);
-    const queued = (async () => {
-      // Yield first, so `r.queued` is set below before this body can clear it.
-      await undefined;
-      if (r.running) await r.running;
-      const delay = r.lastStartAt + this.minRefreshIntervalMs - Date.now();
-      if (delay > 0 && !this.ended) {
-        await new Promise<void>((resolve) => {
-          r.wake = resolve;
-          r.timer = setTimeout(resolve, delay);
-          r.timer.unref();
-        });
-      }
-      r.timer = undefined;
-      r.wake = undefined;
-      r.queued = undefined;
-      if (!this.ended) await this.startRefresh(kind, r);
-    })();
-    r.queued = queued;
-    return queued;
-  }
-
-  private startRefresh(kind: ListKind, r: ListRefresh): Promise<void> {
-    r.lastStartAt = Date.now();
-    // This re-read covers every list_changed received so far; later ones wait for the next.
-    const notice = r.notice;
-    r.notice = undefined;
-    const run = this.readList(kind).finally(() => {
-      r.running = undefined;
-      r.lastEndAt = Date.now();
-      if (notice) this.emit("notification", ...notice);
-      clearTimeout(r.settleTimer);
-      r.settleTimer = undefined;
-      if (r.unsettled && !r.queued && !this.ended) {
-        r.settleTimer = setTimeout(() => {
-          r.settleTimer = undefined;
-          if (r.running || r.queued || !r.unsettled) return;
-          r.unsettled = false;
-          r.backToBack = 0;
-          this.emit("listSettled", kind);
-        }, this.minRefreshIntervalMs);
-        r.settleTimer.unref();
-      }
-    });
-    r.running = run;
-    return run;
-  }
-
-  /** The session ended: queued re-reads give up instead of asking a closed transport. */
-  private endRefreshes(): void {
-    this.ended = true;
-    for (const r of this.refreshes.values()) {
-      clearTimeout(r.timer);
-      clearTimeout(r.settleTimer);
-      r.settleTimer = undefined;
-      r.wake?.();
-    }
+    return this.refresher.refresh(kind);
   }
 
   private async readList(kind: ListKind): Promise<void> {
@@ -373,48 +279,20 @@ export class MCPClient extends EventEmitter {
   }
 
   close(): Promise<void> {
-    this.endRefreshes();
+    this.refresher.end();
     return this.transport.close();
   }
 
   private handleNotification(method: string, params: JsonObject | undefined, context: MessageContext): void {
     switch (method) {
       case "notifications/tools/list_changed":
-        return this.listChanged("tools", method, params, context);
+        return this.refresher.changed("tools", [method, params, context], this.initResult !== undefined);
       case "notifications/prompts/list_changed":
-        return this.listChanged("prompts", method, params, context);
+        return this.refresher.changed("prompts", [method, params, context], this.initResult !== undefined);
       case "notifications/resources/list_changed":
-        return this.listChanged("resources", method, params, context);
+        return this.refresher.changed("resources", [method, params, context], this.initResult !== undefined);
       default:
         this.emit("notification", method, params, context);
-    }
-  }
-
-  private listChanged(kind: ListKind, method: string, params: JsonObject | undefined, context: MessageContext): void {
-    const r = this.refreshOf(kind);
-    r.notice = [method, params, context];
-    // Before the handshake is done the capabilities are unknown: connect()'s first listing covers it.
-    if (this.initResult === undefined || this.ended) return;
-    // Only a list_changed that queues a new re-read counts (a burst joining one queued re-read is one).
-    if (!r.queued) this.countBackToBack(kind, r);
-    void this.refresh(kind);
-  }
-
-  /**
-   * A list_changed asked for a re-read: back to back when one is running or ended less than an interval
-   * ago, else after a quiet spell. {@link UNSETTLED_AFTER} back to back mark the list unsettled.
-   */
-  private countBackToBack(kind: ListKind, r: ListRefresh): void {
-    clearTimeout(r.settleTimer);
-    r.settleTimer = undefined;
-    if (!r.running && Date.now() - r.lastEndAt >= this.minRefreshIntervalMs) {
-      r.backToBack = 0;
-      return;
-    }
-    if (++r.backToBack >= UNSETTLED_AFTER && !r.unsettled) {
-      r.unsettled = true;
-      this.log.warn({ kind, minIntervalMs: this.minRefreshIntervalMs }, `the server keeps sending ${kind}/list_changed: re-reading the list at most once per interval`);
-      this.emit("listUnsettled", kind);
     }
   }
 

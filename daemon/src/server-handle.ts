@@ -3,23 +3,26 @@ import PQueue from "p-queue";
 import {
   McpdError,
   QueueFullError,
-  ServerUnavailableError,
-  SpawnError,
   TransportClosedError,
   silentLogger,
   type Cancellation,
-  type ClientCapabilities,
   type JsonObject,
   type Logger,
   type ServerState,
   type Tool,
 } from "@mcpd/protocol";
-import { lastStderrLine, type CloseInfo, type MCPTransport, type RequestOptions, type TransportConfig } from "@mcpd/transports";
+import type { CloseInfo, RequestOptions } from "@mcpd/transports";
 import type { ResolvedServerConfig } from "./config/config-schema.js";
 import { RUNTIME_DEFAULTS } from "./defaults.js";
-import { MCPClient, type UpstreamRequestHandler } from "./mcp-client.js";
+import { HealthMonitor } from "./health-monitor.js";
+import type { MCPClient, UpstreamRequestHandler } from "./mcp-client.js";
+import { Readiness } from "./readiness.js";
+import { ReadyReason } from "./ready-reason.js";
+import { RestartBackoff } from "./restart-backoff.js";
+import { ServerRun, type ServerRunOptions } from "./server-run.js";
 import { ServerStats } from "./server-stats.js";
-import { StderrHistory } from "./stderr-history.js";
+import { ServerStderr } from "./server-stderr.js";
+import { isPermanentStartFailure, startFailureReason } from "./start-failure.js";
 
 /** A server's lifecycle state: declared with the control protocol, whose status reports it. */
 export type { ServerState };
@@ -31,41 +34,12 @@ export interface StateChange {
   reason: string;
 }
 
-export interface ServerHandleOptions {
-  createTransport: (config: TransportConfig, logger: Logger) => MCPTransport;
-  logger?: Logger;
-  clientCapabilities?: ClientCapabilities;
+export interface ServerHandleOptions extends ServerRunOptions {
   /** Tools from the on-disk cache, served while the server starts. */
   cachedTools?: Tool[];
   onToolsListed?: (tools: readonly Tool[]) => void;
-  onChildStarted?: (pid: number) => void;
-  onChildExited?: (pid: number) => void;
   /** Missed pings in a row before a restart. */
   maxMissedPings?: number;
-}
-
-const MAX_MISSED_PINGS = 3;
-
-/**
- * Spawn failures no retry can fix until the config changes: the command or its working directory is
- * missing (ENOENT, ENOTDIR) or not executable (EACCES). Out of descriptors or processes (EMFILE, ENFILE,
- * EAGAIN) is a passing state: those are retried with backoff like a crash.
- */
-const PERMANENT_SPAWN_ERRNOS: ReadonlySet<string> = new Set(["ENOENT", "ENOTDIR", "EACCES"]);
-
-/** A start failure in words: a closed transport's own reason (exit code, stderr lines) without the prefix. */
-function startFailure(err: unknown): string {
-  if (err instanceof TransportClosedError && err.reason !== undefined) return err.reason;
-  return err instanceof Error ? err.message : String(err);
-}
-
-/** How a stdio run ended, for the marker line of the stderr history. */
-function runEnd(info: CloseInfo, pid: number | undefined): string {
-  const proc = pid === undefined ? "process" : `process ${pid}`;
-  if (info.expected) return `${proc} stopped by mcpd`;
-  if (info.exitCode !== undefined && info.exitCode !== null) return `${proc} exited with code ${info.exitCode}`;
-  if (info.signal) return `${proc} was killed by ${info.signal}`;
-  return `${proc} ended: ${info.reason}`;
 }
 
 /**
@@ -94,29 +68,23 @@ export class ServerHandle extends EventEmitter {
   cachedTools: Tool[] | undefined;
   /** Router hook for sampling/elicitation/roots requests from this server. */
   requestHandler: UpstreamRequestHandler | undefined;
+  /** What each session is given to answer the server's requests: {@link requestHandler}, as it is when asked. */
+  private readonly relayRequest: UpstreamRequestHandler = (req, ctx) =>
+    this.requestHandler ? this.requestHandler(req, ctx) : Promise.reject(new Error(`No handler for ${req.method}`));
 
   private readonly opts: ServerHandleOptions;
   private readonly log: Logger;
   private queue: PQueue;
-  private restartTimes: number[] = [];
+  private readonly backoff = new RestartBackoff();
   private restartTimer: NodeJS.Timeout | undefined;
-  private healthTimer: NodeJS.Timeout | undefined;
-  private missedPings = 0;
+  private readonly health: HealthMonitor;
   private starting: Promise<void> | undefined;
   /** Bumped on every stop/start so callbacks of an old session never touch the new one. */
   private generation = 0;
-  /**
-   * Why the last start failed before the server became ready; cleared when a start succeeds or the
-   * server is stopped. While set, requests fail at once instead of waiting for the next restart.
-   */
-  private startFailure: string | undefined;
-  /** stderr of ended runs; the running process's lines are read from its transport. */
-  private readonly stderrHistory = new StderrHistory(RUNTIME_DEFAULTS.serverStderrHistoryLines, RUNTIME_DEFAULTS.serverStderrHistoryBytes);
-  /** The transport whose stderr is not in the history yet (the live run), if it keeps stderr. */
-  private liveStderr: { stderrTail(n?: number): string[] } | undefined;
-  /** Lists of the current session that keep changing, said in the `ready` reason. */
-  private readonly unsettledLists = new Set<string>();
-  private readyReason = "";
+  /** Whether requests wait for the server to be ready; holds why the last start failed, if it did. */
+  private readonly readiness = new Readiness(this);
+  private readonly stderr = new ServerStderr(RUNTIME_DEFAULTS.serverStderrHistoryLines, RUNTIME_DEFAULTS.serverStderrHistoryBytes);
+  private readonly readyReason = new ReadyReason();
 
   constructor(config: ResolvedServerConfig, options: ServerHandleOptions) {
     super();
@@ -128,6 +96,15 @@ export class ServerHandle extends EventEmitter {
     this.cachedTools = options.cachedTools;
     this.state = config.enabled ? "stopped" : "disabled";
     this.queue = new PQueue({ concurrency: config.maxConcurrency });
+    this.health = new HealthMonitor({
+      stats: this.stats,
+      logger: this.log,
+      maxMissedPings: options.maxMissedPings,
+      session: (gen) => (this.generation === gen && this.state === "ready" ? this.client : undefined),
+      isCurrent: (gen) => this.generation === gen,
+      onIdle: (idleMs) => void this.stop("idle", `idle for ${idleMs} ms`),
+      onUnhealthy: (missed) => void this.recycle(`${missed} health pings missed`),
+    });
   }
 
   get inFlight(): number {
@@ -164,20 +141,9 @@ export class ServerHandle extends EventEmitter {
 
   private async connectOnce(gen: number, reason: string): Promise<void> {
     if (this.state !== "restarting") this.setState("starting", reason);
-    const transport = this.opts.createTransport(this.config.transport, this.log);
-    const keepsStderr = typeof (transport as { stderrTail?: unknown }).stderrTail === "function";
-    if (keepsStderr) this.liveStderr = transport as unknown as { stderrTail(n?: number): string[] };
-    this.unsettledLists.clear();
-    const client = new MCPClient(transport, {
-      clientInfo: { name: "mcpd", version: "0.1.0" },
-      capabilities: this.opts.clientCapabilities ?? {},
-      logger: this.log,
-      initializeTimeoutMs: this.config.timeout,
-    });
-    client.requestHandler = (req, ctx) => {
-      if (!this.requestHandler) return Promise.reject(new Error(`No handler for ${req.method}`));
-      return this.requestHandler(req, ctx);
-    };
+    const run = new ServerRun(this.config, this.opts, this.stderr, this.relayRequest);
+    const client = run.client;
+    this.readyReason.newSession();
     client.on("notification", (method: string, params: JsonObject | undefined, ctx: unknown) => {
       if (this.generation === gen) this.emit("notification", method, params, ctx);
     });
@@ -186,53 +152,26 @@ export class ServerHandle extends EventEmitter {
       if (kind === "tools") this.opts.onToolsListed?.(client.tools);
       this.emit("listChanged", kind);
     });
-    client.on("listUnsettled", (kind: string) => {
-      if (this.generation !== gen) return;
-      this.unsettledLists.add(kind);
-      this.sayWhyUnsettled();
-    });
-    client.on("listSettled", (kind: string) => {
-      if (this.generation !== gen) return;
-      this.unsettledLists.delete(kind);
-      this.sayWhyUnsettled();
-    });
-    let sessionPid: number | undefined;
-    client.on("close", (info: CloseInfo) => {
-      if (sessionPid !== undefined) this.opts.onChildExited?.(sessionPid);
-      // The run's stderr joins the history, once: the close event fires exactly once per transport.
-      if (keepsStderr) {
-        this.stderrHistory.endRun(info.stderrTail ?? [], runEnd(info, sessionPid));
-        if (this.liveStderr === (transport as unknown)) this.liveStderr = undefined;
-      }
-      this.onSessionClosed(gen, client, info);
-    });
+    client.on("listUnsettled", (kind: string) => this.listUnsettled(gen, kind, true));
+    client.on("listSettled", (kind: string) => this.listUnsettled(gen, kind, false));
+    // After the run's own close listener: the process is reported exited and its stderr kept first.
+    client.on("close", (info: CloseInfo) => this.onSessionClosed(gen, client, info));
     this.client = client;
     try {
-      // Spawn, and record the process, before the handshake: a daemon killed (-9) while a slow server
-      // initializes (an npx cold start takes seconds) must find that process at its next start.
-      await transport.connect();
-      sessionPid = transport.info().pid;
-      if (sessionPid !== undefined) this.opts.onChildStarted?.(sessionPid);
-      await client.connect();
+      await run.open();
     } catch (err) {
       if (this.generation !== gen) return;
       this.client = undefined;
       this.lastExit = (err as Error).message;
-      const why = startFailure(err);
-      if (err instanceof SpawnError) {
-        // Nothing ran, so no close event: the history still says what happened.
-        if (keepsStderr && this.liveStderr === (transport as unknown)) this.liveStderr = undefined;
-        this.stderrHistory.endRun([], `start failed: ${why}`);
-      }
-      await transport.close().catch(() => {});
+      const why = startFailureReason(err);
+      await run.abandon(err, why);
       if (this.generation !== gen) return;
-      if (err instanceof SpawnError && err.errno !== undefined && PERMANENT_SPAWN_ERRNOS.has(err.errno)) {
-        this.startFailure = why;
+      this.readiness.startFailure = why;
+      if (isPermanentStartFailure(err)) {
         this.setState("failed", `start failed: ${why}; not retried until the config changes or \`mcpd restart ${this.name}\``);
         this.emit("failed");
         return;
       }
-      this.startFailure = why;
       this.scheduleRestart(`start failed: ${why}`);
       return;
     }
@@ -240,51 +179,37 @@ export class ServerHandle extends EventEmitter {
       await client.close().catch(() => {});
       return;
     }
-    // Streamable HTTP: open the GET stream for server-initiated messages once the session exists.
-    (transport as { startSSEListener?: () => void }).startSSEListener?.();
-    this.pid = sessionPid;
+    run.ready();
+    this.pid = run.pid;
     this.startedAt = Date.now();
-    this.missedPings = 0;
-    this.startFailure = undefined;
-    this.readyReason = reason;
-    this.setState("ready", this.readyStateReason());
-    this.armHealth(gen);
-  }
-
-  /** The `ready` reason, plus which lists keep changing (a server that never settles says so). */
-  private readyStateReason(): string {
-    if (this.unsettledLists.size === 0) return this.readyReason;
-    const kinds = [...this.unsettledLists].sort();
-    return `${this.readyReason}; the ${kinds.join(", ")} list${kinds.length > 1 ? "s keep" : " keeps"} changing (list_changed after every re-read): re-read at most once per ${RUNTIME_DEFAULTS.listRefreshMinIntervalMs} ms`;
+    this.readiness.startFailure = undefined;
+    this.setState("ready", this.readyReason.ready(reason));
+    this.health.arm(gen, this.config.healthCheckIntervalMs, this.config.idleTimeout);
   }
 
   /**
-   * Updates the reason of a `ready` server whose lists do or no longer keep changing. A detail of the
-   * state, not a change of it: no `state` event, since listeners take every `ready` event for a (re)start.
+   * A list of session `gen` does or no longer keeps changing: updates the reason of a `ready` server. A
+   * detail of the state, not a change of it: no `state` event, since listeners take every `ready` event
+   * for a (re)start.
    */
-  private sayWhyUnsettled(): void {
+  private listUnsettled(gen: number, kind: string, unsettled: boolean): void {
+    if (this.generation !== gen) return;
+    this.readyReason.list(kind, unsettled);
     if (this.state !== "ready") return;
-    const reason = this.readyStateReason();
+    const reason = this.readyReason.text();
     if (reason === this.stateReason) return;
     this.stateReason = reason;
     this.log.info({ state: this.state, reason }, "server state reason");
   }
 
-  /**
-   * The server's last stderr lines (at most `n`), oldest first: those of its earlier runs (each followed
-   * by a `--- mcpd: ... ---` marker saying how it ended), then the running process's.
-   */
+  /** The server's last stderr lines (at most `n`) across its runs, oldest first: see {@link ServerStderr.tail}. */
   stderrTail(n: number): string[] {
-    return this.stderrHistory.tail(n, this.liveStderr?.stderrTail(n) ?? []);
+    return this.stderr.tail(n);
   }
 
-  /**
-   * The stderr line that best says what the server last reported: the running process's last line,
-   * else the line of the last ended run that states its error (see stderrHeadline).
-   */
+  /** The stderr line that best says what the server last reported: see {@link ServerStderr.last}. */
   get lastStderr(): string | undefined {
-    const live = this.liveStderr?.stderrTail(5);
-    return (live !== undefined ? lastStderrLine(live) : undefined) ?? this.stderrHistory.headline;
+    return this.stderr.last;
   }
 
   private onSessionClosed(gen: number, client: MCPClient, info: CloseInfo): void {
@@ -292,26 +217,21 @@ export class ServerHandle extends EventEmitter {
     this.lastExit = info.reason;
     this.client = undefined;
     this.pid = undefined;
-    this.stopHealth();
+    this.health.stop();
     this.scheduleRestart(`session closed: ${info.reason}`);
   }
 
+  /** Restarts the session after a backoff delay, or marks the server `failed` once the crash-loop breaker trips. */
   private scheduleRestart(reason: string): void {
-    const now = Date.now();
     const policy = this.config.restart;
-    this.restartTimes = this.restartTimes.filter((t) => now - t < policy.windowMs);
-    if (this.restartTimes.length >= policy.maxRestarts) {
+    const slot = this.backoff.next(policy);
+    if (slot === undefined) {
       this.setState("failed", `${reason} (gave up after ${policy.maxRestarts} restarts in ${policy.windowMs} ms)`);
       this.emit("failed");
       return;
     }
-    this.restartTimes.push(now);
     this.restarts++;
-    const attempt = this.restartTimes.length;
-    const base = Math.min(policy.maxDelayMs, policy.initialDelayMs * 2 ** (attempt - 1));
-    // Jitter (+-20%) keeps servers that died together from restarting in lockstep.
-    const delay = Math.round(base * (0.8 + Math.random() * 0.4));
-    this.setState("restarting", `${reason}; restart ${attempt}/${policy.maxRestarts} in ${delay} ms`);
+    this.setState("restarting", `${reason}; restart ${slot.attempt}/${policy.maxRestarts} in ${slot.delayMs} ms`);
     const gen = ++this.generation;
     this.starting = undefined;
     this.restartTimer = setTimeout(() => {
@@ -320,43 +240,8 @@ export class ServerHandle extends EventEmitter {
       this.starting = this.connectOnce(gen, "restarted").finally(() => {
         if (this.generation === gen) this.starting = undefined;
       });
-    }, delay);
+    }, slot.delayMs);
     this.restartTimer.unref();
-  }
-
-  private armHealth(gen: number): void {
-    this.stopHealth();
-    const every = this.config.healthCheckIntervalMs;
-    const idle = this.config.idleTimeout;
-    const tick = Math.min(every > 0 ? every : Infinity, idle > 0 ? Math.max(50, Math.floor(idle / 4)) : Infinity);
-    if (!Number.isFinite(tick)) return;
-    let lastPing = Date.now();
-    this.healthTimer = setInterval(() => {
-      if (this.generation !== gen || this.state !== "ready" || !this.client) return;
-      const now = Date.now();
-      if (idle > 0 && this.stats.inFlight === 0 && now - this.stats.lastUsedAt >= idle) {
-        void this.stop("idle", `idle for ${idle} ms`);
-        return;
-      }
-      if (every > 0 && now - lastPing >= every && now - this.stats.lastUsedAt >= every) {
-        lastPing = now;
-        const client = this.client;
-        client.ping({ timeout: Math.min(every, 10_000) }).then(
-          () => {
-            this.missedPings = 0;
-          },
-          (err: Error) => {
-            if (this.generation !== gen) return;
-            this.missedPings++;
-            this.log.warn({ missed: this.missedPings, err: err.message }, "health ping failed");
-            if (this.missedPings >= (this.opts.maxMissedPings ?? MAX_MISSED_PINGS)) {
-              void this.recycle(`${this.missedPings} health pings missed`);
-            }
-          },
-        );
-      }
-    }, tick);
-    this.healthTimer.unref();
   }
 
   /**
@@ -368,14 +253,9 @@ export class ServerHandle extends EventEmitter {
     this.generation++; // the old session's close event must not schedule a second restart
     this.client = undefined;
     this.pid = undefined;
-    this.stopHealth();
+    this.health.stop();
     this.scheduleRestart(reason);
     if (client) await client.close().catch(() => {});
-  }
-
-  private stopHealth(): void {
-    clearInterval(this.healthTimer);
-    this.healthTimer = undefined;
   }
 
   /**
@@ -385,10 +265,10 @@ export class ServerHandle extends EventEmitter {
   async stop(kind: "stopped" | "idle" | "disabled" = "stopped", reason = "stopped"): Promise<void> {
     this.generation++;
     this.starting = undefined;
-    this.startFailure = undefined;
+    this.readiness.startFailure = undefined;
     clearTimeout(this.restartTimer);
     this.restartTimer = undefined;
-    this.stopHealth();
+    this.health.stop();
     const client = this.client;
     this.client = undefined;
     this.pid = undefined;
@@ -400,14 +280,14 @@ export class ServerHandle extends EventEmitter {
   async restart(reason = "restart requested"): Promise<void> {
     if (this.state === "disabled") return;
     await this.stop("stopped", reason);
-    this.restartTimes = [];
+    this.backoff.reset();
     await this.start(reason);
   }
 
   async enable(): Promise<void> {
     if (this.state !== "disabled") return;
     this.setState("stopped", "enabled");
-    this.restartTimes = [];
+    this.backoff.reset();
     if (this.config.startup === "eager") await this.start("enabled");
   }
 
@@ -432,63 +312,12 @@ export class ServerHandle extends EventEmitter {
 
   /**
    * Waits until the server is ready, starting it when it is stopped (lazy or idle), bounded by
-   * `timeoutMs` and `signal`. A `failed` or `disabled` server fails at once, and so does one whose last
-   * start failed before it became ready (its restarts go on; the error says why it failed).
+   * `timeoutMs` and `signal`; fails at once when it cannot become ready (see {@link Readiness.wait}).
    * @throws ServerUnavailableError (MCPD_SERVER_UNAVAILABLE)
    */
-  async whenReady(timeoutMs: number, signal?: AbortSignal): Promise<MCPClient> {
+  whenReady(timeoutMs: number, signal?: AbortSignal): Promise<MCPClient> {
     const usable = this.usableClient;
-    if (usable) return usable;
-    if (this.state === "failed" || this.state === "disabled" || this.startFailure !== undefined) throw this.unavailable();
-    if (this.state === "stopped") void this.start("started on demand");
-    return new Promise<MCPClient>((resolve, reject) => {
-      const done = (): void => {
-        clearTimeout(timer);
-        this.off("state", onState);
-        signal?.removeEventListener("abort", onAbort);
-      };
-      const onState = (): void => {
-        if (this.state === "ready" && this.client) {
-          done();
-          resolve(this.client);
-        } else if (this.state === "failed" || this.state === "disabled" || this.state === "stopped" || this.startFailure !== undefined) {
-          done();
-          reject(this.unavailable());
-        }
-      };
-      const onAbort = (): void => {
-        done();
-        reject(signal?.reason);
-      };
-      const timer =
-        timeoutMs > 0 && Number.isFinite(timeoutMs)
-          ? setTimeout(() => {
-              done();
-              reject(new ServerUnavailableError(this.name, this.state, `not ready after ${timeoutMs} ms${this.detail()}`));
-            }, timeoutMs)
-          : undefined;
-      this.on("state", onState);
-      signal?.addEventListener("abort", onAbort, { once: true });
-      if (signal?.aborted) onAbort();
-    });
-  }
-
-  /** The state's reason and the last stderr line, each once (the reason often quotes stderr already). */
-  private why(): string {
-    const parts: string[] = [];
-    if (this.stateReason) parts.push(this.stateReason);
-    const last = this.lastStderr;
-    if (last && !this.stateReason.includes(last)) parts.push(`last stderr: ${last}`);
-    return parts.join("; ");
-  }
-
-  private detail(): string {
-    const why = this.why();
-    return why ? ` (${why})` : "";
-  }
-
-  private unavailable(): ServerUnavailableError {
-    return new ServerUnavailableError(this.name, this.state, this.why() || undefined);
+    return usable ? Promise.resolve(usable) : this.readiness.wait(timeoutMs, signal);
   }
 
   /**

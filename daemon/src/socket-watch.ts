@@ -2,7 +2,7 @@ import { lstatSync, readdirSync, readFileSync, readlinkSync, unlinkSync } from "
 import { RUNTIME_DEFAULTS } from "./defaults.js";
 import { dirname, join } from "node:path";
 import { silentLogger, type Logger, type SocketWatchStatus } from "@mcpd/protocol";
-import { SocketSetupError, bindPathFor, probeSocket } from "./socket-server.js";
+import { SocketSetupError, bindPathFor, probeSocket } from "./socket-path.js";
 
 /** What {@link SocketWatch} needs from the socket server: its public listen/stop pair. */
 export interface Relistenable {

@@ -1,0 +1,302 @@
+import type { Socket } from "node:net";
+import {
+  ConnectionLimitError,
+  encodeLine,
+  toWireError,
+  type DaemonInfo,
+  type DroppedConnections,
+  type JsonLineDecoder,
+  type Logger,
+} from "@mcpd/protocol";
+
+/** The daemon-wide bounds on clients; see RUNTIME_DEFAULTS for their meaning and defaults. */
+export interface SocketLimits {
+  /** Connections accepted at once; the one over gets MCPD_TOO_MANY_CONNECTIONS (-32072) and is closed. */
+  maxConnections: number;
+  /** What set `maxConnections`, named in the refusal: `mcpd.maxConnections`, or the open-file limit. */
+  maxConnectionsWhy: string;
+  /** Bytes held for all clients together (unfinished input lines, unsent output); past it the largest holder is closed. */
+  maxBufferedBytesTotal: number;
+  /** A client's line must be finished within this many ms of its first byte, or its connection is closed. */
+  partialLineTimeoutMs: number;
+}
+
+/** The server's view of its clients, for `mcpd/status`. */
+export type SocketServerStats = Pick<
+  DaemonInfo,
+  "connections" | "maxConnections" | "bufferedBytes" | "maxBufferedBytesTotal" | "partialLineTimeoutMs" | "dropped"
+>;
+
+/** What the server tracks per connection for the daemon-wide bounds. */
+export interface ClientConn {
+  readonly socket: Socket;
+  readonly decoder: JsonLineDecoder;
+  log: Logger;
+  /** Bytes of its unfinished input line, as counted into ClientLimits.buffered. */
+  inBytes: number;
+  /** Bytes of its unsent output, as counted into ClientLimits.buffered (recounted once per tick it is written to). */
+  outBytes: number;
+  /** When its unfinished line began (Date.now()); 0 between lines. */
+  lineStartedAt: number;
+  /** An empty write is queued whose callback recounts the output once everything before it is written. */
+  flushWatch: boolean;
+  /** Closed, or being closed by the server: no longer counted; nothing more is read from it or sent to it. */
+  gone: boolean;
+}
+
+/** A refused or dropped connection gets this long to receive its error line before it is destroyed, in ms. */
+const FAREWELL_MS = 1_000;
+/** At most this many refused connections wait for their error line at once; more are closed without one. */
+const MAX_FAREWELLS = 16;
+/** A dropped connection with more unsent output than this is destroyed at once, without an error line (it is not reading). */
+const FAREWELL_MAX_BACKLOG_BYTES = 64 * 1024;
+/** Repeated refusals are logged at most this often, with a count, in ms. */
+const LOG_EVERY_MS = 5_000;
+const NO_BYTES = Buffer.alloc(0);
+
+/**
+ * The daemon-wide bounds on the socket server's clients ({@link SocketLimits}): connections over the cap
+ * are refused with an error line; the bytes held for all clients (unfinished input lines, unsent output)
+ * are counted by deltas as they change, and past the budget the connection holding the most is closed,
+ * then the next, until the total is under it; a line not finished within the deadline closes its
+ * connection. Each is logged with the client and the bytes, and counted in {@link stats}.
+ *
+ * The socket server calls it on its per-message path ({@link afterInput}, {@link countOutput}): those
+ * allocate nothing.
+ */
+export class ClientLimits {
+  /** The connections being served (refused ones are never in it). */
+  readonly conns = new Set<ClientConn>();
+  private readonly log: Logger;
+  private limits: SocketLimits;
+  /** Bytes held for all clients: the sum of every live connection's inBytes + outBytes. */
+  private buffered = 0;
+  /** Connections with an unfinished line, checked against the deadline by {@link sweep}. */
+  private readonly midLine = new Set<ClientConn>();
+  private sweepTimer: NodeJS.Timeout | undefined;
+  private farewells = 0;
+  private readonly droppedCounts: DroppedConnections = { tooManyConnections: 0, overBudget: 0, lineTimeout: 0, notReading: 0 };
+  private readonly throttle = { refusedAt: 0, refused: 0 };
+
+  constructor(limits: SocketLimits, log: Logger) {
+    this.limits = { ...limits };
+    this.log = log;
+  }
+
+  /** Counts and bounds for `mcpd/status`. */
+  stats(): SocketServerStats {
+    return {
+      connections: this.conns.size,
+      maxConnections: this.limits.maxConnections,
+      bufferedBytes: this.buffered,
+      maxBufferedBytesTotal: this.limits.maxBufferedBytesTotal,
+      partialLineTimeoutMs: this.limits.partialLineTimeoutMs,
+      dropped: { ...this.droppedCounts },
+    };
+  }
+
+  /** New bounds (after a reload). Connections already open stay; a lower budget is enforced at once. */
+  setLimits(limits: SocketLimits): void {
+    const timeoutChanged = limits.partialLineTimeoutMs !== this.limits.partialLineTimeoutMs;
+    this.limits = { ...limits };
+    if (timeoutChanged && this.sweepTimer) {
+      clearInterval(this.sweepTimer);
+      this.sweepTimer = undefined;
+      if (this.midLine.size > 0) this.armSweep();
+    }
+    if (this.buffered > this.limits.maxBufferedBytesTotal) this.enforceBudget();
+  }
+
+  /** Starts counting a connection just accepted. */
+  add(conn: ClientConn): void {
+    this.conns.add(conn);
+  }
+
+  /** A connection closed: it is no longer counted. */
+  remove(conn: ClientConn): void {
+    this.forget(conn);
+    this.conns.delete(conn);
+  }
+
+  /** Whether the connections are at the cap: a new one is answered by {@link refuse}. */
+  get full(): boolean {
+    return this.conns.size >= this.limits.maxConnections;
+  }
+
+  /**
+   * After a chunk of a connection's input was decoded: recounts its unfinished line, starts or ends
+   * that line's deadline, and enforces the budget. `ended`: the decoder's `linesEnded` before the chunk.
+   */
+  afterInput(conn: ClientConn, ended: number): void {
+    const decoder = conn.decoder;
+    const held = decoder.bufferedBytes;
+    if (held !== conn.inBytes) {
+      this.buffered += held - conn.inBytes;
+      conn.inBytes = held;
+    }
+    if (decoder.inLine) {
+      // The deadline runs from the line's first byte: a line that began in this chunk restarts it.
+      if (conn.lineStartedAt === 0 || decoder.linesEnded !== ended) this.lineStarted(conn);
+    } else if (conn.lineStartedAt !== 0) {
+      conn.lineStartedAt = 0;
+      this.midLine.delete(conn);
+    }
+    if (this.buffered > this.limits.maxBufferedBytesTotal) this.enforceBudget();
+  }
+
+  /** Answers a connection over the cap with one error line, then closes it. */
+  refuse(socket: Socket): void {
+    this.droppedCounts.tooManyConnections++;
+    socket.on("error", () => {});
+    const { maxConnections, maxConnectionsWhy } = this.limits;
+    const t = this.throttle;
+    t.refused++;
+    const now = Date.now();
+    if (now - t.refusedAt >= LOG_EVERY_MS) {
+      this.log.warn({ connections: this.conns.size, maxConnections, why: maxConnectionsWhy, refused: t.refused }, "connection refused: too many connections");
+      t.refusedAt = now;
+      t.refused = 0;
+    }
+    // Each waiting refusal holds a descriptor: under a storm, close the rest at once.
+    if (this.farewells >= MAX_FAREWELLS) {
+      socket.destroy();
+      return;
+    }
+    const raise = maxConnectionsWhy === "mcpd.maxConnections" ? "mcpd.maxConnections" : "the open-file limit (ulimit -n)";
+    this.farewell(
+      socket,
+      new ConnectionLimitError(
+        "MCPD_TOO_MANY_CONNECTIONS",
+        `Too many connections: mcpd accepts at most ${maxConnections} at once (${maxConnectionsWhy}); close idle clients or raise ${raise}`,
+      ),
+    );
+  }
+
+  /**
+   * Sends `error` as the connection's last line (id null), ends it, and destroys it {@link FAREWELL_MS}
+   * later. Nothing more is read from it (a client streaming a huge line must not keep the daemon reading
+   * garbage). Not destroyed at once: a client that writes after our close would get EPIPE and drop the
+   * line unread.
+   */
+  private farewell(socket: Socket, error: ConnectionLimitError): void {
+    this.farewells++;
+    socket.once("close", () => this.farewells--);
+    socket.pause();
+    socket.end(encodeLine({ jsonrpc: "2.0", id: null, error: toWireError(error) }));
+    setTimeout(() => socket.destroy(), FAREWELL_MS).unref();
+  }
+
+  /** Recounts a connection's unsent output; while some is left, an empty write's callback recounts it once written. */
+  countOutput(conn: ClientConn): void {
+    const out = conn.socket.writableLength;
+    if (out !== conn.outBytes) {
+      this.buffered += out - conn.outBytes;
+      conn.outBytes = out;
+      if (this.buffered > this.limits.maxBufferedBytesTotal) this.enforceBudget();
+    }
+    if (out > 0 && !conn.gone && !conn.flushWatch) {
+      conn.flushWatch = true;
+      conn.socket.write(NO_BYTES, () => {
+        conn.flushWatch = false;
+        if (!conn.gone && !conn.socket.destroyed) this.countOutput(conn);
+      });
+    }
+  }
+
+  private lineStarted(conn: ClientConn): void {
+    conn.lineStartedAt = Date.now();
+    this.midLine.add(conn);
+    if (!this.sweepTimer) this.armSweep();
+  }
+
+  /** Checks the unfinished lines against the deadline, a few times per deadline, while there are any. */
+  private armSweep(): void {
+    const every = Math.min(1_000, Math.max(10, Math.floor(this.limits.partialLineTimeoutMs / 4)));
+    this.sweepTimer = setInterval(() => this.sweep(), every);
+    this.sweepTimer.unref();
+  }
+
+  private sweep(): void {
+    const now = Date.now();
+    const deadline = this.limits.partialLineTimeoutMs;
+    for (const conn of this.midLine) {
+      if (now - conn.lineStartedAt < deadline) continue;
+      conn.log.warn({ heldBytes: conn.inBytes, timeoutMs: deadline }, "line not finished within the deadline; disconnecting the client");
+      this.drop(
+        conn,
+        "lineTimeout",
+        new ConnectionLimitError(
+          "MCPD_LINE_TIMEOUT",
+          `Connection closed: a line was not finished within ${deadline} ms (mcpd.partialLineTimeoutMs); every message must end with a newline`,
+        ),
+      );
+    }
+    if (this.midLine.size === 0 && this.sweepTimer) {
+      clearInterval(this.sweepTimer);
+      this.sweepTimer = undefined;
+    }
+  }
+
+  /** Closes the connections holding the most until the total held is within the budget. */
+  private enforceBudget(): void {
+    const budget = this.limits.maxBufferedBytesTotal;
+    while (this.buffered > budget) {
+      let worst: ClientConn | undefined;
+      let most = 0;
+      for (const c of this.conns) {
+        const held = c.inBytes + c.outBytes;
+        if (held > most) {
+          most = held;
+          worst = c;
+        }
+      }
+      if (!worst) return;
+      const total = this.buffered;
+      worst.log.warn(
+        { heldBytes: most, inputBytes: worst.inBytes, outputBytes: worst.outBytes, totalBytes: total, budgetBytes: budget },
+        "over the daemon-wide buffer budget; disconnecting the client holding the most",
+      );
+      this.drop(
+        worst,
+        "overBudget",
+        new ConnectionLimitError(
+          "MCPD_BUFFER_BUDGET_EXCEEDED",
+          `Connection closed: mcpd holds ${total} bytes for its clients, over mcpd.maxBufferedBytesTotal (${budget} bytes), and this connection held the most (${most} bytes: ${worst.inBytes} of an unfinished line, ${worst.outBytes} of output it has not read)`,
+        ),
+      );
+    }
+  }
+
+  /** Stops counting a connection (it closed, or is being closed). */
+  private forget(conn: ClientConn): void {
+    if (conn.gone) return;
+    conn.gone = true;
+    this.buffered -= conn.inBytes + conn.outBytes;
+    conn.inBytes = 0;
+    conn.outBytes = 0;
+    if (conn.lineStartedAt !== 0) {
+      conn.lineStartedAt = 0;
+      this.midLine.delete(conn);
+    }
+  }
+
+  /**
+   * Closes a connection on the server's own account: its held bytes stop counting at once, its unfinished
+   * line is let go, and it gets `error` as its last line unless it has output it is not reading.
+   */
+  drop(conn: ClientConn, reason: keyof DroppedConnections, error?: ConnectionLimitError): void {
+    if (conn.gone) return;
+    const backlog = conn.socket.writableLength;
+    this.forget(conn);
+    this.droppedCounts[reason]++;
+    conn.decoder.clear();
+    if (error && backlog <= FAREWELL_MAX_BACKLOG_BYTES && !conn.socket.destroyed) this.farewell(conn.socket, error);
+    else conn.socket.destroy();
+  }
+
+  /** Stops the deadline's timer (the server is closing every connection). */
+  stop(): void {
+    if (this.sweepTimer) clearInterval(this.sweepTimer);
+    this.sweepTimer = undefined;
+  }
+}

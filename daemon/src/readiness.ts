@@ -1,0 +1,93 @@
+import { ServerUnavailableError, type ServerState } from "@mcpd/protocol";
+import type { MCPClient } from "./mcp-client.js";
+
+/** What waiting for a server needs from its handle (all public on ServerHandle). */
+export interface ReadySubject {
+  readonly name: string;
+  readonly state: ServerState;
+  readonly stateReason: string;
+  readonly client: MCPClient | undefined;
+  readonly lastStderr: string | undefined;
+  start(reason: string): Promise<void>;
+  on(event: "state", listener: () => void): unknown;
+  off(event: "state", listener: () => void): unknown;
+}
+
+/**
+ * Whether a request may wait for its server to become ready, and the error that says why it cannot:
+ * a `failed` or `disabled` server, or one whose last start failed before it became ready
+ * ({@link startFailure}), fails at once; a stopped one is started on demand.
+ */
+export class Readiness {
+  /**
+   * Why the last start failed before the server became ready; cleared when a start succeeds or the
+   * server is stopped. While set, requests fail at once instead of waiting for the next restart.
+   */
+  startFailure: string | undefined;
+  private readonly server: ReadySubject;
+
+  constructor(server: ReadySubject) {
+    this.server = server;
+  }
+
+  /**
+   * Waits until the server is ready, starting it when it is stopped (lazy or idle), bounded by
+   * `timeoutMs` and `signal`. A `failed` or `disabled` server fails at once, and so does one whose last
+   * start failed before it became ready (its restarts go on; the error says why it failed).
+   * @throws ServerUnavailableError (MCPD_SERVER_UNAVAILABLE)
+   */
+  async wait(timeoutMs: number, signal?: AbortSignal): Promise<MCPClient> {
+    const server = this.server;
+    if (server.state === "failed" || server.state === "disabled" || this.startFailure !== undefined) throw this.unavailable();
+    if (server.state === "stopped") void server.start("started on demand");
+    return new Promise<MCPClient>((resolve, reject) => {
+      const done = (): void => {
+        clearTimeout(timer);
+        server.off("state", onState);
+        signal?.removeEventListener("abort", onAbort);
+      };
+      const onState = (): void => {
+        if (server.state === "ready" && server.client) {
+          done();
+          resolve(server.client);
+        } else if (server.state === "failed" || server.state === "disabled" || server.state === "stopped" || this.startFailure !== undefined) {
+          done();
+          reject(this.unavailable());
+        }
+      };
+      const onAbort = (): void => {
+        done();
+        reject(signal?.reason);
+      };
+      const timer =
+        timeoutMs > 0 && Number.isFinite(timeoutMs)
+          ? setTimeout(() => {
+              done();
+              reject(new ServerUnavailableError(server.name, server.state, `not ready after ${timeoutMs} ms${this.detail()}`));
+            }, timeoutMs)
+          : undefined;
+      server.on("state", onState);
+      signal?.addEventListener("abort", onAbort, { once: true });
+      if (signal?.aborted) onAbort();
+    });
+  }
+
+  /** The state's reason and the last stderr line, each once (the reason often quotes stderr already). */
+  private why(): string {
+    const { stateReason } = this.server;
+    const parts: string[] = [];
+    if (stateReason) parts.push(stateReason);
+    const last = this.server.lastStderr;
+    if (last && !stateReason.includes(last)) parts.push(`last stderr: ${last}`);
+    return parts.join("; ");
+  }
+
+  private detail(): string {
+    const why = this.why();
+    return why ? ` (${why})` : "";
+  }
+
+  private unavailable(): ServerUnavailableError {
+    return new ServerUnavailableError(this.server.name, this.server.state, this.why() || undefined);
+  }
+}

@@ -1,0 +1,60 @@
+import { lstatSync, mkdirSync, unlinkSync } from "node:fs";
+import { connect } from "node:net";
+import { dirname, join } from "node:path";
+import { McpdError } from "@mcpd/protocol";
+import { checkSocketPath, checkSocketTrust } from "@mcpd/client";
+
+/** Refusals before listening: another daemon, unsafe directory, bad path. */
+export class SocketSetupError extends McpdError {
+  override name = "SocketSetupError";
+  constructor(code: "MCPD_ALREADY_RUNNING" | "MCPD_UNSAFE_SOCKET_DIR", message: string) {
+    super(code, message);
+  }
+}
+
+/**
+ * The path a daemon with that pid binds before renaming it to `socketPath` (see SocketServer.listen):
+ * `<dir>/.<pid>`, or `socketPath` itself when that name would be longer. /proc/net/unix keeps showing it.
+ */
+export function bindPathFor(socketPath: string, pid: number): string {
+  const tmp = join(dirname(socketPath), `.${pid}`);
+  return Buffer.byteLength(tmp) <= Buffer.byteLength(socketPath) ? tmp : socketPath;
+}
+
+/** Whether something answers on a Unix socket path (a live daemon), within `timeoutMs`. */
+export function probeSocket(path: string, timeoutMs = 1000): Promise<boolean> {
+  return new Promise((resolve) => {
+    const s = connect(path);
+    const done = (v: boolean): void => {
+      clearTimeout(t);
+      s.destroy();
+      resolve(v);
+    };
+    const t = setTimeout(() => done(false), timeoutMs);
+    s.once("connect", () => done(true));
+    s.once("error", () => done(false));
+  });
+}
+
+/**
+ * Checks the runtime directory (created 0700) and the socket path with the same rule every client applies
+ * before connecting (`checkSocketTrust`: the directory is this user's and not writable by group or others,
+ * the socket is this user's and not a symbolic link), then: a live daemon -> "already running"; a stale
+ * socket removed; anything else refused.
+ */
+export async function prepareSocketPath(socketPath: string): Promise<void> {
+  const tooLong = checkSocketPath(socketPath);
+  if (tooLong) throw new SocketSetupError("MCPD_UNSAFE_SOCKET_DIR", tooLong);
+  mkdirSync(dirname(socketPath), { recursive: true, mode: 0o700 });
+  const untrusted = checkSocketTrust(socketPath);
+  if (untrusted) throw new SocketSetupError("MCPD_UNSAFE_SOCKET_DIR", `Refusing to start: ${untrusted.message}`);
+  let existing;
+  try {
+    existing = lstatSync(socketPath);
+  } catch {
+    return;
+  }
+  if (await probeSocket(socketPath)) throw new SocketSetupError("MCPD_ALREADY_RUNNING", `mcpd is already running on ${socketPath}`);
+  if (!existing.isSocket()) throw new SocketSetupError("MCPD_UNSAFE_SOCKET_DIR", `Refusing to start: ${socketPath} exists and is not a socket`);
+  unlinkSync(socketPath); // stale: nothing answers
+}
