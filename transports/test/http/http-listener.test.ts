@@ -16,7 +16,7 @@ describe("HttpTransport: background SSE listener", () => {
     await waitFor(() => f.listeners.size === 1, { message: "listener attached" });
     f.pushToListeners({ jsonrpc: "2.0", method: "notifications/tools/list_changed" });
     await waitFor(() => seen.length === 1, { message: "notification delivered" });
-    expect(seen[0]).toEqual({ method: "notifications/tools/list_changed", params: undefined, context: {} });
+    expect(seen[0]).toEqual({ method: "notifications/tools/list_changed", params: undefined, context: { standalone: true } });
     const get = f.received("GET")[0]!;
     expect(get.headers.accept).toBe("text/event-stream");
     expect(get.headers["mcp-session-id"]).toBe(t.info().sessionId);
