@@ -32,7 +32,7 @@ export class AbortFanout<T> {
 
   remove(signal: AbortSignal, member: T): void {
     const group = this.groups.get(signal);
-    if (!group || !group.members.delete(member) || group.members.size > 0) return;
+    if (!group?.members.delete(member) || group.members.size > 0) return;
     signal.removeEventListener("abort", group.listener);
     this.groups.delete(signal);
   }

@@ -89,6 +89,7 @@ export interface McpdClientOptions {
 export type CallOptions = RequestOptions;
 
 /** The arguments after the declaration in {@link McpdClient.control}: params may be left out when every one is optional. */
+// biome-ignore lint/complexity/noBannedTypes: `{} extends P` is the test "every property of P is optional", not a value typed `{}`.
 export type ControlArgs<P> = {} extends P ? [params?: P, options?: CallOptions] : [params: P, options?: CallOptions];
 
 const CAPABILITY_OF: Record<string, "sampling" | "elicitation" | "roots"> = {
@@ -233,7 +234,12 @@ export class McpdClient extends EventEmitter<McpdClientEvents> {
    * Sends any MCP request. `server` routes it to that server with unprefixed names (per-request routing,
    * `_meta["mcpd/server"]`); `undefined` sends it to the connection's view.
    */
-  request<T extends object = JsonObject>(server: string | undefined, method: string, params?: JsonObject, options?: CallOptions): Promise<T> {
+  request<T extends object = JsonObject>(
+    server: string | undefined,
+    method: string,
+    params?: JsonObject,
+    options?: CallOptions,
+  ): Promise<T> {
     let routed: JsonObject | undefined;
     try {
       routed = this.route(server, params);
@@ -294,7 +300,10 @@ export class McpdClient extends EventEmitter<McpdClientEvents> {
    * @throws `MCPD_UNKNOWN_TOOL`, `MCPD_SERVER_UNAVAILABLE`, `MCPD_REQUEST_TIMEOUT`, `MCPD_ABORTED`,
    * `MCPD_CONNECTION_LOST`, `MCPD_DAEMON_UNAVAILABLE`, or the server's error (`MCPD_MCP_ERROR`).
    */
-  callTool(call: { server?: string; name: string; arguments?: JsonObject; _meta?: JsonObject }, options?: CallOptions): Promise<CallToolResult> {
+  callTool(
+    call: { server?: string; name: string; arguments?: JsonObject; _meta?: JsonObject },
+    options?: CallOptions,
+  ): Promise<CallToolResult> {
     const params: JsonObject = { name: call.name, arguments: call.arguments ?? {} };
     if (call._meta) params._meta = call._meta;
     return this.request<CallToolResult>(call.server, "tools/call", params, options);
@@ -356,7 +365,10 @@ export class McpdClient extends EventEmitter<McpdClientEvents> {
     return this.control(McpdStatus, undefined, options);
   }
 
-  /** Restarts one server, or all when `server` is omitted. Resolves with the names restarted. Needs `control: true` (else `MCPD_FORBIDDEN`). */
+  /**
+   * Restarts one server, or all when `server` is omitted. Resolves with the names restarted.
+   * Needs `control: true` (else `MCPD_FORBIDDEN`).
+   */
   async restart(server?: string, options?: CallOptions): Promise<string[]> {
     const result = await this.control(McpdRestart, server === undefined ? {} : { server }, options);
     return result.restarted;
@@ -398,7 +410,8 @@ export class McpdClient extends EventEmitter<McpdClientEvents> {
 
   private route(server: string | undefined, params: JsonObject | undefined): JsonObject | undefined {
     if (server === undefined || server === this.viewServer) return params;
-    if (typeof server !== "string" || server === "") throw new TypeError(`server must be a non-empty string, got ${JSON.stringify(server)}`);
+    if (typeof server !== "string" || server === "")
+      throw new TypeError(`server must be a non-empty string, got ${JSON.stringify(server)}`);
     return { ...params, _meta: { ...(params?._meta as JsonObject | undefined), [MCPD_SERVER_META]: server } };
   }
 
@@ -473,7 +486,8 @@ export class McpdClient extends EventEmitter<McpdClientEvents> {
 
   private retrySubscriptions(server: string): void {
     void this.subscriptions.retryStale(server).then((failures) => {
-      for (const f of failures) this.logger.warn({ uri: f.uri, server: f.server, err: f.error.message }, "could not restore a resource subscription");
+      for (const f of failures)
+        this.logger.warn({ uri: f.uri, server: f.server, err: f.error.message }, "could not restore a resource subscription");
     });
   }
 

@@ -211,7 +211,18 @@ export class MCPClient extends EventEmitter {
   private refreshOf(kind: ListKind): ListRefresh {
     let r = this.refreshes.get(kind);
     if (r === undefined) {
-      r = { running: undefined, queued: undefined, timer: undefined, wake: undefined, settleTimer: undefined, lastStartAt: 0, lastEndAt: 0, backToBack: 0, unsettled: false, notice: undefined };
+      r = {
+        running: undefined,
+        queued: undefined,
+        timer: undefined,
+        wake: undefined,
+        settleTimer: undefined,
+        lastStartAt: 0,
+        lastEndAt: 0,
+        backToBack: 0,
+        unsettled: false,
+        notice: undefined,
+      };
       this.refreshes.set(kind, r);
     }
     return r;
@@ -413,7 +424,10 @@ export class MCPClient extends EventEmitter {
     }
     if (++r.backToBack >= UNSETTLED_AFTER && !r.unsettled) {
       r.unsettled = true;
-      this.log.warn({ kind, minIntervalMs: this.minRefreshIntervalMs }, `the server keeps sending ${kind}/list_changed: re-reading the list at most once per interval`);
+      this.log.warn(
+        { kind, minIntervalMs: this.minRefreshIntervalMs },
+        `the server keeps sending ${kind}/list_changed: re-reading the list at most once per interval`,
+      );
       this.emit("listUnsettled", kind);
     }
   }

@@ -1,4 +1,4 @@
-import { chmodSync, lstatSync, mkdirSync, renameSync, rmSync, unlinkSync } from "node:fs";
+import { chmodSync, lstatSync, mkdirSync, renameSync, rmSync, unlinkSync, type Stats } from "node:fs";
 import { connect, createServer, type Server, type Socket } from "node:net";
 import { dirname, join } from "node:path";
 import {
@@ -119,14 +119,15 @@ export async function prepareSocketPath(socketPath: string): Promise<void> {
   mkdirSync(dirname(socketPath), { recursive: true, mode: 0o700 });
   const untrusted = checkSocketTrust(socketPath);
   if (untrusted) throw new SocketSetupError("MCPD_UNSAFE_SOCKET_DIR", `Refusing to start: ${untrusted.message}`);
-  let existing;
+  let existing: Stats;
   try {
     existing = lstatSync(socketPath);
   } catch {
     return;
   }
   if (await probeSocket(socketPath)) throw new SocketSetupError("MCPD_ALREADY_RUNNING", `mcpd is already running on ${socketPath}`);
-  if (!existing.isSocket()) throw new SocketSetupError("MCPD_UNSAFE_SOCKET_DIR", `Refusing to start: ${socketPath} exists and is not a socket`);
+  if (!existing.isSocket())
+    throw new SocketSetupError("MCPD_UNSAFE_SOCKET_DIR", `Refusing to start: ${socketPath} exists and is not a socket`);
   unlinkSync(socketPath); // stale: nothing answers
 }
 
@@ -144,7 +145,11 @@ function encodeOutgoing(message: object, log: Logger): string | undefined {
     const id = m.method === undefined && (typeof m.id === "string" || typeof m.id === "number") ? m.id : undefined;
     log.error({ err: (err as Error).message, id }, "outgoing message cannot be encoded as JSON");
     if (id === undefined) return undefined;
-    return encodeLine({ jsonrpc: "2.0", id, error: { code: WireCode.InternalError, message: `Response cannot be encoded as JSON: ${(err as Error).message}` } });
+    return encodeLine({
+      jsonrpc: "2.0",
+      id,
+      error: { code: WireCode.InternalError, message: `Response cannot be encoded as JSON: ${(err as Error).message}` },
+    });
   }
 }
 
@@ -351,7 +356,10 @@ export class SocketServer {
     t.refused++;
     const now = Date.now();
     if (now - t.refusedAt >= LOG_EVERY_MS) {
-      this.log.warn({ connections: this.conns.size, maxConnections, why: maxConnectionsWhy, refused: t.refused }, "connection refused: too many connections");
+      this.log.warn(
+        { connections: this.conns.size, maxConnections, why: maxConnectionsWhy, refused: t.refused },
+        "connection refused: too many connections",
+      );
       t.refusedAt = now;
       t.refused = 0;
     }
@@ -425,7 +433,8 @@ export class SocketServer {
         "lineTimeout",
         new ConnectionLimitError(
           "MCPD_LINE_TIMEOUT",
-          `Connection closed: a line was not finished within ${deadline} ms (mcpd.partialLineTimeoutMs); every message must end with a newline`,
+          `Connection closed: a line was not finished within ${deadline} ms (mcpd.partialLineTimeoutMs); ` +
+            "every message must end with a newline",
         ),
       );
     }
@@ -459,7 +468,9 @@ export class SocketServer {
         "overBudget",
         new ConnectionLimitError(
           "MCPD_BUFFER_BUDGET_EXCEEDED",
-          `Connection closed: mcpd holds ${total} bytes for its clients, over mcpd.maxBufferedBytesTotal (${budget} bytes), and this connection held the most (${most} bytes: ${worst.inBytes} of an unfinished line, ${worst.outBytes} of output it has not read)`,
+          `Connection closed: mcpd holds ${total} bytes for its clients, over mcpd.maxBufferedBytesTotal (${budget} bytes), ` +
+            `and this connection held the most (${most} bytes: ${worst.inBytes} of an unfinished line, ` +
+            `${worst.outBytes} of output it has not read)`,
         ),
       );
     }
