@@ -9,7 +9,12 @@ const client = await connect({
   handlers: {
     "sampling/createMessage": async (params, { server }) => {
       const last = params.messages.at(-1)?.content?.text ?? "";
-      return { role: "assistant", model: "echo-model", stopReason: "endTurn", content: { type: "text", text: `echo from ${server}: ${last}` } };
+      return {
+        role: "assistant",
+        model: "echo-model",
+        stopReason: "endTurn",
+        content: { type: "text", text: `echo from ${server}: ${last}` },
+      };
     },
     "roots/list": () => ({ roots: [{ uri: `file://${process.cwd()}`, name: "cwd" }] }),
   },

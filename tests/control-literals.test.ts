@@ -39,8 +39,9 @@ export function controlNameLiterals(file: string, code: string): string[] {
       if (NAME.test(first)) found.push({ at: node.start as number, text: `\`${first}...\`` });
     }
     for (const child of Object.values(node)) {
-      if (Array.isArray(child)) for (const item of child) isNode(item) && visit(item);
-      else if (isNode(child)) visit(child);
+      if (Array.isArray(child)) {
+        for (const item of child) if (isNode(item)) visit(item);
+      } else if (isNode(child)) visit(child);
     }
   };
   visit(parsed.program as unknown as AstNode);

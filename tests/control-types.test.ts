@@ -88,7 +88,9 @@ export const noPrivilege = controlMethod("mcpd/e")<{}, ServerStateResult>({ resu
 
 function tsc(project: string): Promise<string> {
   return new Promise((resolve) => {
-    execFile(process.execPath, [TSC, "-p", project], { cwd: ROOT, timeout: 120_000 }, (_err, stdout, stderr) => resolve(`${stdout}${stderr}`));
+    execFile(process.execPath, [TSC, "-p", project], { cwd: ROOT, timeout: 120_000 }, (_err, stdout, stderr) =>
+      resolve(`${stdout}${stderr}`),
+    );
   });
 }
 
@@ -101,7 +103,7 @@ describe("the control protocol's types", () => {
       for (const [name, body] of Object.entries(PROGRAMS)) {
         const text = HEADER + body;
         writeFileSync(path.join(dir, name), text);
-        text.split("\n").forEach((line, i) => line.trimEnd().endsWith("// error") && expected.push(`${name}:${i + 1}`));
+        for (const [i, line] of text.split("\n").entries()) if (line.trimEnd().endsWith("// error")) expected.push(`${name}:${i + 1}`);
       }
       writeFileSync(
         path.join(dir, "tsconfig.json"),

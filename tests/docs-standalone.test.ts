@@ -59,7 +59,10 @@ function filesToCheck(): string[] {
   const files = [path.join(ROOT, "README.md")];
   for (const dir of dirs) if (existsSync(path.join(ROOT, dir))) walk(path.join(ROOT, dir), files);
   // This file names what it forbids.
-  const self = path.relative(ROOT, fileURLToPath(import.meta.url)).split(path.sep).join("/");
+  const self = path
+    .relative(ROOT, fileURLToPath(import.meta.url))
+    .split(path.sep)
+    .join("/");
   return [...new Set(files)].map((f) => path.relative(ROOT, f).split(path.sep).join("/")).filter((f) => f !== self);
 }
 

@@ -10,8 +10,7 @@ import { loadWorkspace } from "./helpers/workspace-sources.js";
 const MAX_LINES = 400;
 
 /** Files over {@link MAX_LINES} when this check came in -> the most lines each may have until split. */
-const KNOWN_LONG_FILES: Readonly<Record<string, number>> = {
-};
+const KNOWN_LONG_FILES: Readonly<Record<string, number>> = {};
 
 /** Lines as `wc -l` counts them, plus a last line without its newline. */
 function lineCount(text: string): number {
@@ -60,7 +59,9 @@ describe("file size check on synthetic trees", () => {
   });
 
   it("fails on a new file over the bound", () => {
-    expect(sizeViolations(new Map([["p/src/a.ts", lines(401)]]), {})).toEqual(["p/src/a.ts has 401 lines (at most 400): split it by concern"]);
+    expect(sizeViolations(new Map([["p/src/a.ts", lines(401)]]), {})).toEqual([
+      "p/src/a.ts has 401 lines (at most 400): split it by concern",
+    ]);
   });
 
   it("fails on a listed file that grew past its maximum", () => {
@@ -82,7 +83,10 @@ describe("file sizes in the real tree", () => {
 
   it(`reads every package's sources`, () => {
     for (const dir of ["protocol", "transports", "daemon", "client-sdk"]) {
-      expect([...files.keys()].some((f) => f.startsWith(`${dir}/src/`)), dir).toBe(true);
+      expect(
+        [...files.keys()].some((f) => f.startsWith(`${dir}/src/`)),
+        dir,
+      ).toBe(true);
     }
   });
 

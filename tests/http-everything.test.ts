@@ -70,7 +70,10 @@ afterAll(async () => {
 /** Starts server-everything in `mode` on a free port and waits until it accepts connections. */
 async function startEverything(mode: "streamableHttp" | "sse"): Promise<number> {
   const port = await freePort();
-  const child = spawn(process.execPath, [everythingEntry(), mode], { env: { ...process.env, PORT: String(port) }, stdio: ["ignore", "ignore", "pipe"] });
+  const child = spawn(process.execPath, [everythingEntry(), mode], {
+    env: { ...process.env, PORT: String(port) },
+    stdio: ["ignore", "ignore", "pipe"],
+  });
   children.push(child);
   let stderr = "";
   child.stderr!.on("data", (d: Buffer) => (stderr += d.toString()));

@@ -149,7 +149,10 @@ describe("import cycle check on synthetic trees", () => {
     ],
     [
       "the loop is type-only on one side",
-      { "pkg/src/session.ts": `import type { Router } from "./router.js";`, "pkg/src/router.ts": `import { Session } from "./session.js";` },
+      {
+        "pkg/src/session.ts": `import type { Router } from "./router.js";`,
+        "pkg/src/router.ts": `import { Session } from "./session.js";`,
+      },
       ["pkg/src/router.ts", "pkg/src/session.ts", "pkg/src/router.ts"],
     ],
     [
@@ -194,7 +197,10 @@ describe("import cycles in the real tree", () => {
   it("reads the real import graph (guards against a check that silently sees nothing)", () => {
     expect(graph.get("daemon/src/daemon.ts")?.size ?? 0).toBeGreaterThan(3);
     for (const dir of ["protocol", "transports", "daemon", "client-sdk"]) {
-      expect([...graph.keys()].some((f) => f.startsWith(`${dir}/src/`)), dir).toBe(true);
+      expect(
+        [...graph.keys()].some((f) => f.startsWith(`${dir}/src/`)),
+        dir,
+      ).toBe(true);
     }
   });
 

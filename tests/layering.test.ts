@@ -68,7 +68,6 @@ export interface Violation {
   message: string;
 }
 
-
 /** `@scope/name/sub` -> `@scope/name`; `name/sub` -> `name`. */
 function packageNameOf(specifier: string): string {
   const parts = specifier.split("/");
@@ -92,7 +91,12 @@ export function checkLayering(manifests: readonly Manifest[], files: ReadonlyMap
     const pkg = manifest.name;
     const manifestFile = `${manifest.dir}/package.json`;
     if (!rule) {
-      out.push({ package: pkg, file: manifestFile, rule: "no-rule", message: `${pkg} has no layering rule: add it to LAYERS in tests/layering.test.ts` });
+      out.push({
+        package: pkg,
+        file: manifestFile,
+        rule: "no-rule",
+        message: `${pkg} has no layering rule: add it to LAYERS in tests/layering.test.ts`,
+      });
       continue;
     }
     const runtime = { ...manifest.peerDependencies, ...manifest.optionalDependencies, ...manifest.dependencies };
@@ -101,7 +105,13 @@ export function checkLayering(manifests: readonly Manifest[], files: ReadonlyMap
 
     for (const dep of Object.keys(runtime)) {
       if (dep.startsWith(WORKSPACE_SCOPE) && dep !== pkg && !rule.mayImport.includes(dep)) {
-        out.push({ package: pkg, file: manifestFile, rule: "manifest-direction", specifier: dep, message: `${pkg} declares ${dep}, which it may not depend on (allowed: ${rule.mayImport.join(", ") || "none"})` });
+        out.push({
+          package: pkg,
+          file: manifestFile,
+          rule: "manifest-direction",
+          specifier: dep,
+          message: `${pkg} declares ${dep}, which it may not depend on (allowed: ${rule.mayImport.join(", ") || "none"})`,
+        });
       }
     }
 
@@ -119,7 +129,10 @@ export function checkLayering(manifests: readonly Manifest[], files: ReadonlyMap
       for (const ref of found.imports) {
         const spec = ref.specifier;
         if (spec === null) {
-          add({ rule: "computed-specifier", message: `${ref.kind} with a computed specifier in ${file}: its layer cannot be checked; use a string literal` });
+          add({
+            rule: "computed-specifier",
+            message: `${ref.kind} with a computed specifier in ${file}: its layer cannot be checked; use a string literal`,
+          });
           continue;
         }
         if (spec.startsWith(".")) {
@@ -129,9 +142,10 @@ export function checkLayering(manifests: readonly Manifest[], files: ReadonlyMap
             add({
               rule: "relative-escape",
               specifier: spec,
-              message: other && other !== manifest
-                ? `${file} reaches into ${other.name}'s files through "${spec}": import "${other.name}" instead`
-                : `${file} imports "${spec}", which leaves ${srcDir}`,
+              message:
+                other && other !== manifest
+                  ? `${file} reaches into ${other.name}'s files through "${spec}": import "${other.name}" instead`
+                  : `${file} imports "${spec}", which leaves ${srcDir}`,
             });
           }
           continue;
@@ -141,28 +155,53 @@ export function checkLayering(manifests: readonly Manifest[], files: ReadonlyMap
           continue;
         }
         if (isBuiltin(spec)) {
-          if (!rule.nodeAllowed) add({ rule: "node-builtin", specifier: spec, message: `${pkg} imports the Node built-in "${spec}"; this layer has no Node I/O` });
+          if (!rule.nodeAllowed)
+            add({
+              rule: "node-builtin",
+              specifier: spec,
+              message: `${pkg} imports the Node built-in "${spec}"; this layer has no Node I/O`,
+            });
           continue;
         }
         const name = packageNameOf(spec);
         if (name.startsWith(WORKSPACE_SCOPE)) {
           if (name === pkg) {
-            add({ rule: "self-import", specifier: spec, message: `${file} imports its own package "${spec}" by name: use a relative path` });
+            add({
+              rule: "self-import",
+              specifier: spec,
+              message: `${file} imports its own package "${spec}" by name: use a relative path`,
+            });
             continue;
           }
           if (!byName.has(name)) {
-            add({ rule: "unknown-workspace-package", specifier: spec, message: `${file} imports "${spec}", which is no workspace package` });
+            add({
+              rule: "unknown-workspace-package",
+              specifier: spec,
+              message: `${file} imports "${spec}", which is no workspace package`,
+            });
             continue;
           }
           if (spec !== name) {
-            add({ rule: "deep-import", specifier: spec, message: `${file} imports "${spec}", an internal of ${name}: import from "${name}" (its public index) only` });
+            add({
+              rule: "deep-import",
+              specifier: spec,
+              message: `${file} imports "${spec}", an internal of ${name}: import from "${name}" (its public index) only`,
+            });
           }
           if (!rule.mayImport.includes(name)) {
-            add({ rule: "layer-direction", specifier: spec, message: `${pkg} may not import ${name} (allowed: ${rule.mayImport.join(", ") || "none"})` });
+            add({
+              rule: "layer-direction",
+              specifier: spec,
+              message: `${pkg} may not import ${name} (allowed: ${rule.mayImport.join(", ") || "none"})`,
+            });
           }
         } else {
           if (rule.npmAllowList && !rule.npmAllowList.includes(name)) {
-            add({ rule: "npm-not-allowed", specifier: spec, message: `${pkg} may import no npm package but ${rule.npmAllowList.join(", ")}; found "${spec}"` });
+            add({
+              rule: "npm-not-allowed",
+              specifier: spec,
+              message: `${pkg} may import no npm package but ${rule.npmAllowList.join(", ")}; found "${spec}"`,
+            });
           }
           const onlyIn = NPM_ONLY_IN[name];
           if (onlyIn && !onlyIn.includes(pkg)) {
@@ -170,7 +209,11 @@ export function checkLayering(manifests: readonly Manifest[], files: ReadonlyMap
           }
         }
         if (!(ref.typeOnly ? declaredForTypes : declared).has(name)) {
-          add({ rule: "undeclared-dependency", specifier: spec, message: `${file} imports "${spec}" but ${manifestFile} does not declare ${name} in dependencies` });
+          add({
+            rule: "undeclared-dependency",
+            specifier: spec,
+            message: `${file} imports "${spec}" but ${manifestFile} does not declare ${name} in dependencies`,
+          });
         }
       }
     }
@@ -185,7 +228,11 @@ const GOOD_MANIFESTS: Manifest[] = [
   { dir: "protocol", name: "@mcpd/protocol", dependencies: { "eventsource-parser": "3.1.1" } },
   { dir: "transports", name: "@mcpd/transports", dependencies: { "@mcpd/protocol": "0.1.0", undici: "7.30.2", ws: "8.23.0" } },
   { dir: "client-sdk", name: "@mcpd/client", dependencies: { "@mcpd/protocol": "0.1.0" } },
-  { dir: "daemon", name: "@mcpd/daemon", dependencies: { "@mcpd/protocol": "0.1.0", "@mcpd/transports": "0.1.0", "@mcpd/client": "0.1.0", pino: "10.4.0" } },
+  {
+    dir: "daemon",
+    name: "@mcpd/daemon",
+    dependencies: { "@mcpd/protocol": "0.1.0", "@mcpd/transports": "0.1.0", "@mcpd/client": "0.1.0", pino: "10.4.0" },
+  },
 ];
 
 const GOOD_FILES: Record<string, string> = {
@@ -212,31 +259,111 @@ describe("layering check on synthetic trees", () => {
   });
 
   it.each<[string, Record<string, string>, Violation["rule"], string]>([
-    ["protocol imports node:child_process", { "protocol/src/bad.ts": `import { spawn } from "node:child_process";` }, "node-builtin", "node:child_process"],
+    [
+      "protocol imports node:child_process",
+      { "protocol/src/bad.ts": `import { spawn } from "node:child_process";` },
+      "node-builtin",
+      "node:child_process",
+    ],
     ["protocol imports bare fs", { "protocol/src/bad.ts": `import { readFileSync } from "fs";` }, "node-builtin", "fs"],
     ["protocol imports fs/promises", { "protocol/src/bad.ts": `export { readFile } from "fs/promises";` }, "node-builtin", "fs/promises"],
     ["protocol imports net dynamically", { "protocol/src/bad.ts": `export const n = await import("net");` }, "node-builtin", "net"],
     ["protocol requires http", { "protocol/src/bad.ts": `const h = require("http");` }, "node-builtin", "http"],
-    ["protocol type-imports node:stream", { "protocol/src/bad.ts": `import type { Readable } from "node:stream";` }, "node-builtin", "node:stream"],
+    [
+      "protocol type-imports node:stream",
+      { "protocol/src/bad.ts": `import type { Readable } from "node:stream";` },
+      "node-builtin",
+      "node:stream",
+    ],
     ["protocol imports an npm package", { "protocol/src/bad.ts": `import { fetch } from "undici";` }, "npm-not-allowed", "undici"],
     ["protocol uses process", { "protocol/src/bad.ts": `export const env = process.env.HOME;` }, "node-global", "process"],
     ["protocol uses Buffer", { "protocol/src/bad.ts": `export const b = Buffer.from("x");` }, "node-global", "Buffer"],
     ["protocol names a NodeJS type", { "protocol/src/bad.ts": `export let t: NodeJS.Timeout | undefined;` }, "node-global", "NodeJS"],
-    ["protocol imports transports", { "protocol/src/bad.ts": `import { StdioTransport } from "@mcpd/transports";` }, "layer-direction", "@mcpd/transports"],
-    ["transports imports the daemon", { "transports/src/bad.ts": `import { Manager } from "@mcpd/daemon";` }, "layer-direction", "@mcpd/daemon"],
-    ["transports re-exports from the daemon", { "transports/src/bad.ts": `export * from "@mcpd/daemon";` }, "layer-direction", "@mcpd/daemon"],
-    ["transports type-imports the daemon", { "transports/src/bad.ts": `import type { Manager } from "@mcpd/daemon";` }, "layer-direction", "@mcpd/daemon"],
-    ["transports names a daemon type through import()", { "transports/src/bad.ts": `export type M = import("@mcpd/daemon").Manager;` }, "layer-direction", "@mcpd/daemon"],
-    ["transports imports the client SDK (sideways)", { "transports/src/bad.ts": `import { McpdClient } from "@mcpd/client";` }, "layer-direction", "@mcpd/client"],
-    ["client-sdk imports transports (sideways)", { "client-sdk/src/bad.ts": `import { createTransport } from "@mcpd/transports";` }, "layer-direction", "@mcpd/transports"],
-    ["client-sdk requires the daemon", { "client-sdk/src/bad.ts": `const d = require("@mcpd/daemon");` }, "layer-direction", "@mcpd/daemon"],
-    ["a deep import into dist", { "transports/src/bad.ts": `import { x } from "@mcpd/protocol/dist/x.js";` }, "deep-import", "@mcpd/protocol/dist/x.js"],
-    ["a deep import into src", { "daemon/src/bad.ts": `import { x } from "@mcpd/transports/src/stdio-transport.js";` }, "deep-import", "@mcpd/transports/src/stdio-transport.js"],
-    ["a relative path into another package", { "daemon/src/bad.ts": `import { StdioTransport } from "../../transports/src/stdio-transport.js";` }, "relative-escape", "../../transports/src/stdio-transport.js"],
-    ["a relative path out of src", { "daemon/src/router/bad.ts": `import pkg from "../../package.json";` }, "relative-escape", "../../package.json"],
-    ["an absolute path", { "daemon/src/bad.ts": `import x from "/work/main/protocol/src/index.js";` }, "absolute-import", "/work/main/protocol/src/index.js"],
+    [
+      "protocol imports transports",
+      { "protocol/src/bad.ts": `import { StdioTransport } from "@mcpd/transports";` },
+      "layer-direction",
+      "@mcpd/transports",
+    ],
+    [
+      "transports imports the daemon",
+      { "transports/src/bad.ts": `import { Manager } from "@mcpd/daemon";` },
+      "layer-direction",
+      "@mcpd/daemon",
+    ],
+    [
+      "transports re-exports from the daemon",
+      { "transports/src/bad.ts": `export * from "@mcpd/daemon";` },
+      "layer-direction",
+      "@mcpd/daemon",
+    ],
+    [
+      "transports type-imports the daemon",
+      { "transports/src/bad.ts": `import type { Manager } from "@mcpd/daemon";` },
+      "layer-direction",
+      "@mcpd/daemon",
+    ],
+    [
+      "transports names a daemon type through import()",
+      { "transports/src/bad.ts": `export type M = import("@mcpd/daemon").Manager;` },
+      "layer-direction",
+      "@mcpd/daemon",
+    ],
+    [
+      "transports imports the client SDK (sideways)",
+      { "transports/src/bad.ts": `import { McpdClient } from "@mcpd/client";` },
+      "layer-direction",
+      "@mcpd/client",
+    ],
+    [
+      "client-sdk imports transports (sideways)",
+      { "client-sdk/src/bad.ts": `import { createTransport } from "@mcpd/transports";` },
+      "layer-direction",
+      "@mcpd/transports",
+    ],
+    [
+      "client-sdk requires the daemon",
+      { "client-sdk/src/bad.ts": `const d = require("@mcpd/daemon");` },
+      "layer-direction",
+      "@mcpd/daemon",
+    ],
+    [
+      "a deep import into dist",
+      { "transports/src/bad.ts": `import { x } from "@mcpd/protocol/dist/x.js";` },
+      "deep-import",
+      "@mcpd/protocol/dist/x.js",
+    ],
+    [
+      "a deep import into src",
+      { "daemon/src/bad.ts": `import { x } from "@mcpd/transports/src/stdio-transport.js";` },
+      "deep-import",
+      "@mcpd/transports/src/stdio-transport.js",
+    ],
+    [
+      "a relative path into another package",
+      { "daemon/src/bad.ts": `import { StdioTransport } from "../../transports/src/stdio-transport.js";` },
+      "relative-escape",
+      "../../transports/src/stdio-transport.js",
+    ],
+    [
+      "a relative path out of src",
+      { "daemon/src/router/bad.ts": `import pkg from "../../package.json";` },
+      "relative-escape",
+      "../../package.json",
+    ],
+    [
+      "an absolute path",
+      { "daemon/src/bad.ts": `import x from "/work/main/protocol/src/index.js";` },
+      "absolute-import",
+      "/work/main/protocol/src/index.js",
+    ],
     ["an unknown workspace package", { "daemon/src/bad.ts": `import x from "@mcpd/nope";` }, "unknown-workspace-package", "@mcpd/nope"],
-    ["a package importing itself by name", { "transports/src/bad.ts": `import x from "@mcpd/transports";` }, "self-import", "@mcpd/transports"],
+    [
+      "a package importing itself by name",
+      { "transports/src/bad.ts": `import x from "@mcpd/transports";` },
+      "self-import",
+      "@mcpd/transports",
+    ],
     ["an undeclared npm package", { "client-sdk/src/bad.ts": `import PQueue from "p-queue";` }, "undeclared-dependency", "p-queue"],
     ["pino below the daemon", { "transports/src/bad.ts": `import pino from "pino";` }, "npm-not-allowed", "pino"],
   ])("fails when %s", (_title, files, rule, specifier) => {
@@ -269,7 +396,9 @@ describe("layering check on synthetic trees", () => {
 
   it("fails when a package.json declares a dependency against the direction", () => {
     const violations = run({}, withDeps("@mcpd/client", { "@mcpd/protocol": "0.1.0", "@mcpd/daemon": "0.1.0" }));
-    expect(violations).toEqual([expect.objectContaining({ rule: "manifest-direction", file: "client-sdk/package.json", specifier: "@mcpd/daemon" })]);
+    expect(violations).toEqual([
+      expect.objectContaining({ rule: "manifest-direction", file: "client-sdk/package.json", specifier: "@mcpd/daemon" }),
+    ]);
   });
 
   it("fails on a workspace package without a rule", () => {
@@ -286,9 +415,18 @@ describe("layering of the real tree", () => {
   const { manifests, files } = loadWorkspace();
 
   it("reads every workspace package and its sources", () => {
-    expect(manifests.map((m) => m.name).sort()).toEqual(["@mcpd/client", "@mcpd/daemon", "@mcpd/protocol", "@mcpd/tests", "@mcpd/transports"]);
+    expect(manifests.map((m) => m.name).sort()).toEqual([
+      "@mcpd/client",
+      "@mcpd/daemon",
+      "@mcpd/protocol",
+      "@mcpd/tests",
+      "@mcpd/transports",
+    ]);
     for (const dir of ["protocol", "transports", "daemon", "client-sdk"]) {
-      expect([...files.keys()].some((f) => f.startsWith(`${dir}/src/`)), dir).toBe(true);
+      expect(
+        [...files.keys()].some((f) => f.startsWith(`${dir}/src/`)),
+        dir,
+      ).toBe(true);
     }
     // The reader finds real imports (guards against a check that silently sees nothing).
     expect(findImports("protocol/src/index.ts", files.get("protocol/src/index.ts") ?? "").imports.length).toBeGreaterThan(3);

@@ -14,11 +14,14 @@ import { CLIENT_DEFAULTS } from "./defaults.js";
 export type AutostartOption = boolean | { command: string; args: string[] };
 
 /** The command line {@link runAutostart} would run for `option`, or `undefined` for `false`. */
-export function autostartCommand(option: AutostartOption | undefined, env: NodeJS.ProcessEnv = process.env): { command: string; args: string[] } | undefined {
+export function autostartCommand(
+  option: AutostartOption | undefined,
+  env: NodeJS.ProcessEnv = process.env,
+): { command: string; args: string[] } | undefined {
   if (!option) return undefined;
   const spec = option === true ? { command: env.MCPD_BIN || "mcpd", args: ["start"] } : option;
   if (typeof spec.command !== "string" || spec.command === "" || !Array.isArray(spec.args)) {
-    throw new TypeError('autostart must be false, true or { command: string, args: string[] }');
+    throw new TypeError("autostart must be false, true or { command: string, args: string[] }");
   }
   if (/\.[cm]?js$/.test(spec.command)) return { command: process.execPath, args: [spec.command, ...spec.args] };
   return { command: spec.command, args: [...spec.args] };
@@ -79,7 +82,12 @@ export function runAutostart(
     // `exit`, not `close`: the daemon the command detaches could keep inherited pipes open for its life.
     child.once("exit", (code, signal) => {
       if (code === 0) finish();
-      else finish(new DaemonUnavailableError(`Autostart \`${shown}\` exited with ${code === null ? `signal ${signal}` : `code ${code}`}.${tail(output)}`));
+      else
+        finish(
+          new DaemonUnavailableError(
+            `Autostart \`${shown}\` exited with ${code === null ? `signal ${signal}` : `code ${code}`}.${tail(output)}`,
+          ),
+        );
     });
   });
 }

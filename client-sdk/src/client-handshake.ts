@@ -57,7 +57,12 @@ export function declaredCapabilities(base: ClientCapabilities | undefined, handl
  * it) and opens again, by {@link CLIENT_DEFAULTS.autostartTimeoutMs} after the first attempt failed.
  * Any other error is thrown as is.
  */
-export async function openSession(session: ReconnectingSession, options: McpdClientOptions, socketPath: string, logger: Logger): Promise<void> {
+export async function openSession(
+  session: ReconnectingSession,
+  options: McpdClientOptions,
+  socketPath: string,
+  logger: Logger,
+): Promise<void> {
   try {
     await session.open();
   } catch (err) {

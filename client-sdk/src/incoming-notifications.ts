@@ -66,7 +66,8 @@ export class IncomingNotifications {
 
   private retrySubscriptions(server: string): void {
     void this.targets.subscriptions.retryStale(server).then((failures) => {
-      for (const f of failures) this.targets.logger.warn({ uri: f.uri, server: f.server, err: f.error.message }, "could not restore a resource subscription");
+      for (const f of failures)
+        this.targets.logger.warn({ uri: f.uri, server: f.server, err: f.error.message }, "could not restore a resource subscription");
     });
   }
 }

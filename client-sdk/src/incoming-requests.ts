@@ -27,7 +27,10 @@ export class IncomingRequests {
     }
     const handler = this.handlers.get(method);
     if (!handler) {
-      conn.respondError(id, { code: WireCode.MethodNotFound, message: `Method not found: ${method} (no handler registered with setRequestHandler)` });
+      conn.respondError(id, {
+        code: WireCode.MethodNotFound,
+        message: `Method not found: ${method} (no handler registered with setRequestHandler)`,
+      });
       return;
     }
     if (this.active.size >= this.maxActive) {

@@ -44,4 +44,5 @@ export interface McpdClientOptions {
 export type CallOptions = RequestOptions;
 
 /** The arguments after the declaration in `McpdClient.control`: params may be left out when every one is optional. */
+// biome-ignore lint/complexity/noBannedTypes: `{} extends P` is the standard test for "every property of P is optional".
 export type ControlArgs<P> = {} extends P ? [params?: P, options?: CallOptions] : [params: P, options?: CallOptions];

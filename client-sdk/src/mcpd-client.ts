@@ -168,7 +168,12 @@ export class McpdClient extends EventEmitter<McpdClientEvents> {
    * Sends any MCP request. `server` routes it to that server with unprefixed names (per-request routing,
    * `_meta["mcpd/server"]`); `undefined` sends it to the connection's view.
    */
-  request<T extends object = JsonObject>(server: string | undefined, method: string, params?: JsonObject, options?: CallOptions): Promise<T> {
+  request<T extends object = JsonObject>(
+    server: string | undefined,
+    method: string,
+    params?: JsonObject,
+    options?: CallOptions,
+  ): Promise<T> {
     let routed: JsonObject | undefined;
     try {
       routed = this.route(server, params);
@@ -229,7 +234,10 @@ export class McpdClient extends EventEmitter<McpdClientEvents> {
    * @throws `MCPD_UNKNOWN_TOOL`, `MCPD_SERVER_UNAVAILABLE`, `MCPD_REQUEST_TIMEOUT`, `MCPD_ABORTED`,
    * `MCPD_CONNECTION_LOST`, `MCPD_DAEMON_UNAVAILABLE`, or the server's error (`MCPD_MCP_ERROR`).
    */
-  callTool(call: { server?: string; name: string; arguments?: JsonObject; _meta?: JsonObject }, options?: CallOptions): Promise<CallToolResult> {
+  callTool(
+    call: { server?: string; name: string; arguments?: JsonObject; _meta?: JsonObject },
+    options?: CallOptions,
+  ): Promise<CallToolResult> {
     const params: JsonObject = { name: call.name, arguments: call.arguments ?? {} };
     if (call._meta) params._meta = call._meta;
     return this.request<CallToolResult>(call.server, "tools/call", params, options);
@@ -291,7 +299,10 @@ export class McpdClient extends EventEmitter<McpdClientEvents> {
     return this.control(McpdStatus, undefined, options);
   }
 
-  /** Restarts one server, or all when `server` is omitted. Resolves with the names restarted. Needs `control: true` (else `MCPD_FORBIDDEN`). */
+  /**
+   * Restarts one server, or all when `server` is omitted. Resolves with the names restarted. Needs
+   * `control: true` (else `MCPD_FORBIDDEN`).
+   */
   async restart(server?: string, options?: CallOptions): Promise<string[]> {
     const result = await this.control(McpdRestart, server === undefined ? {} : { server }, options);
     return result.restarted;

@@ -147,7 +147,10 @@ export class McpdTransport {
         socket.destroy();
         reject(err);
       };
-      const timer = setTimeout(() => fail(new McpdError("MCPD_DAEMON_UNAVAILABLE", `mcpd did not answer mcpd/select within ${timeoutMs}ms`)), timeoutMs);
+      const timer = setTimeout(
+        () => fail(new McpdError("MCPD_DAEMON_UNAVAILABLE", `mcpd did not answer mcpd/select within ${timeoutMs}ms`)),
+        timeoutMs,
+      );
       const decoder = new JsonLineDecoder({
         maxLineBytes: this.options.maxLineBytes ?? CLIENT_DEFAULTS.maxLineBytes,
         onValue: (value) => {

@@ -113,7 +113,8 @@ export class ReconnectingSession {
         this.conn = await this.establish();
         break;
       } catch (err) {
-        const retry = retryUntil !== undefined && err instanceof McpdError && err.code === "MCPD_DAEMON_UNAVAILABLE" && Date.now() + delay < retryUntil;
+        const retry =
+          retryUntil !== undefined && err instanceof McpdError && err.code === "MCPD_DAEMON_UNAVAILABLE" && Date.now() + delay < retryUntil;
         if (!retry) {
           this.stateValue = "idle";
           throw err;
@@ -156,7 +157,8 @@ export class ReconnectingSession {
   /** Resolves with the time left of the call's deadline, in ms, once connected. */
   private whenReady(options: RequestOptions): Promise<number> {
     if (this.stateValue === "closed") return Promise.reject(new ConnectionLostError("The mcpd client is closed"));
-    if (this.stateValue === "idle") return Promise.reject(new ConnectionLostError("The mcpd client is not connected: call connect() first"));
+    if (this.stateValue === "idle")
+      return Promise.reject(new ConnectionLostError("The mcpd client is not connected: call connect() first"));
     if (this.waiters.size >= (this.options.maxWaitingCalls ?? CLIENT_DEFAULTS.maxWaitingCalls)) {
       return Promise.reject(new QueueFullError("Too many calls waiting for mcpd to come back"));
     }

@@ -5,7 +5,11 @@ import { MCPD_SERVER_META, type JsonObject } from "@mcpd/protocol";
  * undefined or the connection's own view server.
  * @throws TypeError when `server` is not a non-empty string.
  */
-export function routeToServer(server: string | undefined, viewServer: string | undefined, params: JsonObject | undefined): JsonObject | undefined {
+export function routeToServer(
+  server: string | undefined,
+  viewServer: string | undefined,
+  params: JsonObject | undefined,
+): JsonObject | undefined {
   if (server === undefined || server === viewServer) return params;
   if (typeof server !== "string" || server === "") throw new TypeError(`server must be a non-empty string, got ${JSON.stringify(server)}`);
   return { ...params, _meta: { ...(params?._meta as JsonObject | undefined), [MCPD_SERVER_META]: server } };

@@ -249,8 +249,7 @@ export class SocketConnection {
         const error = msg.error as JsonRpcErrorObject;
         if (typeof error.code === "number" && CLOSING_CODES.has(error.code) && typeof error.message === "string") this.closeReason = error;
         this.logger.warn({ error: msg.error }, "mcpd reported a protocol error");
-      }
-      else this.logger.debug({ id: msg.id }, "response for an unknown request id ignored");
+      } else this.logger.debug({ id: msg.id }, "response for an unknown request id ignored");
       return;
     }
     const error = msg.error as JsonRpcErrorObject | undefined;

@@ -56,7 +56,9 @@ export function checkSocketTrust(socketPath: string, uid: number | undefined = p
     return {
       path: dir,
       ownerUid: st.uid,
-      message: `socket directory ${dir} is writable by others (mode ${mode}); run: chmod 700 ${dir} (whoever can write there can replace the socket)`,
+      message:
+        `socket directory ${dir} is writable by others (mode ${mode}); run: chmod 700 ${dir} ` +
+        "(whoever can write there can replace the socket)",
     };
   }
   const sock = statOrUndefined(lstatSync, socketPath);

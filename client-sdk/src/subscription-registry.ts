@@ -98,7 +98,9 @@ export class SubscriptionRegistry {
    * Re-sends every confirmed subscription on a new connection. Failures are returned, not thrown: one
    * resource that went away must not stop the others (or the reconnection).
    */
-  async restore(send: (server: string | undefined, uri: string) => Promise<void>): Promise<Array<{ uri: string; server: string | undefined; error: Error }>> {
+  async restore(
+    send: (server: string | undefined, uri: string) => Promise<void>,
+  ): Promise<Array<{ uri: string; server: string | undefined; error: Error }>> {
     const failures: Array<{ uri: string; server: string | undefined; error: Error }> = [];
     const active = [...this.entries.values()].filter((e) => e.active);
     await Promise.all(

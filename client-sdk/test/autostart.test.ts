@@ -6,8 +6,14 @@ describe("autostart", () => {
   it("runs $MCPD_BIN (default mcpd) start, and .js commands with the current node", () => {
     expect(autostartCommand(false)).toBeUndefined();
     expect(autostartCommand(true, {})).toEqual({ command: "mcpd", args: ["start"] });
-    expect(autostartCommand(true, { MCPD_BIN: "/opt/mcpd/bin/mcpd.js" })).toEqual({ command: process.execPath, args: ["/opt/mcpd/bin/mcpd.js", "start"] });
-    expect(autostartCommand({ command: "/usr/bin/mcpd", args: ["start", "-q"] })).toEqual({ command: "/usr/bin/mcpd", args: ["start", "-q"] });
+    expect(autostartCommand(true, { MCPD_BIN: "/opt/mcpd/bin/mcpd.js" })).toEqual({
+      command: process.execPath,
+      args: ["/opt/mcpd/bin/mcpd.js", "start"],
+    });
+    expect(autostartCommand({ command: "/usr/bin/mcpd", args: ["start", "-q"] })).toEqual({
+      command: "/usr/bin/mcpd",
+      args: ["start", "-q"],
+    });
     expect(() => autostartCommand({ command: "", args: [] })).toThrow(/autostart must be/);
   });
 
@@ -17,7 +23,10 @@ describe("autostart", () => {
   });
 
   it("fails with MCPD_DAEMON_UNAVAILABLE and the command's output when it exits non-zero", async () => {
-    const err = (await runAutostart({ command: process.execPath, args: ["-e", "console.error('config is broken'); process.exit(2)"] }).catch((e: unknown) => e)) as McpdError;
+    const err = (await runAutostart({
+      command: process.execPath,
+      args: ["-e", "console.error('config is broken'); process.exit(2)"],
+    }).catch((e: unknown) => e)) as McpdError;
     expect(err.code).toBe("MCPD_DAEMON_UNAVAILABLE");
     expect(err.message).toContain("exited with code 2");
     expect(err.message).toContain("config is broken");
@@ -30,7 +39,9 @@ describe("autostart", () => {
   });
 
   it("stops a command that does not finish in time", async () => {
-    const err = (await runAutostart({ command: process.execPath, args: ["-e", "setInterval(() => {}, 1000)"] }, { timeoutMs: 300 }).catch((e: unknown) => e)) as McpdError;
+    const err = (await runAutostart({ command: process.execPath, args: ["-e", "setInterval(() => {}, 1000)"] }, { timeoutMs: 300 }).catch(
+      (e: unknown) => e,
+    )) as McpdError;
     expect(err.code).toBe("MCPD_DAEMON_UNAVAILABLE");
     expect(err.message).toContain("did not finish within 300ms");
   });

@@ -88,7 +88,8 @@ export class JsonlPeer {
     else out = { error: { code: -32601, message: `Method not found: ${msg.method}` } };
     void Promise.resolve(out).then((value) => {
       if (value === undefined) return;
-      if (typeof value === "object" && value !== null && "error" in value) conn.send({ id: msg.id, error: (value as { error: unknown }).error });
+      if (typeof value === "object" && value !== null && "error" in value)
+        conn.send({ id: msg.id, error: (value as { error: unknown }).error });
       else conn.send({ id: msg.id, result: value });
     });
   }

@@ -66,11 +66,15 @@ describe("McpdClient handshake", () => {
     await client({ control: true, view: "github" });
     expect(peer.received[0]!.msg.method).toBe("mcpd/select");
     expect(peer.received[0]!.msg.params).toEqual({ events: true, server: "github", control: true });
-    expect(() => new McpdClient({ socketPath: peer.socketPath, control: "yes" as unknown as boolean })).toThrow(/control must be a boolean/);
+    expect(() => new McpdClient({ socketPath: peer.socketPath, control: "yes" as unknown as boolean })).toThrow(
+      /control must be a boolean/,
+    );
   });
 
   it("fails connect with the daemon's select error (unknown server), mapped by data.mcpdCode", async () => {
-    peer.methods["mcpd/select"] = () => ({ error: { code: -32602, message: 'Unknown server "nope"; configured: a, b', data: { mcpdCode: "MCPD_UNKNOWN_SERVER" } } });
+    peer.methods["mcpd/select"] = () => ({
+      error: { code: -32602, message: 'Unknown server "nope"; configured: a, b', data: { mcpdCode: "MCPD_UNKNOWN_SERVER" } },
+    });
     const err = (await client({ view: "nope" }).catch((e: unknown) => e)) as McpdError;
     expect(err.code).toBe("MCPD_UNKNOWN_SERVER");
     expect(err.message).toContain("configured: a, b");
@@ -103,7 +107,7 @@ describe("McpdClient handshake", () => {
 
 describe("McpdClient calls", () => {
   it("routes per request with _meta['mcpd/server'], sends a progressToken with onProgress, and resolves the result", async () => {
-    peer.methods["tools/call"] = (params, conn, msg) => {
+    peer.methods["tools/call"] = (params, conn) => {
       const token = params._meta?.progressToken;
       if (token !== undefined) conn.send({ method: "notifications/progress", params: { progressToken: token, progress: 1, total: 1 } });
       return { content: [{ type: "text", text: params.arguments.text }] };
@@ -151,7 +155,10 @@ describe("McpdClient events and server-to-client requests", () => {
     c.on("serverState", (e) => events.push(["serverState", e]));
     const [pc] = [...peer.connections];
     pc!.send({ method: "notifications/tools/list_changed", params: { _meta: { "mcpd/server": "fx" } } });
-    pc!.send({ method: "notifications/mcpd/serverState", params: { server: "fx", state: "restarting", previous: "ready", reason: "crashed" } });
+    pc!.send({
+      method: "notifications/mcpd/serverState",
+      params: { server: "fx", state: "restarting", previous: "ready", reason: "crashed" },
+    });
     await waitFor(() => events.length === 4, "four events");
     expect(events).toEqual([
       ["listChanged", { kind: "tools", server: "fx" }],
@@ -184,7 +191,11 @@ describe("McpdClient events and server-to-client requests", () => {
     await waitFor(() => pc!.received.filter((m) => m.id !== undefined && m.method === undefined).length >= 3, "answers");
     const answers = pc!.received.filter((m) => m.method === undefined);
     expect(answers).toEqual([
-      { jsonrpc: "2.0", id: 101, error: { code: -32601, message: "Method not found: roots/list (no handler registered with setRequestHandler)" } },
+      {
+        jsonrpc: "2.0",
+        id: 101,
+        error: { code: -32601, message: "Method not found: roots/list (no handler registered with setRequestHandler)" },
+      },
       { jsonrpc: "2.0", id: 103, result: {} },
       { jsonrpc: "2.0", id: 100, result: { role: "assistant", content: { type: "text", text: "fx:1" } } },
     ]);
@@ -214,7 +225,13 @@ describe("McpdClient reconnection", () => {
 
     await waiting;
     expect(lifecycle).toEqual(["lost:MCPD_CONNECTION_LOST", "reconnected"]);
-    expect(peer.received.map((r) => r.msg.method)).toEqual(["mcpd/select", "initialize", "notifications/initialized", "resources/subscribe", "ping"]);
+    expect(peer.received.map((r) => r.msg.method)).toEqual([
+      "mcpd/select",
+      "initialize",
+      "notifications/initialized",
+      "resources/subscribe",
+      "ping",
+    ]);
     expect(peer.received[1]!.msg.params.capabilities).toEqual({ roots: {} });
     expect(peer.received[3]!.msg.params).toEqual({ uri: "fixture://a", _meta: { "mcpd/server": "fx" } });
     expect(peer.messages("hang")).toHaveLength(0); // never replayed
@@ -228,7 +245,9 @@ describe("McpdClient reconnection", () => {
   it("re-sends a subscription the new daemon refused at the handshake once its server reports ready", async () => {
     let refuse = false;
     peer.methods["resources/subscribe"] = () =>
-      refuse ? { error: { code: -32602, message: 'Unknown server "fx"; configured: (none)', data: { mcpdCode: "MCPD_UNKNOWN_SERVER" } } } : {};
+      refuse
+        ? { error: { code: -32602, message: 'Unknown server "fx"; configured: (none)', data: { mcpdCode: "MCPD_UNKNOWN_SERVER" } } }
+        : {};
     const c = await client();
     const updates: string[] = [];
     await c.subscribe("fixture://a", (u) => updates.push(u.uri), { server: "fx" });
@@ -315,7 +334,9 @@ describe("McpdClient subscriptions", () => {
   });
 
   it("rejects subscribe with the daemon's error and keeps no entry", async () => {
-    peer.methods["resources/subscribe"] = () => ({ error: { code: -32602, message: "Unknown resource", data: { mcpdCode: "MCPD_UNKNOWN_RESOURCE" } } });
+    peer.methods["resources/subscribe"] = () => ({
+      error: { code: -32602, message: "Unknown resource", data: { mcpdCode: "MCPD_UNKNOWN_RESOURCE" } },
+    });
     const c = await client();
     expect(await codeOf(c.subscribe("u://x", () => {}))).toBe("MCPD_UNKNOWN_RESOURCE");
     expect(await codeOf(c.subscribe("u://x", () => {}))).toBe("MCPD_UNKNOWN_RESOURCE");

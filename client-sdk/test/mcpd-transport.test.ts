@@ -48,7 +48,9 @@ describe("McpdTransport", () => {
   });
 
   it("fails start() with the select error (unknown server) and closes", async () => {
-    peer.methods["mcpd/select"] = () => ({ error: { code: -32602, message: 'Unknown server "x"', data: { mcpdCode: "MCPD_UNKNOWN_SERVER" } } });
+    peer.methods["mcpd/select"] = () => ({
+      error: { code: -32602, message: 'Unknown server "x"', data: { mcpdCode: "MCPD_UNKNOWN_SERVER" } },
+    });
     const t = transport({ server: "x" });
     let closed = 0;
     t.onclose = () => closed++;
@@ -78,7 +80,7 @@ describe("McpdTransport", () => {
   });
 
   it("reports a line that is not JSON through onerror and keeps going", async () => {
-    peer.methods.junk = (_p, conn, msg) => {
+    peer.methods.junk = (_p, conn) => {
       conn.writeRaw("not json\n");
       return { ok: true };
     };

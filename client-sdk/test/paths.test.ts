@@ -42,10 +42,7 @@ describe("resolvePaths", () => {
   });
 
   it("MCPD_HOME wins over XDG for runtime and state, but not for config", () => {
-    const p = resolvePaths(
-      { MCPD_HOME: "/h", XDG_RUNTIME_DIR: "/run/user/1000", XDG_STATE_HOME: "/s", XDG_CONFIG_HOME: "/c" },
-      os_,
-    );
+    const p = resolvePaths({ MCPD_HOME: "/h", XDG_RUNTIME_DIR: "/run/user/1000", XDG_STATE_HOME: "/s", XDG_CONFIG_HOME: "/c" }, os_);
     expect(p.runtimeDir).toBe("/h");
     expect(p.socketPath).toBe("/h/mcpd.sock");
     expect(p.pidFile).toBe("/h/mcpd.pid");
@@ -75,10 +72,7 @@ describe("resolvePaths", () => {
   });
 
   it("resolves relative and ~ MCPD values and --config to absolute paths", () => {
-    const p = resolvePaths(
-      { MCPD_HOME: "rel/home", MCPD_SOCKET: "~/s.sock", MCPD_CONFIG_DIR: "~" },
-      { ...os_, configFile: "conf/c.json" },
-    );
+    const p = resolvePaths({ MCPD_HOME: "rel/home", MCPD_SOCKET: "~/s.sock", MCPD_CONFIG_DIR: "~" }, { ...os_, configFile: "conf/c.json" });
     expect(p.runtimeDir).toBe("/work/dir/rel/home");
     expect(p.socketPath).toBe("/home/ann/s.sock");
     expect(p.configDir).toBe("/home/ann");

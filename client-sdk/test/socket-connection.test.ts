@@ -1,7 +1,7 @@
 import { getEventListeners } from "node:events";
 import net from "node:net";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { McpdError } from "@mcpd/protocol";
+import type { McpdError } from "@mcpd/protocol";
 import { SocketConnection, type SocketConnectionHandlers } from "../src/socket-connection.js";
 import { type JsonlPeer, startPeer, waitFor } from "./jsonl-peer.js";
 
@@ -31,7 +31,10 @@ async function connectTo(limits: Parameters<typeof newConn>[1] = {}): Promise<{ 
   return newConn(socket, limits);
 }
 
-function newConn(socket: net.Socket, limits: ConstructorParameters<typeof SocketConnection>[2] = {}): { conn: SocketConnection; rec: Recorded } {
+function newConn(
+  socket: net.Socket,
+  limits: ConstructorParameters<typeof SocketConnection>[2] = {},
+): { conn: SocketConnection; rec: Recorded } {
   const rec: Recorded = { notifications: [], requests: [], closes: [] };
   const handlers: SocketConnectionHandlers = {
     onNotification: (method, params) => rec.notifications.push({ method, params }),
@@ -52,12 +55,12 @@ function codeOf(p: Promise<unknown>): Promise<string> {
 
 describe("SocketConnection", () => {
   it("correlates responses split across chunks, several per chunk, after a junk line, with integer ids", async () => {
-    peer.methods.a = (_p, conn, msg) => {
+    peer.methods.a = (_p, conn) => {
       // Answer a and b together once both arrived, in one write split mid-line across two writes.
       conn.socket.write("this is not json\n");
       return undefined;
     };
-    peer.methods.b = (_p, conn, msg) => {
+    peer.methods.b = (_p, conn) => {
       const ids = conn.received.filter((m) => m.method === "a" || m.method === "b").map((m) => m.id);
       const text = ids.map((id) => JSON.stringify({ jsonrpc: "2.0", id, result: { echo: id, text: "é😀" } })).join("\r\n") + "\n";
       const cut = Math.floor(text.length / 2) + 1;
@@ -128,7 +131,10 @@ describe("SocketConnection", () => {
       let step = 0;
       const timer = setInterval(() => {
         step++;
-        conn.send({ method: "notifications/progress", params: { progressToken: token, progress: step, total: 5, message: `step ${step}` } });
+        conn.send({
+          method: "notifications/progress",
+          params: { progressToken: token, progress: step, total: 5, message: `step ${step}` },
+        });
         if (step === 5) {
           clearInterval(timer);
           conn.send({ id: msg.id, result: { done: true } });
@@ -184,7 +190,7 @@ describe("SocketConnection", () => {
   });
 
   it("skips an oversized line from the daemon and keeps serving later lines", async () => {
-    peer.methods.big = (_p, conn, msg) => {
+    peer.methods.big = (_p, conn) => {
       conn.writeRaw(JSON.stringify({ jsonrpc: "2.0", method: "notifications/message", params: { data: "x".repeat(5000) } }) + "\n");
       return { ok: true };
     };

@@ -72,7 +72,9 @@ describe.skipIf(me === undefined)("checkSocketTrust", () => {
     await listen(path.join(real, "mcpd.sock"));
     expect(checkSocketTrust(path.join(link, "mcpd.sock"))).toBeUndefined();
     // The same link seen by another uid: the link itself is not theirs.
-    expect(checkSocketTrust(path.join(link, "mcpd.sock"), other)?.message).toContain(`socket directory ${link} is a symbolic link owned by uid ${me}`);
+    expect(checkSocketTrust(path.join(link, "mcpd.sock"), other)?.message).toContain(
+      `socket directory ${link} is a symbolic link owned by uid ${me}`,
+    );
     // A link to a directory others can write is judged by that directory.
     fs.chmodSync(real, 0o777);
     expect(checkSocketTrust(path.join(link, "mcpd.sock"))?.message).toContain("is writable by others (mode 777)");
@@ -84,7 +86,10 @@ describe.skipIf(me === undefined)("checkSocketTrust", () => {
     await listen(real);
     const link = path.join(dir, "mcpd.sock");
     fs.symlinkSync(real, link);
-    expect(checkSocketTrust(link)).toMatchObject({ path: link, message: `${link} is a symbolic link; set MCPD_SOCKET to the socket itself` });
+    expect(checkSocketTrust(link)).toMatchObject({
+      path: link,
+      message: `${link} is a symbolic link; set MCPD_SOCKET to the socket itself`,
+    });
   });
 
   it("assertTrustedSocket throws MCPD_UNTRUSTED_SOCKET prefixed 'Refusing to connect to mcpd'", () => {

@@ -31,7 +31,11 @@ export function runBridge(opts: BridgeOptions): Promise<number> {
     let exitCode = 0;
     socket.once("error", (err: NodeJS.ErrnoException) => {
       if (!connected) {
-        reject(new DaemonUnavailableError(`mcpd is not reachable on ${opts.socketPath} (${err.code ?? err.message}); run 'mcpd start'`, { cause: err }));
+        reject(
+          new DaemonUnavailableError(`mcpd is not reachable on ${opts.socketPath} (${err.code ?? err.message}); run 'mcpd start'`, {
+            cause: err,
+          }),
+        );
         return;
       }
       exitCode = 1;

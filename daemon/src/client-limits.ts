@@ -153,7 +153,10 @@ export class ClientLimits {
     t.refused++;
     const now = Date.now();
     if (now - t.refusedAt >= LOG_EVERY_MS) {
-      this.log.warn({ connections: this.conns.size, maxConnections, why: maxConnectionsWhy, refused: t.refused }, "connection refused: too many connections");
+      this.log.warn(
+        { connections: this.conns.size, maxConnections, why: maxConnectionsWhy, refused: t.refused },
+        "connection refused: too many connections",
+      );
       t.refusedAt = now;
       t.refused = 0;
     }
@@ -227,7 +230,8 @@ export class ClientLimits {
         "lineTimeout",
         new ConnectionLimitError(
           "MCPD_LINE_TIMEOUT",
-          `Connection closed: a line was not finished within ${deadline} ms (mcpd.partialLineTimeoutMs); every message must end with a newline`,
+          `Connection closed: a line was not finished within ${deadline} ms (mcpd.partialLineTimeoutMs); ` +
+            "every message must end with a newline",
         ),
       );
     }
@@ -261,7 +265,9 @@ export class ClientLimits {
         "overBudget",
         new ConnectionLimitError(
           "MCPD_BUFFER_BUDGET_EXCEEDED",
-          `Connection closed: mcpd holds ${total} bytes for its clients, over mcpd.maxBufferedBytesTotal (${budget} bytes), and this connection held the most (${most} bytes: ${worst.inBytes} of an unfinished line, ${worst.outBytes} of output it has not read)`,
+          `Connection closed: mcpd holds ${total} bytes for its clients, over mcpd.maxBufferedBytesTotal (${budget} bytes), ` +
+            `and this connection held the most (${most} bytes: ${worst.inBytes} of an unfinished line, ` +
+            `${worst.outBytes} of output it has not read)`,
         ),
       );
     }

@@ -50,7 +50,8 @@ export async function startDaemon(options: RunDaemonOptions): Promise<DaemonHand
   const paths = resolvePaths(env, options.configFile ? { configFile: options.configFile } : {});
   // A file named with --config or MCPD_CONFIG must exist (a typo must not mean zero servers); the default may be absent.
   const namedBy = explicitConfigOrigin(env, options.configFile);
-  const load = (): Promise<LoadedConfig> => loadConfig({ file: paths.configFile, env, required: namedBy !== undefined, ...(namedBy ? { namedBy } : {}) });
+  const load = (): Promise<LoadedConfig> =>
+    loadConfig({ file: paths.configFile, env, required: namedBy !== undefined, ...(namedBy ? { namedBy } : {}) });
   let config: LoadedConfig = await load();
   const level = options.logLevel ?? env.MCPD_LOG_LEVEL ?? config.settings.logLevel ?? CONFIG_DEFAULTS.logLevel;
 
@@ -63,9 +64,16 @@ export async function startDaemon(options: RunDaemonOptions): Promise<DaemonHand
   const onResume = (s: LogWriteStatus): void =>
     root.warn({ dropped: s.droppedLines, err: s.lastError }, "the log could not be written for a while; lines were dropped");
   const openLogFile = (): RotatingFileStream =>
-    new RotatingFileStream(paths.logFile, { maxBytes: DAEMON_DEFAULTS.logFileMaxBytes, maxFiles: DAEMON_DEFAULTS.logFileMaxFiles, onResume });
+    new RotatingFileStream(paths.logFile, {
+      maxBytes: DAEMON_DEFAULTS.logFileMaxBytes,
+      maxFiles: DAEMON_DEFAULTS.logFileMaxFiles,
+      onResume,
+    });
   const sink = options.foreground
-    ? new StderrLog(process.stderr, { openFallback: openLogFile, onFallback: (err) => root.warn({ err }, `stderr cannot be written; logging to ${paths.logFile} from now on`) })
+    ? new StderrLog(process.stderr, {
+        openFallback: openLogFile,
+        onFallback: (err) => root.warn({ err }, `stderr cannot be written; logging to ${paths.logFile} from now on`),
+      })
     : openLogFile();
   const root = createLogger(level, sink as unknown as NodeJS.WritableStream);
   const log = root as unknown as Logger;
@@ -106,7 +114,10 @@ export async function startDaemon(options: RunDaemonOptions): Promise<DaemonHand
   const applyLimits = (cfg: LoadedConfig): void => {
     const limits = socketLimits(cfg);
     server.setLimits(limits);
-    root.info({ maxConnections: limits.maxConnections, why: limits.maxConnectionsWhy, openFileLimit: fdLimit ?? null, fdsInUse }, "client connection limit");
+    root.info(
+      { maxConnections: limits.maxConnections, why: limits.maxConnectionsWhy, openFileLimit: fdLimit ?? null, fdsInUse },
+      "client connection limit",
+    );
   };
 
   const reload = async () => {
@@ -159,7 +170,12 @@ export async function startDaemon(options: RunDaemonOptions): Promise<DaemonHand
   await server.listen();
   fdsInUse = openFileCount() ?? 0;
   applyLimits(config);
-  const socketWatch = new SocketWatch({ socketPath: paths.socketPath, server, logger: log, onTakenOver: (why) => void shutdown(why) }).start();
+  const socketWatch = new SocketWatch({
+    socketPath: paths.socketPath,
+    server,
+    logger: log,
+    onTakenOver: (why) => void shutdown(why),
+  }).start();
   writePrivateFile(paths.pidFile, `${process.pid}\n`);
   root.info({ socket: paths.socketPath, config: config.file, servers: config.servers.length }, "mcpd started");
 

@@ -10,5 +10,8 @@ export function disabledByCommand(server: string, at: Date = new Date()): string
 
 /** Disabled by its config entry (`"enabled": false`), at start or by a reload. */
 export function disabledInConfig(server: string): string {
-  return `disabled in the config file ("enabled": false); set "enabled": true and run \`mcpd reload\`, or run \`mcpd enable ${server}\` (until the config changes)`;
+  return (
+    'disabled in the config file ("enabled": false); set "enabled": true and run `mcpd reload`, ' +
+    `or run \`mcpd enable ${server}\` (until the config changes)`
+  );
 }

@@ -70,7 +70,18 @@ export class ListRefresher {
   private refreshOf(kind: ListKind): ListRefresh {
     let r = this.refreshes.get(kind);
     if (r === undefined) {
-      r = { running: undefined, queued: undefined, timer: undefined, wake: undefined, settleTimer: undefined, lastStartAt: 0, lastEndAt: 0, backToBack: 0, unsettled: false, notice: undefined };
+      r = {
+        running: undefined,
+        queued: undefined,
+        timer: undefined,
+        wake: undefined,
+        settleTimer: undefined,
+        lastStartAt: 0,
+        lastEndAt: 0,
+        backToBack: 0,
+        unsettled: false,
+        notice: undefined,
+      };
       this.refreshes.set(kind, r);
     }
     return r;

@@ -66,7 +66,8 @@ export class MCPManager extends EventEmitter {
   }
 
   private async makeHandle(config: ResolvedServerConfig, owner?: string): Promise<ServerHandle> {
-    const log = (this.log as Logger & { child?: (b: object) => Logger }).child?.({ server: config.name, ...(owner ? { owner } : {}) }) ?? this.log;
+    const log =
+      (this.log as Logger & { child?: (b: object) => Logger }).child?.({ server: config.name, ...(owner ? { owner } : {}) }) ?? this.log;
     const cachedTools = owner ? undefined : await this.cache?.read(config.name, config.transportHash);
     const handle = new ServerHandle(config, {
       createTransport: this.opts.createTransport,
@@ -76,7 +77,9 @@ export class MCPManager extends EventEmitter {
       onToolsListed: (tools) => {
         if (!owner) {
           handle.cachedTools = [...tools];
-          const write = this.cache?.write(config.name, config.transportHash, tools).catch((err: Error) => log.warn({ err: err.message }, "tool cache write failed"));
+          const write = this.cache
+            ?.write(config.name, config.transportHash, tools)
+            .catch((err: Error) => log.warn({ err: err.message }, "tool cache write failed"));
           if (write) {
             this.cacheWrites.add(write);
             void write.finally(() => this.cacheWrites.delete(write));

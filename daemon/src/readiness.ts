@@ -50,7 +50,12 @@ export class Readiness {
         if (server.state === "ready" && server.client) {
           done();
           resolve(server.client);
-        } else if (server.state === "failed" || server.state === "disabled" || server.state === "stopped" || this.startFailure !== undefined) {
+        } else if (
+          server.state === "failed" ||
+          server.state === "disabled" ||
+          server.state === "stopped" ||
+          this.startFailure !== undefined
+        ) {
           done();
           reject(this.unavailable());
         }

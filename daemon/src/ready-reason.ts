@@ -30,6 +30,8 @@ export class ReadyReason {
   text(): string {
     if (this.unsettled.size === 0) return this.started;
     const kinds = [...this.unsettled].sort();
-    return `${this.started}; the ${kinds.join(", ")} list${kinds.length > 1 ? "s keep" : " keeps"} changing (list_changed after every re-read): re-read at most once per ${RUNTIME_DEFAULTS.listRefreshMinIntervalMs} ms`;
+    const lists = `the ${kinds.join(", ")} list${kinds.length > 1 ? "s keep" : " keeps"} changing`;
+    const every = RUNTIME_DEFAULTS.listRefreshMinIntervalMs;
+    return `${this.started}; ${lists} (list_changed after every re-read): re-read at most once per ${every} ms`;
   }
 }

@@ -364,7 +364,8 @@ export class ServerHandle extends EventEmitter {
    * bare -32603 "other side closed": it becomes TransportClosedError (-32062) naming the server and code.
    */
   private clarify(err: unknown): unknown {
-    if (err instanceof TransportClosedError && err.reason === undefined) return new TransportClosedError(`${this.state}: ${this.stateReason}`);
+    if (err instanceof TransportClosedError && err.reason === undefined)
+      return new TransportClosedError(`${this.state}: ${this.stateReason}`);
     const code = (err as { code?: unknown } | undefined)?.code;
     if (err instanceof Error && !(err instanceof McpdError) && err.name !== "AbortError" && typeof code === "string") {
       return new TransportClosedError(`network error talking to "${this.name}": ${err.message} (${code})`, { cause: err });

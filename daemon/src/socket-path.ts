@@ -1,4 +1,4 @@
-import { lstatSync, mkdirSync, unlinkSync } from "node:fs";
+import { lstatSync, mkdirSync, unlinkSync, type Stats } from "node:fs";
 import { connect } from "node:net";
 import { dirname, join } from "node:path";
 import { McpdError } from "@mcpd/protocol";
@@ -48,13 +48,14 @@ export async function prepareSocketPath(socketPath: string): Promise<void> {
   mkdirSync(dirname(socketPath), { recursive: true, mode: 0o700 });
   const untrusted = checkSocketTrust(socketPath);
   if (untrusted) throw new SocketSetupError("MCPD_UNSAFE_SOCKET_DIR", `Refusing to start: ${untrusted.message}`);
-  let existing;
+  let existing: Stats;
   try {
     existing = lstatSync(socketPath);
   } catch {
     return;
   }
   if (await probeSocket(socketPath)) throw new SocketSetupError("MCPD_ALREADY_RUNNING", `mcpd is already running on ${socketPath}`);
-  if (!existing.isSocket()) throw new SocketSetupError("MCPD_UNSAFE_SOCKET_DIR", `Refusing to start: ${socketPath} exists and is not a socket`);
+  if (!existing.isSocket())
+    throw new SocketSetupError("MCPD_UNSAFE_SOCKET_DIR", `Refusing to start: ${socketPath} exists and is not a socket`);
   unlinkSync(socketPath); // stale: nothing answers
 }

@@ -36,7 +36,11 @@ function encodeOutgoing(message: object, log: Logger): string | undefined {
     const id = m.method === undefined && (typeof m.id === "string" || typeof m.id === "number") ? m.id : undefined;
     log.error({ err: (err as Error).message, id }, "outgoing message cannot be encoded as JSON");
     if (id === undefined) return undefined;
-    return encodeLine({ jsonrpc: "2.0", id, error: { code: WireCode.InternalError, message: `Response cannot be encoded as JSON: ${(err as Error).message}` } });
+    return encodeLine({
+      jsonrpc: "2.0",
+      id,
+      error: { code: WireCode.InternalError, message: `Response cannot be encoded as JSON: ${(err as Error).message}` },
+    });
   }
 }
 

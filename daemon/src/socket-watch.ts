@@ -1,4 +1,4 @@
-import { lstatSync, readdirSync, readFileSync, readlinkSync, unlinkSync } from "node:fs";
+import { lstatSync, readdirSync, readFileSync, readlinkSync, unlinkSync, type Stats } from "node:fs";
 import { RUNTIME_DEFAULTS } from "./defaults.js";
 import { dirname, join } from "node:path";
 import { silentLogger, type Logger, type SocketWatchStatus } from "@mcpd/protocol";
@@ -103,7 +103,7 @@ export class SocketWatch {
 
   private async checkOnce(): Promise<void> {
     const path = this.opts.socketPath;
-    let st;
+    let st: Stats;
     try {
       st = lstatSync(path);
     } catch (err) {
@@ -177,7 +177,8 @@ function listeningInodes(paths: readonly string[]): Set<string> {
   // Num RefCount Protocol Flags Type St Inode Path; Flags 00010000 = listening (__SO_ACCEPTCON).
   for (const line of table.split("\n").slice(1)) {
     const f = line.trim().split(/\s+/);
-    if (f.length >= 8 && paths.includes(f.slice(7).join(" ")) && (Number.parseInt(f[3] as string, 16) & 0x10000) !== 0) out.add(f[6] as string);
+    if (f.length >= 8 && paths.includes(f.slice(7).join(" ")) && (Number.parseInt(f[3] as string, 16) & 0x10000) !== 0)
+      out.add(f[6] as string);
   }
   return out;
 }

@@ -27,11 +27,14 @@ export function preparePrivateDir(dir: string, what: string): void {
   const uid = process.getuid?.();
   if (uid !== undefined && st.uid !== uid) {
     throw new StateDirError(
-      `Refusing to start: ${what} ${dir} is owned by uid ${st.uid}, not ${uid}; use a directory of your own (set MCPD_HOME, or XDG_STATE_HOME)`,
+      `Refusing to start: ${what} ${dir} is owned by uid ${st.uid}, not ${uid}; ` +
+        "use a directory of your own (set MCPD_HOME, or XDG_STATE_HOME)",
     );
   }
   if ((st.mode & 0o022) !== 0) {
-    throw new StateDirError(`Refusing to start: ${what} ${dir} is writable by others (mode ${(st.mode & 0o777).toString(8)}); run: chmod 700 ${dir}`);
+    throw new StateDirError(
+      `Refusing to start: ${what} ${dir} is writable by others (mode ${(st.mode & 0o777).toString(8)}); run: chmod 700 ${dir}`,
+    );
   }
 }
 
@@ -59,7 +62,9 @@ export function openPrivateAppend(path: string): number {
     fd = openSync(path, constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT | constants.O_NOFOLLOW, 0o600);
   } catch (err) {
     if (isSymlinkRefusal(err, path)) {
-      throw new StateDirError(`Refusing to open ${path}: ${path} is a symbolic link (mcpd never writes through one); remove it`, { cause: err });
+      throw new StateDirError(`Refusing to open ${path}: ${path} is a symbolic link (mcpd never writes through one); remove it`, {
+        cause: err,
+      });
     }
     throw err;
   }

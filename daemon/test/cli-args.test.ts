@@ -64,7 +64,7 @@ describe("parseCommand", () => {
 
 describe("parseArgPairs", () => {
   it("parses values as JSON when they parse, else keeps the string", () => {
-    expect(parseArgPairs(["n=3", "ok=true", "tags=[\"a\",1]", "q=hello world", "s=\"quoted\"", "empty=", "eq=a=b", "obj={\"x\":1}"])).toEqual({
+    expect(parseArgPairs(["n=3", "ok=true", 'tags=["a",1]', "q=hello world", 's="quoted"', "empty=", "eq=a=b", 'obj={"x":1}'])).toEqual({
       n: 3,
       ok: true,
       tags: ["a", 1],

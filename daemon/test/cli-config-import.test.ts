@@ -50,7 +50,11 @@ describe("import from Claude Desktop", () => {
     expect(report.written).toBe(true);
     expect(report.backup).toBeUndefined();
     const cfg = written();
-    expect(cfg.mcpServers.github).toEqual({ command: "npx", args: ["-y", "@modelcontextprotocol/server-github"], env: { GITHUB_PERSONAL_ACCESS_TOKEN: "ghp_desktopSecret123" } });
+    expect(cfg.mcpServers.github).toEqual({
+      command: "npx",
+      args: ["-y", "@modelcontextprotocol/server-github"],
+      env: { GITHUB_PERSONAL_ACCESS_TOKEN: "ghp_desktopSecret123" },
+    });
     expect(statSync(configFile).mode & 0o777).toBe(0o600);
   });
 
@@ -127,7 +131,12 @@ describe("import from Claude Desktop", () => {
     for (const r of [dry, real]) {
       expect(r.outcomes.map((o) => [o.name, o.action, o.notes, o.entry])).toEqual([
         ["api", "added", [], { url: "${API_BASE_URL:-https://api.example.com}/mcp" }],
-        ["later", "added", ['"url" uses ${LATER_URL}, which is not set here: the daemon needs it in its environment'], { url: "${LATER_URL}/mcp" }],
+        [
+          "later",
+          "added",
+          ['"url" uses ${LATER_URL}, which is not set here: the daemon needs it in its environment'],
+          { url: "${LATER_URL}/mcp" },
+        ],
       ]);
       expect(r.scan.unusable).toEqual([
         { name: "bad", origin: file, reason: '"url" is not a valid URL: "mcp.example.com/mcp"' },
@@ -136,7 +145,10 @@ describe("import from Claude Desktop", () => {
     }
     expect(dry.written).toBe(false);
     expect(real.written).toBe(true);
-    expect(written().mcpServers).toEqual({ api: { url: "${API_BASE_URL:-https://api.example.com}/mcp" }, later: { url: "${LATER_URL}/mcp" } });
+    expect(written().mcpServers).toEqual({
+      api: { url: "${API_BASE_URL:-https://api.example.com}/mcp" },
+      later: { url: "${LATER_URL}/mcp" },
+    });
   });
 });
 
@@ -152,7 +164,11 @@ describe("import from Claude Code", () => {
       "memory@/project/.mcp.json": "identical",
     });
     const cfg = written();
-    expect(cfg.mcpServers.sentry).toEqual({ type: "http", url: "https://mcp.sentry.dev/mcp", headers: { Authorization: "Bearer ${SENTRY_TOKEN}" } });
+    expect(cfg.mcpServers.sentry).toEqual({
+      type: "http",
+      url: "https://mcp.sentry.dev/mcp",
+      headers: { Authorization: "Bearer ${SENTRY_TOKEN}" },
+    });
     expect(cfg.mcpServers.legacy).toEqual({ type: "sse", url: "http://127.0.0.1:9/sse" });
     expect(cfg.mcpServers.db?.args).toContain("${DB_URL:-postgres://localhost/dev}");
     expect(cfg.mcpServers.memory).toEqual({ command: "npx", args: ["-y", "@modelcontextprotocol/server-memory"] });
@@ -173,7 +189,9 @@ describe("import from Cursor", () => {
       ["local-tools", "added"],
       ["project-tools", "added"],
     ]);
-    expect(report.scan.unusable).toEqual([{ name: "needs-workspace", origin: join(home, ".cursor/mcp.json"), reason: expect.stringMatching(/\$\{workspaceFolder\}/) }]);
+    expect(report.scan.unusable).toEqual([
+      { name: "needs-workspace", origin: join(home, ".cursor/mcp.json"), reason: expect.stringMatching(/\$\{workspaceFolder\}/) },
+    ]);
     const local = report.outcomes.find((o) => o.name === "local-tools");
     expect(local?.notes.join(" ")).toMatch(/"envFile" is not supported/);
     const cfg = written();

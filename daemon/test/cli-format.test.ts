@@ -1,18 +1,42 @@
 import { describe, expect, it } from "vitest";
-import { firstLine, formatBytes, formatDuration, formatLatency, palette, table, truncate, useColour, visibleWidth } from "../src/cli/format.js";
+import {
+  firstLine,
+  formatBytes,
+  formatDuration,
+  formatLatency,
+  palette,
+  table,
+  truncate,
+  useColour,
+  visibleWidth,
+} from "../src/cli/format.js";
 import { formatLogLine } from "../src/cli/log-format.js";
 import { base64Bytes, formatToolResult } from "../src/cli/result-format.js";
 import { renderProgress } from "../src/cli/progress-bar.js";
 
 describe("table", () => {
   it("aligns columns by visible width and leaves no trailing spaces", () => {
-    const out = table(["NAME", "STATE", "PID"], [["github", "ready", "123"], ["fs", "failed", "-"]]);
+    const out = table(
+      ["NAME", "STATE", "PID"],
+      [
+        ["github", "ready", "123"],
+        ["fs", "failed", "-"],
+      ],
+    );
     expect(out.split("\n")).toEqual(["NAME    STATE   PID", "github  ready   123", "fs      failed  -"]);
   });
 
   it("measures coloured cells without their escape codes", () => {
     const c = palette(true);
-    const out = table(["A", "B"], [[c.green("ok"), "x"], ["long-cell", "y"]], c);
+    const out = table(
+      ["A", "B"],
+      [
+        [c.green("ok"), "x"],
+        ["long-cell", "y"],
+      ],
+      c,
+    );
+    // biome-ignore lint/suspicious/noControlCharactersInRegex: strips the ESC (U+001B) colour codes the table wrote.
     const lines = out.split("\n").map((l) => l.replace(/\u001b\[[0-9;]*m/g, ""));
     expect(lines).toEqual(["A          B", "ok         x", "long-cell  y"]);
     expect(visibleWidth(c.red("abc"))).toBe(3);
@@ -32,15 +56,20 @@ describe("colour decision", () => {
 
 describe("numbers", () => {
   it("formats durations, latencies and sizes", () => {
-    expect([formatDuration(undefined), formatDuration(850), formatDuration(12_400), formatDuration(303_000), formatDuration(7_440_000), formatDuration(90_000_000)]).toEqual([
+    expect([
+      formatDuration(undefined),
+      formatDuration(850),
+      formatDuration(12_400),
+      formatDuration(303_000),
+      formatDuration(7_440_000),
+      formatDuration(90_000_000),
+    ]).toEqual(["-", "850ms", "12s", "5m 3s", "2h 4m", "1d 1h"]);
+    expect([formatLatency(null), formatLatency(0.421), formatLatency(12.34), formatLatency(1534.2)]).toEqual([
       "-",
-      "850ms",
-      "12s",
-      "5m 3s",
-      "2h 4m",
-      "1d 1h",
+      "0.42ms",
+      "12.3ms",
+      "1534ms",
     ]);
-    expect([formatLatency(null), formatLatency(0.421), formatLatency(12.34), formatLatency(1534.2)]).toEqual(["-", "0.42ms", "12.3ms", "1534ms"]);
     expect([formatBytes(512), formatBytes(1536), formatBytes(3 * 1024 * 1024)]).toEqual(["512 B", "1.5 KiB", "3.0 MiB"]);
     expect(truncate("abcdef", 4)).toBe("abc…");
     expect(truncate("a\n b", 10)).toBe("a b");
@@ -51,7 +80,17 @@ describe("numbers", () => {
 describe("formatLogLine", () => {
   it("prints a pino line as time LEVEL msg key=val, without pid/hostname", () => {
     const time = new Date(2025, 0, 2, 3, 4, 5, 6).getTime();
-    const line = JSON.stringify({ level: 40, time, pid: 9, hostname: "h", msg: "server exited", server: "fs", code: 1, note: "two words", obj: { a: 1 } });
+    const line = JSON.stringify({
+      level: 40,
+      time,
+      pid: 9,
+      hostname: "h",
+      msg: "server exited",
+      server: "fs",
+      code: 1,
+      note: "two words",
+      obj: { a: 1 },
+    });
     expect(formatLogLine(line)).toBe('2025-01-02 03:04:05.006 WARN  server exited server=fs code=1 note="two words" obj={"a":1}');
   });
 

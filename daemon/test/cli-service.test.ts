@@ -40,7 +40,14 @@ describe("systemd unit", () => {
   });
 
   it("runs node with the absolute bin, restarts on failure and carries the installing PATH", () => {
-    const unit = systemdUnit({ nodePath: "/usr/bin/node", binPath: "/opt/mcpd/bin/mcpd.js", env: [["PATH", "/x/bin:/usr/bin"], ["MCPD_HOME", "/m h"]] });
+    const unit = systemdUnit({
+      nodePath: "/usr/bin/node",
+      binPath: "/opt/mcpd/bin/mcpd.js",
+      env: [
+        ["PATH", "/x/bin:/usr/bin"],
+        ["MCPD_HOME", "/m h"],
+      ],
+    });
     expect(unit).toContain('ExecStart="/usr/bin/node" "/opt/mcpd/bin/mcpd.js" start --foreground');
     expect(unit).toContain("Restart=on-failure");
     expect(unit).toContain('Environment="PATH=/x/bin:/usr/bin"');
@@ -54,7 +61,10 @@ describe("systemd unit", () => {
     mkdirSync(join(dir, "with space"));
     writeFileSync(bin, "");
     const file = join(dir, "mcpd.service");
-    writeFileSync(file, systemdUnit({ nodePath: process.execPath, binPath: bin, env: serviceEnvironment({ PATH: "/usr/bin:/bin", MCPD_HOME: "/tmp/x%y" }) }));
+    writeFileSync(
+      file,
+      systemdUnit({ nodePath: process.execPath, binPath: bin, env: serviceEnvironment({ PATH: "/usr/bin:/bin", MCPD_HOME: "/tmp/x%y" }) }),
+    );
     const text = readFileSync(file, "utf8");
     // Every non-comment line is a section header, a Key=value or blank: systemd's own grammar.
     for (const line of text.split("\n")) expect(line).toMatch(/^(#.*|\[[A-Za-z]+\]|[A-Za-z]+=.*|)$/);
@@ -69,7 +79,14 @@ describe("systemd unit", () => {
 describe("launchd plist", () => {
   it("is a well-formed plist with the program, KeepAlive, log paths and PATH", () => {
     const xml = launchdPlist(
-      { nodePath: "/usr/local/bin/node", binPath: "/Users/a b/mcpd & co/bin/mcpd.js", env: [["PATH", "/usr/bin:<odd>"], ["MCPD_HOME", "/m"]] },
+      {
+        nodePath: "/usr/local/bin/node",
+        binPath: "/Users/a b/mcpd & co/bin/mcpd.js",
+        env: [
+          ["PATH", "/usr/bin:<odd>"],
+          ["MCPD_HOME", "/m"],
+        ],
+      },
       { stdoutPath: "/s/out.log", stderrPath: "/s/err.log" },
     );
     const plist = parsePlist(xml) as Record<string, unknown>;
@@ -98,7 +115,14 @@ describe("install and uninstall", () => {
 
   it("writes the systemd unit and removes it with its enable link", async () => {
     const home = tempDir();
-    const r = await installService({ kind: "systemd", home, nodePath: "/n", binPath: "/b", env: { PATH: "/p" }, logFile: join(home, "s", "mcpd.log") });
+    const r = await installService({
+      kind: "systemd",
+      home,
+      nodePath: "/n",
+      binPath: "/b",
+      env: { PATH: "/p" },
+      logFile: join(home, "s", "mcpd.log"),
+    });
     expect(r.file).toBe(join(home, ".config/systemd/user/mcpd.service"));
     expect(readFileSync(r.file, "utf8")).toContain('Environment="PATH=/p"');
     expect(r.commands).toEqual(["systemctl --user daemon-reload && systemctl --user enable --now mcpd"]);
@@ -113,7 +137,14 @@ describe("install and uninstall", () => {
 
   it("writes the launchd plist", async () => {
     const home = tempDir();
-    const r = await installService({ kind: "launchd", home, nodePath: "/n", binPath: "/b", env: { PATH: "/p" }, logFile: join(home, "s", "mcpd.log") });
+    const r = await installService({
+      kind: "launchd",
+      home,
+      nodePath: "/n",
+      binPath: "/b",
+      env: { PATH: "/p" },
+      logFile: join(home, "s", "mcpd.log"),
+    });
     expect(r.file).toBe(join(home, "Library/LaunchAgents/dev.mcpd.plist"));
     expect(r.commands[0]).toBe(`launchctl bootstrap gui/$(id -u) ${r.file}`);
     const plist = parsePlist(readFileSync(r.file, "utf8")) as Record<string, unknown>;

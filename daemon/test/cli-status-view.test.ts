@@ -5,7 +5,16 @@ import { redactUrlCredentials, renderStatus, stateNote, statusJson } from "../sr
 import { commandHelp, overviewHelp } from "../src/cli/help.js";
 
 const raw = {
-  daemon: { pid: 10, version: "1.2.3", uptimeMs: 65_000, socketPath: "/s/mcpd.sock", configFile: "/c.json", logFile: "/l.log", startedAt: "2025-01-01T00:00:00.000Z", extra: "ignored" },
+  daemon: {
+    pid: 10,
+    version: "1.2.3",
+    uptimeMs: 65_000,
+    socketPath: "/s/mcpd.sock",
+    configFile: "/c.json",
+    logFile: "/l.log",
+    startedAt: "2025-01-01T00:00:00.000Z",
+    extra: "ignored",
+  },
   servers: [
     {
       name: "fs",
@@ -28,10 +37,57 @@ const raw = {
       commandFound: true,
       sessions: 0,
     },
-    { name: "gone", state: "failed", enabled: true, transport: "stdio", mode: null, tools: 0, pid: null, startedAt: null, uptimeMs: null, restarts: 5, requests: 0, errors: 0, inFlight: 0, latencyMs: { p50: null, p99: null }, lastError: null, lastStderr: null, stateReason: "crash loop: 5 restarts in 60000ms", commandFound: false },
-    { name: "web", state: "starting", enabled: true, transport: "http", mode: "streamable-http", tools: 0, pid: null, startedAt: null, uptimeMs: null, restarts: 0, requests: 0, errors: 0, inFlight: 0, latencyMs: { p50: null, p99: null }, lastError: null, lastStderr: null, stateReason: null, commandFound: null },
+    {
+      name: "gone",
+      state: "failed",
+      enabled: true,
+      transport: "stdio",
+      mode: null,
+      tools: 0,
+      pid: null,
+      startedAt: null,
+      uptimeMs: null,
+      restarts: 5,
+      requests: 0,
+      errors: 0,
+      inFlight: 0,
+      latencyMs: { p50: null, p99: null },
+      lastError: null,
+      lastStderr: null,
+      stateReason: "crash loop: 5 restarts in 60000ms",
+      commandFound: false,
+    },
+    {
+      name: "web",
+      state: "starting",
+      enabled: true,
+      transport: "http",
+      mode: "streamable-http",
+      tools: 0,
+      pid: null,
+      startedAt: null,
+      uptimeMs: null,
+      restarts: 0,
+      requests: 0,
+      errors: 0,
+      inFlight: 0,
+      latencyMs: { p50: null, p99: null },
+      lastError: null,
+      lastStderr: null,
+      stateReason: null,
+      commandFound: null,
+    },
   ],
-  clients: [{ id: "c1", view: "aggregate", server: null, clientInfo: { name: "claude", version: "2" }, inFlight: 1, connectedAt: "2025-01-01T00:00:02.000Z" }],
+  clients: [
+    {
+      id: "c1",
+      view: "aggregate",
+      server: null,
+      clientInfo: { name: "claude", version: "2" },
+      inFlight: 1,
+      connectedAt: "2025-01-01T00:00:02.000Z",
+    },
+  ],
   tables: { inFlight: 1 },
 } as unknown as DaemonStatus;
 
@@ -39,10 +95,23 @@ describe("statusJson", () => {
   it("picks the documented fields only, redacting URL credentials", () => {
     const s = statusJson(raw);
     expect(Object.keys(s)).toEqual(["daemon", "servers", "clients"]);
-    expect(s.daemon).toEqual({ pid: 10, version: "1.2.3", startedAt: "2025-01-01T00:00:00.000Z", uptimeMs: 65_000, socketPath: "/s/mcpd.sock", configFile: "/c.json", logFile: "/l.log", socketProblem: null, logDroppedLines: 0, logWriteError: null });
+    expect(s.daemon).toEqual({
+      pid: 10,
+      version: "1.2.3",
+      startedAt: "2025-01-01T00:00:00.000Z",
+      uptimeMs: 65_000,
+      socketPath: "/s/mcpd.sock",
+      configFile: "/c.json",
+      logFile: "/l.log",
+      socketProblem: null,
+      logDroppedLines: 0,
+      logWriteError: null,
+    });
     expect(s.servers[0]?.lastError).toBe("connect to http://bob:***@host failed");
     expect(s.servers[1]).toMatchObject({ mode: null, pid: null, commandFound: false, latencyMs: { p50: null, p99: null } });
-    expect(s.clients).toEqual([{ id: "c1", name: "claude", version: "2", view: "aggregate", server: null, inFlight: 1, connectedAt: "2025-01-01T00:00:02.000Z" }]);
+    expect(s.clients).toEqual([
+      { id: "c1", name: "claude", version: "2", view: "aggregate", server: null, inFlight: 1, connectedAt: "2025-01-01T00:00:02.000Z" },
+    ]);
     expect(JSON.stringify(s)).not.toContain("hunter2");
   });
 
@@ -74,7 +143,15 @@ describe("renderStatus", () => {
 
   it("regression: a starting server is no problem line, a disabled one is said once (was `starting: started`, `disabled: disabled`)", () => {
     const server = raw.servers[0] as unknown as Record<string, unknown>;
-    const at = (name: string, state: string, stateReason: string, more: Record<string, unknown> = {}) => ({ ...server, name, state, stateReason, lastError: null, lastStderr: null, ...more });
+    const at = (name: string, state: string, stateReason: string, more: Record<string, unknown> = {}) => ({
+      ...server,
+      name,
+      state,
+      stateReason,
+      lastError: null,
+      lastStderr: null,
+      ...more,
+    });
     const text = renderStatus(
       statusJson({
         ...raw,
@@ -133,11 +210,23 @@ describe("help", () => {
       name: "logs",
       usage: "logs [SERVER]",
       summary: "Show logs",
-      options: { follow: { type: "boolean" as const, short: "f", description: "Follow" }, lines: { type: "string" as const, short: "n", value: "N", description: "Lines" } },
+      options: {
+        follow: { type: "boolean" as const, short: "f", description: "Follow" },
+        lines: { type: "string" as const, short: "n", value: "N", description: "Lines" },
+      },
       minPositionals: 0,
       maxPositionals: 1,
     };
-    expect(commandHelp(spec).split("\n")).toEqual(["Usage: mcpd logs [SERVER]", "", "Show logs", "", "Options:", "  -f, --follow   Follow", "  -n, --lines N  Lines", "  -h, --help     Show this help"]);
+    expect(commandHelp(spec).split("\n")).toEqual([
+      "Usage: mcpd logs [SERVER]",
+      "",
+      "Show logs",
+      "",
+      "Options:",
+      "  -f, --follow   Follow",
+      "  -n, --lines N  Lines",
+      "  -h, --help     Show this help",
+    ]);
     const overview = overviewHelp([spec, { ...spec, name: "secret", hidden: true }], "9.9.9");
     expect(overview).toContain("mcpd 9.9.9");
     expect(overview).toContain("  logs  Show logs");
@@ -149,23 +238,48 @@ describe("status: socket problems", () => {
   it("reports a socket file the daemon had to re-create, in --json and in the table", () => {
     const withProblem = {
       ...raw,
-      daemon: { ...raw.daemon, socket: { path: "/s/mcpd.sock", recreated: 1, lastProblem: "socket file removed; re-created", lastProblemAt: "2025-01-01T00:00:02.000Z" } },
+      daemon: {
+        ...raw.daemon,
+        socket: {
+          path: "/s/mcpd.sock",
+          recreated: 1,
+          lastProblem: "socket file removed; re-created",
+          lastProblemAt: "2025-01-01T00:00:02.000Z",
+        },
+      },
     } as unknown as DaemonStatus;
     const s = statusJson(withProblem);
     expect(s.daemon.socketProblem).toEqual({ problem: "socket file removed; re-created", at: "2025-01-01T00:00:02.000Z", recreated: 1 });
-    expect(renderStatus(s, palette(false))).toContain("socket problem at 2025-01-01T00:00:02.000Z: socket file removed; re-created (re-created 1x)");
+    expect(renderStatus(s, palette(false))).toContain(
+      "socket problem at 2025-01-01T00:00:02.000Z: socket file removed; re-created (re-created 1x)",
+    );
     expect(statusJson(raw as unknown as DaemonStatus).daemon.socketProblem).toBeNull();
   });
 
   it("reports log lines dropped (full disk, closed stderr) in --json and as one line, only when there are any", () => {
-    const log = { droppedLines: 12, lastError: "ENOSPC: no space left on device, write", lastErrorAt: "2025-01-01T00:00:03.000Z", failing: true };
+    const log = {
+      droppedLines: 12,
+      lastError: "ENOSPC: no space left on device, write",
+      lastErrorAt: "2025-01-01T00:00:03.000Z",
+      failing: true,
+    };
     const s = statusJson({ ...raw, daemon: { ...raw.daemon, log } } as unknown as DaemonStatus);
     expect(s.daemon.logDroppedLines).toBe(12);
-    expect(s.daemon.logWriteError).toEqual({ message: "ENOSPC: no space left on device, write", at: "2025-01-01T00:00:03.000Z", ongoing: true });
+    expect(s.daemon.logWriteError).toEqual({
+      message: "ENOSPC: no space left on device, write",
+      at: "2025-01-01T00:00:03.000Z",
+      ongoing: true,
+    });
     expect(renderStatus(s, palette(false))).toContain("log: 12 lines dropped (still failing: ENOSPC: no space left on device, write)");
-    const recovered = statusJson({ ...raw, daemon: { ...raw.daemon, log: { ...log, droppedLines: 1, failing: false } } } as unknown as DaemonStatus);
+    const recovered = statusJson({
+      ...raw,
+      daemon: { ...raw.daemon, log: { ...log, droppedLines: 1, failing: false } },
+    } as unknown as DaemonStatus);
     expect(renderStatus(recovered, palette(false))).toContain("log: 1 line dropped (last error: ENOSPC: no space left on device, write)");
-    const none = statusJson({ ...raw, daemon: { ...raw.daemon, log: { droppedLines: 0, lastError: null, lastErrorAt: null, failing: false } } } as unknown as DaemonStatus);
+    const none = statusJson({
+      ...raw,
+      daemon: { ...raw.daemon, log: { droppedLines: 0, lastError: null, lastErrorAt: null, failing: false } },
+    } as unknown as DaemonStatus);
     expect(none.daemon).toMatchObject({ logDroppedLines: 0, logWriteError: null });
     expect(renderStatus(none, palette(false))).not.toMatch(/dropped/);
   });

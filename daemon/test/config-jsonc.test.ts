@@ -32,7 +32,7 @@ describe("parseJsonc", () => {
   it("explains common mistakes", () => {
     expect(errorOf("").message).toMatch(/:1:1: invalid JSON: the file is empty/);
     expect(errorOf("{'a': 1}").message).toMatch(/expected a double-quoted property name/);
-    expect(errorOf('{"a": \'x\'}').message).toMatch(/:1:7: invalid JSON: strings must use double quotes/);
+    expect(errorOf("{\"a\": 'x'}").message).toMatch(/:1:7: invalid JSON: strings must use double quotes/);
     expect(errorOf('{"a": "x').message).toMatch(/:1:7: invalid JSON: unterminated string/);
     expect(errorOf('{"a": 01}').message).toMatch(/invalid number/);
     expect(errorOf('{"a": 1} x').message).toMatch(/:1:10: invalid JSON: unexpected "x" after the end/);
@@ -57,7 +57,7 @@ describe("parseJsonc", () => {
     expect(at("[tru]")).toBe('1:2: invalid JSON: expected a value, found "t"');
     expect(at("[/]")).toBe('1:2: invalid JSON: expected a value, found "/"');
     expect(at("[\u0001]")).toBe("1:2: invalid JSON: expected a value, found character U+0001");
-    expect(at("  // only a comment\n")).toBe("2:1: invalid JSON: the file is empty; expected a JSON object such as {\"mcpServers\": {}}");
+    expect(at("  // only a comment\n")).toBe('2:1: invalid JSON: the file is empty; expected a JSON object such as {"mcpServers": {}}');
     // Numbers: leading zeros, a bare minus, a missing fraction or exponent, letters glued on.
     for (const n of ["01", "-", "1.", "1e", "1.5.3", "2x", "-a"]) expect(at(`[${n}]`)).toBe("1:2: invalid JSON: invalid number");
     // Strings: the position is the bad character or escape, not the opening quote.
@@ -65,7 +65,7 @@ describe("parseJsonc", () => {
     expect(at('["ab\\u12x4"]')).toBe("1:5: invalid JSON: invalid \\u escape (expected four hex digits)");
     expect(at('["a", "b\\q\\"]')).toBe('1:9: invalid JSON: invalid escape "\\q" in string (write a backslash as \\\\)');
     expect(at('\n\n  ["x\\')).toBe('3:6: invalid JSON: invalid escape "\\" in string (write a backslash as \\\\)');
-    expect(at('[1, /* open\n')).toBe("1:5: invalid JSON: unterminated /* comment");
+    expect(at("[1, /* open\n")).toBe("1:5: invalid JSON: unterminated /* comment");
     // A BOM does not count as a column.
     expect(at("\ufeff{x}")).toBe('1:2: invalid JSON: expected a double-quoted property name or "}", found "x"');
     // A CRLF file gives the same line numbers as an LF one.
@@ -100,7 +100,7 @@ describe("parseJsonc", () => {
   it("keeps a __proto__ key as a plain property, never as the prototype", () => {
     const { value } = parseJsonc('{"__proto__": {"polluted": true}}', "f");
     expect(Object.getPrototypeOf(value)).toBe(Object.prototype);
-    expect((value as Record<string, unknown>)["polluted"]).toBeUndefined();
+    expect((value as Record<string, unknown>).polluted).toBeUndefined();
     expect(Object.keys(value as object)).toEqual(["__proto__"]);
   });
 });

@@ -39,7 +39,9 @@ describe("loadConfig", () => {
     const err = await loadError(loadConfig({ file, env: {}, required: true }));
     expect(err.message).toBe(`${file}: cannot read config file: config file not found (ENOENT)`);
     const named = await loadError(loadConfig({ file, env: {}, required: true, namedBy: "MCPD_CONFIG" }));
-    expect(named.message).toBe(`${file}: cannot read config file: config file not found (ENOENT); it is named by MCPD_CONFIG, and a config file named there must exist`);
+    expect(named.message).toBe(
+      `${file}: cannot read config file: config file not found (ENOENT); it is named by MCPD_CONFIG, and a config file named there must exist`,
+    );
   });
 
   it("a config file is explicit when named by --config or a non-empty MCPD_CONFIG; such a file must exist", async () => {
@@ -49,8 +51,12 @@ describe("loadConfig", () => {
     expect(explicitConfigOrigin({ MCPD_CONFIG: "" })).toBeUndefined();
     expect(explicitConfigOrigin({ MCPD_CONFIG_DIR: "/c" })).toBeUndefined();
     const file = path.join(dir, "typo.json");
-    expect((await loadError(assertConfigFileExists(file, "--config"))).message).toMatch(/typo\.json: cannot read config file: config file not found \(ENOENT\); it is named by --config/);
-    expect((await loadError(assertConfigFileExists(dir, "--config"))).message).toBe(`${dir}: is a directory, not a config file (named by --config)`);
+    expect((await loadError(assertConfigFileExists(file, "--config"))).message).toMatch(
+      /typo\.json: cannot read config file: config file not found \(ENOENT\); it is named by --config/,
+    );
+    expect((await loadError(assertConfigFileExists(dir, "--config"))).message).toBe(
+      `${dir}: is a directory, not a config file (named by --config)`,
+    );
     await writeFile(file, "{}");
     await assertConfigFileExists(file, "--config");
   });

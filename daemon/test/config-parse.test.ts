@@ -74,7 +74,12 @@ describe("parseConfig: formats", () => {
       },
     });
     const t = Object.fromEntries(cfg.servers.map((s) => [s.name, s.transport]));
-    expect(t.h).toEqual({ type: "http", url: "https://api.example.com/mcp", headers: { Authorization: "Bearer ghp_secret" }, timeout: 30_000 });
+    expect(t.h).toEqual({
+      type: "http",
+      url: "https://api.example.com/mcp",
+      headers: { Authorization: "Bearer ghp_secret" },
+      timeout: 30_000,
+    });
     expect(t.e).toEqual({ type: "sse", url: "http://127.0.0.1:8080/sse", headers: {}, timeout: 30_000 });
     expect(t.w).toEqual({ type: "ws", url: "wss://example.com/ws", headers: {}, timeout: 30_000 });
     expect(t.u?.type).toBe("http");
@@ -159,7 +164,9 @@ describe("parseConfig: variables", () => {
     ]);
     const cfg = parse(one({ url: "${NOT_SET}/mcp", enabled: false }));
     expect(cfg.servers[0]!.enabled).toBe(false);
-    expect(cfg.warnings).toEqual([`${FILE}: server "s": "url": environment variable NOT_SET is not set; the server is disabled, so it is left empty`]);
+    expect(cfg.warnings).toEqual([
+      `${FILE}: server "s": "url": environment variable NOT_SET is not set; the server is disabled, so it is left empty`,
+    ]);
   });
 
   it("unsetVariables defer (import's check): ${VAR:-default} resolves, an unset ${VAR} is a warning and stays as written, other errors remain", () => {
@@ -248,7 +255,10 @@ describe("parseConfig: mcpd keys", () => {
 
   it("envMode: allowlist by default; mcpd.defaults.envMode applies to every stdio server, a server's own wins; misplaced mcpd.envMode is named", () => {
     expect(server(one({ command: "x" })).transport).toMatchObject({ envMode: "allowlist" });
-    const cfg = parse({ mcpd: { defaults: { envMode: "inherit" } }, mcpServers: { a: { command: "x" }, b: { command: "y", envMode: "allowlist" } } });
+    const cfg = parse({
+      mcpd: { defaults: { envMode: "inherit" } },
+      mcpServers: { a: { command: "x" }, b: { command: "y", envMode: "allowlist" } },
+    });
     expect(cfg.servers.map((s) => (s.transport as { envMode?: string }).envMode)).toEqual(["inherit", "allowlist"]);
     const misplaced = parse({ mcpd: { envMode: "inherit" }, mcpServers: { a: { command: "x" } } });
     expect(misplaced.warnings).toEqual([
@@ -259,19 +269,32 @@ describe("parseConfig: mcpd keys", () => {
 
   it("reads the daemon's limits from mcpd (maxConnections, fdReserve, maxBufferedBytesTotal, partialLineTimeoutMs), only when set", () => {
     expect(parse({ mcpServers: {} }).settings).toEqual({ logLevel: "info" });
-    const cfg = parse({ mcpd: { maxConnections: 3, fdReserve: 0, maxBufferedBytesTotal: 2_000_000, partialLineTimeoutMs: 500 }, mcpServers: {} });
-    expect(cfg.settings).toEqual({ logLevel: "info", maxConnections: 3, fdReserve: 0, maxBufferedBytesTotal: 2_000_000, partialLineTimeoutMs: 500 });
+    const cfg = parse({
+      mcpd: { maxConnections: 3, fdReserve: 0, maxBufferedBytesTotal: 2_000_000, partialLineTimeoutMs: 500 },
+      mcpServers: {},
+    });
+    expect(cfg.settings).toEqual({
+      logLevel: "info",
+      maxConnections: 3,
+      fdReserve: 0,
+      maxBufferedBytesTotal: 2_000_000,
+      partialLineTimeoutMs: 500,
+    });
     expect(cfg.warnings).toEqual([]);
   });
 
   it("rejects bad daemon limits, naming each", () => {
-    expect(errors({ mcpd: { maxConnections: 0, fdReserve: -1, maxBufferedBytesTotal: 1024, partialLineTimeoutMs: "30s" }, mcpServers: {} })).toEqual([
+    expect(
+      errors({ mcpd: { maxConnections: 0, fdReserve: -1, maxBufferedBytesTotal: 1024, partialLineTimeoutMs: "30s" }, mcpServers: {} }),
+    ).toEqual([
       `${FILE}: "mcpd.maxConnections" must be an integer from 1 to 1000000, got 0`,
       `${FILE}: "mcpd.fdReserve" must be an integer from 0 to 1000000, got -1`,
       `${FILE}: "mcpd.maxBufferedBytesTotal" must be an integer of at least 65536 (bytes), got 1024`,
       `${FILE}: "mcpd.partialLineTimeoutMs" must be an integer from 1 to 2147483647 (milliseconds), got "30s"`,
     ]);
-    expect(errors({ mcpd: { maxConnections: 2.5 }, mcpServers: {} })).toEqual([`${FILE}: "mcpd.maxConnections" must be an integer from 1 to 1000000, got 2.5`]);
+    expect(errors({ mcpd: { maxConnections: 2.5 }, mcpServers: {} })).toEqual([
+      `${FILE}: "mcpd.maxConnections" must be an integer from 1 to 1000000, got 2.5`,
+    ]);
   });
 
   it("raises the default maxTotalTimeout to a larger timeout, but rejects an explicit one below it", () => {
@@ -302,7 +325,9 @@ describe("parseConfig: errors", () => {
   });
 
   it("rejects timer values Node cannot honour", () => {
-    expect(errors(one({ command: "x", idleTimeout: 2 ** 31 }))[0]).toMatch(/"idleTimeout" must be an integer >= 0 \(milliseconds; 0 = never\) of at most 2147483647/);
+    expect(errors(one({ command: "x", idleTimeout: 2 ** 31 }))[0]).toMatch(
+      /"idleTimeout" must be an integer >= 0 \(milliseconds; 0 = never\) of at most 2147483647/,
+    );
   });
 
   it("reports every problem of the file at once, one per line", () => {
@@ -344,7 +369,9 @@ describe("parseConfig: errors", () => {
   });
 
   it("checks url schemes per type", () => {
-    expect(errors(one({ type: "ws", url: "http://h" }))[0]).toMatch(/"url" must start with ws:\/\/ or wss:\/\/ for "type": "ws", got "http:\/\/..."/);
+    expect(errors(one({ type: "ws", url: "http://h" }))[0]).toMatch(
+      /"url" must start with ws:\/\/ or wss:\/\/ for "type": "ws", got "http:\/\/..."/,
+    );
     expect(errors(one({ type: "sse", url: "ws://h" }))[0]).toMatch(/"url" must start with http:\/\/ or https:\/\/ for "type": "sse"/);
     expect(errors(one({ url: "not a url" }))[0]).toMatch(/"url" is not a valid URL/);
     expect(errors(one({ url: 42 }))[0]).toMatch(/"url" must be a string, got 42/);

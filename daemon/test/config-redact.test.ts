@@ -10,7 +10,12 @@ function resolved(entry: unknown) {
 
 describe("redactServerConfig", () => {
   it("masks env values, keeps their names and everything else, and leaves the original untouched", () => {
-    const cfg = resolved({ command: "npx", args: ["-y", "server-github"], env: { GITHUB_TOKEN: "${TOKEN}", LEVEL: "debug" }, timeout: 5000 });
+    const cfg = resolved({
+      command: "npx",
+      args: ["-y", "server-github"],
+      env: { GITHUB_TOKEN: "${TOKEN}", LEVEL: "debug" },
+      timeout: 5000,
+    });
     const safe = redactServerConfig(cfg);
     expect(safe.transport).toEqual({
       type: "stdio",

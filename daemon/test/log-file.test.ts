@@ -4,7 +4,19 @@
  * disk has room again; the file is private (0600) and never reached through a symbolic link.
  */
 import { spawnSync } from "node:child_process";
-import { chmodSync, closeSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync, writeSync } from "node:fs";
+import {
+  chmodSync,
+  closeSync,
+  mkdirSync,
+  mkdtempSync,
+  openSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+  writeSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
@@ -115,7 +127,7 @@ describe("RotatingFileStream", () => {
       for (const l of lines) expect(() => JSON.parse(l), l.slice(0, 80)).not.toThrow();
       expect(JSON.parse(lines[lines.length - 1] as string).i).toBe(1000);
       expect(lines).toHaveLength(i - dropped + 1);
-      },
+    },
   );
 
   it("regression: a log file that already exists readable by others is made private (0600)", () => {

@@ -61,7 +61,12 @@ function client(args: string[]): MCPClient {
 }
 
 function logOf(file: string): any[] {
-  return existsSync(file) ? readFileSync(file, "utf8").split("\n").filter(Boolean).map((l) => JSON.parse(l)) : [];
+  return existsSync(file)
+    ? readFileSync(file, "utf8")
+        .split("\n")
+        .filter(Boolean)
+        .map((l) => JSON.parse(l))
+    : [];
 }
 
 const text = (r: any): string => (r.content ?? []).map((c: any) => c.text ?? "").join("");
@@ -192,7 +197,10 @@ describe("MCPManager", () => {
     await until(() => h.state === "failed", "failed state");
     expect(h.restarts).toBe(5);
     expect(h.lastStderr).toContain("fatal: boom");
-    await expect(h.request("tools/list", {}, { waitMs: 1000 })).rejects.toMatchObject({ code: "MCPD_SERVER_UNAVAILABLE", message: expect.stringContaining("fatal: boom") });
+    await expect(h.request("tools/list", {}, { waitMs: 1000 })).rejects.toMatchObject({
+      code: "MCPD_SERVER_UNAVAILABLE",
+      message: expect.stringContaining("fatal: boom"),
+    });
   });
 
   it("reload touches only the changed server; the others keep their processes", async () => {

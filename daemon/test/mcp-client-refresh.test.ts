@@ -9,7 +9,9 @@ afterEach(async () => {
 });
 
 function connectTo(script: string, args: string[] = []): MCPClient {
-  const c = new MCPClient(createTransport({ command: process.execPath, args: [fixturePath(script), ...args] }), { listRefreshMinIntervalMs: 500 });
+  const c = new MCPClient(createTransport({ command: process.execPath, args: [fixturePath(script), ...args] }), {
+    listRefreshMinIntervalMs: 500,
+  });
   clients.push(c);
   return c;
 }

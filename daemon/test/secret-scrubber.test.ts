@@ -106,8 +106,10 @@ describe("secretValues: the rule", () => {
       },
     });
     const values = secretValues(c!);
-    for (const v of [GH, "hunter22", "dbpass-9876", "dbuser", "Qm7vX2pL9sK4tR8wZ3nB", "argsecret-1234", "sk-live-Zr8Qp2Wx7Lm4Nv9Tb3"]) expect(values).toContain(v);
-    for (const v of ["warehouse", "production", "/home/alice", "alice.smith", "oauth-device", "eu-west-1", "server.js", "node"]) expect(values).not.toContain(v);
+    for (const v of [GH, "hunter22", "dbpass-9876", "dbuser", "Qm7vX2pL9sK4tR8wZ3nB", "argsecret-1234", "sk-live-Zr8Qp2Wx7Lm4Nv9Tb3"])
+      expect(values).toContain(v);
+    for (const v of ["warehouse", "production", "/home/alice", "alice.smith", "oauth-device", "eu-west-1", "server.js", "node"])
+      expect(values).not.toContain(v);
   });
 
   it("takes secret-named and generated header values, the credential after an auth scheme, URL credentials; not plain headers", () => {
@@ -115,11 +117,18 @@ describe("secretValues: the rule", () => {
       remote: {
         type: "http",
         url: "https://u:urlpass-4321@mcp.example.com/mcp?token=querytoken-77&region=europe",
-        headers: { Authorization: "Bearer abc.def-ghi", "X-Api-Key": "plainwordkey", "X-Tenant": "acme-production", Accept: "application/json", "X-Trace": "T9kLm2Qx7Vb4Np8Rz3Ws" },
+        headers: {
+          Authorization: "Bearer abc.def-ghi",
+          "X-Api-Key": "plainwordkey",
+          "X-Tenant": "acme-production",
+          Accept: "application/json",
+          "X-Trace": "T9kLm2Qx7Vb4Np8Rz3Ws",
+        },
       },
     });
     const values = secretValues(c!);
-    for (const v of ["Bearer abc.def-ghi", "abc.def-ghi", "plainwordkey", "urlpass-4321", "querytoken-77", "T9kLm2Qx7Vb4Np8Rz3Ws"]) expect(values).toContain(v);
+    for (const v of ["Bearer abc.def-ghi", "abc.def-ghi", "plainwordkey", "urlpass-4321", "querytoken-77", "T9kLm2Qx7Vb4Np8Rz3Ws"])
+      expect(values).toContain(v);
     for (const v of ["acme-production", "application/json", "europe"]) expect(values).not.toContain(v);
   });
 });
@@ -141,7 +150,10 @@ describe("SecretScrubber (regression: every env value of 6+ characters was maske
     expect(s.scrub(`auth with ${GH} failed`)).toBe("auth with *** failed");
     expect(s.scrub(`key=${encodeURIComponent(GH)}`)).toBe("key=***");
     expect(s.scrub("token warehouse-x9Tq2Lm8Zp4R for warehouse")).toBe("token *** for warehouse");
-    expect(s.scrubValue({ reason: `Unknown tool "warehouse__echo"`, token: GH })).toEqual({ reason: `Unknown tool "warehouse__echo"`, token: "***" });
+    expect(s.scrubValue({ reason: `Unknown tool "warehouse__echo"`, token: GH })).toEqual({
+      reason: `Unknown tool "warehouse__echo"`,
+      token: "***",
+    });
   });
 
   it("never masks any server's name, even one that equals a secret value elsewhere", () => {

@@ -47,7 +47,11 @@ describe("ServerHandle.request: one cancellation path", () => {
     expect(h.state).toBe("ready");
     const c = new CountingCancellation();
     let upstreamId: RequestId | undefined;
-    const call = h.request("tools/call", { name: "slow", arguments: { ms: 30_000 } }, { waitMs: 10_000, cancellation: c, onRequestId: (id) => (upstreamId = id) });
+    const call = h.request(
+      "tools/call",
+      { name: "slow", arguments: { ms: 30_000 } },
+      { waitMs: 10_000, cancellation: c, onRequestId: (id) => (upstreamId = id) },
+    );
     const outcome = call.then(
       () => "resolved",
       (err: unknown) => err,
@@ -66,7 +70,11 @@ describe("ServerHandle.request: one cancellation path", () => {
     const h = m.require("s");
     const c = new CountingCancellation();
     let upstreamId: RequestId | undefined;
-    const call = h.request("tools/call", { name: "slow", arguments: { ms: 30_000 } }, { waitMs: 10_000, cancellation: c, onRequestId: (id) => (upstreamId = id) });
+    const call = h.request(
+      "tools/call",
+      { name: "slow", arguments: { ms: 30_000 } },
+      { waitMs: 10_000, cancellation: c, onRequestId: (id) => (upstreamId = id) },
+    );
     await waitFor(() => upstreamId !== undefined, { message: "the request was sent" });
     const reason = new Error("the agent cancelled");
     c.cancel(reason);

@@ -13,14 +13,21 @@ describe("StderrHistory", () => {
       `${STDERR_MARKER_PREFIX}2026-01-01T00:00:01.000Z start failed: command not found (ENOENT) ---`,
       "live",
     ]);
-    expect(h.tail(2, ["live"])).toEqual([`${STDERR_MARKER_PREFIX}2026-01-01T00:00:01.000Z start failed: command not found (ENOENT) ---`, "live"]);
+    expect(h.tail(2, ["live"])).toEqual([
+      `${STDERR_MARKER_PREFIX}2026-01-01T00:00:01.000Z start failed: command not found (ENOENT) ---`,
+      "live",
+    ]);
     expect(h.tail(1, ["l1", "l2"])).toEqual(["l2"]);
     expect(h.tail(0)).toEqual([]);
   });
 
   it("is bounded in lines and bytes across runs; a line longer than a quarter of the byte bound is cut", () => {
     const h = new StderrHistory(50, 1_000);
-    for (let run = 0; run < 20; run++) h.endRun(Array.from({ length: 10 }, (_, i) => `run ${run} line ${i}`), `run ${run} ended`);
+    for (let run = 0; run < 20; run++)
+      h.endRun(
+        Array.from({ length: 10 }, (_, i) => `run ${run} line ${i}`),
+        `run ${run} ended`,
+      );
     const all = h.tail(1_000);
     expect(all.length).toBeLessThanOrEqual(50);
     expect(Buffer.byteLength(all.join(""))).toBeLessThanOrEqual(1_000);

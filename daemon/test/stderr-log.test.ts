@@ -69,7 +69,9 @@ describe("StderrLog", () => {
     dirs.push(dir);
     writeFileSync(join(dir, "victim"), "precious\n");
     symlinkSync(join(dir, "victim"), join(dir, "mcpd.log"));
-    const linked = new StderrLog(failingStderr(), { openFallback: () => new RotatingFileStream(join(dir, "mcpd.log"), { maxBytes: 1 << 20, maxFiles: 1 }) });
+    const linked = new StderrLog(failingStderr(), {
+      openFallback: () => new RotatingFileStream(join(dir, "mcpd.log"), { maxBytes: 1 << 20, maxFiles: 1 }),
+    });
     for (let i = 0; i < 3; i++) linked.write(line(i));
     await waitFor(() => linked.status().droppedLines === 3, { message: "3 dropped lines" });
     expect(linked.status()).toMatchObject({ failing: true, lastError: expect.stringContaining("is a symbolic link") });

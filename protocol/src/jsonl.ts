@@ -240,10 +240,10 @@ export class JsonLineDecoder {
   }
 
   /** The held line followed by `last`, in one array; the decoder is then empty. */
-  private take(last: Uint8Array = EMPTY): Uint8Array {
-    // A held CR goes back at the end (never with `last`: finish() treats that case as oversized), so
+  private take(lastBytes: Uint8Array = EMPTY): Uint8Array {
+    // A held CR goes back at the end (never with `lastBytes`: finish() treats that case as oversized), so
     // line() strips exactly one trailing CR whatever the chunking: `\r\r\n` keeps its first `\r`.
-    if (this.pendingCR) last = CR_BYTE;
+    const last = this.pendingCR ? CR_BYTE : lastBytes;
     const parts = this.parts;
     let out: Uint8Array;
     if (parts.length === 0) out = last;

@@ -38,7 +38,13 @@ interface Row {
 
 const ROWS: Row[] = [
   { error: new McpdError("MCPD_X", "plain"), name: "McpdError", code: "MCPD_X", message: "plain", wireCode: -32603 },
-  { error: new TransportClosedError(), name: "TransportClosedError", code: "MCPD_TRANSPORT_CLOSED", message: "Transport closed", wireCode: -32062 },
+  {
+    error: new TransportClosedError(),
+    name: "TransportClosedError",
+    code: "MCPD_TRANSPORT_CLOSED",
+    message: "Transport closed",
+    wireCode: -32062,
+  },
   {
     error: new TransportClosedError("process exited with code 1"),
     name: "TransportClosedError",
@@ -46,10 +52,34 @@ const ROWS: Row[] = [
     message: "Transport closed: process exited with code 1",
     wireCode: -32062,
   },
-  { error: new RequestTimeoutError(5), name: "RequestTimeoutError", code: "MCPD_REQUEST_TIMEOUT", message: "Request timeout after 5ms", wireCode: -32061 },
-  { error: new RequestTimeoutError(30000, "request"), name: "RequestTimeoutError", code: "MCPD_REQUEST_TIMEOUT", message: "Request timeout after 30000ms", wireCode: -32061 },
-  { error: new RequestTimeoutError(5, "sse"), name: "RequestTimeoutError", code: "MCPD_REQUEST_TIMEOUT", message: "SSE response timeout after 5ms", wireCode: -32061 },
-  { error: new RequestTimeoutError(5, "notify"), name: "RequestTimeoutError", code: "MCPD_REQUEST_TIMEOUT", message: "Notify timeout after 5ms", wireCode: -32061 },
+  {
+    error: new RequestTimeoutError(5),
+    name: "RequestTimeoutError",
+    code: "MCPD_REQUEST_TIMEOUT",
+    message: "Request timeout after 5ms",
+    wireCode: -32061,
+  },
+  {
+    error: new RequestTimeoutError(30000, "request"),
+    name: "RequestTimeoutError",
+    code: "MCPD_REQUEST_TIMEOUT",
+    message: "Request timeout after 30000ms",
+    wireCode: -32061,
+  },
+  {
+    error: new RequestTimeoutError(5, "sse"),
+    name: "RequestTimeoutError",
+    code: "MCPD_REQUEST_TIMEOUT",
+    message: "SSE response timeout after 5ms",
+    wireCode: -32061,
+  },
+  {
+    error: new RequestTimeoutError(5, "notify"),
+    name: "RequestTimeoutError",
+    code: "MCPD_REQUEST_TIMEOUT",
+    message: "Notify timeout after 5ms",
+    wireCode: -32061,
+  },
   { error: new AbortedError(), name: "AbortError", code: "MCPD_ABORTED", message: "The operation was aborted", wireCode: -32070 },
   {
     error: new HttpError(401, "nope", { wwwAuthenticate: "Bearer", mcpAuthServer: "https://a" }),
@@ -59,7 +89,14 @@ const ROWS: Row[] = [
     wireCode: -32067,
     data: { status: 401 },
   },
-  { error: new HttpError(503, "busy"), name: "HttpError", code: "MCPD_HTTP_ERROR", message: "HTTP 503: busy", wireCode: -32067, data: { status: 503 } },
+  {
+    error: new HttpError(503, "busy"),
+    name: "HttpError",
+    code: "MCPD_HTTP_ERROR",
+    message: "HTTP 503: busy",
+    wireCode: -32067,
+    data: { status: 503 },
+  },
   {
     error: new McpRemoteError({ code: -32601, message: "Method not found" }),
     name: "McpRemoteError",
@@ -67,10 +104,34 @@ const ROWS: Row[] = [
     message: "MCP error -32601: Method not found",
     wireCode: -32601,
   },
-  { error: new NoResponseError(7), name: "NoResponseError", code: "MCPD_NO_RESPONSE", message: "No response received for request ID 7", wireCode: -32062 },
-  { error: new NoResponseError("abc"), name: "NoResponseError", code: "MCPD_NO_RESPONSE", message: "No response received for request ID abc", wireCode: -32062 },
-  { error: new ParseError("Unexpected token"), name: "ParseError", code: "MCPD_PARSE_ERROR", message: "Unexpected token", wireCode: -32700 },
-  { error: new ProtocolError("missing jsonrpc"), name: "ProtocolError", code: "MCPD_PROTOCOL_VIOLATION", message: "missing jsonrpc", wireCode: -32600 },
+  {
+    error: new NoResponseError(7),
+    name: "NoResponseError",
+    code: "MCPD_NO_RESPONSE",
+    message: "No response received for request ID 7",
+    wireCode: -32062,
+  },
+  {
+    error: new NoResponseError("abc"),
+    name: "NoResponseError",
+    code: "MCPD_NO_RESPONSE",
+    message: "No response received for request ID abc",
+    wireCode: -32062,
+  },
+  {
+    error: new ParseError("Unexpected token"),
+    name: "ParseError",
+    code: "MCPD_PARSE_ERROR",
+    message: "Unexpected token",
+    wireCode: -32700,
+  },
+  {
+    error: new ProtocolError("missing jsonrpc"),
+    name: "ProtocolError",
+    code: "MCPD_PROTOCOL_VIOLATION",
+    message: "missing jsonrpc",
+    wireCode: -32600,
+  },
   {
     error: new MessageTooLargeError(11, 10),
     name: "MessageTooLargeError",
@@ -85,9 +146,27 @@ const ROWS: Row[] = [
     message: "Line of 11 bytes exceeds the limit of 10 bytes",
     wireCode: -32068,
   },
-  { error: new QueueFullError("queue of s1 is full (100)"), name: "QueueFullError", code: "MCPD_QUEUE_FULL", message: "queue of s1 is full (100)", wireCode: -32064 },
-  { error: new ConfigError("servers.a.command: required"), name: "ConfigError", code: "MCPD_CONFIG_INVALID", message: "servers.a.command: required", wireCode: -32602 },
-  { error: new SpawnError("npx", "ENOENT"), name: "SpawnError", code: "MCPD_SPAWN_FAILED", message: 'Failed to start "npx": ENOENT', wireCode: -32060 },
+  {
+    error: new QueueFullError("queue of s1 is full (100)"),
+    name: "QueueFullError",
+    code: "MCPD_QUEUE_FULL",
+    message: "queue of s1 is full (100)",
+    wireCode: -32064,
+  },
+  {
+    error: new ConfigError("servers.a.command: required"),
+    name: "ConfigError",
+    code: "MCPD_CONFIG_INVALID",
+    message: "servers.a.command: required",
+    wireCode: -32602,
+  },
+  {
+    error: new SpawnError("npx", "ENOENT"),
+    name: "SpawnError",
+    code: "MCPD_SPAWN_FAILED",
+    message: 'Failed to start "npx": ENOENT',
+    wireCode: -32060,
+  },
   {
     error: new ServerUnavailableError("fs", "failed", "crash loop"),
     name: "ServerUnavailableError",
@@ -104,11 +183,41 @@ const ROWS: Row[] = [
     wireCode: -32060,
     data: { server: "fs", state: "disabled" },
   },
-  { error: new NotFoundError("MCPD_UNKNOWN_SERVER", "no server x"), name: "NotFoundError", code: "MCPD_UNKNOWN_SERVER", message: "no server x", wireCode: -32602 },
-  { error: new NotFoundError("MCPD_UNKNOWN_TOOL", "no tool y"), name: "NotFoundError", code: "MCPD_UNKNOWN_TOOL", message: "no tool y", wireCode: -32602 },
-  { error: new NotFoundError("MCPD_UNKNOWN_PROMPT", "no prompt"), name: "NotFoundError", code: "MCPD_UNKNOWN_PROMPT", message: "no prompt", wireCode: -32602 },
-  { error: new NotFoundError("MCPD_UNKNOWN_RESOURCE", "no res"), name: "NotFoundError", code: "MCPD_UNKNOWN_RESOURCE", message: "no res", wireCode: -32602 },
-  { error: new CapabilityError("no tools"), name: "CapabilityError", code: "MCPD_CAPABILITY_NOT_SUPPORTED", message: "no tools", wireCode: -32069 },
+  {
+    error: new NotFoundError("MCPD_UNKNOWN_SERVER", "no server x"),
+    name: "NotFoundError",
+    code: "MCPD_UNKNOWN_SERVER",
+    message: "no server x",
+    wireCode: -32602,
+  },
+  {
+    error: new NotFoundError("MCPD_UNKNOWN_TOOL", "no tool y"),
+    name: "NotFoundError",
+    code: "MCPD_UNKNOWN_TOOL",
+    message: "no tool y",
+    wireCode: -32602,
+  },
+  {
+    error: new NotFoundError("MCPD_UNKNOWN_PROMPT", "no prompt"),
+    name: "NotFoundError",
+    code: "MCPD_UNKNOWN_PROMPT",
+    message: "no prompt",
+    wireCode: -32602,
+  },
+  {
+    error: new NotFoundError("MCPD_UNKNOWN_RESOURCE", "no res"),
+    name: "NotFoundError",
+    code: "MCPD_UNKNOWN_RESOURCE",
+    message: "no res",
+    wireCode: -32602,
+  },
+  {
+    error: new CapabilityError("no tools"),
+    name: "CapabilityError",
+    code: "MCPD_CAPABILITY_NOT_SUPPORTED",
+    message: "no tools",
+    wireCode: -32069,
+  },
   {
     error: new ForbiddenError("mcpd/shutdown", "mcpd/shutdown needs a control connection"),
     name: "ForbiddenError",
@@ -117,18 +226,36 @@ const ROWS: Row[] = [
     wireCode: -32071,
     data: { method: "mcpd/shutdown" },
   },
-  { error: new DaemonUnavailableError("mcpd is not running"), name: "DaemonUnavailableError", code: "MCPD_DAEMON_UNAVAILABLE", message: "mcpd is not running", wireCode: -32603 },
   {
-    error: new UntrustedSocketError("Refusing to connect to mcpd: socket directory /tmp/mcpd-1000 is owned by uid 65534", { path: "/tmp/mcpd-1000", ownerUid: 65534 }),
+    error: new DaemonUnavailableError("mcpd is not running"),
+    name: "DaemonUnavailableError",
+    code: "MCPD_DAEMON_UNAVAILABLE",
+    message: "mcpd is not running",
+    wireCode: -32603,
+  },
+  {
+    error: new UntrustedSocketError("Refusing to connect to mcpd: socket directory /tmp/mcpd-1000 is owned by uid 65534", {
+      path: "/tmp/mcpd-1000",
+      ownerUid: 65534,
+    }),
     name: "UntrustedSocketError",
     code: "MCPD_UNTRUSTED_SOCKET",
     message: "Refusing to connect to mcpd: socket directory /tmp/mcpd-1000 is owned by uid 65534",
     wireCode: -32603,
     data: { path: "/tmp/mcpd-1000", ownerUid: 65534 },
   },
-  { error: new ConnectionLostError(), name: "ConnectionLostError", code: "MCPD_CONNECTION_LOST", message: "Connection to mcpd lost", wireCode: -32062 },
   {
-    error: new ConnectionLimitError("MCPD_TOO_MANY_CONNECTIONS", "Too many connections: mcpd accepts at most 3 at once (mcpd.maxConnections)"),
+    error: new ConnectionLostError(),
+    name: "ConnectionLostError",
+    code: "MCPD_CONNECTION_LOST",
+    message: "Connection to mcpd lost",
+    wireCode: -32062,
+  },
+  {
+    error: new ConnectionLimitError(
+      "MCPD_TOO_MANY_CONNECTIONS",
+      "Too many connections: mcpd accepts at most 3 at once (mcpd.maxConnections)",
+    ),
     name: "ConnectionLimitError",
     code: "MCPD_TOO_MANY_CONNECTIONS",
     message: "Too many connections: mcpd accepts at most 3 at once (mcpd.maxConnections)",
@@ -141,7 +268,13 @@ const ROWS: Row[] = [
     message: "over budget",
     wireCode: -32073,
   },
-  { error: new ConnectionLimitError("MCPD_LINE_TIMEOUT", "line too slow"), name: "ConnectionLimitError", code: "MCPD_LINE_TIMEOUT", message: "line too slow", wireCode: -32074 },
+  {
+    error: new ConnectionLimitError("MCPD_LINE_TIMEOUT", "line too slow"),
+    name: "ConnectionLimitError",
+    code: "MCPD_LINE_TIMEOUT",
+    message: "line too slow",
+    wireCode: -32074,
+  },
 ];
 
 describe("every error class", () => {
@@ -174,7 +307,9 @@ describe("every error class", () => {
 
   it("covers every error class the module exports", async () => {
     const mod = await import("../src/errors.js");
-    const classes = Object.values(mod).filter((v): v is typeof McpdError => typeof v === "function" && (v === McpdError || v.prototype instanceof McpdError));
+    const classes = Object.values(mod).filter(
+      (v): v is typeof McpdError => typeof v === "function" && (v === McpdError || v.prototype instanceof McpdError),
+    );
     const covered = new Set(ROWS.map((r) => r.error.constructor));
     expect(classes.filter((c) => !covered.has(c)).map((c) => c.name)).toEqual([]);
   });

@@ -164,12 +164,20 @@ describe("guards never throw", () => {
     const params = fc.option(fc.dictionary(fc.string(), fc.jsonValue({ maxDepth: 2 })), { nil: undefined });
     const withParams = <T extends object>(m: T, p: unknown) => (p === undefined ? m : { ...m, params: p });
     fc.assert(
-      fc.property(id, fc.string(), params, fc.jsonValue({ maxDepth: 2 }), fc.integer(), fc.string(), (i, method, p, payload, code, text) => {
-        expect(classify(withParams({ jsonrpc: "2.0", id: i, method }, p))).toBe("request");
-        expect(classify(withParams({ jsonrpc: "2.0", method }, p))).toBe("notification");
-        expect(classify({ jsonrpc: "2.0", id: i, result: payload })).toBe("success");
-        expect(classify({ jsonrpc: "2.0", id: i, error: { code, message: text, data: payload } })).toBe("error");
-      }),
+      fc.property(
+        id,
+        fc.string(),
+        params,
+        fc.jsonValue({ maxDepth: 2 }),
+        fc.integer(),
+        fc.string(),
+        (i, method, p, payload, code, text) => {
+          expect(classify(withParams({ jsonrpc: "2.0", id: i, method }, p))).toBe("request");
+          expect(classify(withParams({ jsonrpc: "2.0", method }, p))).toBe("notification");
+          expect(classify({ jsonrpc: "2.0", id: i, result: payload })).toBe("success");
+          expect(classify({ jsonrpc: "2.0", id: i, error: { code, message: text, data: payload } })).toBe("error");
+        },
+      ),
       { numRuns: 1000 },
     );
   });

@@ -58,7 +58,12 @@ const MESSAGES = [
   { jsonrpc: "2.0", id: 4, error: { code: -32601, message: "Method not found: ∑" } },
 ];
 const MULTI = enc.encode(
-  encodeLine(MESSAGES[0]) + "\n" + encodeLine(MESSAGES[1]).replace("\n", "\r\n") + "\r\n\n" + encodeLine(MESSAGES[2]) + encodeLine(MESSAGES[3]),
+  encodeLine(MESSAGES[0]) +
+    "\n" +
+    encodeLine(MESSAGES[1]).replace("\n", "\r\n") +
+    "\r\n\n" +
+    encodeLine(MESSAGES[2]) +
+    encodeLine(MESSAGES[3]),
 );
 
 describe("JsonLineDecoder: chunk boundaries", () => {
@@ -185,9 +190,10 @@ describe("JsonLineDecoder: size limit", () => {
       for (let size = 1; size <= bytes.length; size++) {
         const run = decode(chunksOf(bytes, size), LIMIT);
         expect(run.values, `size ${size}`).toEqual([2]);
-        expect(run.errors.map((e) => e.message), `size ${size} ${JSON.stringify(ending)}`).toEqual([
-          `Line of ${ending === "\r\r\n" ? LIMIT + 2 : LIMIT + 1} bytes exceeds the limit of ${LIMIT} bytes`,
-        ]);
+        expect(
+          run.errors.map((e) => e.message),
+          `size ${size} ${JSON.stringify(ending)}`,
+        ).toEqual([`Line of ${ending === "\r\r\n" ? LIMIT + 2 : LIMIT + 1} bytes exceeds the limit of ${LIMIT} bytes`]);
         expect(run.maxBuffered).toBeLessThanOrEqual(LIMIT);
       }
     }
@@ -333,7 +339,10 @@ describe("JsonLineDecoder: properties", () => {
 
   it("any byte sequence, any chunking: never throws, stays bounded, and the result does not depend on the chunking", () => {
     const alphabet = fc.constantFrom(0x0a, 0x0d, 0x7b, 0x7d, 0x22, 0x31, 0x20, 0x61, 0xc3, 0xa9, 0xf0, 0x9f, 0x98, 0x80, 0xff);
-    const bytesArb = fc.oneof(fc.uint8Array({ maxLength: 300 }), fc.array(alphabet, { maxLength: 300 }).map((a) => Uint8Array.from(a)));
+    const bytesArb = fc.oneof(
+      fc.uint8Array({ maxLength: 300 }),
+      fc.array(alphabet, { maxLength: 300 }).map((a) => Uint8Array.from(a)),
+    );
     fc.assert(
       fc.property(
         bytesArb.chain((bytes) => fc.tuple(fc.constant(bytes), cuts(bytes.length), fc.integer({ min: 1, max: 40 }))),

@@ -127,7 +127,9 @@ describe("JsonRpcPeer: requests", () => {
       seen.push([method, params, context]);
       throw new Error("handler bug");
     };
-    expect(peer.receive({ jsonrpc: "2.0", method: "notifications/message", params: { level: "info" } }, { relatedRequestId: 3 })).toBe(true);
+    expect(peer.receive({ jsonrpc: "2.0", method: "notifications/message", params: { level: "info" } }, { relatedRequestId: 3 })).toBe(
+      true,
+    );
     expect(seen).toEqual([["notifications/message", { level: "info" }, { relatedRequestId: 3 }]]);
   });
 });
@@ -155,7 +157,7 @@ describe("JsonRpcPeer: deadlines, cancellation and close", () => {
     expect(peer.receive({ jsonrpc: "2.0", id: 1, result: {} })).toBe(true);
     const late = rejection(defaulted);
     vi.advanceTimersByTime(30_000);
-    expect((await late as Error).message).toBe("Request timeout after 30000ms");
+    expect(((await late) as Error).message).toBe("Request timeout after 30000ms");
   });
 
   it("uses timeoutError for the deadline's error, and treats 0 and Infinity as no deadline", async () => {
@@ -164,7 +166,7 @@ describe("JsonRpcPeer: deadlines, cancellation and close", () => {
     const none = peer.request("b", {}, { timeout: 0 });
     const infinite = peer.request("c", {}, { timeout: Number.POSITIVE_INFINITY });
     vi.advanceTimersByTime(60 * 60_000);
-    expect((await outcome as Error).message).toBe("deadline 50 for 1");
+    expect(((await outcome) as Error).message).toBe("deadline 50 for 1");
     expect(peer.pendingCount).toBe(2);
     peer.receive({ jsonrpc: "2.0", id: 2, result: {} });
     peer.receive({ jsonrpc: "2.0", id: 3, result: {} });
@@ -245,7 +247,7 @@ describe("JsonRpcPeer: deadlines, cancellation and close", () => {
     const ac = new AbortController();
     const call = rejection(peer.request("y", {}, { signal: ac.signal }));
     ac.abort("later");
-    expect((await call as Error).message).toBe("aborted: later");
+    expect(((await call) as Error).message).toBe("aborted: later");
     expect(sink.sent.map((m) => m.method)).toEqual(["y", "notifications/cancelled"]);
     expect(sink.cancels()).toEqual([{ requestId: 1, reason: "aborted: later" }]);
   });
@@ -282,7 +284,7 @@ describe("JsonRpcPeer: deadlines, cancellation and close", () => {
     expect(peer.pendingCount).toBe(1);
     // Foreign progress goes to onNotification.
     const foreign: unknown[] = [];
-    peer.onNotification = (method, p) => foreign.push(p?.progressToken);
+    peer.onNotification = (_method, p) => foreign.push(p?.progressToken);
     peer.receive({ jsonrpc: "2.0", method: "notifications/progress", params: { progressToken: "other", progress: 1 } });
     expect(foreign).toEqual(["other"]);
     // 3.6 s in; at 5.4 s the maximum total has passed: that progress ends the request.
@@ -299,11 +301,13 @@ describe("JsonRpcPeer: deadlines, cancellation and close", () => {
   it("without a reset, progress leaves the deadline alone", async () => {
     const { peer } = makePeer();
     const seen: unknown[] = [];
-    const outcome = rejection(peer.request("long", {}, { timeout: 1000, resetTimeoutOnProgress: false, onProgress: (p) => seen.push(p.progress) }));
+    const outcome = rejection(
+      peer.request("long", {}, { timeout: 1000, resetTimeoutOnProgress: false, onProgress: (p) => seen.push(p.progress) }),
+    );
     vi.advanceTimersByTime(900);
     peer.receive({ jsonrpc: "2.0", method: "notifications/progress", params: { progressToken: 1, progress: 1 } });
     vi.advanceTimersByTime(100);
-    expect((await outcome as Error).message).toBe("Request timeout after 1000ms");
+    expect(((await outcome) as Error).message).toBe("Request timeout after 1000ms");
     expect(seen).toEqual([1]);
   });
 });

@@ -34,7 +34,9 @@ import * as micro from "./scenarios/micro.mjs";
 const SCENARIOS = [latency, throughput, http, startup, footprint, scale, micro];
 
 function usage(message) {
-  process.stderr.write(`bench: ${message}\nusage: node tests/bench/run.mjs [--quick] [--rounds N] [--only ${SCENARIOS.map((s) => s.id).join(",")}] [--out DIR]\n`);
+  process.stderr.write(
+    `bench: ${message}\nusage: node tests/bench/run.mjs [--quick] [--rounds N] [--only ${SCENARIOS.map((s) => s.id).join(",")}] [--out DIR]\n`,
+  );
   process.exit(2);
 }
 
@@ -49,10 +51,14 @@ try {
 }
 const quick = args.quick;
 const rounds = args.rounds === undefined ? (quick ? 1 : 3) : Number(args.rounds);
-if (!Number.isInteger(rounds) || rounds < 1 || rounds > 50) usage(`--rounds wants an integer from 1 to 50, got ${JSON.stringify(args.rounds)}`);
+if (!Number.isInteger(rounds) || rounds < 1 || rounds > 50)
+  usage(`--rounds wants an integer from 1 to 50, got ${JSON.stringify(args.rounds)}`);
 let selected = SCENARIOS;
 if (args.only !== undefined) {
-  const ids = args.only.split(",").map((s) => s.trim()).filter(Boolean);
+  const ids = args.only
+    .split(",")
+    .map((s) => s.trim())
+    .filter(Boolean);
   const unknown = ids.filter((i) => !SCENARIOS.some((s) => s.id === i));
   if (unknown.length || ids.length === 0) usage(`--only: unknown scenario ${unknown.join(", ") || "(none given)"}`);
   selected = SCENARIOS.filter((s) => ids.includes(s.id));
@@ -66,12 +72,16 @@ for (const built of ["protocol/dist/index.js", "transports/dist/index.js", "clie
 const resources = new Resources();
 const log = (line) => process.stdout.write(`${line}\n`);
 let exiting = false;
-for (const [signal, code] of [["SIGINT", 130], ["SIGTERM", 143]]) {
+for (const [signal, code] of [
+  ["SIGINT", 130],
+  ["SIGTERM", 143],
+]) {
   process.on(signal, () => {
     if (exiting) return;
     exiting = true;
     log(`\nbench: ${signal}: stopping every process the run started...`);
-    resources.cleanup().finally(() => process.exit(code));
+    // process.exit ends the run whatever the cleanup's outcome: there is no one left to report it to.
+    void resources.cleanup().finally(() => process.exit(code));
   });
 }
 // Last resort if something calls process.exit() with processes still registered.
@@ -123,7 +133,10 @@ async function main() {
   }
   writeFileSync(mdFile, markdown(results, meta, readPrevious(join(ROOT, "docs/benchmarks.md"))));
   mkdirSync(OUT_DIR, { recursive: true });
-  writeFileSync(join(OUT_DIR, "results.json"), JSON.stringify({ meta, results }, (k, v) => (typeof v === "function" ? undefined : v), 2));
+  writeFileSync(
+    join(OUT_DIR, "results.json"),
+    JSON.stringify({ meta, results }, (_key, v) => (typeof v === "function" ? undefined : v), 2),
+  );
   log(`report: ${relative(ROOT, mdFile)}${lat ? `, ${relative(ROOT, join(outDir, svgName))}` : ""}`);
 }
 

@@ -11,7 +11,10 @@ beforeAll(async () => {
   world.writeConfig({ fx: world.fixture("fx"), everything: { command: process.execPath, args: [everything, "stdio"] } });
   const r = await world.run(["start"]);
   if (r.code !== 0) throw new Error(`start failed: ${r.stderr}`);
-  await until(async () => JSON.parse((await world.run(["status", "--json"])).stdout).servers.every((x: { state: string }) => x.state === "ready"), "servers ready");
+  await until(
+    async () => JSON.parse((await world.run(["status", "--json"])).stdout).servers.every((x: { state: string }) => x.state === "ready"),
+    "servers ready",
+  );
 });
 afterAll(async () => {
   await world?.run(["stop"]);
@@ -56,7 +59,13 @@ describe("mcpd call", () => {
   });
 
   it("usage errors exit 2 with a hint", async () => {
-    for (const args of [["call", "fx"], ["call", "fx", "echo", "[1]"], ["call", "fx", "echo", "{bad"], ["call", "fx", "echo", "--arg", "novalue"], ["call", "fx", "echo", "--timeout", "soon"]]) {
+    for (const args of [
+      ["call", "fx"],
+      ["call", "fx", "echo", "[1]"],
+      ["call", "fx", "echo", "{bad"],
+      ["call", "fx", "echo", "--arg", "novalue"],
+      ["call", "fx", "echo", "--timeout", "soon"],
+    ]) {
       const r = await world.run(args);
       expect(r.code, args.join(" ")).toBe(2);
       expect(r.stderr, args.join(" ")).toContain("Run 'mcpd help call' for usage.");
@@ -102,7 +111,10 @@ describe("mcpd call", () => {
     call.kill("SIGINT");
     expect(await exited).toBe(130);
     expect(err).toContain("call cancelled");
-    const cancel = await until(() => world.received("fx").find((m) => m.method === "notifications/cancelled"), "notifications/cancelled upstream");
+    const cancel = await until(
+      () => world.received("fx").find((m) => m.method === "notifications/cancelled"),
+      "notifications/cancelled upstream",
+    );
     expect(cancel.params?.requestId).toBe(slow.id);
   });
 });

@@ -37,9 +37,25 @@ export class CliWorld {
     this.mcpdHome = join(this.root, "m");
     this.configFile = join(this.root, "config.json");
     mkdirSync(this.home);
-    const env: NodeJS.ProcessEnv = { ...process.env, HOME: this.home, MCPD_HOME: this.mcpdHome, MCPD_CONFIG: this.configFile, NO_COLOR: "1", MCPD_START_TIMEOUT_MS: "30000" };
+    const env: NodeJS.ProcessEnv = {
+      ...process.env,
+      HOME: this.home,
+      MCPD_HOME: this.mcpdHome,
+      MCPD_CONFIG: this.configFile,
+      NO_COLOR: "1",
+      MCPD_START_TIMEOUT_MS: "30000",
+    };
     // Generous start bound: the test machines are loaded. Nothing from the developer's own setup may leak in.
-    for (const k of ["MCPD_SOCKET", "MCPD_CONFIG_DIR", "XDG_RUNTIME_DIR", "XDG_STATE_HOME", "XDG_CONFIG_HOME", "FORCE_COLOR", "MCPD_LOG_LEVEL"]) delete env[k];
+    for (const k of [
+      "MCPD_SOCKET",
+      "MCPD_CONFIG_DIR",
+      "XDG_RUNTIME_DIR",
+      "XDG_STATE_HOME",
+      "XDG_CONFIG_HOME",
+      "FORCE_COLOR",
+      "MCPD_LOG_LEVEL",
+    ])
+      delete env[k];
     this.env = env;
   }
 
@@ -81,14 +97,22 @@ export class CliWorld {
 
   /** Starts `mcpd ARGS` without waiting for it. */
   spawn(args: string[], options: { env?: NodeJS.ProcessEnv; stdin?: "pipe" | "ignore" } = {}): ChildProcess {
-    const child = spawn(process.execPath, [MCPD_BIN, ...args], { env: options.env ?? this.env, cwd: this.root, stdio: [options.stdin ?? "ignore", "pipe", "pipe"] });
+    const child = spawn(process.execPath, [MCPD_BIN, ...args], {
+      env: options.env ?? this.env,
+      cwd: this.root,
+      stdio: [options.stdin ?? "ignore", "pipe", "pipe"],
+    });
     this.started.push(child);
     return child;
   }
 
   /** Runs `mcpd ARGS` to completion (bounded by `timeoutMs`, after which it is killed and the run fails). */
   run(args: string[], options: { env?: NodeJS.ProcessEnv; cwd?: string; timeoutMs?: number } = {}): Promise<CliRun> {
-    const child = spawn(process.execPath, [MCPD_BIN, ...args], { env: options.env ?? this.env, cwd: options.cwd ?? this.root, stdio: ["ignore", "pipe", "pipe"] });
+    const child = spawn(process.execPath, [MCPD_BIN, ...args], {
+      env: options.env ?? this.env,
+      cwd: options.cwd ?? this.root,
+      stdio: ["ignore", "pipe", "pipe"],
+    });
     this.started.push(child);
     return collect(child, options.timeoutMs ?? 60_000, `mcpd ${args.join(" ")}`);
   }
@@ -129,7 +153,8 @@ export class CliWorld {
         } catch {
           // Not ours to read: not ours.
         }
-        if (cmdline.includes(this.root) || environ.includes(`MCPD_HOME=${this.mcpdHome}`) || environ.includes(`${this.marker}=1`)) out.push(Number(entry));
+        if (cmdline.includes(this.root) || environ.includes(`MCPD_HOME=${this.mcpdHome}`) || environ.includes(`${this.marker}=1`))
+          out.push(Number(entry));
       } catch {
         // Gone meanwhile.
       }

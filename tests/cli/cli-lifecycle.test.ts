@@ -56,7 +56,10 @@ describe("mcpd start / stop", () => {
     }, "the server to start");
     // Ready first: a server that answers initialize after the daemon died gets EPIPE and exits by itself
     // (the fixture exits on a stdout error), which is not the orphan this test is about.
-    await until(async () => JSON.parse((await world.run(["status", "--json"])).stdout).servers[0]?.state === "ready", "the server to be ready");
+    await until(
+      async () => JSON.parse((await world.run(["status", "--json"])).stdout).servers[0]?.state === "ready",
+      "the server to be ready",
+    );
 
     process.kill(oldDaemon, "SIGKILL");
     await until(() => !alive(oldDaemon), "the daemon to die");
@@ -106,7 +109,15 @@ describe("mcpd start / stop", () => {
 
   it("commands that need the daemon exit 3 when it is not running", async () => {
     world = new CliWorld();
-    for (const args of [["status"], ["tools"], ["restart"], ["reload"], ["call", "a", "b"], ["logs", "fx"], ["connect", "--no-autostart"]]) {
+    for (const args of [
+      ["status"],
+      ["tools"],
+      ["restart"],
+      ["reload"],
+      ["call", "a", "b"],
+      ["logs", "fx"],
+      ["connect", "--no-autostart"],
+    ]) {
       const r = await world.run(args);
       expect(r.code, args.join(" ")).toBe(3);
       expect(r.stderr, args.join(" ")).toMatch(/not running|not reachable/);
@@ -136,10 +147,35 @@ describe("running daemon commands", () => {
     for (const secret of ["s3cr3t-env-value", "s3cr3t-url-password", "s3cr3t-header"]) expect(r.stdout).not.toContain(secret);
     const s = JSON.parse(r.stdout);
     expect(Object.keys(s)).toEqual(["daemon", "servers", "clients"]);
-    expect(s.daemon).toMatchObject({ pid: world.daemonPid(), version: expect.any(String), socketPath: join(world.mcpdHome, "mcpd.sock"), configFile: world.configFile });
+    expect(s.daemon).toMatchObject({
+      pid: world.daemonPid(),
+      version: expect.any(String),
+      socketPath: join(world.mcpdHome, "mcpd.sock"),
+      configFile: world.configFile,
+    });
     const fx = s.servers.find((x: { name: string }) => x.name === "fx");
     expect(Object.keys(fx).sort()).toEqual(
-      ["commandFound", "enabled", "errors", "hint", "inFlight", "lastError", "lastStderr", "latencyMs", "mode", "name", "pid", "requests", "restarts", "startedAt", "state", "stateReason", "tools", "transport", "uptimeMs"].sort(),
+      [
+        "commandFound",
+        "enabled",
+        "errors",
+        "hint",
+        "inFlight",
+        "lastError",
+        "lastStderr",
+        "latencyMs",
+        "mode",
+        "name",
+        "pid",
+        "requests",
+        "restarts",
+        "startedAt",
+        "state",
+        "stateReason",
+        "tools",
+        "transport",
+        "uptimeMs",
+      ].sort(),
     );
     expect(fx).toMatchObject({ state: "ready", transport: "stdio", commandFound: true, pid: expect.any(Number) });
     expect(fx.requests).toBeGreaterThanOrEqual(1);
@@ -258,7 +294,12 @@ describe("running daemon commands", () => {
     bridge.stdout?.on("data", (d: Buffer) => (out += d.toString()));
     bridge.stderr?.on("data", (d: Buffer) => (err += d.toString()));
     const send = (msg: object): void => void bridge.stdin?.write(`${JSON.stringify(msg)}\n`);
-    send({ jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "t", version: "1" } } });
+    send({
+      jsonrpc: "2.0",
+      id: 1,
+      method: "initialize",
+      params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "t", version: "1" } },
+    });
     await until(() => out.includes('"id":1'), "initialize answer");
     const init = JSON.parse(out.trim().split("\n")[0] as string);
     expect(init.result.serverInfo.name).toBe("fx");

@@ -7,7 +7,24 @@ import { CliWorld, MCPD_BIN } from "./cli-harness.js";
 import { parsePlist } from "./plist-parse.js";
 
 const FIXTURES = join(dirname(fileURLToPath(import.meta.url)), "fixtures");
-const COMMANDS = ["start", "stop", "status", "restart", "enable", "disable", "reload", "logs", "tools", "prompts", "resources", "call", "connect", "config", "install-service", "uninstall-service"];
+const COMMANDS = [
+  "start",
+  "stop",
+  "status",
+  "restart",
+  "enable",
+  "disable",
+  "reload",
+  "logs",
+  "tools",
+  "prompts",
+  "resources",
+  "call",
+  "connect",
+  "config",
+  "install-service",
+  "uninstall-service",
+];
 
 let world: CliWorld;
 beforeEach(() => {
@@ -28,7 +45,11 @@ describe("help, version and usage errors", () => {
     expect(help.code).toBe(0);
     for (const c of COMMANDS) expect(help.stdout).toMatch(new RegExp(`^  ${c} `, "m"));
     expect(help.stdout).toContain("3 daemon not running");
-    const runs: Array<[string, string[]]> = [...COMMANDS.map((c): [string, string[]] => [c, [c, "--help"]]), ["call", ["help", "call"]], ["config", ["help", "config"]]];
+    const runs: Array<[string, string[]]> = [
+      ...COMMANDS.map((c): [string, string[]] => [c, [c, "--help"]]),
+      ["call", ["help", "call"]],
+      ["config", ["help", "config"]],
+    ];
     const results = await Promise.all(runs.map(([, args]) => world.run(args)));
     results.forEach((r, i) => {
       const [c, args] = runs[i] as [string, string[]];
@@ -46,7 +67,11 @@ describe("help, version and usage errors", () => {
       [["logs", "-n", "x"], /--lines needs a whole number \(0 or more\), got "x"/, "Run 'mcpd help logs' for usage."],
       [["start", "--log-level", "loud"], /--log-level must be one of/, "Run 'mcpd help start' for usage."],
       [["config", "frob"], /unknown config subcommand "frob"/, "Run 'mcpd help config' for usage."],
-      [["config", "import", "--from", "emacs"], /--from must be one of claude-desktop, claude-code, cursor, vscode/, "Run 'mcpd help config' for usage."],
+      [
+        ["config", "import", "--from", "emacs"],
+        /--from must be one of claude-desktop, claude-code, cursor, vscode/,
+        "Run 'mcpd help config' for usage.",
+      ],
       [["config", "import"], /needs --from/, "Run 'mcpd help config' for usage."],
       [["install-service", "--systemd", "--launchd"], /not both/, "Run 'mcpd help install-service' for usage."],
       [["help", "nope"], /unknown command "nope"/, "Run 'mcpd help' for usage."],
@@ -81,7 +106,10 @@ describe("mcpd config", () => {
   });
 
   it("validate: valid (secrets redacted), invalid (exit 1, names the problem), named file missing", async () => {
-    world.writeConfig({ a: { command: "node", args: ["x.js", "--token=s3cr3t"], env: { K: "s3cr3t-env" } }, r: { url: "https://u:s3cr3t-pw@example.com/mcp" } });
+    world.writeConfig({
+      a: { command: "node", args: ["x.js", "--token=s3cr3t"], env: { K: "s3cr3t-env" } },
+      r: { url: "https://u:s3cr3t-pw@example.com/mcp" },
+    });
     const ok = await world.run(["config", "validate"]);
     expect(ok.code).toBe(0);
     expect(ok.stdout).toContain(`valid: ${world.configFile} (2 servers)`);
@@ -130,7 +158,9 @@ describe("mcpd config", () => {
       expect(Object.keys(servers())).toEqual(["github", "filesystem", "weird-name"]);
       const backups = readdirSync(world.root).filter((f) => f.startsWith("config.json.bak-"));
       expect(backups).toHaveLength(1);
-      expect(JSON.parse(readFileSync(join(world.root, backups[0] as string), "utf8")).mcpServers).toEqual({ github: { command: "my-own-github" } });
+      expect(JSON.parse(readFileSync(join(world.root, backups[0] as string), "utf8")).mcpServers).toEqual({
+        github: { command: "my-own-github" },
+      });
 
       // The imported file loads.
       expect((await world.run(["config", "validate"])).code).toBe(0);
@@ -181,7 +211,10 @@ describe("mcpd config", () => {
         out
           .split("\n")
           // Only the real import writes, and then checks the written file with this shell's variables.
-          .filter((l) => !/^(warning: with this shell|Run 'mcpd reload')/.test(l) && !l.startsWith(world.configFile) && !/ (to add|added), /.test(l))
+          .filter(
+            (l) =>
+              !/^(warning: with this shell|Run 'mcpd reload')/.test(l) && !l.startsWith(world.configFile) && !/ (to add|added), /.test(l),
+          )
           .map((l) => l.replace(/^would add /, "added "));
       expect(verdicts(dry.stdout)).toEqual(verdicts(real.stdout));
       expect(dry.stdout).toMatch(/5 to add, 1 skipped, 0 unchanged \(dry run: /);
@@ -189,11 +222,19 @@ describe("mcpd config", () => {
       for (const out of [dry.stdout, real.stdout]) {
         expect(out).toMatch(/^skipped broken: "url" is not a valid URL: "mcp\.example\.com\/mcp" \(from .*\.mcp\.json\)$/m);
         // The entry each server gets, as written: references kept, so the daemon resolves them when it loads.
-        expect(out).toMatch(/^(would add|added) api \(from .*\)\n {4}\{"type":"http","url":"\$\{API_BASE_URL:-https:\/\/api\.example\.com\}\/mcp"\}$/m);
-        expect(out).toContain(`{"type":"sse","url":"\${API_BASE_URL:-https://api.example.com}/sse","headers":{"Authorization":"Bearer \${API_TOKEN:-}","X-Team":"***"}}`);
-        expect(out).toContain(`{"command":"\${TOOLS_BIN:-/usr/local/bin/tools-mcp}","args":["--root","\${HOME}","--api-key=***"],"env":{"TOOLS_TOKEN":"\${TOOLS_TOKEN}","LITERAL_SECRET":"***"}}`);
+        expect(out).toMatch(
+          /^(would add|added) api \(from .*\)\n {4}\{"type":"http","url":"\$\{API_BASE_URL:-https:\/\/api\.example\.com\}\/mcp"\}$/m,
+        );
+        expect(out).toContain(
+          `{"type":"sse","url":"\${API_BASE_URL:-https://api.example.com}/sse","headers":{"Authorization":"Bearer \${API_TOKEN:-}","X-Team":"***"}}`,
+        );
+        expect(out).toContain(
+          `{"command":"\${TOOLS_BIN:-/usr/local/bin/tools-mcp}","args":["--root","\${HOME}","--api-key=***"],"env":{"TOOLS_TOKEN":"\${TOOLS_TOKEN}","LITERAL_SECRET":"***"}}`,
+        );
         // Unset without a default: not an error here (the daemon's environment may have it), but said.
-        expect(out).toMatch(/^(would add|added) gateway .*\n +note: "url" uses \$\{GATEWAY_URL\}, which is not set here: the daemon needs it in its environment$/m);
+        expect(out).toMatch(
+          /^(would add|added) gateway .*\n +note: "url" uses \$\{GATEWAY_URL\}, which is not set here: the daemon needs it in its environment$/m,
+        );
         // Claude Code gave its servers its whole environment; mcpd does not: said, with the remedy.
         expect(out).toMatch(/^environment: Claude Code starts its local servers with its whole environment/m);
         expect(out).toMatch(/If tools, db needs another variable you export, add it to that server's "env"/);
@@ -245,7 +286,9 @@ describe("mcpd install-service", () => {
   });
 
   it("--print --launchd: a well-formed plist", async () => {
-    const r = await world.run(["install-service", "--print", "--launchd"], { env: { ...world.env, PATH: "/opt/special/bin:/usr/bin:/bin" } });
+    const r = await world.run(["install-service", "--print", "--launchd"], {
+      env: { ...world.env, PATH: "/opt/special/bin:/usr/bin:/bin" },
+    });
     expect(r.code).toBe(0);
     const plist = parsePlist(r.stdout) as Record<string, unknown>;
     expect(plist.Label).toBe("dev.mcpd");

@@ -28,11 +28,15 @@ describe("mcpd logs SERVER", () => {
       ok: world.fixture("ok"),
     });
     expect((await world.run(["start"])).code).toBe(0);
-    const s = await until(async () => {
-      const st = await statusJson(world);
-      const byName = Object.fromEntries(st.servers.map((x: any) => [x.name, x]));
-      return byName.boom?.state === "failed" && byName.ok?.state === "ready" ? byName : undefined;
-    }, "boom failed and ok ready", 30_000);
+    const s = await until(
+      async () => {
+        const st = await statusJson(world);
+        const byName = Object.fromEntries(st.servers.map((x: any) => [x.name, x]));
+        return byName.boom?.state === "failed" && byName.ok?.state === "ready" ? byName : undefined;
+      },
+      "boom failed and ok ready",
+      30_000,
+    );
 
     // A ready server that has written to stderr (the fixture says "fixture ok ready" at start).
     expect(s.ok.lastStderr).toBe("fixture ok ready");
@@ -50,11 +54,16 @@ describe("mcpd logs SERVER", () => {
     for (const i of errors) {
       const before = lines.slice(0, i);
       expect(before.lastIndexOf("throw-at-start: loading settings")).toBeGreaterThanOrEqual(0);
-      expect(before.lastIndexOf("throw-at-start: connecting to the database")).toBeGreaterThan(before.lastIndexOf("throw-at-start: loading settings"));
+      expect(before.lastIndexOf("throw-at-start: connecting to the database")).toBeGreaterThan(
+        before.lastIndexOf("throw-at-start: loading settings"),
+      );
     }
     // A marker between the runs, naming how the first one ended.
     const between = lines.slice(errors[0], errors[1]);
-    expect(between.some((l) => /^--- mcpd: .*exited with code 1/.test(l)), r.stdout).toBe(true);
+    expect(
+      between.some((l) => /^--- mcpd: .*exited with code 1/.test(l)),
+      r.stdout,
+    ).toBe(true);
     expect(lines.filter((l) => l === "throw-at-start: loading settings")).toHaveLength(2);
 
     // -n bounds it: the last lines only, still ending with the last run's end.

@@ -25,7 +25,10 @@ function expectNoDaemon(what: string): void {
 describe("mcpd start with a config file that does not exist", () => {
   it("regression: --config naming a missing file exits 1 naming it, detached and --foreground, and starts nothing", async () => {
     const missing = join(world.root, "nonexist.json");
-    for (const args of [["start", "--config", missing], ["start", "--foreground", "--config", missing]]) {
+    for (const args of [
+      ["start", "--config", missing],
+      ["start", "--foreground", "--config", missing],
+    ]) {
       const r = await world.run(args);
       expect(r.code, args.join(" ")).toBe(1);
       expect(r.stderr, args.join(" ")).toContain(missing);

@@ -100,7 +100,10 @@ describe("mcpd logs", () => {
     expect((await world.run(["start"])).code).toBe(0);
     await until(async () => (await world.run(["logs", "fx"])).stdout.includes("fixture fx ready"), "fx's stderr");
 
-    for (const args of [["logs", "-n", "0"], ["logs", "fx", "-n", "0"]]) {
+    for (const args of [
+      ["logs", "-n", "0"],
+      ["logs", "fx", "-n", "0"],
+    ]) {
       const r = await world.run(args);
       expect(r.code, `${args.join(" ")}: ${r.stderr}`).toBe(0);
       expect(r.stdout, args.join(" ")).toBe("");
@@ -115,7 +118,9 @@ describe("mcpd logs", () => {
     expect(unknown.stderr).toMatch(/nope/);
   });
 
-  it("regression: -f polls on without piling up abort listeners (MaxListenersExceededWarning after 3 s)", { timeout: 120_000 }, async () => {
+  it("regression: -f polls on without piling up abort listeners (MaxListenersExceededWarning after 3 s)", {
+    timeout: 120_000,
+  }, async () => {
     world = new CliWorld();
     world.writeConfig({ fx: world.fixture("fx") });
     expect((await world.run(["start", "--log-level", "debug"])).code).toBe(0);

@@ -74,7 +74,10 @@ describe("McpdClient against the real daemon", () => {
     expect((await c.listPrompts()).find((p) => p.server === "fx")?.name).toBe("greet");
     expect((await c.listPrompts({ server: "fx" })).map((p) => p.name)).toEqual(["greet"]);
     expect((await c.listResources({ server: "fx" })).map((r) => r.uri)).toEqual(["fixture://static/one", "fixture://static/two"]);
-    expect((await c.listResources()).filter((r) => r.server === "fx").map((r) => r.uri)).toEqual(["fixture://static/one", "fixture://static/two"]);
+    expect((await c.listResources()).filter((r) => r.server === "fx").map((r) => r.uri)).toEqual([
+      "fixture://static/one",
+      "fixture://static/two",
+    ]);
     expect((await c.listResourceTemplates({ server: "fx" })).map((t) => t.uriTemplate)).toEqual(["fixture://items/{id}"]);
     expect((await c.listResourceTemplates()).some((t) => t.server === "fx" && t.uriTemplate === "fixture://items/{id}")).toBe(true);
   });
@@ -84,7 +87,10 @@ describe("McpdClient against the real daemon", () => {
     expect(text(await c.callTool({ server: "fx", name: "echo", arguments: { text: "routed" } }))).toBe("routed");
     expect(text(await c.callTool({ name: "fx__echo", arguments: { text: "exposed" } }))).toBe("exposed");
     const progress: unknown[] = [];
-    const r = await c.callTool({ server: "fx", name: "progress", arguments: { steps: 3, intervalMs: 10 } }, { onProgress: (p) => progress.push(p) });
+    const r = await c.callTool(
+      { server: "fx", name: "progress", arguments: { steps: 3, intervalMs: 10 } },
+      { onProgress: (p) => progress.push(p) },
+    );
     expect(text(r)).toBe("done");
     expect(progress).toEqual([1, 2, 3].map((n) => ({ progress: n, total: 3 })));
     const failed = await c.callTool({ server: "fx", name: "fail" });
@@ -120,7 +126,9 @@ describe("McpdClient against the real daemon", () => {
     await waitFor(() => updates.length === 1, { message: "resources/updated" });
     expect(updates).toEqual([["fixture://static/one", "fx"]]);
     await unsubscribe();
-    await waitFor(() => readLog(fxLog).some((m) => m.method === "resources/unsubscribe" && m.params.uri === "fixture://static/one"), { message: "upstream unsubscribe" });
+    await waitFor(() => readLog(fxLog).some((m) => m.method === "resources/unsubscribe" && m.params.uri === "fixture://static/one"), {
+      message: "upstream unsubscribe",
+    });
     expect(text(await c.callTool({ server: "fx", name: "touch", arguments: { uri: "fixture://static/one" } }))).toBe("not subscribed");
   });
 
@@ -139,7 +147,9 @@ describe("McpdClient against the real daemon", () => {
     await c.callTool({ server: "fx", name: "change_tools" });
     await waitFor(() => lists.length > 0, { message: "listChanged" });
     expect(lists[0]).toEqual({ kind: "tools", server: "fx" });
-    await waitFor(async () => (await c.listTools({ server: "fx" })).some((t) => t.name.startsWith("added_")), { message: "the added tool" });
+    await waitFor(async () => (await c.listTools({ server: "fx" })).some((t) => t.name.startsWith("added_")), {
+      message: "the added tool",
+    });
 
     expect(await c.restart("fx")).toEqual(["fx"]);
     await waitFor(() => states.some(([s, state]) => s === "fx" && state === "ready"), { message: "fx ready again" });
@@ -160,7 +170,11 @@ describe("McpdClient against the real daemon", () => {
         "elicitation/create": () => ({ action: "accept", content: { answer: 42 } }),
       },
     });
-    const sampled = await c.callTool({ server: "everything", name: "trigger-sampling-request", arguments: { prompt: "hi there", maxTokens: 5 } });
+    const sampled = await c.callTool({
+      server: "everything",
+      name: "trigger-sampling-request",
+      arguments: { prompt: "hi there", maxTokens: 5 },
+    });
     expect(JSON.stringify(sampled)).toContain("sampled <");
     expect(JSON.stringify(sampled)).toContain("hi there");
     expect(seen[0]![0]).toBe("sampling/createMessage");
@@ -175,7 +189,11 @@ describe("McpdClient against the real daemon", () => {
     const c = await client({
       view: "everything",
       handlers: {
-        "sampling/createMessage": (_params, ctx) => ({ role: "assistant", model: "m", content: { type: "text", text: `from the view handler (${ctx.server})` } }),
+        "sampling/createMessage": (_params, ctx) => ({
+          role: "assistant",
+          model: "m",
+          content: { type: "text", text: `from the view handler (${ctx.server})` },
+        }),
       },
     });
     const sampled = await c.callTool({ name: "trigger-sampling-request", arguments: { prompt: "p", maxTokens: 5 } });
@@ -194,7 +212,10 @@ describe("McpdClient against the real daemon", () => {
 
     await c.callTool({ server: "fx", name: "stderr", arguments: { text: "a line for the logs" } });
     const slow = { timeoutMs: 45_000 }; // these wait for server processes to start on a loaded machine
-    await waitFor(async () => (await c.logs({ server: "fx" })).includes("a line for the logs"), { message: "stderr line in logs", ...slow });
+    await waitFor(async () => (await c.logs({ server: "fx" })).includes("a line for the logs"), {
+      message: "stderr line in logs",
+      ...slow,
+    });
     expect((await c.logs({ lines: 5 })).length).toBeGreaterThan(0);
 
     expect(await c.disable("toggle")).toEqual({ server: "toggle", state: "disabled" });
@@ -202,7 +223,10 @@ describe("McpdClient against the real daemon", () => {
     expect(unavailable.code).toBe("MCPD_SERVER_UNAVAILABLE");
     expect(unavailable.message).toContain('"toggle" is disabled');
     expect((await c.enable("toggle")).server).toBe("toggle");
-    await waitFor(async () => (await c.servers()).find((s) => s.name === "toggle")?.state === "ready", { message: "toggle ready", ...slow });
+    await waitFor(async () => (await c.servers()).find((s) => s.name === "toggle")?.state === "ready", {
+      message: "toggle ready",
+      ...slow,
+    });
 
     d.writeConfig({
       fx: fixture("fx", ["--log", fxLog]),
@@ -230,10 +254,16 @@ describe("McpdClient against the real daemon", () => {
 describe("McpdClient error codes, each from a real situation", () => {
   it("MCPD_REQUEST_TIMEOUT: the caller's timeout passes; the server gets notifications/cancelled", async () => {
     const c = await client();
-    const err = await failure(c.callTool({ server: "fx", name: "slow", arguments: { ms: 30_000, text: "timeout-case" } }, { timeout: 200 }));
+    const err = await failure(
+      c.callTool({ server: "fx", name: "slow", arguments: { ms: 30_000, text: "timeout-case" } }, { timeout: 200 }),
+    );
     expect([err.code, err.message]).toEqual(["MCPD_REQUEST_TIMEOUT", "Request timeout after 200ms"]);
-    const call = await waitFor(() => readLog(fxLog).find((m) => m.method === "tools/call" && m.params.arguments?.text === "timeout-case"), { message: "slow call upstream" });
-    await waitFor(() => readLog(fxLog).some((m) => m.method === "notifications/cancelled" && m.params.requestId === call.id), { message: "cancelled upstream" });
+    const call = await waitFor(() => readLog(fxLog).find((m) => m.method === "tools/call" && m.params.arguments?.text === "timeout-case"), {
+      message: "slow call upstream",
+    });
+    await waitFor(() => readLog(fxLog).some((m) => m.method === "notifications/cancelled" && m.params.requestId === call.id), {
+      message: "cancelled upstream",
+    });
   });
 
   it("MCPD_REQUEST_TIMEOUT: the daemon's per-server timeout passes first", async () => {
@@ -246,13 +276,18 @@ describe("McpdClient error codes, each from a real situation", () => {
     const c = await client();
     const ac = new AbortController();
     const call = c.callTool({ server: "fx", name: "slow", arguments: { ms: 30_000, text: "abort-case" } }, { signal: ac.signal });
-    const upstream = await waitFor(() => readLog(fxLog).find((m) => m.method === "tools/call" && m.params.arguments?.text === "abort-case"), { message: "slow call upstream" });
+    const upstream = await waitFor(
+      () => readLog(fxLog).find((m) => m.method === "tools/call" && m.params.arguments?.text === "abort-case"),
+      { message: "slow call upstream" },
+    );
     const reason = new Error("user pressed stop");
     ac.abort(reason);
     const err = await failure(call);
     expect(err.code).toBe("MCPD_ABORTED");
     expect(err.cause).toBe(reason);
-    await waitFor(() => readLog(fxLog).some((m) => m.method === "notifications/cancelled" && m.params.requestId === upstream.id), { message: "cancelled upstream" });
+    await waitFor(() => readLog(fxLog).some((m) => m.method === "notifications/cancelled" && m.params.requestId === upstream.id), {
+      message: "cancelled upstream",
+    });
   });
 
   it("MCPD_UNKNOWN_TOOL: an exposed name no server has; MCPD_UNKNOWN_SERVER: routing to a server that does not exist", async () => {

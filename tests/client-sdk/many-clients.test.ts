@@ -27,7 +27,9 @@ describe("100 clients in one process", () => {
     clients.push(...made);
     // Ten calls per client, all in flight together: 1,000 calls over 100 connections.
     const answers = await Promise.all(
-      made.flatMap((c, i) => Array.from({ length: 10 }, (_, j) => c.callTool({ server: "fx", name: "echo", arguments: { text: `${i}:${j}` } }).then(text))),
+      made.flatMap((c, i) =>
+        Array.from({ length: 10 }, (_, j) => c.callTool({ server: "fx", name: "echo", arguments: { text: `${i}:${j}` } }).then(text)),
+      ),
     );
     expect(answers).toEqual(made.flatMap((_, i) => Array.from({ length: 10 }, (_, j) => `${i}:${j}`)));
 

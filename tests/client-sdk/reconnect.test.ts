@@ -57,15 +57,20 @@ describe("McpdClient reconnection with the real daemon", () => {
     await waitFor(() => events.length === 2, { message: "reconnected" });
     expect(events).toEqual(["lost:MCPD_CONNECTION_LOST", "reconnected"]);
     expect(c.state).toBe("ready");
-    await waitFor(async () => (await c.servers()).find((s) => s.name === "fx")?.state === "ready", { message: "fx ready on the new daemon" });
+    await waitFor(async () => (await c.servers()).find((s) => s.name === "fx")?.state === "ready", {
+      message: "fx ready on the new daemon",
+    });
     expect(text(await c.callTool({ server: "fx", name: "echo", arguments: { text: "after" } }))).toBe("after");
     expect(await fixturePid(c, "fx")).not.toBe(firstPid);
 
     // The subscription is restored on the new daemon's new fixture process (re-sent at the handshake, or
     // when fx reports ready if the new daemon did not know it yet) and keeps delivering.
-    await waitFor(async () => text(await c.callTool({ server: "fx", name: "touch", arguments: { uri: "fixture://static/one" } })) === "touched", {
-      message: "the subscription restored upstream",
-    });
+    await waitFor(
+      async () => text(await c.callTool({ server: "fx", name: "touch", arguments: { uri: "fixture://static/one" } })) === "touched",
+      {
+        message: "the subscription restored upstream",
+      },
+    );
     await waitFor(() => updates.length === 2, { message: "update after reconnect" });
     // Never replayed: the slow call reached the server exactly once.
     expect(readLog(fxLog).filter((m) => m.params?.arguments?.text === "in-flight")).toHaveLength(1);

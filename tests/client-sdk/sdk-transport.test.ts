@@ -38,10 +38,13 @@ describe("the official SDK Client over McpdTransport", () => {
   it("lists the aggregate view's tools and calls one with progress", async () => {
     const client = await sdkClient();
     expect(client.getServerVersion()?.name).toBe("mcpd");
-    await waitFor(async () => {
-      const names = (await client.listTools()).tools.map((t) => t.name);
-      return names.includes("fx__echo") && names.includes("other__echo");
-    }, { message: "both servers' tools" });
+    await waitFor(
+      async () => {
+        const names = (await client.listTools()).tools.map((t) => t.name);
+        return names.includes("fx__echo") && names.includes("other__echo");
+      },
+      { message: "both servers' tools" },
+    );
     const progress: number[] = [];
     const result = await client.callTool({ name: "fx__progress", arguments: { steps: 3, intervalMs: 50 } }, undefined, {
       onprogress: (p) => progress.push(p.progress),
@@ -57,17 +60,25 @@ describe("the official SDK Client over McpdTransport", () => {
     const client = await sdkClient("fx");
     const ac = new AbortController();
     const call = client.callTool({ name: "slow", arguments: { ms: 60_000, text: "sdk-cancel" } }, undefined, { signal: ac.signal });
-    const upstream = await waitFor(() => readLog(fxLog).find((m) => m.method === "tools/call" && m.params.arguments?.text === "sdk-cancel"), {
-      message: "the call at the server",
-    });
+    const upstream = await waitFor(
+      () => readLog(fxLog).find((m) => m.method === "tools/call" && m.params.arguments?.text === "sdk-cancel"),
+      {
+        message: "the call at the server",
+      },
+    );
     ac.abort("changed my mind");
     await expect(call).rejects.toThrow();
-    const cancelled = await waitFor(() => readLog(fxLog).find((m) => m.method === "notifications/cancelled" && m.params.requestId === upstream.id), {
-      message: "notifications/cancelled at the server",
-    });
+    const cancelled = await waitFor(
+      () => readLog(fxLog).find((m) => m.method === "notifications/cancelled" && m.params.requestId === upstream.id),
+      {
+        message: "notifications/cancelled at the server",
+      },
+    );
     expect(typeof cancelled.params.requestId).toBe("number");
     // The connection stays usable.
-    expect((await client.callTool({ name: "echo", arguments: { text: "still here" } })).content).toEqual([{ type: "text", text: "still here" }]);
+    expect((await client.callTool({ name: "echo", arguments: { text: "still here" } })).content).toEqual([
+      { type: "text", text: "still here" },
+    ]);
   });
 
   it("shows one server's transparent view with { server }", async () => {
@@ -76,7 +87,10 @@ describe("the official SDK Client over McpdTransport", () => {
     const names = (await client.listTools()).tools.map((t) => t.name);
     expect(names).toContain("echo");
     expect(names.some((n) => n.includes("__"))).toBe(false);
-    expect((await client.getPrompt({ name: "greet", arguments: { name: "Ada" } })).messages[0]?.content).toEqual({ type: "text", text: "Hello, Ada!" });
+    expect((await client.getPrompt({ name: "greet", arguments: { name: "Ada" } })).messages[0]?.content).toEqual({
+      type: "text",
+      text: "Hello, Ada!",
+    });
   });
 
   it("fails connect() with the daemon's error for an unknown server", async () => {

@@ -24,7 +24,10 @@ export function fixture(name: string, extraArgs: string[] = [], extra: Record<st
 /** The JSON lines a fixture server logged with `--log FILE`: every message it received. */
 export function readLog(file: string): any[] {
   if (!existsSync(file)) return [];
-  return readFileSync(file, "utf8").split("\n").filter(Boolean).map((l) => JSON.parse(l));
+  return readFileSync(file, "utf8")
+    .split("\n")
+    .filter(Boolean)
+    .map((l) => JSON.parse(l));
 }
 
 export class TestDaemon {

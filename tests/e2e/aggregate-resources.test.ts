@@ -76,11 +76,16 @@ describe("aggregate resources shared by several servers", () => {
   it("lists shared templates per server and reads an expanded namespaced URI from its server", async () => {
     const { a } = await threeInstances();
     const templates = (await a.request("resources/templates/list")).result.resourceTemplates;
-    expect(templates.map((t: any) => [t.uriTemplate, t._meta["mcpd/server"]])).toEqual(INSTANCES.map((s) => [`mcpd://${s}/fixture://items/{id}`, s]));
+    expect(templates.map((t: any) => [t.uriTemplate, t._meta["mcpd/server"]])).toEqual(
+      INSTANCES.map((s) => [`mcpd://${s}/fixture://items/{id}`, s]),
+    );
     expect(textOf(await a.request("resources/read", { uri: "mcpd://r2/fixture://items/42" }))).toBe("item 42 from r2");
     // A plain URI several servers' templates match is ambiguous too.
     expect((await a.request("resources/read", { uri: "fixture://items/42" })).error?.data?.mcpdCode).toBe("MCPD_AMBIGUOUS_RESOURCE");
-    const completion = await a.request("completion/complete", { ref: { type: "ref/resource", uri: "mcpd://r3/fixture://items/{id}" }, argument: { name: "id", value: "a" } });
+    const completion = await a.request("completion/complete", {
+      ref: { type: "ref/resource", uri: "mcpd://r3/fixture://items/{id}" },
+      argument: { name: "id", value: "a" },
+    });
     expect(completion.result.completion.values).toEqual(["alpha", "beta"]);
   });
 

@@ -45,7 +45,8 @@ async function agent(d: TestDaemon, name: string, server?: string): Promise<RawC
   return c;
 }
 
-const pidOf = async (c: RawClient): Promise<number> => Number((await c.request("tools/call", { name: "fx__pid", arguments: {} })).result.content[0].text);
+const pidOf = async (c: RawClient): Promise<number> =>
+  Number((await c.request("tools/call", { name: "fx__pid", arguments: {} })).result.content[0].text);
 
 function expectForbidden(response: any, method: string): void {
   expect(response.error, `${method}: ${JSON.stringify(response)}`).toBeDefined();
@@ -123,7 +124,10 @@ describe("control access: an agent's MCP session cannot stop or reconfigure anyt
     await a.request("tools/call", { name: "fx__stderr", arguments: { text: "stderr-only-for-operators-91c2" } });
     const ctl = await d.control();
     // The operator sees everything: every client, the server's stderr.
-    await until(async () => JSON.stringify((await ctl.request("mcpd/logs", { server: "fx" })).result).includes("stderr-only-for-operators-91c2"), "stderr in logs");
+    await until(
+      async () => JSON.stringify((await ctl.request("mcpd/logs", { server: "fx" })).result).includes("stderr-only-for-operators-91c2"),
+      "stderr in logs",
+    );
     const full = (await ctl.request("mcpd/status")).result;
     expect(full.clients.map((c: any) => c.clientInfo?.name)).toEqual(expect.arrayContaining(["other-agent-identity-7f3a", "agent-a"]));
     const reduced = (await a.request("mcpd/status")).result;
@@ -146,7 +150,9 @@ describe("control access: an agent's MCP session cannot stop or reconfigure anyt
     for (const server of [undefined, "fx"]) {
       const { client, transport } = sdkThroughConnect(d, server);
       await client.connect(transport);
-      for (const [method, params] of [["mcpd/select", { control: true }], ...PRIVILEGED] as Array<[string, Record<string, unknown> | undefined]>) {
+      for (const [method, params] of [["mcpd/select", { control: true }], ...PRIVILEGED] as Array<
+        [string, Record<string, unknown> | undefined]
+      >) {
         const err = await client.request({ method, ...(params ? { params } : {}) }, EmptyResultSchema).then(
           () => undefined,
           (e: { code?: number; message?: string }) => e,

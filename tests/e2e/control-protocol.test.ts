@@ -41,7 +41,7 @@ function shapeProblems(value: unknown, fields: Fields<unknown> | Record<string, 
     }
     if (typeof field === "string" || v === null) continue;
     const nested = field.fields as Record<string, FieldSpec<unknown, Presence>>;
-    if (Array.isArray(v)) v.forEach((item, i) => problems.push(...shapeProblems(item, nested, `${at}.${key}[${i}]`)));
+    if (Array.isArray(v)) for (const [i, item] of v.entries()) problems.push(...shapeProblems(item, nested, `${at}.${key}[${i}]`));
     else problems.push(...shapeProblems(v, nested, `${at}.${key}`));
   }
   return problems;

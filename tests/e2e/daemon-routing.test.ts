@@ -15,7 +15,11 @@ afterEach(async () => {
   daemon = undefined;
 });
 
-function sdkClient(d: TestDaemon, server?: string, capabilities: Record<string, unknown> = {}): { client: Client; transport: StdioClientTransport } {
+function sdkClient(
+  d: TestDaemon,
+  server?: string,
+  capabilities: Record<string, unknown> = {},
+): { client: Client; transport: StdioClientTransport } {
   const transport = new StdioClientTransport({
     command: process.execPath,
     args: [MCPD_BIN, "connect", ...(server ? [server] : []), "--no-autostart"],
@@ -40,7 +44,9 @@ describe("daemon: routing between many agents and many servers", () => {
     daemon = await startTestDaemon({ a: fixture("a") });
     const [c1, c2] = await Promise.all([connected(daemon, "a"), connected(daemon, "a")]);
     const run = (c: Client, tag: string) =>
-      Promise.all(Array.from({ length: 1000 }, (_, i) => c.callTool({ name: "echo", arguments: { text: `${tag}-${i}` } }).then((r) => text(r))));
+      Promise.all(
+        Array.from({ length: 1000 }, (_, i) => c.callTool({ name: "echo", arguments: { text: `${tag}-${i}` } }).then((r) => text(r))),
+      );
     const [r1, r2] = await Promise.all([run(c1!, "one"), run(c2!, "two")]);
     expect(r1).toEqual(Array.from({ length: 1000 }, (_, i) => `one-${i}`));
     expect(r2).toEqual(Array.from({ length: 1000 }, (_, i) => `two-${i}`));
@@ -48,11 +54,19 @@ describe("daemon: routing between many agents and many servers", () => {
 
   it("aggregates three servers: prefixed names, a collision resolved, a 70-character name aliased", async () => {
     const long = "t".repeat(70);
-    daemon = await startTestDaemon({ a: fixture("a", ["--tool", "search"]), b: fixture("b", ["--tool", "search"]), c: fixture("c", ["--tool", long]) });
+    daemon = await startTestDaemon({
+      a: fixture("a", ["--tool", "search"]),
+      b: fixture("b", ["--tool", "search"]),
+      c: fixture("c", ["--tool", long]),
+    });
     const client = await connected(daemon);
     const tools = await until(async () => {
       const list = (await client.listTools()).tools;
-      return list.some((t) => t.name.startsWith("c__")) && list.some((t) => t.name.startsWith("b__")) && list.some((t) => t.name.startsWith("a__")) ? list : undefined;
+      return list.some((t) => t.name.startsWith("c__")) &&
+        list.some((t) => t.name.startsWith("b__")) &&
+        list.some((t) => t.name.startsWith("a__"))
+        ? list
+        : undefined;
     }, "tools of all three servers");
     const names = tools.map((t) => t.name);
     expect(names).toEqual(expect.arrayContaining(["a__echo", "b__echo", "c__echo", "a__search", "b__search"]));
@@ -66,7 +80,10 @@ describe("daemon: routing between many agents and many servers", () => {
     const viaAlias = await client.callTool({ name: alias!, arguments: { x: 1 } });
     expect(viaAlias.isError).toBeFalsy();
     expect(JSON.parse(text(viaAlias))).toEqual({ x: 1 });
-    const both = await Promise.all([client.callTool({ name: "a__search", arguments: { q: "A" } }), client.callTool({ name: "b__search", arguments: { q: "B" } })]);
+    const both = await Promise.all([
+      client.callTool({ name: "a__search", arguments: { q: "A" } }),
+      client.callTool({ name: "b__search", arguments: { q: "B" } }),
+    ]);
     expect(JSON.parse(text(both[0]))).toEqual({ q: "A" });
     expect(JSON.parse(text(both[1]))).toEqual({ q: "B" });
   });
@@ -75,7 +92,10 @@ describe("daemon: routing between many agents and many servers", () => {
     daemon = await startTestDaemon({ everything: { command: process.execPath, args: [EVERYTHING, "stdio"] } });
     // mcpd declares sampling, elicitation and roots upstream on behalf of its clients; compare with a
     // direct client that declares the same.
-    const direct = new Client({ name: "direct", version: "1" }, { capabilities: { sampling: {}, elicitation: {}, roots: { listChanged: true } } });
+    const direct = new Client(
+      { name: "direct", version: "1" },
+      { capabilities: { sampling: {}, elicitation: {}, roots: { listChanged: true } } },
+    );
     clients.push(direct);
     await direct.connect(new StdioClientTransport({ command: process.execPath, args: [EVERYTHING, "stdio"], stderr: "pipe" }));
     const via = await connected(daemon, "everything");
@@ -97,19 +117,31 @@ describe("daemon: routing between many agents and many servers", () => {
     const client = await connected(d, "a");
     const ac = new AbortController();
     const call = client.callTool({ name: "slow", arguments: { ms: 60_000 } }, undefined, { signal: ac.signal });
-    const received = await until(() => readLog(logFile).find((m) => m.method === "tools/call" && m.params?.name === "slow"), "slow call upstream");
+    const received = await until(
+      () => readLog(logFile).find((m) => m.method === "tools/call" && m.params?.name === "slow"),
+      "slow call upstream",
+    );
     ac.abort("changed my mind");
     await expect(call).rejects.toThrow();
-    const cancelled = await until(() => readLog(logFile).find((m) => m.method === "notifications/cancelled" && m.params?.requestId === received.id), "cancel upstream");
+    const cancelled = await until(
+      () => readLog(logFile).find((m) => m.method === "notifications/cancelled" && m.params?.requestId === received.id),
+      "cancel upstream",
+    );
     expect(cancelled.params.requestId).toBe(received.id);
 
     const raw = await d.raw();
     await raw.request("mcpd/select", { server: "a" });
     await raw.initialize();
     raw.send({ jsonrpc: "2.0", id: 99, method: "tools/call", params: { name: "slow", arguments: { ms: 60_000, tag: "disc" } } });
-    const second = await until(() => readLog(logFile).find((m) => m.method === "tools/call" && m.params?.arguments?.tag === "disc"), "second slow call");
+    const second = await until(
+      () => readLog(logFile).find((m) => m.method === "tools/call" && m.params?.arguments?.tag === "disc"),
+      "second slow call",
+    );
     raw.close();
-    await until(() => readLog(logFile).find((m) => m.method === "notifications/cancelled" && m.params?.requestId === second.id), "cancel after disconnect");
+    await until(
+      () => readLog(logFile).find((m) => m.method === "notifications/cancelled" && m.params?.requestId === second.id),
+      "cancel after disconnect",
+    );
     const status = await until(async () => {
       const s = (await raw0.request("mcpd/status")).result;
       return s.servers[0].inFlight === 0 && s.tables.inFlight === 0 && s.tables.progress === 0 ? s : undefined;
@@ -125,7 +157,11 @@ describe("daemon: routing between many agents and many servers", () => {
       await c.request("mcpd/select", { server: "everything" });
       await c.initialize();
     }
-    const res = await a.request("tools/call", { name: "trigger-long-running-operation", arguments: { duration: 1, steps: 3 }, _meta: { progressToken: "mine-1" } });
+    const res = await a.request("tools/call", {
+      name: "trigger-long-running-operation",
+      arguments: { duration: 1, steps: 3 },
+      _meta: { progressToken: "mine-1" },
+    });
     expect(res.error).toBeUndefined();
     const progress = a.messages.filter((m) => m.method === "notifications/progress");
     expect(progress.length).toBeGreaterThan(0);
@@ -168,7 +204,11 @@ describe("daemon: routing between many agents and many servers", () => {
       bystanderAsked++;
       return { model: "x", role: "assistant", content: { type: "text", text: "wrong client" } };
     });
-    caller.setRequestHandler(CreateMessageRequestSchema, async () => ({ model: "test-model", role: "assistant", content: { type: "text", text: "answer from caller" } }));
+    caller.setRequestHandler(CreateMessageRequestSchema, async () => ({
+      model: "test-model",
+      role: "assistant",
+      content: { type: "text", text: "answer from caller" },
+    }));
     const tools = (await caller.listTools()).tools.map((t) => t.name);
     const samplingTool = tools.find((n) => n.includes("sampling"))!;
     const res = await caller.callTool({ name: samplingTool, arguments: { prompt: "hello", maxTokens: 10 } });
@@ -178,9 +218,17 @@ describe("daemon: routing between many agents and many servers", () => {
     // Ambiguous: two clients both have calls in flight to the fixture server when it asks for sampling.
     const x = await connected(d, "f", { sampling: {} });
     const y = await connected(d, "f", { sampling: {} });
-    for (const c of [x, y]) c.setRequestHandler(CreateMessageRequestSchema, async () => ({ model: "m", role: "assistant", content: { type: "text", text: "?" } }));
+    for (const c of [x, y])
+      c.setRequestHandler(CreateMessageRequestSchema, async () => ({
+        model: "m",
+        role: "assistant",
+        content: { type: "text", text: "?" },
+      }));
     const slow = y.callTool({ name: "slow", arguments: { ms: 3000 } });
-    await until(async () => ((await (await d.raw()).request("mcpd/status")).result.servers.find((s: any) => s.name === "f").inFlight > 0), "y in flight");
+    await until(
+      async () => (await (await d.raw()).request("mcpd/status")).result.servers.find((s: any) => s.name === "f").inFlight > 0,
+      "y in flight",
+    );
     const amb = await x.callTool({ name: "sample", arguments: { prompt: "who?" } });
     expect(JSON.stringify(amb)).toMatch(/-32066|No single client/);
     await slow;
@@ -256,8 +304,12 @@ describe("daemon: routing between many agents and many servers", () => {
       Number((await c.request("tools/call", { name: "a__pid", arguments: {} })).result.content[0].text),
       Number((await c.request("tools/call", { name: "b__pid", arguments: {} })).result.content[0].text),
     ];
-    for (let i = 0; i < 5; i++) c.send({ jsonrpc: "2.0", id: `s${i}`, method: "tools/call", params: { name: "a__slow", arguments: { ms: 1000 } } });
-    await until(async () => (await c.request("mcpd/status")).result.servers.find((s: any) => s.name === "a").inFlight === 5, "calls in flight");
+    for (let i = 0; i < 5; i++)
+      c.send({ jsonrpc: "2.0", id: `s${i}`, method: "tools/call", params: { name: "a__slow", arguments: { ms: 1000 } } });
+    await until(
+      async () => (await c.request("mcpd/status")).result.servers.find((s: any) => s.name === "a").inFlight === 5,
+      "calls in flight",
+    );
     d.proc.kill("SIGTERM");
     for (let i = 0; i < 5; i++) {
       const r = await c.waitFor((m) => m.id === `s${i}`, `answer ${i}`);

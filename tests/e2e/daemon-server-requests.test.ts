@@ -43,12 +43,18 @@ async function everythingOverHttp(): Promise<string> {
       probe.close(() => resolve(p));
     });
   });
-  const child = spawn(process.execPath, [EVERYTHING, "streamableHttp"], { env: { ...process.env, PORT: String(port) }, stdio: ["ignore", "ignore", "ignore"] });
+  const child = spawn(process.execPath, [EVERYTHING, "streamableHttp"], {
+    env: { ...process.env, PORT: String(port) },
+    stdio: ["ignore", "ignore", "ignore"],
+  });
   servers.push(child);
   const accepts = (): Promise<boolean> =>
     new Promise((resolve) => {
       const sock = connect(port, "127.0.0.1");
-      sock.once("connect", () => (sock.destroy(), resolve(true)));
+      sock.once("connect", () => {
+        sock.destroy();
+        resolve(true);
+      });
       sock.once("error", () => resolve(false));
     });
   await until(async () => child.exitCode === null && (await accepts()), `server-everything accepting on port ${port}`, 30_000);
@@ -210,14 +216,20 @@ describe("server-to-client requests reach only the agent that caused them", () =
     let release!: () => void;
     const both = new Promise<void>((r) => (release = r));
     let asked = 0;
-    for (const [c, label] of [[a, "A"], [b, "B"]] as const) {
+    for (const [c, label] of [
+      [a, "A"],
+      [b, "B"],
+    ] as const) {
       c.setRequestHandler(CreateMessageRequestSchema, async () => {
         if (++asked === 2) release();
         await both;
         return { model: "m", role: "assistant", content: { type: "text", text: `sampled by ${label}` } };
       });
     }
-    const [ra, rb] = await Promise.all([a.callTool({ name: "sample", arguments: { prompt: "a" } }), b.callTool({ name: "sample", arguments: { prompt: "b" } })]);
+    const [ra, rb] = await Promise.all([
+      a.callTool({ name: "sample", arguments: { prompt: "a" } }),
+      b.callTool({ name: "sample", arguments: { prompt: "b" } }),
+    ]);
     expect(text(ra)).toBe("sampled by A");
     expect(text(rb)).toBe("sampled by B");
   });
@@ -262,7 +274,12 @@ describe("progress from one server never reaches a call on another", () => {
     await attacker.initialize();
     const control = await d.raw();
     await until(async () => (await status(control)).servers.every((s: any) => s.state === "ready"), "servers ready");
-    victim.send({ jsonrpc: "2.0", id: "long", method: "tools/call", params: { name: "good__slow", arguments: { ms: 120_000 }, _meta: { progressToken: "victim-token" } } });
+    victim.send({
+      jsonrpc: "2.0",
+      id: "long",
+      method: "tools/call",
+      params: { name: "good__slow", arguments: { ms: 120_000 }, _meta: { progressToken: "victim-token" } },
+    });
     await until(async () => (await inFlight(control, "good")) === 1, "victim's call in flight");
     const tokens = Array.from({ length: 50 }, (_, i) => `mcpd-p${i + 1}`);
     const spoof = await attacker.request("tools/call", { name: "evil__spoof_progress", arguments: { tokens } });
@@ -304,7 +321,11 @@ describe("a client's roots changes go to its own server processes only", () => {
     const a = await d.raw();
     const b = await d.raw();
     for (const c of [a, b]) {
-      await c.request("initialize", { protocolVersion: "2025-11-25", capabilities: { roots: { listChanged: true } }, clientInfo: { name: "raw", version: "1" } });
+      await c.request("initialize", {
+        protocolVersion: "2025-11-25",
+        capabilities: { roots: { listChanged: true } },
+        clientInfo: { name: "raw", version: "1" },
+      });
       c.send({ jsonrpc: "2.0", method: "notifications/initialized" });
     }
     const pidA = (await a.request("tools/call", { name: "pid", arguments: {}, _meta: { "mcpd/server": "p" } })).result.content[0].text;

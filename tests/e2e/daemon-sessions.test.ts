@@ -22,7 +22,8 @@ const textOf = (m: any): string => m.result?.content?.[0]?.text;
 async function loggedDaemon(servers: Record<string, { args?: string[]; extra?: Record<string, unknown> }>) {
   const d = (daemon = await startTestDaemon({}));
   const cfg: Record<string, unknown> = {};
-  for (const [name, s] of Object.entries(servers)) cfg[name] = fixture(name, [...(s.args ?? []), "--log", join(d.home, `${name}.log`)], s.extra ?? {});
+  for (const [name, s] of Object.entries(servers))
+    cfg[name] = fixture(name, [...(s.args ?? []), "--log", join(d.home, `${name}.log`)], s.extra ?? {});
   d.writeConfig(cfg);
   const ctl = await d.control();
   await ctl.request("mcpd/reload");
@@ -54,7 +55,10 @@ describe("daemon: per-connection session state", () => {
     expect(log("a").filter((m) => m.method === "notifications/initialized")).toHaveLength(1);
     await t1.request("tools/call", { name: "change_tools", arguments: {} });
     for (const c of [t1, t2]) await c.waitFor((m) => m.method === "notifications/tools/list_changed", "list_changed (transparent)");
-    await agg.waitFor((m) => m.method === "notifications/tools/list_changed" && m.params?._meta?.["mcpd/server"] === "a", "list_changed (aggregate)");
+    await agg.waitFor(
+      (m) => m.method === "notifications/tools/list_changed" && m.params?._meta?.["mcpd/server"] === "a",
+      "list_changed (aggregate)",
+    );
     const tools = (await agg.request("tools/list")).result.tools.map((t: any) => t.name);
     expect(tools).toContain("a__added_1");
   });
@@ -97,7 +101,12 @@ describe("daemon: per-connection session state", () => {
     const d = (daemon = await startTestDaemon({ late: fixture("late", ["--init-delay", "1500"]) }));
     const c = await d.raw();
     await c.request("mcpd/select", { server: "late" });
-    c.send({ jsonrpc: "2.0", id: "init", method: "initialize", params: { protocolVersion: "2025-11-25", capabilities: {}, clientInfo: { name: "x", version: "1" } } });
+    c.send({
+      jsonrpc: "2.0",
+      id: "init",
+      method: "initialize",
+      params: { protocolVersion: "2025-11-25", capabilities: {}, clientInfo: { name: "x", version: "1" } },
+    });
     const status = (await c.request("mcpd/status")).result;
     expect(status.servers[0].state).toBe("starting");
     const init = await c.waitFor((m) => m.id === "init", "initialize answer");
@@ -118,10 +127,14 @@ describe("daemon: per-connection session state", () => {
     const pid = Number(textOf(await c.request("tools/call", { name: "pid", arguments: {} })));
     process.kill(pid, "SIGSTOP"); // alive but silent
     try {
-      const s = await until(async () => {
-        const st = (await c.request("mcpd/status")).result.servers[0];
-        return st.state === "ready" && st.pid !== pid ? st : undefined;
-      }, "restart after missed pings", 30_000);
+      const s = await until(
+        async () => {
+          const st = (await c.request("mcpd/status")).result.servers[0];
+          return st.state === "ready" && st.pid !== pid ? st : undefined;
+        },
+        "restart after missed pings",
+        30_000,
+      );
       expect(s.restarts).toBeGreaterThanOrEqual(1);
       expect(s.stateReason).toBeDefined();
     } finally {
@@ -141,13 +154,20 @@ describe("daemon: per-connection session state", () => {
     expect(slow.error.code).toBe(-32061);
     expect(slow.error.message).toBe("Request timeout after 1500ms");
     const slowId = log("t").find((m) => m.method === "tools/call" && m.params.name === "slow").id;
-    await until(() => log("t").some((m) => m.method === "notifications/cancelled" && m.params.requestId === slowId), "cancel sent upstream");
+    await until(
+      () => log("t").some((m) => m.method === "notifications/cancelled" && m.params.requestId === slowId),
+      "cancel sent upstream",
+    );
     // 5 progress steps 500 ms apart: longer in all than the 1500 ms timeout, but each gap is far under it.
     const kept = await c.request("tools/call", { name: "progress", arguments: { steps: 5, intervalMs: 500 }, _meta: { progressToken: 7 } });
     expect(kept.result.content[0].text).toBe("done");
     expect(c.messages.filter((m) => m.method === "notifications/progress" && m.params.progressToken === 7).length).toBe(5);
     // Progress keeps coming, but the total passes maxTotalTimeout.
-    const capped = await c.request("tools/call", { name: "progress", arguments: { steps: 14, intervalMs: 500 }, _meta: { progressToken: 8 } });
+    const capped = await c.request("tools/call", {
+      name: "progress",
+      arguments: { steps: 14, intervalMs: 500 },
+      _meta: { progressToken: 8 },
+    });
     expect(capped.error.code).toBe(-32061);
   });
 });

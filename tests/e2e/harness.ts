@@ -59,7 +59,10 @@ export async function startTestDaemon(servers: Record<string, unknown>, opts: Te
   const proc =
     opts.nofile === undefined
       ? spawn(process.execPath, argv, { env, stdio: ["ignore", "pipe", "pipe"] })
-      : spawn("/bin/sh", ["-c", 'ulimit -n "$0" && exec "$@"', String(opts.nofile), process.execPath, ...argv], { env, stdio: ["ignore", "pipe", "pipe"] });
+      : spawn("/bin/sh", ["-c", 'ulimit -n "$0" && exec "$@"', String(opts.nofile), process.execPath, ...argv], {
+          env,
+          stdio: ["ignore", "pipe", "pipe"],
+        });
   let err = "";
   proc.stderr?.on("data", (d: Buffer) => {
     err += d.toString();
@@ -71,7 +74,10 @@ export async function startTestDaemon(servers: Record<string, unknown>, opts: Te
   const answers = (): Promise<boolean> =>
     new Promise((res) => {
       const s = connect(socketPath);
-      s.once("connect", () => (s.destroy(), res(true)));
+      s.once("connect", () => {
+        s.destroy();
+        res(true);
+      });
       s.once("error", () => res(false));
     });
   try {
@@ -128,7 +134,7 @@ export class RawClient {
     socket.setEncoding("utf8");
     socket.on("data", (d: string) => {
       this.buf += d;
-      let i;
+      let i: number;
       while ((i = this.buf.indexOf("\n")) >= 0) {
         const line = this.buf.slice(0, i);
         this.buf = this.buf.slice(i + 1);
@@ -165,7 +171,11 @@ export class RawClient {
   }
 
   async initialize(): Promise<any> {
-    const r = await this.request("initialize", { protocolVersion: "2025-11-25", capabilities: {}, clientInfo: { name: "raw", version: "1" } });
+    const r = await this.request("initialize", {
+      protocolVersion: "2025-11-25",
+      capabilities: {},
+      clientInfo: { name: "raw", version: "1" },
+    });
     this.send({ jsonrpc: "2.0", method: "notifications/initialized" });
     return r;
   }
@@ -178,5 +188,8 @@ export class RawClient {
 /** Reads the JSON lines a fixture server logged (everything it received). */
 export function readLog(file: string): any[] {
   if (!existsSync(file)) return [];
-  return readFileSync(file, "utf8").split("\n").filter(Boolean).map((l) => JSON.parse(l));
+  return readFileSync(file, "utf8")
+    .split("\n")
+    .filter(Boolean)
+    .map((l) => JSON.parse(l));
 }

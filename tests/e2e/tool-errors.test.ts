@@ -29,7 +29,8 @@ const stateOf = async (c: RawClient, name: string): Promise<string> =>
   (await c.request("mcpd/servers")).result.servers.find((s: any) => s.name === name)?.state;
 
 /** Exposed tool names an unknown-tool error suggests (after the quoted unknown name). */
-const namesIn = (message: string, server: string): string[] => message.slice(message.indexOf(";")).match(new RegExp(`${server}__[A-Za-z0-9_-]+`, "g")) ?? [];
+const namesIn = (message: string, server: string): string[] =>
+  message.slice(message.indexOf(";")).match(new RegExp(`${server}__[A-Za-z0-9_-]+`, "g")) ?? [];
 
 describe("tool errors in the aggregate view", () => {
   it("a tool of a disabled server answers -32060 with its state and who disabled it (bug: -32602 Unknown tool followed by every name)", async () => {
@@ -63,7 +64,10 @@ describe("tool errors in the aggregate view", () => {
   });
 
   it("a tool of a failed server answers -32060 with the failure's reason", async () => {
-    const d = (daemon = await startTestDaemon({ bad: fixture("bad", ["--exit-at-start", "7"], { restart: { maxRestarts: 0 } }), ok: fixture("ok") }));
+    const d = (daemon = await startTestDaemon({
+      bad: fixture("bad", ["--exit-at-start", "7"], { restart: { maxRestarts: 0 } }),
+      ok: fixture("ok"),
+    }));
     const a = await agent(d);
     await until(async () => (await stateOf(a, "bad")) === "failed", "bad failed");
     const r = await a.request("tools/call", { name: "bad__echo", arguments: { text: "x" } });

@@ -67,7 +67,10 @@ describe("faults: mcpd itself", () => {
     // Every server's script runs (each logged the initialize it received; slow never answers it). A
     // fixture whose process exists but whose script has not yet written its first stderr line when the
     // daemon dies fails on the closed pipe instead of staying behind as an orphan.
-    await until(() => ["a", "b", "g", "slow"].every((n) => w.received(n).some((m) => m.method === "initialize")), "every server to receive initialize");
+    await until(
+      () => ["a", "b", "g", "slow"].every((n) => w.received(n).some((m) => m.method === "initialize")),
+      "every server to receive initialize",
+    );
     const before = await until(() => {
       const p = w.processes();
       return p.length === 6 ? p : undefined;
@@ -123,8 +126,12 @@ describe("faults: mcpd itself", () => {
 
     // Per client: 125 short calls (1 s: they finish within the 5 s shutdown grace) and 125 that cannot (60 s).
     const ids = cs.map((_, i) => Array.from({ length: 250 }, (_, j) => `${j % 2 ? "long" : "short"}-${i}-${j}`));
-    cs.forEach((c, i) => ids[i]!.forEach((id, j) => sendCall(c, id, j % 4 < 2 ? "a__slow" : "b__slow", { ms: id.startsWith("short") ? 1_000 : 60_000 })));
-    const answered = (): number => cs.reduce((n, c) => n + c.messages.filter((m) => typeof m.id === "string" && /^(short|long)-/.test(m.id)).length, 0);
+    for (const [i, c] of cs.entries()) {
+      for (const [j, id] of ids[i]!.entries())
+        sendCall(c, id, j % 4 < 2 ? "a__slow" : "b__slow", { ms: id.startsWith("short") ? 1_000 : 60_000 });
+    }
+    const answered = (): number =>
+      cs.reduce((n, c) => n + c.messages.filter((m) => typeof m.id === "string" && /^(short|long)-/.test(m.id)).length, 0);
     await until(async () => (await status(cs[0]!)).tables.inFlight + answered() === 1000, "all 1000 calls received by the daemon");
 
     const stop = await w.run(["stop"]);
@@ -133,7 +140,12 @@ describe("faults: mcpd itself", () => {
     for (const [i, c] of cs.entries()) {
       for (const [id, m] of await answers(c, ids[i]!)) {
         if (id.startsWith("short")) expect(textOf(m)).toBe("slept 1000");
-        else expect(m.error, JSON.stringify(m)).toMatchObject({ code: -32065, message: "mcpd is shutting down", data: { mcpdCode: "MCPD_SHUTTING_DOWN" } });
+        else
+          expect(m.error, JSON.stringify(m)).toMatchObject({
+            code: -32065,
+            message: "mcpd is shutting down",
+            data: { mcpdCode: "MCPD_SHUTTING_DOWN" },
+          });
       }
       expectSingleAnswers(c);
     }
@@ -157,7 +169,10 @@ describe("faults: mcpd itself", () => {
     expect(r.stderr).toMatch(/config\.json:1:\d+: invalid JSON/);
     // SIGHUP takes the same path: logged, nothing changes.
     process.kill(w.daemonPid() as number, "SIGHUP");
-    await until(() => readFileSync(join(w.mcpdHome, "mcpd.log"), "utf8").includes("reload failed; keeping the old config"), "the failed SIGHUP reload in the log");
+    await until(
+      () => readFileSync(join(w.mcpdHome, "mcpd.log"), "utf8").includes("reload failed; keeping the old config"),
+      "the failed SIGHUP reload in the log",
+    );
 
     const after = await status(c);
     expect(after.servers.map((s: any) => [s.name, s.state, s.pid])).toEqual([

@@ -65,11 +65,15 @@ export function sendCall(c: RawClient, id: string, name: string, args: Record<st
 /** Waits until every id has an answer on `c`, then checks there is exactly one answer per id. */
 export async function answers(c: RawClient, ids: string[], timeoutMs = 30_000): Promise<Map<string, any>> {
   const wanted = new Set(ids);
-  await until(() => {
-    const got = new Set<string>();
-    for (const m of c.messages) if (wanted.has(m.id) && ("result" in m || "error" in m)) got.add(m.id);
-    return got.size === wanted.size;
-  }, `${ids.length} answers`, timeoutMs);
+  await until(
+    () => {
+      const got = new Set<string>();
+      for (const m of c.messages) if (wanted.has(m.id) && ("result" in m || "error" in m)) got.add(m.id);
+      return got.size === wanted.size;
+    },
+    `${ids.length} answers`,
+    timeoutMs,
+  );
   const out = new Map<string, any>();
   for (const m of c.messages) {
     if (!wanted.has(m.id) || !("result" in m || "error" in m)) continue;
@@ -162,7 +166,9 @@ export class NotificationCounter {
       s.once("error", reject);
     });
     const counter = new NotificationCounter(socket, needle);
-    socket.write(`${JSON.stringify({ jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: "2025-11-25", capabilities: {}, clientInfo: { name: "counter", version: "1" } } })}\n`);
+    socket.write(
+      `${JSON.stringify({ jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: "2025-11-25", capabilities: {}, clientInfo: { name: "counter", version: "1" } } })}\n`,
+    );
     await until(() => counter.messages.some((m) => m.id === 1), "counter initialized");
     socket.write(`${JSON.stringify({ jsonrpc: "2.0", method: "notifications/initialized" })}\n`);
     return counter;

@@ -8,7 +8,18 @@ import { createServer } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
 import { startHttpFixture, type HttpFixture } from "../fixtures/http/http-fixture.mjs";
 import { fixture, startTestDaemon, until, type TestDaemon } from "../e2e/harness.js";
-import { PidLedger, allReady, answers, expectSingleAnswers, openClients, sendCall, serverPid, serverStatus, status, textOf } from "./faults-harness.js";
+import {
+  PidLedger,
+  allReady,
+  answers,
+  expectSingleAnswers,
+  openClients,
+  sendCall,
+  serverPid,
+  serverStatus,
+  status,
+  textOf,
+} from "./faults-harness.js";
 
 let daemon: TestDaemon | undefined;
 let http: HttpFixture | undefined;
@@ -47,7 +58,7 @@ describe("faults: upstream HTTP server", () => {
     const { f, d, clients, c0 } = await setup(3);
     f.set({ status: { code: 500, body: "internal kaboom", method: "tools/call" } });
     const ids = clients.map((_, i) => [`e-${i}-0`, `e-${i}-1`, `e-${i}-2`]);
-    clients.forEach((c, i) => ids[i]!.forEach((id) => sendCall(c, id, "h__echo", { text: id })));
+    for (const [i, c] of clients.entries()) for (const id of ids[i]!) sendCall(c, id, "h__echo", { text: id });
     for (const [i, c] of clients.entries()) {
       for (const m of (await answers(c, ids[i]!)).values()) {
         expect(m.error, JSON.stringify(m)).toMatchObject({ code: -32067, message: "HTTP 500: internal kaboom", data: { status: 500 } });
@@ -67,7 +78,7 @@ describe("faults: upstream HTTP server", () => {
     const { f, d, clients, c0 } = await setup(2);
     f.set({ reset: true });
     const ids = clients.map((_, i) => [`r-${i}-0`, `r-${i}-1`]);
-    clients.forEach((c, i) => ids[i]!.forEach((id) => sendCall(c, id, "h__echo", { text: id })));
+    for (const [i, c] of clients.entries()) for (const id of ids[i]!) sendCall(c, id, "h__echo", { text: id });
     for (const [i, c] of clients.entries()) {
       for (const m of (await answers(c, ids[i]!)).values()) {
         expect(m.error?.code, JSON.stringify(m)).toBe(-32062);
@@ -86,7 +97,7 @@ describe("faults: upstream HTTP server", () => {
     const { f, d, clients, c0 } = await setup(2, {}, { timeout: 1_500 });
     f.set({ hang: "tools/call" });
     const ids = clients.map((_, i) => [`hang-${i}-0`, `hang-${i}-1`]);
-    clients.forEach((c, i) => ids[i]!.forEach((id) => sendCall(c, id, "h__echo", { text: id })));
+    for (const [i, c] of clients.entries()) for (const id of ids[i]!) sendCall(c, id, "h__echo", { text: id });
     // Other methods of the same server still answer meanwhile.
     const listed = await c0.request("tools/list", { _meta: { "mcpd/server": "h" } });
     expect(listed.result.tools.map((t: any) => t.name)).toContain("echo");
@@ -128,7 +139,7 @@ describe("faults: upstream HTTP server", () => {
     const inits = f.received("POST", "initialize").length;
     f.expireSessions();
     const ids = clients.map((_, i) => [`x-${i}-0`, `x-${i}-1`]);
-    clients.forEach((c, i) => ids[i]!.forEach((id) => sendCall(c, id, "h__echo", { text: id })));
+    for (const [i, c] of clients.entries()) for (const id of ids[i]!) sendCall(c, id, "h__echo", { text: id });
     for (const [i, c] of clients.entries()) {
       for (const [id, m] of await answers(c, ids[i]!)) expect(textOf(m)).toBe(id);
     }
@@ -167,7 +178,10 @@ describe("faults: upstream HTTP server", () => {
   it("answers 401 with WWW-Authenticate: reported failed, with the status and the challenge in stateReason and lastError", async () => {
     const challenge = 'Bearer resource_metadata="http://127.0.0.1/.well-known/oauth-protected-resource"';
     const f = (http = await startHttpFixture({ status: { code: 401, body: "unauthorized", headers: { "www-authenticate": challenge } } }));
-    const d = (daemon = await startTestDaemon({ h: { type: "http", url: f.url, restart: { maxRestarts: 1, initialDelayMs: 50 } }, b: fixture("b") }));
+    const d = (daemon = await startTestDaemon({
+      h: { type: "http", url: f.url, restart: { maxRestarts: 1, initialDelayMs: 50 } },
+      b: fixture("b"),
+    }));
     const [c0] = await openClients(d, 1);
     await until(async () => (await serverStatus(c0!, "h")).state === "failed", "h failed");
     const h = await serverStatus(await d.control(), "h");

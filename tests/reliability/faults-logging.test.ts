@@ -57,7 +57,12 @@ async function daemonStatus(w: CliWorld): Promise<StatusDaemon> {
 }
 
 async function fxReady(w: CliWorld): Promise<void> {
-  await until(async () => JSON.parse((await w.run(["status", "--json"])).stdout).servers.every((s: { state: string }) => s.state === "ready"), "fx ready", 30_000, 100);
+  await until(
+    async () => JSON.parse((await w.run(["status", "--json"])).stdout).servers.every((s: { state: string }) => s.state === "ready"),
+    "fx ready",
+    30_000,
+    100,
+  );
 }
 
 /** Calls fx's echo over the socket; resolves with the text it answered. */
@@ -103,7 +108,7 @@ describe("logging never ends the daemon", () => {
         // (Not necessarily `ongoing`: a short line may still fit the room a big one could not use.)
         expect(full.logWriteError).toMatchObject({ message: expect.stringMatching(/ENOSPC/) });
         const human = await w.run(["status"]);
-        expect(human.stdout).toMatch(new RegExp(`log: \\d+ lines? dropped`));
+        expect(human.stdout).toMatch(/log: \d+ lines? dropped/);
 
         rmSync(filler);
         expect(await echo(c, "after-space-returned")).toBe("after-space-returned");

@@ -67,7 +67,11 @@ describe("faults: the daemon's socket file", () => {
     await fresh.initialize();
     const s = await status(fresh);
     expect(s.daemon.pid).toBe(d.proc.pid);
-    expect(s.daemon.socket).toMatchObject({ path: d.socketPath, recreated: 1, lastProblem: expect.stringMatching(/was removed; listening again/) });
+    expect(s.daemon.socket).toMatchObject({
+      path: d.socketPath,
+      recreated: 1,
+      lastProblem: expect.stringMatching(/was removed; listening again/),
+    });
     expect(d.stderr()).toMatch(/socket file .* was removed; listening again on a new one/);
     // The connection made before still works, and so does the CLI.
     expect(textOf(await old!.request("tools/call", { name: "a__echo", arguments: { text: "old" } }))).toBe("old");

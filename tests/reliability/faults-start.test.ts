@@ -85,7 +85,10 @@ describe("faults: servers that cannot start", () => {
     const c = await d.control();
     await c.initialize();
     ledger.add(await serverPid(c, "b"));
-    await until(async () => (await serverStatus(c, "x")).state === "failed" && (await serverStatus(c, "y")).state === "failed", "x and y failed");
+    await until(
+      async () => (await serverStatus(c, "x")).state === "failed" && (await serverStatus(c, "y")).state === "failed",
+      "x and y failed",
+    );
     const x = await serverStatus(c, "x");
     const y = await serverStatus(c, "y");
     expect(x.restarts).toBe(0);

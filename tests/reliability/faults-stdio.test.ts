@@ -62,7 +62,7 @@ describe("faults: upstream stdio server", () => {
     ledger.add(pidA, await serverPid(c0, "b"));
 
     const ids = clients.map((_, i) => Array.from({ length: 25 }, (_, j) => `slow-${i}-${j}`));
-    clients.forEach((c, i) => ids[i]!.forEach((id) => sendCall(c, id, "a__slow", { ms: 60_000 })));
+    for (const [i, c] of clients.entries()) for (const id of ids[i]!) sendCall(c, id, "a__slow", { ms: 60_000 });
     // 64 are upstream (maxConcurrency), 36 wait in a's queue: both kinds must be answered.
     await until(async () => (await serverStatus(c0, "a")).inFlight === 100, "100 calls in flight to a");
     process.kill(pidA, "SIGABRT");
@@ -74,7 +74,8 @@ describe("faults: upstream stdio server", () => {
       }
     }
     // Other clients and the other server never noticed.
-    for (const [i, c] of clients.entries()) expect(textOf(await c.request("tools/call", { name: "b__echo", arguments: { text: `b${i}` } }))).toBe(`b${i}`);
+    for (const [i, c] of clients.entries())
+      expect(textOf(await c.request("tools/call", { name: "b__echo", arguments: { text: `b${i}` } }))).toBe(`b${i}`);
 
     await until(async () => (await serverStatus(c0, "a")).state === "ready", "a ready again");
     // lastError may quote a server's output: only a control connection sees it.
@@ -100,7 +101,7 @@ describe("faults: upstream stdio server", () => {
     ledger.add(await serverPid(c0, "h"), await serverPid(c0, "b"));
 
     const ids = clients.map((_, i) => Array.from({ length: 5 }, (_, j) => `hang-${i}-${j}`));
-    clients.forEach((c, i) => ids[i]!.forEach((id) => sendCall(c, id, "h__slow", { ms: 600_000 })));
+    for (const [i, c] of clients.entries()) for (const id of ids[i]!) sendCall(c, id, "h__slow", { ms: 600_000 });
     // The other server answers while those hang.
     expect(textOf(await clients[1]!.request("tools/call", { name: "b__echo", arguments: { text: "meanwhile" } }))).toBe("meanwhile");
     for (const [i, c] of clients.entries()) {
@@ -112,8 +113,12 @@ describe("faults: upstream stdio server", () => {
     // Each of the 20 upstream requests was cancelled, by its own upstream id.
     const received = () => readLog(log);
     await until(() => received().filter((m) => m.method === "notifications/cancelled").length === 20, "20 cancellations upstream");
-    const callIds = received().filter((m) => m.method === "tools/call" && m.params?.name === "slow").map((m) => m.id);
-    const cancelled = received().filter((m) => m.method === "notifications/cancelled").map((m) => m.params.requestId);
+    const callIds = received()
+      .filter((m) => m.method === "tools/call" && m.params?.name === "slow")
+      .map((m) => m.id);
+    const cancelled = received()
+      .filter((m) => m.method === "notifications/cancelled")
+      .map((m) => m.params.requestId);
     expect(callIds).toHaveLength(20);
     expect([...cancelled].sort()).toEqual([...callIds].sort());
 
@@ -128,7 +133,10 @@ describe("faults: upstream stdio server", () => {
 
   it("stops answering anything (SIGSTOP): calls time out with -32061, health pings miss, the server is restarted", async () => {
     // timeout also bounds initialize: 2 s lets a node process start on a loaded machine.
-    const d = (daemon = await startTestDaemon({ z: fixture("z", [], { timeout: 2_000, healthCheckIntervalMs: 300, ...FAST_RESTART }), b: fixture("b") }));
+    const d = (daemon = await startTestDaemon({
+      z: fixture("z", [], { timeout: 2_000, healthCheckIntervalMs: 300, ...FAST_RESTART }),
+      b: fixture("b"),
+    }));
     const events = await d.raw();
     await events.request("mcpd/select", { events: true });
     await events.initialize();
@@ -140,7 +148,7 @@ describe("faults: upstream stdio server", () => {
     process.kill(pidZ, "SIGSTOP");
     try {
       const ids = clients.map((_, i) => [`stop-${i}-0`, `stop-${i}-1`]);
-      clients.forEach((c, i) => ids[i]!.forEach((id) => sendCall(c, id, "z__echo", { text: "never" })));
+      for (const [i, c] of clients.entries()) for (const id of ids[i]!) sendCall(c, id, "z__echo", { text: "never" });
       // Whichever comes first: the call's own timeout, or the health check ending the session under it.
       for (const [i, c] of clients.entries()) {
         for (const m of (await answers(c, ids[i]!)).values()) {
@@ -149,12 +157,20 @@ describe("faults: upstream stdio server", () => {
         }
       }
       expect(textOf(await clients[1]!.request("tools/call", { name: "b__echo", arguments: { text: "fine" } }))).toBe("fine");
-      const restarting = await events.waitFor((m) => m.method === "notifications/mcpd/serverState" && m.params.server === "z" && m.params.state === "restarting", "z restarting", 30_000);
+      const restarting = await events.waitFor(
+        (m) => m.method === "notifications/mcpd/serverState" && m.params.server === "z" && m.params.state === "restarting",
+        "z restarting",
+        30_000,
+      );
       expect(restarting.params.reason).toMatch(/^3 health pings missed/);
-      await until(async () => {
-        const z = await serverStatus(c0, "z");
-        return z.state === "ready" && z.pid !== pidZ;
-      }, "z ready again with a new process", 30_000);
+      await until(
+        async () => {
+          const z = await serverStatus(c0, "z");
+          return z.state === "ready" && z.pid !== pidZ;
+        },
+        "z ready again with a new process",
+        30_000,
+      );
     } finally {
       // A stopped process cannot act on SIGTERM until it runs again (SIGKILL works regardless).
       if (ledger.alive().includes(pidZ)) process.kill(pidZ, "SIGCONT");
@@ -168,13 +184,16 @@ describe("faults: upstream stdio server", () => {
   });
 
   it("writes noise and partial frames to stdout: every call still gets its own answer, the server is never restarted", async () => {
-    const d = (daemon = await startTestDaemon({ n: fixture("n", ["--noise"], { timeout: 10_000 }), t: faultServer("t", { timeout: 10_000 }) }));
+    const d = (daemon = await startTestDaemon({
+      n: fixture("n", ["--noise"], { timeout: 10_000 }),
+      t: faultServer("t", { timeout: 10_000 }),
+    }));
     const clients = await openClients(d, 4);
     const c0 = clients[0]!;
     ledger.add(await serverPid(c0, "n"), await serverPid(c0, "t"));
     const ids = clients.map((_, i) => Array.from({ length: 25 }, (_, j) => `noise-${i}-${j}`));
     clients.forEach((c, i) => {
-      ids[i]!.forEach((id) => sendCall(c, id, "n__echo", { text: id }));
+      for (const id of ids[i]!) sendCall(c, id, "n__echo", { text: id });
       // A garbage line over the 4 MiB limit, and a response written in 8 pieces 20 ms apart.
       sendCall(c, `huge-noise-${i}`, "n__noise", { bytes: 5 * 1024 * 1024 });
       sendCall(c, `trickle-${i}`, "t__trickle", { text: `piecewise ${i}`, pieces: 8 });
@@ -207,7 +226,7 @@ describe("faults: upstream stdio server", () => {
     sendCall(c0, "big-g", "g__big_result_first", { bytes: 20 * MiB });
     const others = clients.slice(1).map((c, i) => {
       const ids = Array.from({ length: 20 }, (_, j) => `echo-${i}-${j}`);
-      ids.forEach((id, j) => sendCall(c, id, j % 2 ? "f__echo" : "g__echo", { text: id }));
+      for (const [j, id] of ids.entries()) sendCall(c, id, j % 2 ? "f__echo" : "g__echo", { text: id });
       return { c, ids };
     });
     const big = await answers(c0, ["big-f", "big-g"], 15_000);
@@ -242,13 +261,13 @@ describe("faults: upstream stdio server", () => {
     ledger.add(pidS, await serverPid(c0, "b"));
     sendCall(c0, "close", "s__close_stdout");
     const ids = clients.map((_, i) => Array.from({ length: 10 }, (_, j) => `after-${i}-${j}`));
-    clients.forEach((c, i) => ids[i]!.forEach((id) => sendCall(c, id, "s__echo", { text: id })));
+    for (const [i, c] of clients.entries()) for (const id of ids[i]!) sendCall(c, id, "s__echo", { text: id });
     const closeAnswer = (await answers(c0, ["close"])).get("close");
     expect(closeAnswer.error?.code).toBe(-32062);
     expect(closeAnswer.error.message).toMatch(/^Transport closed: the server closed its stdout/);
     // Sent once the session is known to be dead, while its transport still ends the process (~2 s: it
     // ignores stdin EOF): never sent to the dead session, they wait for the restart and succeed.
-    clients.forEach((c, i) => sendCall(c, `late-${i}`, "s__echo", { text: `late-${i}` }));
+    for (const [i, c] of clients.entries()) sendCall(c, `late-${i}`, "s__echo", { text: `late-${i}` });
     for (const [i, c] of clients.entries()) expect(textOf((await answers(c, [`late-${i}`])).get(`late-${i}`))).toBe(`late-${i}`);
     for (const [i, c] of clients.entries()) {
       // Sent right behind close_stdout: each is answered by the server or failed, never both, never neither.
@@ -279,7 +298,8 @@ describe("faults: upstream stdio server", () => {
     ledger.add(await serverPid(caller!, "fl"), await serverPid(caller!, "b"));
     sendCall(caller!, "flood", "fl__flood", { count: 100_000, size: 16 });
     // While the flood runs, another client's calls to another server are answered.
-    for (let i = 0; i < 20; i++) expect(textOf(await quiet!.request("tools/call", { name: "b__echo", arguments: { text: `q${i}` } }))).toBe(`q${i}`);
+    for (let i = 0; i < 20; i++)
+      expect(textOf(await quiet!.request("tools/call", { name: "b__echo", arguments: { text: `q${i}` } }))).toBe(`q${i}`);
     expect(textOf((await answers(caller!, ["flood"], 60_000)).get("flood"))).toBe("flooded 100000");
     for (const n of counters) await until(() => n.count === 100_000, `100000 notifications (have ${n.count})`, 60_000);
     for (const c of [caller!, quiet!]) expect(c.messages.filter((m) => m.params?.logger === "flood")).toEqual([]);
@@ -303,7 +323,9 @@ describe("faults: upstream stdio server", () => {
     expect(e.stateReason).toMatch(/gave up after 2 restarts/);
     expect(e.lastStderr).toBe("exiting on initialize with code 7");
     expect(e.pid).toBeNull();
-    const calls = [c0!, c1!].map((c, i) => c.request("tools/call", { name: "echo", arguments: { text: "x" }, _meta: { "mcpd/server": "e" } }, `e-${i}`));
+    const calls = [c0!, c1!].map((c, i) =>
+      c.request("tools/call", { name: "echo", arguments: { text: "x" }, _meta: { "mcpd/server": "e" } }, `e-${i}`),
+    );
     for (const m of await Promise.all(calls)) {
       expect(m.error?.code, JSON.stringify(m)).toBe(-32060);
       expect(m.error.message).toMatch(/"e".*failed/);
@@ -321,7 +343,10 @@ describe("faults: upstream stdio server", () => {
     // h fails at once, again and again, and is given up on after ~4 s (never earlier than 3.6 s, with
     // jitter); b needs a moment to start.
     const loop = { restart: { maxRestarts: 2, initialDelayMs: 1_500, maxDelayMs: 3_000 } };
-    const d = (daemon = await startTestDaemon({ h: fixture("h", ["--exit-at-start", "1"], loop), b: fixture("b", ["--init-delay", "300"]) }));
+    const d = (daemon = await startTestDaemon({
+      h: fixture("h", ["--exit-at-start", "1"], loop),
+      b: fixture("b", ["--init-delay", "300"]),
+    }));
     const [c0] = await openClients(d, 1);
     // b__echo is not in the catalog until b is ready; the lookup used to wait for every starting or
     // restarting server (h until it failed, or 10 s), now only until the name shows up.
@@ -334,7 +359,10 @@ describe("faults: upstream stdio server", () => {
 
   it("never starts (bad command): reported failed with the spawn error, calls get -32060, others unaffected", async () => {
     const missing = "/nonexistent/mcpd-fault/no-such-server";
-    const d = (daemon = await startTestDaemon({ x: { command: missing, args: [], restart: { maxRestarts: 1, initialDelayMs: 50 } }, b: fixture("b") }));
+    const d = (daemon = await startTestDaemon({
+      x: { command: missing, args: [], restart: { maxRestarts: 1, initialDelayMs: 50 } },
+      b: fixture("b"),
+    }));
     const [c0] = await openClients(d, 1);
     ledger.add(await serverPid(c0!, "b"));
     await until(async () => (await serverStatus(c0!, "x")).state === "failed", "x failed");
@@ -352,7 +380,10 @@ describe("faults: upstream stdio server", () => {
   it("spawns a grandchild and ignores SIGTERM: a crash and the shutdown each end the whole group", async () => {
     const root = mkRoot();
     const gcFile = join(root, "gc.pid");
-    const d = (daemon = await startTestDaemon({ g: fixture("g", ["--spawn-grandchild", gcFile, "--ignore-sigterm"], FAST_RESTART), b: fixture("b") }));
+    const d = (daemon = await startTestDaemon({
+      g: fixture("g", ["--spawn-grandchild", gcFile, "--ignore-sigterm"], FAST_RESTART),
+      b: fixture("b"),
+    }));
     const [c0] = await openClients(d, 1);
     ledger.add(await serverPid(c0!, "b"));
     const leader1 = await serverPid(c0!, "g");
@@ -380,4 +411,3 @@ describe("faults: upstream stdio server", () => {
     await stopAndExpectNothingLeft(d);
   });
 });
-

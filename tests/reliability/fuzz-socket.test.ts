@@ -38,14 +38,54 @@ const deepObject = (depth: number): string => '{"a":'.repeat(depth) + "1" + "}".
 
 /** Ids of every JSON type, plus numbers at the edges of what JSON and doubles can say. */
 const ID_LITERALS = [
-  "1", "0", "-1", "-0", "0.5", "1e308", "1e400", "-1e400", "9007199254740993", "123456789012345678901234567890",
-  '"a"', '""', '"1"', '"\\u0000"', '"\\ud800"', '"😀"', "null", "true", "false", "[]", "[1]", "{}", '{"id":1}',
+  "1",
+  "0",
+  "-1",
+  "-0",
+  "0.5",
+  "1e308",
+  "1e400",
+  "-1e400",
+  "9007199254740993",
+  "123456789012345678901234567890",
+  '"a"',
+  '""',
+  '"1"',
+  '"\\u0000"',
+  '"\\ud800"',
+  '"😀"',
+  "null",
+  "true",
+  "false",
+  "[]",
+  "[1]",
+  "{}",
+  '{"id":1}',
 ];
 /** Methods the fuzzer may call. Never the ones that stop, restart or reconfigure the daemon or its servers. */
 const METHODS = [
-  "initialize", "ping", "tools/list", "tools/call", "prompts/list", "prompts/get", "resources/list", "resources/read",
-  "resources/templates/list", "resources/subscribe", "resources/unsubscribe", "completion/complete", "logging/setLevel",
-  "mcpd/select", "mcpd/status", "mcpd/servers", "mcpd/tools", "mcpd/logs", "no/such/method", "", "mcpd/", "notifications/cancelled",
+  "initialize",
+  "ping",
+  "tools/list",
+  "tools/call",
+  "prompts/list",
+  "prompts/get",
+  "resources/list",
+  "resources/read",
+  "resources/templates/list",
+  "resources/subscribe",
+  "resources/unsubscribe",
+  "completion/complete",
+  "logging/setLevel",
+  "mcpd/select",
+  "mcpd/status",
+  "mcpd/servers",
+  "mcpd/tools",
+  "mcpd/logs",
+  "no/such/method",
+  "",
+  "mcpd/",
+  "notifications/cancelled",
 ];
 /** Tools that answer quickly and keep no state; never crash/flood/big/sample (those test other things). */
 const TOOLS = ["a__echo", "a__add", "a__slow", "a__progress", "a__fail", "a__pid", "a__noise", "echo", "nope", "a__", "__echo"];
@@ -124,7 +164,14 @@ class FrameGen {
       case "notifications/cancelled":
         return `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":${this.id()}}}`;
       default:
-        params = this.pick(["{}", "[]", "null", '"p"', '{"name":"a__greet","arguments":{"name":"x"}}', '{"ref":{"type":"ref/prompt","name":"a__greet"},"argument":{"name":"n","value":"v"}}']);
+        params = this.pick([
+          "{}",
+          "[]",
+          "null",
+          '"p"',
+          '{"name":"a__greet","arguments":{"name":"x"}}',
+          '{"ref":{"type":"ref/prompt","name":"a__greet"},"argument":{"name":"n","value":"v"}}',
+        ]);
     }
     return `{"jsonrpc":"2.0","id":${id},"method":"${method}","params":${params}}`;
   }
@@ -167,7 +214,19 @@ class FrameGen {
       `{"jsonrpc":"2.0","id":${this.id()},"error":${this.pick(['{"code":-1,"message":"x"}', "1", "{}"])}}`,
       `{"jsonrpc":"2.0","id":${this.id()},"result":{},"error":{"code":1,"message":"both"}}`,
       `{"jsonrpc":"2.0","method":"notifications/${this.pick(["initialized", "roots/list_changed", "progress", "x"])}","params":${this.pick(["{}", "1", "null"])}}`,
-      this.pick(["1", '"str"', "null", "true", "[]", "{}", `[${this.valid()}]`, "\ufeff{}", " \t ", "\r", '{"__proto__":{"polluted":1},"jsonrpc":"2.0","id":1,"method":"ping"}']),
+      this.pick([
+        "1",
+        '"str"',
+        "null",
+        "true",
+        "[]",
+        "{}",
+        `[${this.valid()}]`,
+        "\ufeff{}",
+        " \t ",
+        "\r",
+        '{"__proto__":{"polluted":1},"jsonrpc":"2.0","id":1,"method":"ping"}',
+      ]),
     ]);
   }
 
@@ -186,10 +245,15 @@ class FrameGen {
     if (x < 0.7) return this.random();
     if (x < 0.9) return Buffer.from(this.wrongType());
     if (x < 0.902) return Buffer.from(this.deepFrame());
-    if (allowOversized && x < 0.9023) return Buffer.from(`{"jsonrpc":"2.0","id":1,"method":"ping","params":{"pad":"${"x".repeat(MAX_LINE)}"}}`);
+    if (allowOversized && x < 0.9023)
+      return Buffer.from(`{"jsonrpc":"2.0","id":1,"method":"ping","params":{"pad":"${"x".repeat(MAX_LINE)}"}}`);
     // Duplicate ids: the same slow request several times at once.
     const id = this.id();
-    return Buffer.from(new Array(1 + this.int(4)).fill(`{"jsonrpc":"2.0","id":${id},"method":"tools/call","params":{"name":"a__slow","arguments":{"ms":5}}}`).join("\n"));
+    return Buffer.from(
+      new Array(1 + this.int(4))
+        .fill(`{"jsonrpc":"2.0","id":${id},"method":"tools/call","params":{"name":"a__slow","arguments":{"ms":5}}}`)
+        .join("\n"),
+    );
   }
 }
 
@@ -250,7 +314,13 @@ function rssOf(pid: number): number {
  * queued for this connection at any time, so the memory it reaches does not depend on how loaded the
  * machine is (a lagging reader would let answers pile up in the daemon's write buffers).
  */
-async function fuzzConnection(path: string, gen: FrameGen, frames: number, oversized: boolean, name: string): Promise<{ socket: Socket; sentFrames: number }> {
+async function fuzzConnection(
+  path: string,
+  gen: FrameGen,
+  frames: number,
+  oversized: boolean,
+  name: string,
+): Promise<{ socket: Socket; sentFrames: number }> {
   const socket = connect(path);
   let failure: Error | undefined;
   let fail: (err: Error) => void = () => {};
@@ -305,7 +375,14 @@ async function status(c: RawClient): Promise<any> {
 async function quiet(c: RawClient): Promise<any> {
   const s = await status(c);
   const t = s.tables;
-  return t.progress === 0 && t.subscriptions === 0 && t.relayed === 0 && t.inFlight === 0 && s.servers.every((x: any) => x.inFlight === 0) && s.daemon.connections === 1 ? s : undefined;
+  return t.progress === 0 &&
+    t.subscriptions === 0 &&
+    t.relayed === 0 &&
+    t.inFlight === 0 &&
+    s.servers.every((x: any) => x.inFlight === 0) &&
+    s.daemon.connections === 1
+    ? s
+    : undefined;
 }
 
 /** Runs `frames` frames through `CONNECTIONS` connections, then closes them. Returns the total frames sent. */
@@ -313,7 +390,9 @@ async function fuzz(d: TestDaemon, seed: number, frames: number, oversizedConnec
   const per = Math.ceil(frames / CONNECTIONS);
   // One generator per connection, so a seed replays the same frames on each whatever the interleaving.
   const conns = await Promise.all(
-    Array.from({ length: CONNECTIONS }, (_, i) => fuzzConnection(d.socketPath, new FrameGen(rng(seed + i)), per, i < oversizedConnections, `fuzz-${seed}-${i}`)),
+    Array.from({ length: CONNECTIONS }, (_, i) =>
+      fuzzConnection(d.socketPath, new FrameGen(rng(seed + i)), per, i < oversizedConnections, `fuzz-${seed}-${i}`),
+    ),
   );
   // Closing now also cancels whatever the frames left in flight upstream: a disconnect mid-request.
   for (const c of conns) c.socket.destroy();
@@ -343,7 +422,9 @@ describe("fuzzing the live socket", () => {
     d = undefined;
   });
 
-  it(`survives ${FRAMES.toLocaleString("en")} random and mutated frames from ${CONNECTIONS} connections: nothing left behind, a normal client works, memory back within 10% (seed from FUZZ_SEED)`, { timeout: 180_000 }, async () => {
+  it(`survives ${FRAMES.toLocaleString("en")} random and mutated frames from ${CONNECTIONS} connections: nothing left behind, a normal client works, memory back within 10% (seed from FUZZ_SEED)`, {
+    timeout: 180_000,
+  }, async () => {
     const ctx = `FUZZ_SEED=${SEED}`;
     d = await startTestDaemon(
       // The fixture must not inherit the daemon's inspector flag.
@@ -394,9 +475,11 @@ describe("fuzzing the live socket", () => {
     expect(sent, ctx).toBeGreaterThanOrEqual(FRAMES);
     expect(d.proc.exitCode, `${ctx}: the daemon died\n${d.stderr().slice(-3000)}`).toBeNull();
 
-    const s = await until(() => quiet(checker), `${ctx}: tables empty, nothing in flight, fuzz connections gone`, 30_000).catch(async (err) => {
-      throw new Error(`${(err as Error).message}: ${JSON.stringify((await status(checker)).tables)}`);
-    });
+    const s = await until(() => quiet(checker), `${ctx}: tables empty, nothing in flight, fuzz connections gone`, 30_000).catch(
+      async (err) => {
+        throw new Error(`${(err as Error).message}: ${JSON.stringify((await status(checker)).tables)}`);
+      },
+    );
     expect(s.servers[0].state, ctx).toBe("ready");
 
     // A normal client, from scratch, gets normal answers.
@@ -412,15 +495,24 @@ describe("fuzzing the live socket", () => {
     // Memory: V8 gives pages back lazily, a few collections in; poll, do not demand it at once.
     let rss = rssOf(pid);
     let heap = 0;
-    await until(async () => {
-      heap = await collectGarbage(inspector);
-      rss = rssOf(pid);
-      return rss <= baseline * 1.1 && heap <= baselineHeap * 1.1;
-    }, "memory back within 10% of the baseline", 45_000, 500).catch(() => {
+    await until(
+      async () => {
+        heap = await collectGarbage(inspector);
+        rss = rssOf(pid);
+        return rss <= baseline * 1.1 && heap <= baselineHeap * 1.1;
+      },
+      "memory back within 10% of the baseline",
+      45_000,
+      500,
+    ).catch(() => {
       const mib = (n: number): string => `${(n / 2 ** 20).toFixed(1)} MiB`;
       const kinds = residentByKind(pid);
-      const by = Object.keys(kinds).map((k) => `${k} ${mib(kinds[k] as number)} (baseline ${mib(baselineKinds[k] ?? 0)})`).join(", ");
-      throw new Error(`${ctx}: RSS ${mib(rss)} (baseline ${mib(baseline)}; ${by}), V8 heap in use ${mib(heap)} (baseline ${mib(baselineHeap)}): more than 10% above`);
+      const by = Object.keys(kinds)
+        .map((k) => `${k} ${mib(kinds[k] as number)} (baseline ${mib(baselineKinds[k] ?? 0)})`)
+        .join(", ");
+      throw new Error(
+        `${ctx}: RSS ${mib(rss)} (baseline ${mib(baseline)}; ${by}), V8 heap in use ${mib(heap)} (baseline ${mib(baselineHeap)}): more than 10% above`,
+      );
     });
   });
 });
@@ -483,7 +575,9 @@ process.stdin.on("data", (c) => {
 
   it("a clientInfo nested 100,000 deep is cut down, so mcpd/status still answers every client (bug: encoding the status ended the daemon)", async () => {
     const c = await d.raw();
-    c.writeLine(`{"jsonrpc":"2.0","id":"i","method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"deep-client","version":"1","x":${DEEP}}}}`);
+    c.writeLine(
+      `{"jsonrpc":"2.0","id":"i","method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"deep-client","version":"1","x":${DEEP}}}}`,
+    );
     await c.waitFor((m) => m.id === "i", "initialize answer");
     // Every client's identity is in the full status only: a control connection's.
     const other = await d.control();
@@ -500,6 +594,8 @@ process.stdin.on("data", (c) => {
     expect(r.error.code).toBe(-32603);
     expect(r.error.message).toMatch(/cannot be encoded as JSON/);
     expect(d.proc.exitCode).toBeNull();
-    expect((await c.request("tools/call", { name: "a__echo", arguments: { text: "still here" } })).result.content[0].text).toBe("still here");
+    expect((await c.request("tools/call", { name: "a__echo", arguments: { text: "still here" } })).result.content[0].text).toBe(
+      "still here",
+    );
   });
 });

@@ -84,60 +84,60 @@ function logLines(d: TestDaemon): any[] {
 }
 
 describe("limits: connections and open files", () => {
-  it(
-    "under a low open-file limit (regression: with ulimit -n 256 and 276 connections the next server start failed with EMFILE and the daemon died): the connection over the cap gets -32072 and is closed, servers still start and restart, a freed slot is taken again",
-    { timeout: 180_000 },
-    async () => {
-      const d = (daemon = await startTestDaemon({ a: fixture("a"), l: fixture("l", [], { startup: "lazy" }) }, { nofile: 128 }));
-      const control = await controlClient(d);
-      await until(async () => (await serverStatus(control, "a")).state === "ready", "a ready");
-      ledger.add(d.proc.pid as number, await serverPid(control, "a"));
+  it("under a low open-file limit (regression: with ulimit -n 256 and 276 connections the next server start failed with EMFILE and the daemon died): the connection over the cap gets -32072 and is closed, servers still start and restart, a freed slot is taken again", {
+    timeout: 180_000,
+  }, async () => {
+    const d = (daemon = await startTestDaemon({ a: fixture("a"), l: fixture("l", [], { startup: "lazy" }) }, { nofile: 128 }));
+    const control = await controlClient(d);
+    await until(async () => (await serverStatus(control, "a")).state === "ready", "a ready");
+    ledger.add(d.proc.pid as number, await serverPid(control, "a"));
 
-      const held: RawClient[] = [];
-      let refused: Probe | undefined;
-      // 150 connections are more than 128 open files can hold: without a cap the daemon runs out.
-      for (let i = 0; i < 150 && !refused; i++) {
-        const p = await probe(d);
-        if (p.kind === "accepted") held.push(p.client);
-        else refused = p;
-      }
-      expect(refused?.kind, `after ${held.length} connections: ${refused?.kind ?? "never refused"}`).toBe("refused");
-      expect(refused!.error).toMatchObject({ code: -32072, data: { mcpdCode: "MCPD_TOO_MANY_CONNECTIONS" } });
-      expect(refused!.error!.message).toMatch(/^Too many connections: mcpd accepts at most \d+ at once \(open-file limit 128/);
-      await until(() => refused!.closed(), "the refused connection closed");
-      const st = await status(control);
-      expect(st.daemon.maxConnections).toBe(held.length + 1);
-      expect(st.daemon.connections).toBe(held.length + 1);
-      expect(held.length).toBeGreaterThan(4);
+    const held: RawClient[] = [];
+    let refused: Probe | undefined;
+    // 150 connections are more than 128 open files can hold: without a cap the daemon runs out.
+    for (let i = 0; i < 150 && !refused; i++) {
+      const p = await probe(d);
+      if (p.kind === "accepted") held.push(p.client);
+      else refused = p;
+    }
+    expect(refused?.kind, `after ${held.length} connections: ${refused?.kind ?? "never refused"}`).toBe("refused");
+    expect(refused!.error).toMatchObject({ code: -32072, data: { mcpdCode: "MCPD_TOO_MANY_CONNECTIONS" } });
+    expect(refused!.error!.message).toMatch(/^Too many connections: mcpd accepts at most \d+ at once \(open-file limit 128/);
+    await until(() => refused!.closed(), "the refused connection closed");
+    const st = await status(control);
+    expect(st.daemon.maxConnections).toBe(held.length + 1);
+    expect(st.daemon.connections).toBe(held.length + 1);
+    expect(held.length).toBeGreaterThan(4);
 
-      // More are refused the same way; the connections already open are unaffected.
-      for (let i = 0; i < 5; i++) {
-        const p = await probe(d);
-        expect(p.kind).toBe("refused");
-        expect(p.error?.code).toBe(-32072);
-      }
-      for (const c of [held[0]!, held[held.length - 1]!]) expect((await c.request("ping")).result).toEqual({});
+    // More are refused the same way; the connections already open are unaffected.
+    for (let i = 0; i < 5; i++) {
+      const p = await probe(d);
+      expect(p.kind).toBe("refused");
+      expect(p.error?.code).toBe(-32072);
+    }
+    for (const c of [held[0]!, held[held.length - 1]!]) expect((await c.request("ping")).result).toEqual({});
 
-      // The descriptors kept in reserve: a lazy server starts on first use, a killed server restarts.
-      expect(textOf(await control.request("tools/call", { name: "echo", arguments: { text: "lazy" }, _meta: { "mcpd/server": "l" } }))).toBe("lazy");
-      ledger.add(await serverPid(control, "l"));
-      const old = await serverPid(control, "a");
-      process.kill(old, "SIGKILL");
-      await until(async () => {
-        const s = await serverStatus(control, "a");
-        return s.state === "ready" && s.pid !== old;
-      }, "a restarted");
-      ledger.add(await serverPid(control, "a"));
-      expect(textOf(await control.request("tools/call", { name: "a__echo", arguments: { text: "again" } }))).toBe("again");
+    // The descriptors kept in reserve: a lazy server starts on first use, a killed server restarts.
+    expect(textOf(await control.request("tools/call", { name: "echo", arguments: { text: "lazy" }, _meta: { "mcpd/server": "l" } }))).toBe(
+      "lazy",
+    );
+    ledger.add(await serverPid(control, "l"));
+    const old = await serverPid(control, "a");
+    process.kill(old, "SIGKILL");
+    await until(async () => {
+      const s = await serverStatus(control, "a");
+      return s.state === "ready" && s.pid !== old;
+    }, "a restarted");
+    ledger.add(await serverPid(control, "a"));
+    expect(textOf(await control.request("tools/call", { name: "a__echo", arguments: { text: "again" } }))).toBe("again");
 
-      // Slots freed by closed connections are taken again.
-      for (const c of held.splice(0, 3)) c.close();
-      await until(async () => (await probe(d)).kind === "accepted", "a new connection accepted after three closed");
-      expect(d.proc.exitCode).toBeNull();
-      expect(d.proc.signalCode).toBeNull();
-      expect(logLines(d).some((l) => /connection refused: too many connections/.test(l.msg))).toBe(true);
-    },
-  );
+    // Slots freed by closed connections are taken again.
+    for (const c of held.splice(0, 3)) c.close();
+    await until(async () => (await probe(d)).kind === "accepted", "a new connection accepted after three closed");
+    expect(d.proc.exitCode).toBeNull();
+    expect(d.proc.signalCode).toBeNull();
+    expect(logLines(d).some((l) => /connection refused: too many connections/.test(l.msg))).toBe(true);
+  });
 
   it("mcpd.maxConnections: the connection over it gets -32072 naming the setting and is closed; the others keep working; a freed slot is taken again", async () => {
     const d = (daemon = await startTestDaemon({ a: fixture("a") }, { settings: { maxConnections: 3 } }));
@@ -156,7 +156,10 @@ describe("limits: connections and open files", () => {
       () => undefined,
       (e: McpdError) => e,
     );
-    expect(err).toMatchObject({ code: "MCPD_TOO_MANY_CONNECTIONS", message: expect.stringMatching(/^Too many connections: mcpd accepts at most 3 at once/) });
+    expect(err).toMatchObject({
+      code: "MCPD_TOO_MANY_CONNECTIONS",
+      message: expect.stringMatching(/^Too many connections: mcpd accepts at most 3 at once/),
+    });
     await sdk.close();
     accepted[0]!.client.close();
     await until(async () => (await probe(d)).kind === "accepted", "a new connection accepted after one closed");
@@ -201,7 +204,10 @@ describe("limits: accept() out of descriptors", () => {
 
 describe("limits: the daemon-wide budget for buffered client bytes", () => {
   it("several clients each holding a large unfinished line (regression: 200 connections of 4 MiB took RSS from 103 to 877 MiB): past the budget the one holding the most is disconnected with -32073, the others finish their lines", async () => {
-    const d = (daemon = await startTestDaemon({ a: fixture("a") }, { settings: { maxBufferedBytesTotal: 2_000_000, partialLineTimeoutMs: 600_000 } }));
+    const d = (daemon = await startTestDaemon(
+      { a: fixture("a") },
+      { settings: { maxBufferedBytesTotal: 2_000_000, partialLineTimeoutMs: 600_000 } },
+    ));
     const control = await controlClient(d);
     const buffered = async (): Promise<number> => (await status(control)).daemon.bufferedBytes;
     const sizes: Record<string, number> = { A: 500_000, B: 800_000, C: 300_000, D: 600_000 };
@@ -236,15 +242,24 @@ describe("limits: the daemon-wide budget for buffered client bytes", () => {
     }
     expect(await buffered()).toBe(0);
     const line = logLines(d).find((l) => /over the daemon-wide buffer budget/.test(l.msg));
-    expect(line, "the log names the disconnected client and what it held").toMatchObject({ client: expect.any(String), heldBytes: expect.any(Number), budgetBytes: 2_000_000 });
+    expect(line, "the log names the disconnected client and what it held").toMatchObject({
+      client: expect.any(String),
+      heldBytes: expect.any(Number),
+      budgetBytes: 2_000_000,
+    });
     expect(line.heldBytes).toBeGreaterThanOrEqual(800_000);
     const st = await status(control);
     expect(st.daemon.dropped).toMatchObject({ overBudget: 1 });
     expect(textOf(await control.request("tools/call", { name: "a__echo", arguments: { text: "still here" } }))).toBe("still here");
   });
 
-  it("clients that never read under a notification flood (regression: 60 of them took RSS to 1.4 GiB): each is disconnected once the budget is spent, while other clients' calls go on", { timeout: 120_000 }, async () => {
-    const d = (daemon = await startTestDaemon({ fl: fixture("fl"), b: fixture("b") }, { settings: { maxBufferedBytesTotal: 6 * 1024 * 1024 } }));
+  it("clients that never read under a notification flood (regression: 60 of them took RSS to 1.4 GiB): each is disconnected once the budget is spent, while other clients' calls go on", {
+    timeout: 120_000,
+  }, async () => {
+    const d = (daemon = await startTestDaemon(
+      { fl: fixture("fl"), b: fixture("b") },
+      { settings: { maxBufferedBytesTotal: 6 * 1024 * 1024 } },
+    ));
     // Three clients that receive the flood and never read it. Each would hold ~13 MB, under the
     // 16 MiB a single connection may hold, so only the daemon-wide budget can stop them.
     const sleepers = await openClients(d, 3);
@@ -254,12 +269,17 @@ describe("limits: the daemon-wide budget for buffered client bytes", () => {
     for (const c of [caller, other!]) expect((await c.request("logging/setLevel", { level: "error" })).result).toEqual({});
     ledger.add(await serverPid(caller, "fl"), await serverPid(caller, "b"));
     sendCall(caller, "flood", "fl__flood", { count: 12_000, size: 1000 });
-    for (let i = 0; i < 10; i++) expect(textOf(await other!.request("tools/call", { name: "b__echo", arguments: { text: `o${i}` } }))).toBe(`o${i}`);
+    for (let i = 0; i < 10; i++)
+      expect(textOf(await other!.request("tools/call", { name: "b__echo", arguments: { text: `o${i}` } }))).toBe(`o${i}`);
     expect(textOf((await answers(caller, ["flood"], 90_000)).get("flood"))).toBe("flooded 12000");
-    const st = await until(async () => {
-      const s = await status(caller);
-      return s.daemon.connections === 2 ? s : undefined;
-    }, "the three sleepers disconnected", 60_000);
+    const st = await until(
+      async () => {
+        const s = await status(caller);
+        return s.daemon.connections === 2 ? s : undefined;
+      },
+      "the three sleepers disconnected",
+      60_000,
+    );
     expect(st.daemon.dropped.overBudget).toBe(3);
     expect(st.daemon.bufferedBytes).toBeLessThan(6 * 1024 * 1024);
     const lines = logLines(d).filter((l) => /over the daemon-wide buffer budget/.test(l.msg));

@@ -21,19 +21,28 @@ const garbageByte = fc.oneof(
 
 const segment: fc.Arbitrary<Segment> = fc.oneof(
   { weight: 5, arbitrary: fc.record({ kind: fc.constant("valid" as const), value: fc.jsonValue({ maxDepth: 4 }), crlf: fc.boolean() }) },
-  { weight: 3, arbitrary: fc.record({ kind: fc.constant("garbage" as const), bytes: fc.array(garbageByte, { maxLength: 120 }).map((a) => Uint8Array.from(a)) }) },
+  {
+    weight: 3,
+    arbitrary: fc.record({
+      kind: fc.constant("garbage" as const),
+      bytes: fc.array(garbageByte, { maxLength: 120 }).map((a) => Uint8Array.from(a)),
+    }),
+  },
   // A truncated valid line: the classic partial write of a dying peer.
   {
     weight: 1,
-    arbitrary: fc
-      .tuple(fc.jsonValue({ maxDepth: 3 }), fc.nat())
-      .map(([v, n]) => {
-        const b = enc.encode(JSON.stringify(v));
-        return { kind: "garbage" as const, bytes: b.subarray(0, b.length > 1 ? n % (b.length - 1) : 0) };
-      }),
+    arbitrary: fc.tuple(fc.jsonValue({ maxDepth: 3 }), fc.nat()).map(([v, n]) => {
+      const b = enc.encode(JSON.stringify(v));
+      return { kind: "garbage" as const, bytes: b.subarray(0, b.length > 1 ? n % (b.length - 1) : 0) };
+    }),
   },
   // An oversized line (a few KB, always past the limits below) that must not take its neighbours with it.
-  { weight: 1, arbitrary: fc.integer({ min: 1000, max: 6000 }).map((n) => ({ kind: "garbage" as const, bytes: enc.encode(`{"pad":"${"x".repeat(n)}"}`) })) },
+  {
+    weight: 1,
+    arbitrary: fc
+      .integer({ min: 1000, max: 6000 })
+      .map((n) => ({ kind: "garbage" as const, bytes: enc.encode(`{"pad":"${"x".repeat(n)}"}`) })),
+  },
   { weight: 1, arbitrary: fc.constant({ kind: "blank" as const }) },
 );
 
@@ -76,7 +85,7 @@ describe("JsonLineDecoder property: valid lines among garbage", () => {
         (segments, limit, trailingNewline, sizes) => {
           const lines = segments.map(bytesOf);
           const parts: Uint8Array[] = [];
-          lines.forEach((l, i) => parts.push(l, ...(i < lines.length - 1 || trailingNewline ? [enc.encode("\n")] : [])));
+          for (const [i, l] of lines.entries()) parts.push(l, ...(i < lines.length - 1 || trailingNewline ? [enc.encode("\n")] : []));
           const stream = concat(parts);
 
           const expected = lines.map((l) => reference(l, limit)).filter((r) => r !== undefined);
@@ -97,7 +106,9 @@ describe("JsonLineDecoder property: valid lines among garbage", () => {
           expect(values).toEqual(expected.flatMap((r) => ("value" in r ? [r.value] : [])));
           expect(errors).toEqual(expected.flatMap((r) => ("error" in r ? [r.error] : [])));
           // The point of it all, stated directly: every generated valid line that fits was delivered, in order.
-          const valid = segments.flatMap((s, i) => (s.kind === "valid" && (lines[i] as Uint8Array).length - (s.crlf ? 1 : 0) <= limit ? [JSON.parse(JSON.stringify(s.value))] : []));
+          const valid = segments.flatMap((s, i) =>
+            s.kind === "valid" && (lines[i] as Uint8Array).length - (s.crlf ? 1 : 0) <= limit ? [JSON.parse(JSON.stringify(s.value))] : [],
+          );
           let at = 0;
           for (const v of values) if (at < valid.length && JSON.stringify(v) === JSON.stringify(valid[at])) at++;
           expect(at, "valid lines delivered in order").toBe(valid.length);

@@ -112,7 +112,15 @@ afterAll(async () => {
 });
 
 function connect(conns: Conn[]): Conn {
-  const conn: Conn = { n: ++connCounter, received: [], sent: new Map(), closed: false, afterClose: 0, next: 0, session: undefined as unknown as Session };
+  const conn: Conn = {
+    n: ++connCounter,
+    received: [],
+    sent: new Map(),
+    closed: false,
+    afterClose: 0,
+    next: 0,
+    session: undefined as unknown as Session,
+  };
   conn.session = router.attach({
     send: (message) => {
       if (conn.closed) {
@@ -124,7 +132,12 @@ function connect(conns: Conn[]): Conn {
       return true;
     },
   });
-  conn.session.handle({ jsonrpc: "2.0", id: "init", method: "initialize", params: { protocolVersion: "2025-11-25", capabilities: {}, clientInfo: { name: `p${conn.n}`, version: "1" } } });
+  conn.session.handle({
+    jsonrpc: "2.0",
+    id: "init",
+    method: "initialize",
+    params: { protocolVersion: "2025-11-25", capabilities: {}, clientInfo: { name: `p${conn.n}`, version: "1" } },
+  });
   conn.session.handle({ jsonrpc: "2.0", method: "notifications/initialized" });
   conns.push(conn);
   return conn;
@@ -151,7 +164,11 @@ function request(conn: Conn, a: Extract<Action, { t: "request" }>): void {
       // The same token on every connection: the router must keep them apart.
       sent.token = `tok-${i}`;
       sent.steps = a.steps;
-      msg = { name: "progress", arguments: { steps: a.steps, intervalMs: 1 + (a.ms % 5) }, _meta: { ...routed, progressToken: sent.token } };
+      msg = {
+        name: "progress",
+        arguments: { steps: a.steps, intervalMs: 1 + (a.ms % 5) },
+        _meta: { ...routed, progressToken: sent.token },
+      };
       break;
     case "aggregate":
       sent.text = tag;
@@ -279,7 +296,9 @@ async function run(actions: Action[]): Promise<void> {
     await router.detach(c.session);
   }
   await until(() => settled(sessions, manager.servers), "router, sessions and servers settled", 10_000).catch(() => {
-    throw new Error(`not settled: ${JSON.stringify({ tables: router.tables(), sessions: sessions.map((s) => s.inFlightCount), servers: manager.servers.map((h) => h.stats.inFlight) })}`);
+    throw new Error(
+      `not settled: ${JSON.stringify({ tables: router.tables(), sessions: sessions.map((s) => s.inFlightCount), servers: manager.servers.map((h) => h.stats.inFlight) })}`,
+    );
   });
   expect(router.sessions.size).toBe(0);
   check(conns);
@@ -297,7 +316,9 @@ async function run(actions: Action[]): Promise<void> {
 const covered = { requests: 0, cancelled: 0, duplicated: 0, progress: 0, connections: 0 };
 
 describe("router property: random interleavings across connections", () => {
-  it("answers each request at most once, only to its own connection, exactly once unless cancelled or disconnected, and leaves no table entry", { timeout: 120_000 }, async () => {
+  it("answers each request at most once, only to its own connection, exactly once unless cancelled or disconnected, and leaves no table entry", {
+    timeout: 120_000,
+  }, async () => {
     await fc.assert(
       fc.asyncProperty(fc.array(action, { minLength: 10, maxLength: 80, size: "large" }), run),
       // A failure waits out the settle bounds on every shrink step: stop shrinking after a while and report.

@@ -16,12 +16,16 @@ afterEach(async () => {
 });
 
 describe("secret masking", () => {
-  it("regression: a server whose env holds its own name and `production` shows both unmasked; its token stays masked", { timeout: 120_000 }, async () => {
+  it("regression: a server whose env holds its own name and `production` shows both unmasked; its token stays masked", {
+    timeout: 120_000,
+  }, async () => {
     const w = (world = new CliWorld());
     const token = `ghp_${randomBytes(27).toString("base64url").replace(/[-_]/g, "x").slice(0, 36)}`;
     const home = join(w.home, "warehouse-data");
     w.writeConfig({
-      warehouse: w.fixture("warehouse", [], { env: { SERVER_NAME: "warehouse", NODE_ENV: "production", DATA_DIR: home, OWNER: "alice.smith", GITHUB_TOKEN: token } }),
+      warehouse: w.fixture("warehouse", [], {
+        env: { SERVER_NAME: "warehouse", NODE_ENV: "production", DATA_DIR: home, OWNER: "alice.smith", GITHUB_TOKEN: token },
+      }),
     });
     expect((await w.run(["start", "--log-level", "debug"])).code).toBe(0);
     const outputs: string[] = [];
@@ -39,7 +43,10 @@ describe("secret masking", () => {
       const line = `NODE_ENV=production SERVER_NAME=warehouse DATA_DIR=${home} OWNER=alice.smith GITHUB_TOKEN=${token}`;
       await c.request("tools/call", { name: "warehouse__stderr", arguments: { text: line } });
       const masked = `NODE_ENV=production SERVER_NAME=warehouse DATA_DIR=${home} OWNER=alice.smith GITHUB_TOKEN=***`;
-      await until(async () => (await w.run(["logs", "warehouse"])).stdout.includes(masked), "the masked stderr line in mcpd logs warehouse");
+      await until(
+        async () => (await w.run(["logs", "warehouse"])).stdout.includes(masked),
+        "the masked stderr line in mcpd logs warehouse",
+      );
       outputs.push(JSON.stringify(await c.request("mcpd/logs", { server: "warehouse", lines: 100 })));
     } finally {
       c.close();

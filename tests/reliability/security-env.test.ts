@@ -44,10 +44,14 @@ async function start(doc: Record<string, unknown>): Promise<{ d: TestDaemon; c: 
   const c = await d.raw();
   await c.initialize();
   const names = Object.keys(doc.mcpServers as object);
-  await until(async () => {
-    const servers: Array<{ name: string; state: string }> = (await c.request("mcpd/status")).result.servers;
-    return names.every((n) => servers.find((s) => s.name === n)?.state === "ready");
-  }, `${names.join(", ")} ready`, 30_000);
+  await until(
+    async () => {
+      const servers: Array<{ name: string; state: string }> = (await c.request("mcpd/status")).result.servers;
+      return names.every((n) => servers.find((s) => s.name === n)?.state === "ready");
+    },
+    `${names.join(", ")} ready`,
+    30_000,
+  );
   return { d, c };
 }
 

@@ -30,7 +30,11 @@ function victim(w: CliWorld): { path: string; changed: () => boolean; unchanged:
   const path = join(w.root, "victim");
   const content = Buffer.from("precious: every byte of this must survive\n");
   writeFileSync(path, content);
-  return { path, changed: () => !readFileSync(path).equals(content), unchanged: () => expect(readFileSync(path).equals(content), `the victim file was written: ${readFileSync(path, "utf8")}`).toBe(true) };
+  return {
+    path,
+    changed: () => !readFileSync(path).equals(content),
+    unchanged: () => expect(readFileSync(path).equals(content), `the victim file was written: ${readFileSync(path, "utf8")}`).toBe(true),
+  };
 }
 
 /** A directory made by another user (uid 65534), writable by everyone. Tests run as root here; elsewhere chown fails, and the test says so. */

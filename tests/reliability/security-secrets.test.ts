@@ -95,9 +95,18 @@ async function config(w: CliWorld): Promise<Record<string, unknown>> {
   const port = await closedPort();
   return {
     // Works: secrets in env and args.
-    good: { command: process.execPath, args: [wrapper, "--name", "good", `--api-key=${S.argEq}`, "--token", S.argNext], env: { GOOD_SECRET: S.env } },
+    good: {
+      command: process.execPath,
+      args: [wrapper, "--name", "good", `--api-key=${S.argEq}`, "--token", S.argNext],
+      env: { GOOD_SECRET: S.env },
+    },
     // Never starts: the command does not exist.
-    nocmd: { command: "/nonexistent/mcpd-secret-server", args: ["--token", S.failArg], env: { FAIL_SECRET: S.failEnv }, restart: { maxRestarts: 1, initialDelayMs: 50 } },
+    nocmd: {
+      command: "/nonexistent/mcpd-secret-server",
+      args: ["--token", S.failArg],
+      env: { FAIL_SECRET: S.failEnv },
+      restart: { maxRestarts: 1, initialDelayMs: 50 },
+    },
     // Starts and dies at once, again and again (crash loop).
     crashy: {
       command: process.execPath,
@@ -114,8 +123,17 @@ async function config(w: CliWorld): Promise<Record<string, unknown>> {
       headers: { Authorization: `Bearer ${S.header}`, "X-Api-Key": S.apiKeyHeader },
       restart: { maxRestarts: 1, initialDelayMs: 50 },
     },
-    legacy: { type: "sse", url: `http://${S.sseUser}:${S.ssePass}@127.0.0.1:${port}/sse?api_key=${S.sseKey}`, restart: { maxRestarts: 1, initialDelayMs: 50 } },
-    socket: { type: "ws", url: `ws://u:${S.wsPass}@127.0.0.1:${port}/ws?access_token=${S.wsToken}`, headers: { Authorization: `Bearer ${S.wsHeader}` }, restart: { maxRestarts: 1, initialDelayMs: 50 } },
+    legacy: {
+      type: "sse",
+      url: `http://${S.sseUser}:${S.ssePass}@127.0.0.1:${port}/sse?api_key=${S.sseKey}`,
+      restart: { maxRestarts: 1, initialDelayMs: 50 },
+    },
+    socket: {
+      type: "ws",
+      url: `ws://u:${S.wsPass}@127.0.0.1:${port}/ws?access_token=${S.wsToken}`,
+      headers: { Authorization: `Bearer ${S.wsHeader}` },
+      restart: { maxRestarts: 1, initialDelayMs: 50 },
+    },
   };
 }
 
@@ -128,11 +146,15 @@ async function exercise(w: CliWorld): Promise<string> {
     out.push(JSON.stringify(await c.request("mcpd/select", { control: true })));
     out.push(JSON.stringify(await c.initialize()));
     const failedOnes = ["nocmd", "crashy", "remote", "legacy", "socket", "echoer"];
-    await until(async () => {
-      const s = await c.request("mcpd/status");
-      const states = Object.fromEntries(s.result.servers.map((x: { name: string; state: string }) => [x.name, x.state]));
-      return states.good === "ready" && failedOnes.every((n) => states[n] === "failed");
-    }, "good ready and every failing server failed", 30_000);
+    await until(
+      async () => {
+        const s = await c.request("mcpd/status");
+        const states = Object.fromEntries(s.result.servers.map((x: { name: string; state: string }) => [x.name, x.state]));
+        return states.good === "ready" && failedOnes.every((n) => states[n] === "failed");
+      },
+      "good ready and every failing server failed",
+      30_000,
+    );
     out.push(JSON.stringify(await c.request("tools/list")));
     out.push(JSON.stringify(await c.request("tools/call", { name: "good__echo", arguments: { text: "hello" } })));
     for (const server of ["good", ...failedOnes]) {
@@ -144,7 +166,11 @@ async function exercise(w: CliWorld): Promise<string> {
     out.push(JSON.stringify(await c.request("mcpd/restart", { server: "remote" })));
     // The good server crashes mid-call: the crash and the restart are reported too.
     out.push(JSON.stringify(await c.request("tools/call", { name: "crash", arguments: {}, _meta: { "mcpd/server": "good" } })));
-    await until(async () => (await c.request("mcpd/status")).result.servers.find((x: { name: string }) => x.name === "good").state === "ready", "good back", 30_000);
+    await until(
+      async () => (await c.request("mcpd/status")).result.servers.find((x: { name: string }) => x.name === "good").state === "ready",
+      "good back",
+      30_000,
+    );
     out.push(JSON.stringify(await c.request("mcpd/status")));
     out.push(JSON.stringify(await c.request("mcpd/servers")));
     out.push(JSON.stringify(await c.request("mcpd/logs", { lines: 10_000 })));
@@ -152,7 +178,16 @@ async function exercise(w: CliWorld): Promise<string> {
   } finally {
     c.close();
   }
-  for (const args of [["status", "--json"], ["status"], ["logs", "-n", "10000"], ["logs", "crashy"], ["logs", "nocmd"], ["tools"], ["call", "remote", "echo", "--arg", "text=x"], ["call", "good", "echo", "--arg", "text=x"]]) {
+  for (const args of [
+    ["status", "--json"],
+    ["status"],
+    ["logs", "-n", "10000"],
+    ["logs", "crashy"],
+    ["logs", "nocmd"],
+    ["tools"],
+    ["call", "remote", "echo", "--arg", "text=x"],
+    ["call", "good", "echo", "--arg", "text=x"],
+  ]) {
     const r = await w.run(args);
     out.push(`$ mcpd ${args.join(" ")}\n${r.stdout}\n${r.stderr}`);
   }

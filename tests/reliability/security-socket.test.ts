@@ -5,7 +5,20 @@
  * file. Each refusal names the reason; nothing is created, followed or removed.
  */
 import { spawn } from "node:child_process";
-import { chmodSync, chownSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readFileSync, readlinkSync, rmSync, statSync, symlinkSync, writeFileSync } from "node:fs";
+import {
+  chmodSync,
+  chownSync,
+  existsSync,
+  lstatSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  readlinkSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
@@ -31,7 +44,10 @@ function root(): { root: string; config: string; startedMarker: string } {
   roots.push(r);
   const startedMarker = join(r, "started");
   const config = join(r, "config.json");
-  writeFileSync(config, JSON.stringify({ mcpServers: { fx: { command: process.execPath, args: [FIXTURE, "--name", "fx", "--log", startedMarker] } } }));
+  writeFileSync(
+    config,
+    JSON.stringify({ mcpServers: { fx: { command: process.execPath, args: [FIXTURE, "--name", "fx", "--log", startedMarker] } } }),
+  );
   return { root: r, config, startedMarker };
 }
 
@@ -44,7 +60,10 @@ interface Run {
 function startDaemon(env: Record<string, string>, config: string): Promise<Run> & { proc: ReturnType<typeof spawn> } {
   const clean = { ...process.env };
   for (const k of ["MCPD_SOCKET", "MCPD_HOME", "XDG_RUNTIME_DIR", "XDG_STATE_HOME", "MCPD_LOG_LEVEL"]) delete clean[k];
-  const proc = spawn(process.execPath, [MCPD_BIN, "start", "--foreground"], { env: { ...clean, MCPD_CONFIG: config, ...env }, stdio: ["ignore", "pipe", "pipe"] });
+  const proc = spawn(process.execPath, [MCPD_BIN, "start", "--foreground"], {
+    env: { ...clean, MCPD_CONFIG: config, ...env },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
   daemons.push(proc);
   let stderr = "";
   proc.stderr?.on("data", (d: Buffer) => (stderr += d.toString()));
@@ -118,14 +137,28 @@ describe("the socket is private to its user", () => {
     // Tests run as root here; as anyone else chown fails, and the test says so rather than passing.
     chownSync(dir, 65534, 65534);
     const stderr = await refused({ MCPD_HOME: dir }, r);
-    expect(stderr).toContain(`Refusing to start: socket directory ${dir} is owned by uid 65534 (nobody), not by you (uid ${process.getuid?.()})`);
+    expect(stderr).toContain(
+      `Refusing to start: socket directory ${dir} is owned by uid 65534 (nobody), not by you (uid ${process.getuid?.()})`,
+    );
     expect(existsSync(join(dir, "mcpd.sock"))).toBe(false);
   });
 
   it.each([
     ["nowhere", (r: string) => join(r, "does-not-exist")],
-    ["a regular file", (r: string) => (writeFileSync(join(r, "victim"), "precious"), join(r, "victim"))],
-    ["a directory", (r: string) => (mkdirSync(join(r, "victim-dir")), join(r, "victim-dir"))],
+    [
+      "a regular file",
+      (r: string) => {
+        writeFileSync(join(r, "victim"), "precious");
+        return join(r, "victim");
+      },
+    ],
+    [
+      "a directory",
+      (r: string) => {
+        mkdirSync(join(r, "victim-dir"));
+        return join(r, "victim-dir");
+      },
+    ],
   ])("refuses to start when the socket path is a symbolic link (to %s), and leaves link and target alone", async (_what, target) => {
     const r = root();
     const dir = join(r.root, "run");

@@ -49,31 +49,43 @@ describe("servers are spawned without a shell", () => {
     const cmdMarker = (n: number): string => marker(100 + n);
     const d = (daemon = await startTestDaemon({
       // Every attack string as a separate argument value (the fixture takes any string after --tool).
-      args: fixture("args", evil.flatMap((a) => ["--tool", a])),
+      args: fixture(
+        "args",
+        evil.flatMap((a) => ["--tool", a]),
+      ),
       // Every attack string as an env value.
       env: fixture("env", [], { env: Object.fromEntries(evil.map((a, i) => [`EVIL_${i}`, a])) }),
       // Shell syntax in the command itself.
       cmd1: { command: `${process.execPath}; touch ${cmdMarker(1)}`, restart: { maxRestarts: 1, initialDelayMs: 50 } },
       cmd2: { command: `$(touch ${cmdMarker(2)})`, restart: { maxRestarts: 1, initialDelayMs: 50 } },
       cmd3: { command: `\`touch ${cmdMarker(3)}\``, restart: { maxRestarts: 1, initialDelayMs: 50 } },
-      cmd4: { command: `${process.execPath} -e "require('fs').writeFileSync('${cmdMarker(4)}', '')"`, restart: { maxRestarts: 1, initialDelayMs: 50 } },
+      cmd4: {
+        command: `${process.execPath} -e "require('fs').writeFileSync('${cmdMarker(4)}', '')"`,
+        restart: { maxRestarts: 1, initialDelayMs: 50 },
+      },
     }));
     // lastError is in the full status: a control connection's.
     const c = await d.control();
     await c.initialize();
     const status = async (): Promise<Record<string, { state: string; lastError: string | null; stateReason: string }>> =>
       Object.fromEntries((await c.request("mcpd/status")).result.servers.map((s: any) => [s.name, s]));
-    await until(async () => {
-      const s = await status();
-      return s.args?.state === "ready" && s.env?.state === "ready" && ["cmd1", "cmd2", "cmd3", "cmd4"].every((n) => s[n]?.state === "failed");
-    }, "fixtures ready and the shell-syntax commands failed", 30_000);
+    await until(
+      async () => {
+        const s = await status();
+        return (
+          s.args?.state === "ready" && s.env?.state === "ready" && ["cmd1", "cmd2", "cmd3", "cmd4"].every((n) => s[n]?.state === "failed")
+        );
+      },
+      "fixtures ready and the shell-syntax commands failed",
+      30_000,
+    );
 
     // Arguments: exactly as configured, one argv entry each.
     const argv = JSON.parse(text(await c.request("tools/call", { name: "argv", arguments: {}, _meta: { "mcpd/server": "args" } })));
     expect(argv).toEqual(["--name", "args", ...evil.flatMap((a) => ["--tool", a])]);
     // Env: exactly as configured.
     const env = JSON.parse(text(await c.request("tools/call", { name: "env", arguments: {}, _meta: { "mcpd/server": "env" } })));
-    evil.forEach((a, i) => expect(env[`EVIL_${i}`], `EVIL_${i}`).toBe(a));
+    for (const [i, a] of evil.entries()) expect(env[`EVIL_${i}`], `EVIL_${i}`).toBe(a);
     // Commands: not found as written (the whole string is the file name), never split or interpreted.
     const s = await status();
     for (const n of ["cmd1", "cmd2", "cmd3", "cmd4"]) expect(`${s[n]?.stateReason} ${s[n]?.lastError}`, n).toMatch(/ENOENT|not found/i);

@@ -27,7 +27,11 @@ const UID = process.getuid?.() ?? -1;
 /** Why this process cannot run a process as another user, or undefined when it can. */
 function otherUserRefused(): string | undefined {
   if (process.platform === "win32") return "no Unix users on Windows";
-  const r = spawnSync(process.execPath, ["-e", "process.stdout.write(String(process.getuid()))"], { uid: NOBODY, gid: NOBODY, encoding: "utf8" });
+  const r = spawnSync(process.execPath, ["-e", "process.stdout.write(String(process.getuid()))"], {
+    uid: NOBODY,
+    gid: NOBODY,
+    encoding: "utf8",
+  });
   if (r.error) return `cannot run a process as uid ${NOBODY}: ${r.error.message}`;
   if (r.stdout !== String(NOBODY)) return `a process spawned as uid ${NOBODY} ran as uid ${r.stdout}`;
   return undefined;
@@ -142,7 +146,15 @@ describe(`socket squatting: a socket directory made by another user is refused${
       const sq = await squat(dir);
       const fix = "set MCPD_HOME (or XDG_RUNTIME_DIR) to a directory only you can write";
 
-      for (const args of [["status"], ["call", "x", "steal", '{"secret":"hunter2"}'], ["tools"], ["start"], ["stop"], ["connect"], ["connect", "--no-autostart"]]) {
+      for (const args of [
+        ["status"],
+        ["call", "x", "steal", '{"secret":"hunter2"}'],
+        ["tools"],
+        ["start"],
+        ["stop"],
+        ["connect"],
+        ["connect", "--no-autostart"],
+      ]) {
         const r = await w.run(args, { env });
         expect(r.code, `mcpd ${args.join(" ")}: ${r.stdout} ${r.stderr}`).toBe(1);
         expect(r.stderr, `mcpd ${args.join(" ")}`).toContain(ownedByNobody(dir));
@@ -176,35 +188,41 @@ describe(`socket squatting: a socket directory made by another user is refused${
     },
   );
 
-  it.skipIf(REFUSED !== undefined)("a socket directory that is another user's symbolic link is refused, even when it points at a private directory of ours", async () => {
-    const w = (world = new CliWorld());
-    const target = join(w.root, "private");
-    mkdirSync(target, { mode: 0o700 });
-    const l = await listener(join(target, "mcpd.sock"));
-    const link = join(w.root, "run");
-    symlinkSync(target, link);
-    lchownSync(link, NOBODY, NOBODY);
-    await expectUntrusted(
-      connect({ socketPath: join(link, "mcpd.sock"), reconnect: false, connectTimeout: 5_000 }),
-      `Refusing to connect to mcpd: socket directory ${link} is a symbolic link owned by uid ${NOBODY} (nobody), not by you (uid ${UID})`,
-    );
-    expect(l.seen()).toEqual({ connections: 0, bytes: 0 });
-  });
+  it.skipIf(REFUSED !== undefined)(
+    "a socket directory that is another user's symbolic link is refused, even when it points at a private directory of ours",
+    async () => {
+      const w = (world = new CliWorld());
+      const target = join(w.root, "private");
+      mkdirSync(target, { mode: 0o700 });
+      const l = await listener(join(target, "mcpd.sock"));
+      const link = join(w.root, "run");
+      symlinkSync(target, link);
+      lchownSync(link, NOBODY, NOBODY);
+      await expectUntrusted(
+        connect({ socketPath: join(link, "mcpd.sock"), reconnect: false, connectTimeout: 5_000 }),
+        `Refusing to connect to mcpd: socket directory ${link} is a symbolic link owned by uid ${NOBODY} (nobody), not by you (uid ${UID})`,
+      );
+      expect(l.seen()).toEqual({ connections: 0, bytes: 0 });
+    },
+  );
 
-  it.skipIf(REFUSED !== undefined)("a socket owned by another user in our own private directory is refused, naming the socket", async () => {
-    const w = (world = new CliWorld());
-    const dir = join(w.root, "run");
-    mkdirSync(dir, { mode: 0o700 });
-    const socket = join(dir, "mcpd.sock");
-    const l = await listener(socket);
-    chownSync(socket, NOBODY, NOBODY);
-    const text = `Refusing to connect to mcpd: socket ${socket} is owned by uid ${NOBODY} (nobody), not by you (uid ${UID})`;
-    await expectUntrusted(connect({ socketPath: socket, reconnect: false, connectTimeout: 5_000 }), text);
-    const r = await w.run(["status"], { env: { ...w.env, MCPD_HOME: dir } });
-    expect(r.code).toBe(1);
-    expect(r.stderr).toContain(text);
-    expect(l.seen()).toEqual({ connections: 0, bytes: 0 });
-  });
+  it.skipIf(REFUSED !== undefined)(
+    "a socket owned by another user in our own private directory is refused, naming the socket",
+    async () => {
+      const w = (world = new CliWorld());
+      const dir = join(w.root, "run");
+      mkdirSync(dir, { mode: 0o700 });
+      const socket = join(dir, "mcpd.sock");
+      const l = await listener(socket);
+      chownSync(socket, NOBODY, NOBODY);
+      const text = `Refusing to connect to mcpd: socket ${socket} is owned by uid ${NOBODY} (nobody), not by you (uid ${UID})`;
+      await expectUntrusted(connect({ socketPath: socket, reconnect: false, connectTimeout: 5_000 }), text);
+      const r = await w.run(["status"], { env: { ...w.env, MCPD_HOME: dir } });
+      expect(r.code).toBe(1);
+      expect(r.stderr).toContain(text);
+      expect(l.seen()).toEqual({ connections: 0, bytes: 0 });
+    },
+  );
 });
 
 describe("a socket directory of our own that others can write is refused", () => {
@@ -212,22 +230,25 @@ describe("a socket directory of our own that others can write is refused", () =>
     ["writable by everyone", "777"],
     ["writable by others", "703"],
     ["writable by its group", "770"],
-  ])("regression (socket squatting): a socket directory %s (mode %s) is refused by the SDK and the CLI, naming the chmod fix; nothing is sent", async (_what, octal) => {
-    const mode = Number.parseInt(octal, 8);
-    const w = (world = new CliWorld());
-    const dir = join(w.root, "run");
-    mkdirSync(dir, { mode: 0o700 });
-    const socket = join(dir, "mcpd.sock");
-    const l = await listener(socket);
-    chmodSync(dir, mode);
-    const text = `Refusing to connect to mcpd: socket directory ${dir} is writable by others (mode ${mode.toString(8)}); run: chmod 700 ${dir}`;
-    await expectUntrusted(connect({ socketPath: socket, reconnect: false, connectTimeout: 2_000 }), text);
-    await expectUntrusted(new McpdTransport({ socketPath: socket, connectTimeout: 2_000 }).start(), text);
-    const r = await w.run(["status"], { env: { ...w.env, MCPD_HOME: dir } });
-    expect(r.code).toBe(1);
-    expect(r.stderr).toContain(text);
-    expect(l.seen()).toEqual({ connections: 0, bytes: 0 });
-  });
+  ])(
+    "regression (socket squatting): a socket directory %s (mode %s) is refused by the SDK and the CLI, naming the chmod fix; nothing is sent",
+    async (_what, octal) => {
+      const mode = Number.parseInt(octal, 8);
+      const w = (world = new CliWorld());
+      const dir = join(w.root, "run");
+      mkdirSync(dir, { mode: 0o700 });
+      const socket = join(dir, "mcpd.sock");
+      const l = await listener(socket);
+      chmodSync(dir, mode);
+      const text = `Refusing to connect to mcpd: socket directory ${dir} is writable by others (mode ${mode.toString(8)}); run: chmod 700 ${dir}`;
+      await expectUntrusted(connect({ socketPath: socket, reconnect: false, connectTimeout: 2_000 }), text);
+      await expectUntrusted(new McpdTransport({ socketPath: socket, connectTimeout: 2_000 }).start(), text);
+      const r = await w.run(["status"], { env: { ...w.env, MCPD_HOME: dir } });
+      expect(r.code).toBe(1);
+      expect(r.stderr).toContain(text);
+      expect(l.seen()).toEqual({ connections: 0, bytes: 0 });
+    },
+  );
 });
 
 describe("mcpd stop signals only this user's mcpd", () => {
@@ -253,7 +274,13 @@ describe("mcpd stop signals only this user's mcpd", () => {
   it.each([
     ["sleep 600", (_root: string) => ["sleep", ["600"]] as const],
     // A stale pid reused by, say, an editor or a `tail` on mcpd's own files: its command line mentions mcpd.
-    ["tail -f <root>/mcpd-notes.txt", (root: string) => (writeFileSync(join(root, "mcpd-notes.txt"), ""), ["tail", ["-f", join(root, "mcpd-notes.txt")]] as const)],
+    [
+      "tail -f <root>/mcpd-notes.txt",
+      (root: string) => {
+        writeFileSync(join(root, "mcpd-notes.txt"), "");
+        return ["tail", ["-f", join(root, "mcpd-notes.txt")]] as const;
+      },
+    ],
   ])("regression (stop signals a stranger): a stale pid file naming this user's `%s` does not get it signalled", async (_what, cmd) => {
     const w = (world = new CliWorld());
     const [command, args] = cmd(w.root);
@@ -268,21 +295,24 @@ describe("mcpd stop signals only this user's mcpd", () => {
     expect(alive(p.pid as number), `mcpd stop signalled ${command}`).toBe(true);
   });
 
-  it.skipIf(REFUSED !== undefined)(`regression (stop signals a stranger): a stale pid file naming another user's process is not signalled${asOther}`, async () => {
-    const w0 = (world = new CliWorld());
-    const other = join(w0.root, "other");
-    mkdirSync(other, { mode: 0o755 });
-    chownSync(other, NOBODY, NOBODY);
-    chmodSync(w0.root, 0o755);
-    const sq = await squat(join(other, "mcpd"));
-    stalePidFile(w0, sq.pid);
-    const r = await w0.run(["stop"]);
-    expect(r.code, r.stderr).toBe(0);
-    expect(r.stdout).toContain("mcpd is not running");
-    expect(r.stderr).toContain(`not signalling pid ${sq.pid}`);
-    expect(r.stderr).toContain(`uid ${NOBODY}`);
-    expect(alive(sq.pid), "mcpd stop signalled another user's process").toBe(true);
-  });
+  it.skipIf(REFUSED !== undefined)(
+    `regression (stop signals a stranger): a stale pid file naming another user's process is not signalled${asOther}`,
+    async () => {
+      const w0 = (world = new CliWorld());
+      const other = join(w0.root, "other");
+      mkdirSync(other, { mode: 0o755 });
+      chownSync(other, NOBODY, NOBODY);
+      chmodSync(w0.root, 0o755);
+      const sq = await squat(join(other, "mcpd"));
+      stalePidFile(w0, sq.pid);
+      const r = await w0.run(["stop"]);
+      expect(r.code, r.stderr).toBe(0);
+      expect(r.stdout).toContain("mcpd is not running");
+      expect(r.stderr).toContain(`not signalling pid ${sq.pid}`);
+      expect(r.stderr).toContain(`uid ${NOBODY}`);
+      expect(alive(sq.pid), "mcpd stop signalled another user's process").toBe(true);
+    },
+  );
 
   it("still ends its own daemon by SIGTERM when the socket does not answer (the pid verified as this user's daemon)", async () => {
     const w = (world = new CliWorld());

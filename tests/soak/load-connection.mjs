@@ -99,11 +99,14 @@ export class LoadConnection {
     });
     socket.once("connect", () => {
       if (gen !== this.generation) return;
-      const lines = [`{"jsonrpc":"2.0","id":"init","method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"soak-${this.index}","version":"1"}}}`];
+      const lines = [
+        `{"jsonrpc":"2.0","id":"init","method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"soak-${this.index}","version":"1"}}}`,
+      ];
       // Half the sessions subscribe to a resource: the subscription table must be empty again at the end.
       // Both fixtures list fixture://static/one, so the aggregate view addresses server a's copy by its
       // namespaced URI (a plain URI two servers list is refused as ambiguous).
-      if (this.rng() < 0.5) lines.push(`{"jsonrpc":"2.0","id":"sub","method":"resources/subscribe","params":{"uri":"mcpd://a/fixture://static/one"}}`);
+      if (this.rng() < 0.5)
+        lines.push(`{"jsonrpc":"2.0","id":"sub","method":"resources/subscribe","params":{"uri":"mcpd://a/fixture://static/one"}}`);
       socket.write(`${lines.join("\n")}\n`);
       this.topUp();
     });
@@ -205,7 +208,10 @@ export class LoadConnection {
       s.answeredAfterCancel++;
       return;
     }
-    violation(s, `connection ${this.index}: ${seen ? "second answer" : "answer to an id it has no call for"}: ${JSON.stringify(m).slice(0, 300)}`);
+    violation(
+      s,
+      `connection ${this.index}: ${seen ? "second answer" : "answer to an id it has no call for"}: ${JSON.stringify(m).slice(0, 300)}`,
+    );
   }
 
   maybeCancel() {
@@ -221,7 +227,9 @@ export class LoadConnection {
     this.cancelled.set(pick, false);
     if (entry.token) this.tokens.set(entry.token, "cancelled");
     this.stats.cancelled++;
-    this.socket.write(`${JSON.stringify({ jsonrpc: "2.0", method: "notifications/cancelled", params: { requestId: pick, reason: "soak" } })}\n`);
+    this.socket.write(
+      `${JSON.stringify({ jsonrpc: "2.0", method: "notifications/cancelled", params: { requestId: pick, reason: "soak" } })}\n`,
+    );
   }
 
   /** Stops issuing calls; resolves once nothing is in flight (bounded by `timeoutMs`). */

@@ -67,10 +67,22 @@ async function withDaemon(servers, fn) {
     for (let i = 0; i < 200; i++) await checker.call("ping");
     const base = await daemon.settledMemory();
     const out = await fn(daemon, checker);
-    const quiet = await until(async () => ((await checker.call("mcpd/status")).daemon.connections === 1 ? true : undefined), "load connections gone", 60_000).catch(() => false);
+    const quiet = await until(
+      async () => ((await checker.call("mcpd/status")).daemon.connections === 1 ? true : undefined),
+      "load connections gone",
+      60_000,
+    ).catch(() => false);
     const after = await daemon.settledMemory();
     const status = await checker.call("mcpd/status");
-    return { base: base.rss, peak: vmHwm(daemon.pid), after: after.rss, heapAfter: after.heap, quiet, dropped: status.daemon.dropped, ...out };
+    return {
+      base: base.rss,
+      peak: vmHwm(daemon.pid),
+      after: after.rss,
+      heapAfter: after.heap,
+      quiet,
+      dropped: status.daemon.dropped,
+      ...out,
+    };
   } finally {
     checker?.close();
     const stopped = await daemon.stop();
@@ -89,7 +101,8 @@ async function lines(n = 200) {
     await Promise.all(
       socks.map(async (s) => {
         await writeAll(s, PREFIX);
-        for (let sent = PREFIX.length; sent < size && !s.closedByPeer; sent += chunk.length) await writeAll(s, chunk.subarray(0, Math.min(chunk.length, size - sent)));
+        for (let sent = PREFIX.length; sent < size && !s.closedByPeer; sent += chunk.length)
+          await writeAll(s, chunk.subarray(0, Math.min(chunk.length, size - sent)));
       }),
     );
     const held = vmHwm(daemon.pid);
@@ -113,7 +126,11 @@ async function bytes(n = 20, perConn = 10_000) {
     const heldBytes = n * (PREFIX.length + perConn);
     await until(() => socks.every((s) => s.writableLength === 0), "every byte written", 60_000);
     if ("bufferedBytes" in (await checker.call("mcpd/status")).daemon) {
-      await until(async () => (await checker.call("mcpd/status")).daemon.bufferedBytes >= heldBytes || undefined, "every byte held", 60_000);
+      await until(
+        async () => (await checker.call("mcpd/status")).daemon.bufferedBytes >= heldBytes || undefined,
+        "every byte held",
+        60_000,
+      );
     } else {
       await new Promise((r) => setTimeout(r, 2_000)); // a daemon that does not report it: give it time to read
     }
@@ -159,9 +176,14 @@ for (const name of want) {
   log(`${name}:`);
   try {
     const r = await fn(n);
-    log(`  RSS baseline ${mib(r.base)}, peak ${mib(r.peak)}, after ${mib(r.after)} (V8 heap after ${mib(r.heapAfter)})${r.quiet ? "" : " [load connections still open]"}`);
+    log(
+      `  RSS baseline ${mib(r.base)}, peak ${mib(r.peak)}, after ${mib(r.after)} (V8 heap after ${mib(r.heapAfter)})${r.quiet ? "" : " [load connections still open]"}`,
+    );
     if (r.heldPeak !== undefined) log(`  peak while held ${mib(r.heldPeak)}`);
-    if (r.heldRss !== undefined) log(`  while held: RSS ${mib(r.heldRss)} for ${r.heldBytes.toLocaleString("en")} bytes: ${((r.heldRss - r.base) / r.heldBytes).toFixed(1)} bytes of RSS per byte held`);
+    if (r.heldRss !== undefined)
+      log(
+        `  while held: RSS ${mib(r.heldRss)} for ${r.heldBytes.toLocaleString("en")} bytes: ${((r.heldRss - r.base) / r.heldBytes).toFixed(1)} bytes of RSS per byte held`,
+      );
     if (r.note) log(`  ${r.note}`);
     log(`  dropped by the daemon: ${JSON.stringify(r.dropped ?? null)}`);
   } catch (err) {

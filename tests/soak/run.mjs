@@ -29,7 +29,9 @@ const MiB = 2 ** 20;
 const RSS_GROWTH_LIMIT = 20 * MiB;
 
 function usage(message) {
-  process.stderr.write(`soak: ${message}\nusage: node tests/soak/run.mjs [--duration 2m] [--calls N] [--connections N] [--window N] [--seed N]\n`);
+  process.stderr.write(
+    `soak: ${message}\nusage: node tests/soak/run.mjs [--duration 2m] [--calls N] [--connections N] [--window N] [--seed N]\n`,
+  );
   process.exit(2);
 }
 
@@ -95,10 +97,14 @@ async function cleanup() {
   return daemon.stop();
 }
 
-for (const [signal, code] of [["SIGINT", 130], ["SIGTERM", 143]]) {
+for (const [signal, code] of [
+  ["SIGINT", 130],
+  ["SIGTERM", 143],
+]) {
   process.once(signal, () => {
     log(`\n${signal}: stopping`);
-    cleanup().finally(() => process.exit(code));
+    // process.exit ends the run whatever the cleanup's outcome: there is no one left to report it to.
+    void cleanup().finally(() => process.exit(code));
   });
 }
 
@@ -107,7 +113,13 @@ async function quiet() {
   const s = await checker.call("mcpd/status");
   daemon.noteServers(s);
   const t = s.tables;
-  const ok = t.progress === 0 && t.subscriptions === 0 && t.relayed === 0 && t.inFlight === 0 && s.servers.every((x) => x.inFlight === 0) && s.clients.length === 0;
+  const ok =
+    t.progress === 0 &&
+    t.subscriptions === 0 &&
+    t.relayed === 0 &&
+    t.inFlight === 0 &&
+    s.servers.every((x) => x.inFlight === 0) &&
+    s.clients.length === 0;
   return ok ? s : undefined;
 }
 
@@ -126,7 +138,9 @@ async function runLoad(budget, stats, ms, r, report) {
     if (report && Date.now() - lastReport >= 10_000) {
       lastReport = Date.now();
       const secs = (lastReport - started) / 1000;
-      log(`  ${secs.toFixed(0)} s: ${stats.sent.toLocaleString("en")} calls (${Math.round(stats.sent / secs).toLocaleString("en")}/s), ${stats.disconnects} disconnects, ${stats.cancelled} cancels`);
+      log(
+        `  ${secs.toFixed(0)} s: ${stats.sent.toLocaleString("en")} calls (${Math.round(stats.sent / secs).toLocaleString("en")}/s), ${stats.disconnects} disconnects, ${stats.cancelled} cancels`,
+      );
     }
   }
   budget.stopped = true;
@@ -140,16 +154,22 @@ async function runLoad(budget, stats, ms, r, report) {
 const failures = [];
 let summary = "";
 try {
-  log(`mcpd soak: up to ${targetCalls.toLocaleString("en")} calls for up to ${(durationMs / 1000).toFixed(0)} s, ${connections} connections x ${window} in flight, seed ${seed}`);
+  log(
+    `mcpd soak: up to ${targetCalls.toLocaleString("en")} calls for up to ${(durationMs / 1000).toFixed(0)} s, ${connections} connections x ${window} in flight, seed ${seed}`,
+  );
   await daemon.ready();
   checker = await LineClient.open(daemon.socketPath);
   // A control connection: the full status (every client) is the operator's.
   await checker.call("mcpd/select", { control: true });
-  await until(async () => {
-    const s = await checker.call("mcpd/status");
-    daemon.noteServers(s);
-    return s.servers.every((x) => x.state === "ready");
-  }, "servers ready", 30_000);
+  await until(
+    async () => {
+      const s = await checker.call("mcpd/status");
+      daemon.noteServers(s);
+      return s.servers.every((x) => x.state === "ready");
+    },
+    "servers ready",
+    30_000,
+  );
 
   // Warm-up: the same load for a few seconds, so code, caches and pools that stay are in the baseline.
   const r = rng(seed);
@@ -169,10 +189,16 @@ try {
     return checker.call("mcpd/status");
   });
   // Sockets of the closed connections may take a moment to be released.
-  const endFds = await until(() => (daemon.fds() <= baseFds ? daemon.fds() : undefined), "fds back to the baseline", 30_000).catch(() => daemon.fds());
+  const endFds = await until(() => (daemon.fds() <= baseFds ? daemon.fds() : undefined), "fds back to the baseline", 30_000).catch(() =>
+    daemon.fds(),
+  );
   // Memory: V8 gives pages back over a few collections; poll.
   let endMem = await daemon.settledMemory();
-  await until(async () => (endMem = await daemon.settledMemory(2, 250)).rss - baseMem.rss < RSS_GROWTH_LIMIT, "RSS growth under the limit", 20_000).catch(() => {});
+  await until(
+    async () => (endMem = await daemon.settledMemory(2, 250)).rss - baseMem.rss < RSS_GROWTH_LIMIT,
+    "RSS growth under the limit",
+    20_000,
+  ).catch(() => {});
 
   const t = endStatus.tables;
   if (stuck > 0) failures.push(`${stuck} calls never answered (neither cancelled nor disconnected)`);

@@ -61,7 +61,10 @@ export class SoakDaemon {
     writeFileSync(configFile, JSON.stringify({ mcpServers: servers }, null, 2));
     const env = { ...process.env, MCPD_HOME: this.home, MCPD_CONFIG: configFile, NODE_OPTIONS: "--inspect=127.0.0.1:0" };
     for (const k of ["MCPD_SOCKET", "XDG_RUNTIME_DIR", "XDG_STATE_HOME", "MCPD_LOG_LEVEL"]) delete env[k];
-    this.proc = spawn(process.execPath, [MCPD_BIN, "start", "--foreground", "--log-level", "warn"], { env, stdio: ["ignore", "ignore", "pipe"] });
+    this.proc = spawn(process.execPath, [MCPD_BIN, "start", "--foreground", "--log-level", "warn"], {
+      env,
+      stdio: ["ignore", "ignore", "pipe"],
+    });
     this.pid = this.proc.pid;
     this.inspectorUrl = undefined;
     this.stderrTail = "";

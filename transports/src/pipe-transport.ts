@@ -115,7 +115,8 @@ export abstract class PipeTransport<P extends MessagePipe> implements MCPTranspo
 
   /** Refuses a bad `timeout` (the request rejects with the throw). Default: a RangeError unless a number >= 0. */
   protected checkTimeout(ms: unknown, method: string): void {
-    if (typeof ms !== "number" || !(ms >= 0)) throw new RangeError(`request "${method}": timeout must be a number of ms >= 0 (got ${String(ms)})`);
+    if (typeof ms !== "number" || !(ms >= 0))
+      throw new RangeError(`request "${method}": timeout must be a number of ms >= 0 (got ${String(ms)})`);
   }
 
   /** The error of a request whose deadline passed. */

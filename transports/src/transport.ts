@@ -15,7 +15,10 @@ export interface RequestOptions {
    * up by id (rejects with `reason`, sends `notifications/cancelled`); cancelled before, it is never sent.
    */
   cancellation?: Cancellation;
-  /** Deadline in ms for this request; `0` or `Infinity` disables the transport's own deadline. Default: the config's `timeout`, else 30000. */
+  /**
+   * Deadline in ms for this request; `0` or `Infinity` disables the transport's own deadline. Default: the
+   * config's `timeout`, else 30000.
+   */
   timeout?: number;
   /**
    * Called synchronously with the id the transport gave this request, before it is sent. Lets the layer

@@ -105,7 +105,8 @@ function describeParseError(err: unknown): string {
   const unknown = /Unknown option '([^']+)'/.exec(message);
   if (code === "ERR_PARSE_ARGS_UNKNOWN_OPTION" && unknown) return `unknown option ${unknown[1]}`;
   const missing = /Option '([^']+)' argument missing/.exec(message);
-  if (code === "ERR_PARSE_ARGS_INVALID_OPTION_VALUE" && missing) return `option ${missing[1].replace(/^-., /, "").replace(/ <value>$/, "")} needs a value`;
+  if (code === "ERR_PARSE_ARGS_INVALID_OPTION_VALUE" && missing)
+    return `option ${missing[1].replace(/^-., /, "").replace(/ <value>$/, "")} needs a value`;
   return message.split("\n")[0] ?? message;
 }
 
@@ -178,7 +179,7 @@ export function parseJsonArguments(text: string, command = "call"): Record<strin
     throw new UsageError(`arguments are not valid JSON: ${(err as Error).message}`, command);
   }
   if (typeof value !== "object" || value === null || Array.isArray(value)) {
-    throw new UsageError("arguments must be a JSON object, e.g. '{\"path\": \"/tmp\"}'", command);
+    throw new UsageError('arguments must be a JSON object, e.g. \'{"path": "/tmp"}\'', command);
   }
   return value as Record<string, unknown>;
 }

@@ -54,7 +54,8 @@ export async function openClient(ctx: CliContext, options: OpenClientOptions = {
  */
 export async function fullStatus(client: McpdClient): Promise<DaemonStatus> {
   const status = await client.status();
-  if (status.restricted) throw new CliError("mcpd answered with a restricted status: it did not take this connection as a control connection");
+  if (status.restricted)
+    throw new CliError("mcpd answered with a restricted status: it did not take this connection as a control connection");
   return status;
 }
 

@@ -2,8 +2,8 @@ import { spawn, spawnSync } from "node:child_process";
 import { closeSync, lstatSync, readFileSync, statSync } from "node:fs";
 import { open } from "node:fs/promises";
 import { basename } from "node:path";
-import { checkSocketPath, resolvePaths, type McpdPaths } from "@mcpd/client";
-import { CliError, ExitCode } from "./args.js";
+import { checkSocketPath, resolvePaths, type McpdClient, type McpdPaths } from "@mcpd/client";
+import { CliError } from "./args.js";
 import { binPath, type CliContext } from "./context.js";
 import { fullStatus, isUntrustedSocket, openClient } from "./daemon-client.js";
 import { formatLogLine } from "./log-format.js";
@@ -46,7 +46,7 @@ export interface RunningDaemon {
  * not "nothing answers", and no daemon must be started or signalled on its account.
  */
 export async function probeDaemon(ctx: CliContext, connectTimeoutMs = 2_000): Promise<RunningDaemon | undefined> {
-  let client;
+  let client: McpdClient;
   try {
     client = await openClient(ctx, { connectTimeoutMs, timeoutMs: connectTimeoutMs * 2 });
   } catch (err) {
@@ -118,7 +118,9 @@ function processIdentity(pid: number): ProcessIdentity | undefined {
     try {
       const m = /^Uid:\s+(\d+)\s+(\d+)/m.exec(readFileSync(`/proc/${pid}/status`, "utf8"));
       if (!m) return undefined;
-      const argv = readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0").filter((a) => a !== "");
+      const argv = readFileSync(`/proc/${pid}/cmdline`, "utf8")
+        .split("\0")
+        .filter((a) => a !== "");
       return { uids: [Number(m[1]), Number(m[2])], argv };
     } catch {
       return undefined;
@@ -265,10 +267,14 @@ export async function ensureDaemon(ctx: CliContext, options: EnsureDaemonOptions
       const other = await probeDaemon(ctx);
       if (other) return { started: false, pid: other.pid, socketPath: other.socketPath, logFile: paths.logFile };
       const how = exited.signal ? `was killed by ${exited.signal}` : `exited with code ${exited.code}`;
-      throw new CliError(failureMessage(`the daemon ${how} before its socket answered`, await logSince(paths.logFile, offset), paths.logFile));
+      throw new CliError(
+        failureMessage(`the daemon ${how} before its socket answered`, await logSince(paths.logFile, offset), paths.logFile),
+      );
     }
     if (Date.now() >= deadline) {
-      const why = `the daemon (pid ${pid}) did not answer on ${paths.socketPath} within ${timeoutMs} ms; it may still be starting (see 'mcpd status')`;
+      const why =
+        `the daemon (pid ${pid}) did not answer on ${paths.socketPath} within ${timeoutMs} ms; ` +
+        "it may still be starting (see 'mcpd status')";
       throw new CliError(failureMessage(why, await logSince(paths.logFile, offset), paths.logFile));
     }
     await delay(CLI_DEFAULTS.pollMs * 2);

@@ -40,6 +40,7 @@ export function useColour(stream: { isTTY?: boolean }, env: NodeJS.ProcessEnv): 
 }
 
 // Matches SGR escape sequences, so widths are measured on visible characters.
+// biome-ignore lint/suspicious/noControlCharactersInRegex: ESC (U+001B) is the character this pattern exists to find.
 const ANSI = /\u001b\[[0-9;]*m/g;
 
 /** The visible width of a string (escape codes do not count). */

@@ -5,7 +5,10 @@ export function commandHelp(spec: CommandSpec): string {
   const lines = [`Usage: mcpd ${spec.usage}`, "", spec.summary];
   const options = Object.entries(spec.options).filter(([name]) => !(spec.name === "start" && name === "in-process"));
   const rows = [
-    ...options.map(([name, o]) => [`${o.short ? `-${o.short}, ` : "    "}--${name}${o.type === "string" ? ` ${o.value ?? "VALUE"}` : ""}`, o.description]),
+    ...options.map(([name, o]) => [
+      `${o.short ? `-${o.short}, ` : "    "}--${name}${o.type === "string" ? ` ${o.value ?? "VALUE"}` : ""}`,
+      o.description,
+    ]),
     ["-h, --help", "Show this help"],
   ];
   const width = Math.max(...rows.map((r) => (r[0] as string).length));

@@ -1,4 +1,5 @@
-import { open, stat } from "node:fs/promises";
+import type { Stats } from "node:fs";
+import { open, stat, type FileHandle } from "node:fs/promises";
 
 /** Bounds of reading the daemon's log file. */
 export const LOG_READ_DEFAULTS = {
@@ -15,7 +16,7 @@ export const LOG_READ_DEFAULTS = {
  * @returns the lines and the file size they end at; `undefined` when the file does not exist.
  */
 export async function tailFile(path: string, n: number): Promise<{ lines: string[]; size: number; ino: number } | undefined> {
-  let fh;
+  let fh: FileHandle;
   try {
     fh = await open(path, "r");
   } catch (err) {
@@ -83,7 +84,7 @@ export async function followFile(
   while (!signal.aborted) {
     await pause(pollMs, signal);
     if (signal.aborted) break;
-    let info;
+    let info: Stats;
     try {
       info = await stat(path);
     } catch {

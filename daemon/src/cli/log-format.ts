@@ -43,11 +43,18 @@ export function formatLogLine(line: string, colours: Palette = palette(false)): 
   if (typeof entry !== "object" || entry === null || Array.isArray(entry)) return line;
   const e = entry as Record<string, unknown>;
   const levelNum = typeof e.level === "number" ? e.level : undefined;
-  const level = levelNum !== undefined ? (LEVEL_NAMES[levelNum] ?? String(levelNum)) : typeof e.level === "string" ? e.level.toUpperCase() : "-";
+  const level =
+    levelNum !== undefined ? (LEVEL_NAMES[levelNum] ?? String(levelNum)) : typeof e.level === "string" ? e.level.toUpperCase() : "-";
   const time = typeof e.time === "number" ? formatLocalTime(e.time) : typeof e.time === "string" ? e.time : "-";
   const msg = typeof e.msg === "string" ? e.msg : "";
   const colourLevel =
-    levelNum !== undefined && levelNum >= 50 ? colours.red : levelNum === 40 ? colours.yellow : levelNum !== undefined && levelNum <= 20 ? colours.dim : (s: string) => s;
+    levelNum !== undefined && levelNum >= 50
+      ? colours.red
+      : levelNum === 40
+        ? colours.yellow
+        : levelNum !== undefined && levelNum <= 20
+          ? colours.dim
+          : (s: string) => s;
   const fields = Object.entries(e)
     .filter(([k]) => !SKIPPED_KEYS.has(k))
     .map(([k, v]) => formatField(k, v));

@@ -169,7 +169,10 @@ export function renderStatus(st: StatusJson, c: Palette, width = 100): string {
     const why = d.logWriteError ? ` (${d.logWriteError.ongoing ? "still failing" : "last error"}: ${d.logWriteError.message})` : "";
     out.push(c.yellow(`log: ${d.logDroppedLines} line${d.logDroppedLines === 1 ? "" : "s"} dropped${why}`));
   }
-  if (d.socketProblem) out.push(c.yellow(`socket problem at ${d.socketProblem.at ?? "?"}: ${d.socketProblem.problem} (re-created ${d.socketProblem.recreated}x)`));
+  if (d.socketProblem)
+    out.push(
+      c.yellow(`socket problem at ${d.socketProblem.at ?? "?"}: ${d.socketProblem.problem} (re-created ${d.socketProblem.recreated}x)`),
+    );
   out.push("");
   if (st.servers.length === 0) {
     out.push("No servers configured. Add some to the config file, or run 'mcpd config import --from claude-desktop'.");

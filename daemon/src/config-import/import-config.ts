@@ -46,7 +46,10 @@ export interface ImportReport {
 
 /** `config.json.bak-20250102T030405Z`: sortable, no `:` (awkward in file names on some systems). */
 export function backupName(configFile: string, now: Date): string {
-  const stamp = now.toISOString().replace(/\.\d{3}Z$/, "Z").replace(/[-:]/g, "");
+  const stamp = now
+    .toISOString()
+    .replace(/\.\d{3}Z$/, "Z")
+    .replace(/[-:]/g, "");
   return `${configFile}.bak-${stamp}`;
 }
 

@@ -4,7 +4,10 @@ import type { FoundServer, ServerEntry } from "./import-types.js";
 export interface MergeOutcome {
   name: string;
   origin: string;
-  /** `added`: new in mcpd's config. `identical`: already there, the same. `skipped`: there (or imported earlier in this run) with a different definition; left alone. */
+  /**
+   * `added`: new in mcpd's config. `identical`: already there, the same. `skipped`: there (or imported
+   * earlier in this run) with a different definition; left alone.
+   */
   action: "added" | "identical" | "skipped";
   reason?: string;
   notes: string[];
@@ -54,7 +57,10 @@ function serversOf(config: Record<string, unknown>, key: "mcpServers" | "servers
  * @throws Error when the config's `mcpServers` exists but is not an object (nothing sensible to merge into).
  */
 export function mergeServers(config: Record<string, unknown>, found: FoundServer[]): MergeResult {
-  if (config.mcpServers !== undefined && (typeof config.mcpServers !== "object" || config.mcpServers === null || Array.isArray(config.mcpServers))) {
+  if (
+    config.mcpServers !== undefined &&
+    (typeof config.mcpServers !== "object" || config.mcpServers === null || Array.isArray(config.mcpServers))
+  ) {
     throw new Error('the mcpd config\'s "mcpServers" is not an object');
   }
   const existing = { ...serversOf(config, "servers"), ...serversOf(config, "mcpServers") };
@@ -70,7 +76,8 @@ export function mergeServers(config: Record<string, unknown>, found: FoundServer
     }
     const earlier = addedFrom.get(s.name);
     if (earlier) {
-      if (canonical(earlier.entry) === canonical(s.entry)) outcomes.push({ ...base, action: "identical", reason: `same as the one from ${earlier.origin}` });
+      if (canonical(earlier.entry) === canonical(s.entry))
+        outcomes.push({ ...base, action: "identical", reason: `same as the one from ${earlier.origin}` });
       else outcomes.push({ ...base, action: "skipped", reason: `a different "${s.name}" was imported from ${earlier.origin}` });
       continue;
     }

@@ -80,7 +80,9 @@ export function convertEntry(name: string, raw: unknown, origin: string, rules: 
     const url = src.url ?? src.serverUrl;
     if (type === undefined) type = typeof src.command === "string" ? "stdio" : url !== undefined ? "http" : undefined;
     if (type !== "stdio" && type !== "http" && type !== "sse" && type !== "ws") {
-      throw new Unusable(type === undefined ? 'it has neither "command" nor "url"' : `its type ${JSON.stringify(type)} is not one mcpd knows`);
+      throw new Unusable(
+        type === undefined ? 'it has neither "command" nor "url"' : `its type ${JSON.stringify(type)} is not one mcpd knows`,
+      );
     }
     if (type === "stdio") {
       if (typeof src.command !== "string" || src.command === "") throw new Unusable('it is a stdio server without a "command"');

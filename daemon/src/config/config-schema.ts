@@ -132,7 +132,14 @@ export const MCPD_SERVER_KEYS = [
 export const RESTART_KEYS = ["maxRestarts", "windowMs", "initialDelayMs", "maxDelayMs"] as const;
 
 /** Keys of the top-level `mcpd` section. */
-export const SETTINGS_KEYS = ["logLevel", "defaults", "maxConnections", "fdReserve", "maxBufferedBytesTotal", "partialLineTimeoutMs"] as const;
+export const SETTINGS_KEYS = [
+  "logLevel",
+  "defaults",
+  "maxConnections",
+  "fdReserve",
+  "maxBufferedBytesTotal",
+  "partialLineTimeoutMs",
+] as const;
 
 /** Top-level keys. `inputs` (VS Code prompts) and `$schema` are accepted and ignored. */
 export const TOP_LEVEL_KEYS = ["mcpServers", "servers", "mcpd", "inputs", "$schema"] as const;

@@ -80,7 +80,7 @@ function resolveReference(body: string, env: NodeJS.ProcessEnv, result: ExpandRe
   }
   const name = match[1]!;
   const fallback = match[2];
-  if (fallback !== undefined && fallback.includes("${")) {
+  if (fallback?.includes("${")) {
     result.errors.push(`"\${${body}}": a default cannot contain another variable`);
     return "";
   }
@@ -106,7 +106,12 @@ export interface ExpandProblem {
  * Expands every string inside `value` (array elements and object property values, never keys) and
  * returns a new value plus the problems found. Non-string leaves are kept as they are.
  */
-export function expandDeep(value: unknown, env: NodeJS.ProcessEnv, path = "", options: ExpandOptions = {}): { value: unknown; problems: ExpandProblem[] } {
+export function expandDeep(
+  value: unknown,
+  env: NodeJS.ProcessEnv,
+  path = "",
+  options: ExpandOptions = {},
+): { value: unknown; problems: ExpandProblem[] } {
   const problems: ExpandProblem[] = [];
   const walk = (v: unknown, at: string): unknown => {
     if (typeof v === "string") {

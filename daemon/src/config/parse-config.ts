@@ -34,7 +34,12 @@ export interface ParseConfigOptions {
  * @throws ConfigError (MCPD_CONFIG_INVALID) listing every problem, one per line:
  *   `<file>: server "<name>": "<key>" must be ..., got ...`, or `<file>:<line>:<col>: invalid JSON: ...`.
  */
-export function parseConfig(text: string, file: string, env: NodeJS.ProcessEnv = process.env, options: ParseConfigOptions = {}): LoadedConfig {
+export function parseConfig(
+  text: string,
+  file: string,
+  env: NodeJS.ProcessEnv = process.env,
+  options: ParseConfigOptions = {},
+): LoadedConfig {
   const absFile = path.resolve(file);
   const issues = new ConfigIssues(absFile);
   const parsed = parseJsonc(text, absFile);
@@ -113,7 +118,10 @@ function readSettings(value: unknown, issues: ConfigIssues, homedir: string): { 
     if ((SETTINGS_KEYS as readonly string[]).includes(key)) continue;
     if ((MCPD_SERVER_KEYS as readonly string[]).includes(key)) {
       // A per-server key one level too high (`"mcpd": {"envMode": ...}`): say where it belongs.
-      issues.warn("", `"mcpd.${key}" is ignored: per-server keys for every server go in "mcpd.defaults" ("mcpd": {"defaults": {"${key}": ...}})`);
+      issues.warn(
+        "",
+        `"mcpd.${key}" is ignored: per-server keys for every server go in "mcpd.defaults" ("mcpd": {"defaults": {"${key}": ...}})`,
+      );
     } else {
       issues.warn("", `unknown key "mcpd.${key}" ignored${hintFor(key, SETTINGS_KEYS)}`);
     }
@@ -123,10 +131,15 @@ function readSettings(value: unknown, issues: ConfigIssues, homedir: string): { 
       settings.logLevel = value.logLevel as LogLevel;
     } else {
       const hint = typeof value.logLevel === "string" ? hintFor(value.logLevel, LOG_LEVELS) : "";
-      issues.error("", `"mcpd.logLevel" must be one of ${LOG_LEVELS.map((l) => `"${l}"`).join(", ")}, got ${describeValue(value.logLevel)}${hint}`);
+      issues.error(
+        "",
+        `"mcpd.logLevel" must be one of ${LOG_LEVELS.map((l) => `"${l}"`).join(", ")}, got ${describeValue(value.logLevel)}${hint}`,
+      );
     }
   }
-  for (const [key, rule] of Object.entries(SETTING_RULES) as Array<[keyof typeof SETTING_RULES, (typeof SETTING_RULES)[keyof typeof SETTING_RULES]]>) {
+  for (const [key, rule] of Object.entries(SETTING_RULES) as Array<
+    [keyof typeof SETTING_RULES, (typeof SETTING_RULES)[keyof typeof SETTING_RULES]]
+  >) {
     const v = value[key];
     if (v === undefined) continue;
     if (typeof v === "number" && Number.isInteger(v) && v >= rule.min && v <= rule.max) settings[key] = v;

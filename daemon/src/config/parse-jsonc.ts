@@ -62,7 +62,7 @@ class ValueBuilder implements JSONVisitor {
 
   result(): JsoncResult {
     // visit() reports an empty document as an error, so a finished visit always has a value.
-    if (!this.root) return this.fail("the file is empty; expected a JSON object such as {\"mcpServers\": {}}", this.text.length);
+    if (!this.root) return this.fail('the file is empty; expected a JSON object such as {"mcpServers": {}}', this.text.length);
     return { value: this.root.value, warnings: this.warnings };
   }
 
@@ -184,7 +184,7 @@ class ValueBuilder implements JSONVisitor {
       case "value":
         break;
     }
-    if (!top && at >= this.text.length) this.fail("the file is empty; expected a JSON object such as {\"mcpServers\": {}}", at);
+    if (!top && at >= this.text.length) this.fail('the file is empty; expected a JSON object such as {"mcpServers": {}}', at);
     if (this.text[at] === "'") this.fail("strings must use double quotes", at);
     // The scanner reads a minus without digits as an unknown symbol.
     if (this.text[at] === "-") this.fail("invalid number", at);

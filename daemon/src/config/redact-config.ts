@@ -5,7 +5,8 @@ import type { ResolvedServerConfig } from "./config-schema.js";
 export const REDACTED = "***";
 
 /** Query parameter and flag names whose values are treated as secrets. */
-const SECRET_NAME = /(token|secret|passw(or)?d|pwd|api[-_]?key|apikey|access[-_]?key|auth|credential|signature|sig|session|cookie|^key$|[-_]key$)/i;
+const SECRET_NAME =
+  /(token|secret|passw(or)?d|pwd|api[-_]?key|apikey|access[-_]?key|auth|credential|signature|sig|session|cookie|^key$|[-_]key$)/i;
 
 /**
  * A copy of a server config that is safe to print or log: every `env` and `headers` value becomes

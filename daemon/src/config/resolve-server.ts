@@ -2,7 +2,7 @@ import path from "node:path";
 import type { TransportConfig } from "@mcpd/transports";
 import type { ResolvedServerConfig } from "./config-schema.js";
 import { FOREIGN_SERVER_KEYS, MCPD_SERVER_KEYS, RENAMED_KEYS, SERVER_NAME_PATTERN, TRANSPORT_KEYS } from "./config-schema.js";
-import { ConfigIssues, describeValue, isPlainObject } from "./config-issues.js";
+import { describeValue, isPlainObject, type ConfigIssues } from "./config-issues.js";
 import { hintFor } from "./did-you-mean.js";
 import { expandDeep } from "./expand-vars.js";
 import { shortHash } from "./config-hash.js";
@@ -97,15 +97,26 @@ export function resolveServer(name: string, raw: unknown, ctx: ServerContext): R
     } else if (resolved.enabled) {
       issues.error(
         where,
-        `"${problem.path}": environment variable ${problem.message} is not set (set it, or write \${${problem.message}:-default} for a fallback)`,
+        `"${problem.path}": environment variable ${problem.message} is not set ` +
+          `(set it, or write \${${problem.message}:-default} for a fallback)`,
       );
     } else {
-      issues.warn(where, `"${problem.path}": environment variable ${problem.message} is not set; the server is disabled, so it is left empty`);
+      issues.warn(
+        where,
+        `"${problem.path}": environment variable ${problem.message} is not set; the server is disabled, so it is left empty`,
+      );
     }
   }
   const entry = expanded.value as Record<string, unknown>;
 
-  const transport = readTransport(entry, { ...ctx, where }, resolved.timeout, resolved.envMode, raw.envMode !== undefined, unresolved.has("url"));
+  const transport = readTransport(
+    entry,
+    { ...ctx, where },
+    resolved.timeout,
+    resolved.envMode,
+    raw.envMode !== undefined,
+    unresolved.has("url"),
+  );
   if (!transport || issues.errors.length > errorsBefore) return undefined;
 
   const { timeout: _ignored, ...transportIdentity } = transport;
@@ -139,7 +150,10 @@ function readTransport(
     type = typeof entry.type === "string" && Object.hasOwn(TYPE_ALIASES, entry.type) ? TYPE_ALIASES[entry.type] : undefined;
     if (type === undefined) {
       const hint = typeof entry.type === "string" ? hintFor(entry.type, Object.keys(TYPE_ALIASES)) : "";
-      issues.error(where, `"type" must be one of "stdio", "http", "sse", "ws" (or "streamable-http"), got ${describeValue(entry.type)}${hint}`);
+      issues.error(
+        where,
+        `"type" must be one of "stdio", "http", "sse", "ws" (or "streamable-http"), got ${describeValue(entry.type)}${hint}`,
+      );
       return undefined;
     }
   }
@@ -229,7 +243,10 @@ function readArgs(value: unknown, ctx: ServerContext & { where: string }): strin
   let ok = true;
   value.forEach((arg, index) => {
     if (typeof arg !== "string") {
-      ctx.issues.error(ctx.where, `"args[${index}]" must be a string, got ${describeValue(arg)}${typeof arg === "number" ? ` (write "${arg}")` : ""}`);
+      ctx.issues.error(
+        ctx.where,
+        `"args[${index}]" must be a string, got ${describeValue(arg)}${typeof arg === "number" ? ` (write "${arg}")` : ""}`,
+      );
       ok = false;
     }
   });
@@ -256,7 +273,10 @@ function readRecord(
     if (typeof v !== "string") {
       // Never echo a value from env/headers: it may be a secret.
       const quoted = typeof v === "number" || typeof v === "boolean" ? " (put the value in quotes)" : "";
-      ctx.issues.error(ctx.where, `"${key}.${name}" must be a string, got a ${v === null ? "null" : Array.isArray(v) ? "array" : typeof v}${quoted}`);
+      ctx.issues.error(
+        ctx.where,
+        `"${key}.${name}" must be a string, got a ${v === null ? "null" : Array.isArray(v) ? "array" : typeof v}${quoted}`,
+      );
       ok = false;
     }
   }

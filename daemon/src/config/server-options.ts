@@ -3,7 +3,7 @@ import { pathToFileURL } from "node:url";
 import { DAEMON_DEFAULTS } from "../defaults.js";
 import type { EnvMode, RestartPolicy, RootConfig, SharingMode, StartupMode } from "./config-schema.js";
 import { RESTART_KEYS } from "./config-schema.js";
-import { ConfigIssues, describeValue, isPlainObject } from "./config-issues.js";
+import { describeValue, isPlainObject, type ConfigIssues } from "./config-issues.js";
 import { hintFor } from "./did-you-mean.js";
 
 /** The largest delay Node timers honour (2^31-1 ms, ~24.8 days); larger values fire after 1 ms. */
@@ -59,7 +59,10 @@ export function readMcpdOptions(raw: Record<string, unknown>, ctx: OptionContext
   const int = (key: string, rule: IntRule, value: unknown = raw[key], label: string = key): number | undefined => {
     if (typeof value === "number" && Number.isInteger(value) && value >= rule.min && value <= rule.max) return value;
     const tooBig = typeof value === "number" && Number.isInteger(value) && value > rule.max;
-    ctx.issues.error(ctx.where, `"${label}" must be ${rule.expected}${tooBig ? ` of at most ${rule.max}` : ""}, got ${describeValue(value)}`);
+    ctx.issues.error(
+      ctx.where,
+      `"${label}" must be ${rule.expected}${tooBig ? ` of at most ${rule.max}` : ""}, got ${describeValue(value)}`,
+    );
     return undefined;
   };
   const oneOf = <T extends string>(key: string, allowed: readonly T[]): T | undefined => {
@@ -87,12 +90,16 @@ export function readMcpdOptions(raw: Record<string, unknown>, ctx: OptionContext
   }
   if (has("maxTotalTimeout")) set("maxTotalTimeout", int("maxTotalTimeout", POSITIVE_MS));
   if (has("startup")) set("startup", oneOf<StartupMode>("startup", ["eager", "lazy"]));
-  if (has("idleTimeout")) set("idleTimeout", int("idleTimeout", { ...NON_NEGATIVE_MS, expected: "an integer >= 0 (milliseconds; 0 = never)" }));
+  if (has("idleTimeout"))
+    set("idleTimeout", int("idleTimeout", { ...NON_NEGATIVE_MS, expected: "an integer >= 0 (milliseconds; 0 = never)" }));
   if (has("maxConcurrency")) set("maxConcurrency", int("maxConcurrency", { min: 1, max: 10_000, expected: "an integer from 1 to 10000" }));
   if (has("maxQueue")) set("maxQueue", int("maxQueue", { min: 0, max: 1_000_000, expected: "an integer from 0 to 1000000" }));
   if (has("sharing")) set("sharing", oneOf<SharingMode>("sharing", ["shared", "per-client"]));
   if (has("healthCheckIntervalMs")) {
-    set("healthCheckIntervalMs", int("healthCheckIntervalMs", { ...NON_NEGATIVE_MS, expected: "an integer >= 0 (milliseconds; 0 disables)" }));
+    set(
+      "healthCheckIntervalMs",
+      int("healthCheckIntervalMs", { ...NON_NEGATIVE_MS, expected: "an integer >= 0 (milliseconds; 0 disables)" }),
+    );
   }
   if (has("envMode")) set("envMode", oneOf<EnvMode>("envMode", ["inherit", "allowlist"]));
 
@@ -144,7 +151,8 @@ function readRoots(value: unknown, ctx: OptionContext): RootConfig[] | undefined
       return;
     }
     for (const key of Object.keys(entry)) {
-      if (key !== "uri" && key !== "name") ctx.issues.warn(ctx.where, `unknown key "${label}.${key}" ignored${hintFor(key, ["uri", "name"])}`);
+      if (key !== "uri" && key !== "name")
+        ctx.issues.warn(ctx.where, `unknown key "${label}.${key}" ignored${hintFor(key, ["uri", "name"])}`);
     }
     const uri = toFileUri(entry.uri, ctx.homedir);
     if (uri === undefined) {

@@ -28,8 +28,9 @@ function ambiguous(uri: string, route: Extract<ResourceRoute, { kind: "ambiguous
   const more = route.servers.length > MAX_NAMED_SERVERS ? `, ... (${route.servers.length} in all)` : "";
   return new McpdError(
     "MCPD_AMBIGUOUS_RESOURCE",
-    `Resource ${quoted(uri)} is offered by ${route.servers.length} servers (${route.servers.slice(0, MAX_NAMED_SERVERS).join(", ")}${more}); ` +
-      `address one of them: ${route.addressable.slice(0, MAX_NAMED_SERVERS).join(", ")}${more ? ", ..." : ""} (or route the request with _meta["mcpd/server"])`,
+    `Resource ${quoted(uri)} is offered by ${route.servers.length} servers ` +
+      `(${route.servers.slice(0, MAX_NAMED_SERVERS).join(", ")}${more}); address one of them: ` +
+      `${route.addressable.slice(0, MAX_NAMED_SERVERS).join(", ")}${more ? ", ..." : ""} (or route the request with _meta["mcpd/server"])`,
     { wireCode: WireCode.InvalidParams, data: { servers: route.servers } },
   );
 }
@@ -152,7 +153,9 @@ export class AggregateView {
   }
 
   private get unsettled(): boolean {
-    return this.host.servers().some((h) => h.state === "starting" || h.state === "restarting" || (h.state === "stopped" && h.config.startup === "lazy"));
+    return this.host
+      .servers()
+      .some((h) => h.state === "starting" || h.state === "restarting" || (h.state === "stopped" && h.config.startup === "lazy"));
   }
 
   /** Serves one request; a name or URI not found while servers are still coming up is looked up again once they are. */
@@ -161,7 +164,10 @@ export class AggregateView {
     const catalog = this.host.catalog;
     const fail = (err: unknown): void => {
       if (!retried && err instanceof NotFoundError && this.unsettled) {
-        this.settle(true, () => this.resolvable(method, params)).then(() => this.serve(id, method, params, true), (e: unknown) => s.replyError(id, toWireError(e)));
+        this.settle(true, () => this.resolvable(method, params)).then(
+          () => this.serve(id, method, params, true),
+          (e: unknown) => s.replyError(id, toWireError(e)),
+        );
         return;
       }
       s.replyError(id, toWireError(err));
@@ -189,7 +195,15 @@ export class AggregateView {
           // A tool of a disabled or failed server is not unknown: its server refuses it (-32060, state, reason).
           const owner = this.unavailableOwner(name);
           if (owner) return s.serveOnServer(id, owner.name, method, { ...params, name: name.slice(owner.name.length + 2) });
-          fail(notFound("MCPD_UNKNOWN_TOOL", `Unknown tool ${quoted(name)}`, name, catalog.tools().map((e) => e.exposed), TOOLS));
+          fail(
+            notFound(
+              "MCPD_UNKNOWN_TOOL",
+              `Unknown tool ${quoted(name)}`,
+              name,
+              catalog.tools().map((e) => e.exposed),
+              TOOLS,
+            ),
+          );
           return;
         }
         s.serveOnServer(id, entry.server, method, { ...params, name: entry.item.name });
@@ -202,7 +216,15 @@ export class AggregateView {
         if (!entry) {
           const owner = this.unavailableOwner(name);
           if (owner) return s.serveOnServer(id, owner.name, method, { ...params, name: name.slice(owner.name.length + 2) });
-          fail(notFound("MCPD_UNKNOWN_PROMPT", `Unknown prompt ${quoted(name)}`, name, catalog.prompts().map((e) => e.exposed), PROMPTS));
+          fail(
+            notFound(
+              "MCPD_UNKNOWN_PROMPT",
+              `Unknown prompt ${quoted(name)}`,
+              name,
+              catalog.prompts().map((e) => e.exposed),
+              PROMPTS,
+            ),
+          );
           return;
         }
         s.serveOnServer(id, entry.server, method, { ...params, name: entry.item.name });
@@ -215,7 +237,15 @@ export class AggregateView {
         if (typeof uri !== "string") return s.replyError(id, notString(method, "uri"));
         const route = catalog.resolveResource(uri);
         if (!route) {
-          fail(notFound("MCPD_UNKNOWN_RESOURCE", `No server offers resource ${quoted(uri)}`, uri, catalog.resources().map((e) => e.item.uri), RESOURCES));
+          fail(
+            notFound(
+              "MCPD_UNKNOWN_RESOURCE",
+              `No server offers resource ${quoted(uri)}`,
+              uri,
+              catalog.resources().map((e) => e.item.uri),
+              RESOURCES,
+            ),
+          );
           return;
         }
         if (route.kind === "ambiguous") return s.replyError(id, toWireError(ambiguous(uri, route)));
@@ -227,18 +257,36 @@ export class AggregateView {
         const ref = params?.ref;
         if (isObject(ref) && ref.type === "ref/prompt" && typeof ref.name === "string") {
           const entry = catalog.prompt(ref.name);
-          if (!entry) return fail(notFound("MCPD_UNKNOWN_PROMPT", `Unknown prompt ${quoted(ref.name)}`, ref.name, catalog.prompts().map((e) => e.exposed), PROMPTS));
+          if (!entry)
+            return fail(
+              notFound(
+                "MCPD_UNKNOWN_PROMPT",
+                `Unknown prompt ${quoted(ref.name)}`,
+                ref.name,
+                catalog.prompts().map((e) => e.exposed),
+                PROMPTS,
+              ),
+            );
           s.serveOnServer(id, entry.server, method, { ...params, ref: { ...ref, name: entry.item.name } });
           return;
         }
         if (isObject(ref) && ref.type === "ref/resource" && typeof ref.uri === "string") {
           const route = catalog.resolveResource(ref.uri);
-          if (!route) return fail(notFound("MCPD_UNKNOWN_RESOURCE", `No server offers resource ${quoted(ref.uri)}`, ref.uri, catalog.resourceTemplates().map((e) => e.item.uriTemplate), TEMPLATES));
+          if (!route)
+            return fail(
+              notFound(
+                "MCPD_UNKNOWN_RESOURCE",
+                `No server offers resource ${quoted(ref.uri)}`,
+                ref.uri,
+                catalog.resourceTemplates().map((e) => e.item.uriTemplate),
+                TEMPLATES,
+              ),
+            );
           if (route.kind === "ambiguous") return s.replyError(id, toWireError(ambiguous(ref.uri, route)));
           s.serveOnServer(id, route.server, method, { ...params, ref: { ...ref, uri: route.uri } });
           return;
         }
-        s.replyError(id, { code: WireCode.InvalidParams, message: "completion/complete: \"ref\" must be a ref/prompt or ref/resource" });
+        s.replyError(id, { code: WireCode.InvalidParams, message: 'completion/complete: "ref" must be a ref/prompt or ref/resource' });
         return;
       }
       case "logging/setLevel":

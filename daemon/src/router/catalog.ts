@@ -156,7 +156,8 @@ export class Catalog {
     let servers = this.resourceOwners.get(uri);
     if (!servers) {
       servers = [];
-      for (const t of this.templates) if (!servers.includes(t.server) && (t.item.uriTemplate === uri || t.regex.test(uri))) servers.push(t.server);
+      for (const t of this.templates)
+        if (!servers.includes(t.server) && (t.item.uriTemplate === uri || t.regex.test(uri))) servers.push(t.server);
     }
     if (servers.length === 1) return { kind: "server", server: servers[0] as string, uri, namespaced: false };
     if (servers.length > 1) return { kind: "ambiguous", servers: [...servers], addressable: servers.map((s) => namespacedUri(s, uri)) };

@@ -30,10 +30,20 @@ export interface Selection {
  * message (an agent's MCP session, which has spoken before, never becomes a control connection), select
  * comes before initialize, `server` is a string. Whether that server exists is for the caller to check.
  */
-export function parseSelect(params: JsonObject | undefined, firstMessage: boolean, initialized: boolean): Selection | { error: JsonRpcErrorObject } {
+export function parseSelect(
+  params: JsonObject | undefined,
+  firstMessage: boolean,
+  initialized: boolean,
+): Selection | { error: JsonRpcErrorObject } {
   const control = params?.control;
   if (control !== undefined && typeof control !== "boolean") {
-    return { error: { code: WireCode.InvalidParams, message: `${McpdSelect.method}: "control" must be a boolean`, data: { mcpdCode: "MCPD_PROTOCOL_VIOLATION" } } };
+    return {
+      error: {
+        code: WireCode.InvalidParams,
+        message: `${McpdSelect.method}: "control" must be a boolean`,
+        data: { mcpdCode: "MCPD_PROTOCOL_VIOLATION" },
+      },
+    };
   }
   // Checked first: a session that already sent initialize is exactly what must never become control.
   if (control === true && !firstMessage) {
@@ -90,7 +100,11 @@ export function boundedClientInfo(value: unknown): JsonObject | undefined {
  * instructions, with the version negotiated with this client.
  */
 export function serverViewInitializeResult(server: string, init: InitializeResult | undefined, protocolVersion: string): JsonObject {
-  const result: JsonObject = { protocolVersion, capabilities: init?.capabilities ?? {}, serverInfo: init?.serverInfo ?? { name: server, version: "0" } };
+  const result: JsonObject = {
+    protocolVersion,
+    capabilities: init?.capabilities ?? {},
+    serverInfo: init?.serverInfo ?? { name: server, version: "0" },
+  };
   if (init?.instructions !== undefined) result.instructions = init.instructions;
   return result;
 }

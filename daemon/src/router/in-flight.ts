@@ -1,4 +1,13 @@
-import { Cancellation, McpdError, RequestTimeoutError, WireCode, isObject, toWireError, type JsonObject, type RequestId } from "@mcpd/protocol";
+import {
+  Cancellation,
+  McpdError,
+  RequestTimeoutError,
+  WireCode,
+  isObject,
+  toWireError,
+  type JsonObject,
+  type RequestId,
+} from "@mcpd/protocol";
 import type { ServerHandle } from "../server-handle.js";
 import type { Downstream, ProgressRegistry } from "./ports.js";
 
@@ -77,7 +86,13 @@ export class InFlightRequests {
    * Sends one request upstream and its answer back, with progress, cancellation and the daemon's timeout.
    * `adapt` rewrites a successful answer for this client (it must not throw).
    */
-  forward(id: RequestId, handle: ServerHandle, method: string, params: JsonObject | undefined, adapt?: (result: JsonObject) => JsonObject): void {
+  forward(
+    id: RequestId,
+    handle: ServerHandle,
+    method: string,
+    params: JsonObject | undefined,
+    adapt?: (result: JsonObject) => JsonObject,
+  ): void {
     const entry = new InFlight(id, handle, handle.config.timeout, handle.config.maxTotalTimeout);
     this.entries.set(id, entry);
     let upstreamParams = params;

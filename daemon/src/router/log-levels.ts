@@ -33,7 +33,7 @@ export class LogLevels {
   /** Sets the server to the most verbose level any connection viewing it asked for. */
   relevel(server: string): void {
     const handle = this.servers.get(server);
-    if (!handle || handle.state !== "ready" || !handle.client?.capabilities.logging) return;
+    if (handle?.state !== "ready" || !handle.client?.capabilities.logging) return;
     let best: number | undefined;
     for (const s of this.viewers()) {
       if (s.logLevel === undefined || !s.views(handle)) continue;
@@ -44,7 +44,9 @@ export class LogLevels {
     const level = LOG_LEVELS[best] as LogLevel;
     if (this.upstream.get(server) === level) return;
     this.upstream.set(server, level);
-    handle.client.setLoggingLevel(level, { timeout: 10_000 }).catch((err: Error) => this.log.debug({ server, err: err.message }, "setLevel failed"));
+    handle.client
+      .setLoggingLevel(level, { timeout: 10_000 })
+      .catch((err: Error) => this.log.debug({ server, err: err.message }, "setLevel failed"));
   }
 
   /** A connection left: every server set before gets the level of those that remain. */

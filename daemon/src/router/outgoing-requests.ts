@@ -20,7 +20,10 @@ export class OutgoingRequests {
       sink: {
         send(message) {
           // The server is answered at once rather than after the deadline: this client cannot answer.
-          if (!send(message)) throw new McpdError("MCPD_CONNECTION_LOST", "Client connection is closed or not reading", { wireCode: WireCode.UpstreamClosed });
+          if (!send(message))
+            throw new McpdError("MCPD_CONNECTION_LOST", "Client connection is closed or not reading", {
+              wireCode: WireCode.UpstreamClosed,
+            });
         },
       },
     });
@@ -36,7 +39,10 @@ export class OutgoingRequests {
     this.peer.receive(msg);
   }
 
-  /** The server cancelled it: it fails with MCPD_ABORTED and the client gets `notifications/cancelled`. False when no such request is waiting. */
+  /**
+   * The server cancelled it: it fails with MCPD_ABORTED and the client gets `notifications/cancelled`.
+   * False when no such request is waiting.
+   */
   cancel(id: number, reason: string | undefined): boolean {
     return this.peer.cancel(id, new McpdError("MCPD_ABORTED", reason ?? "cancelled by server"));
   }

@@ -66,6 +66,9 @@ export class ProgressRoutes implements ProgressRegistry {
     if (this.warned.has(handle.name)) return;
     this.warned.add(handle.name);
     const shown = typeof token === "string" ? token.slice(0, 100) : typeof token === "number" ? token : typeof token;
-    this.log.warn({ server: handle.name, token: shown }, "dropped progress for a token this server was not given or whose request has ended (further ones are only counted)");
+    this.log.warn(
+      { server: handle.name, token: shown },
+      "dropped progress for a token this server was not given or whose request has ended (further ones are only counted)",
+    );
   }
 }

@@ -70,7 +70,9 @@ export class Router {
     });
     manager.on("state", (h: ServerHandle, change: StateChange) => delivery.onState(h, change));
     manager.on("listChanged", () => this.catalog.invalidate());
-    manager.on("notification", (h: ServerHandle, method: string, params: JsonObject | undefined) => delivery.onNotification(h, method, params));
+    manager.on("notification", (h: ServerHandle, method: string, params: JsonObject | undefined) =>
+      delivery.onNotification(h, method, params),
+    );
     manager.on("added", (h: ServerHandle) => this.requests.adopt(h));
     for (const h of manager.servers) this.requests.adopt(h);
   }
@@ -79,7 +81,13 @@ export class Router {
   tables(): { progress: number; progressDropped: number; subscriptions: number; relayed: number; inFlight: number } {
     let inFlight = 0;
     for (const s of this.sessions.values()) inFlight += s.inFlightCount;
-    return { progress: this.progress.size, progressDropped: this.progress.dropped, subscriptions: this.subscriptions.size, relayed: this.requests.size, inFlight };
+    return {
+      progress: this.progress.size,
+      progressDropped: this.progress.dropped,
+      subscriptions: this.subscriptions.size,
+      relayed: this.requests.size,
+      inFlight,
+    };
   }
 
   attach(outbound: Outbound): Session {

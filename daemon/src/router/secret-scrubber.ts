@@ -11,8 +11,25 @@ export const MIN_SCRUBBED_SECRET_CHARS = 6;
  * as whole words of the name (split at `_`, `-`, `.` and camelCase): `DB_PASS`, `apiKey`, `X-Api-Key`.
  */
 const SECRET_WORDS: ReadonlySet<string> = new Set([
-  "token", "secret", "secrets", "password", "passwd", "pwd", "pass", "passphrase", "key", "apikey",
-  "credential", "credentials", "creds", "cookie", "bearer", "authorization", "signature", "jwt", "pat",
+  "token",
+  "secret",
+  "secrets",
+  "password",
+  "passwd",
+  "pwd",
+  "pass",
+  "passphrase",
+  "key",
+  "apikey",
+  "credential",
+  "credentials",
+  "creds",
+  "cookie",
+  "bearer",
+  "authorization",
+  "signature",
+  "jwt",
+  "pat",
 ]);
 
 /**
@@ -30,10 +47,49 @@ const SECRET_WORD_END = /(?:password|passwd|secret|token|apikey|accesskey|privat
  * are still taken when they look generated or hold URL credentials.
  */
 const NOT_THE_SECRET: ReadonlySet<string> = new Set([
-  "mode", "type", "method", "methods", "provider", "url", "uri", "endpoint", "host", "hostname", "port",
-  "path", "file", "dir", "directory", "name", "names", "enabled", "disabled", "enable", "disable", "ttl",
-  "timeout", "expiry", "expires", "header", "scheme", "kind", "id", "version", "format", "level", "region",
-  "scope", "scopes", "prefix", "strategy", "length", "size", "limit", "count", "user", "username",
+  "mode",
+  "type",
+  "method",
+  "methods",
+  "provider",
+  "url",
+  "uri",
+  "endpoint",
+  "host",
+  "hostname",
+  "port",
+  "path",
+  "file",
+  "dir",
+  "directory",
+  "name",
+  "names",
+  "enabled",
+  "disabled",
+  "enable",
+  "disable",
+  "ttl",
+  "timeout",
+  "expiry",
+  "expires",
+  "header",
+  "scheme",
+  "kind",
+  "id",
+  "version",
+  "format",
+  "level",
+  "region",
+  "scope",
+  "scopes",
+  "prefix",
+  "strategy",
+  "length",
+  "size",
+  "limit",
+  "count",
+  "user",
+  "username",
 ]);
 
 /** The lower-case words of a name: `X-Api-Key` -> x, api, key; `ghToken` -> gh, token. */
@@ -65,7 +121,10 @@ export function isSecretName(name: string): boolean {
 }
 
 /** Prefixes of well-known generated credentials (GitHub, GitLab, OpenAI/Stripe, Slack, AWS, Google, JWT, ...). */
-const KNOWN_PREFIX = /^(?:gh[pousr]_|github_pat_|glpat-|sk-|sk_(?:live|test)_|rk_(?:live|test)_|pk_live_|xox[abposr]-|xapp-|hf_|npm_|pypi-|AKIA|ASIA|AIza|ya29\.|dop_v1_|shp(?:at|ss|ca|pa)_|SG\.|eyJ)/;
+const KNOWN_PREFIX = new RegExp(
+  "^(?:gh[pousr]_|github_pat_|glpat-|sk-|sk_(?:live|test)_|rk_(?:live|test)_|pk_live_|xox[abposr]-|xapp-|hf_|npm_|pypi-" +
+    "|AKIA|ASIA|AIza|ya29\\.|dop_v1_|shp(?:at|ss|ca|pa)_|SG\\.|eyJ)",
+);
 
 /** Bits of Shannon entropy per character. */
 function entropy(text: string): number {
@@ -120,7 +179,8 @@ function settingSecrets(name: string, value: string): string[] {
   const out: string[] = [];
   const strength = secretNameStrength(name);
   const byName =
-    (strength === "strong" && !(PATH_LIKE.test(value) && !looksGenerated(value))) || (strength === "weak" && !PLAIN_WORDS.test(value) && !PATH_LIKE.test(value));
+    (strength === "strong" && !(PATH_LIKE.test(value) && !looksGenerated(value))) ||
+    (strength === "weak" && !PLAIN_WORDS.test(value) && !PATH_LIKE.test(value));
   if (byName || looksGenerated(value)) out.push(value);
   // The credential after an auth scheme, whatever the name (`Authorization: Bearer X`, `AUTH_HEADER=Basic X`).
   const scheme = /^(?:Bearer|Basic|Token)\s+(.+)$/i.exec(value);

@@ -76,7 +76,14 @@ export class ServerRequests {
     const related = ctx.relatedRequestId;
     const out: Session[] = [];
     for (const s of this.sessions()) {
-      if (isPrivate ? s.ownsPrivate(handle) : related !== undefined ? s.inFlight.hasUpstreamRequest(handle, related) : s.inFlight.hasInFlightTo(handle)) out.push(s);
+      if (
+        isPrivate
+          ? s.ownsPrivate(handle)
+          : related !== undefined
+            ? s.inFlight.hasUpstreamRequest(handle, related)
+            : s.inFlight.hasInFlightTo(handle)
+      )
+        out.push(s);
     }
     return out;
   }
@@ -94,7 +101,9 @@ export class ServerRequests {
     if (only && (!cap || only.declared(cap))) {
       const key = `${handle.name}\0${String(req.id)}`;
       try {
-        return await only.outgoing.request(req.method, only.tag(handle, req.params), (id) => this.relayed.set(key, { session: only, downstreamId: id }));
+        return await only.outgoing.request(req.method, only.tag(handle, req.params), (id) =>
+          this.relayed.set(key, { session: only, downstreamId: id }),
+        );
       } finally {
         this.relayed.delete(key);
       }

@@ -1,10 +1,8 @@
 import {
   LOG_LEVELS,
   WireCode,
-  MCPD_SERVER_META,
   McpdSelect,
   isControlMethod,
-  McpdServerStateNotification,
   classify,
   isObject,
   toWireError,
@@ -127,7 +125,10 @@ export class Session implements Downstream {
       const id = isObject(message) && (typeof message.id === "string" || typeof message.id === "number") ? message.id : null;
       this.ctx.log.error({ client: this.id, err: (err as Error)?.message ?? String(err) }, "failed to handle a client message");
       try {
-        this.replyError(id, { code: WireCode.InternalError, message: `Internal error handling the message: ${(err as Error)?.message ?? "unknown"}` });
+        this.replyError(id, {
+          code: WireCode.InternalError,
+          message: `Internal error handling the message: ${(err as Error)?.message ?? "unknown"}`,
+        });
       } catch {
         // Nothing more can be done for this message; the connection stays usable.
       }
@@ -139,7 +140,11 @@ export class Session implements Downstream {
     const kind = classify(message);
     if (kind === "invalid") {
       const id = isObject(message) && (typeof message.id === "string" || typeof message.id === "number") ? message.id : null;
-      this.replyError(id, { code: WireCode.InvalidRequest, message: `Invalid request: not a JSON-RPC 2.0 message`, data: { mcpdCode: "MCPD_PROTOCOL_VIOLATION" } });
+      this.replyError(id, {
+        code: WireCode.InvalidRequest,
+        message: `Invalid request: not a JSON-RPC 2.0 message`,
+        data: { mcpdCode: "MCPD_PROTOCOL_VIOLATION" },
+      });
       return;
     }
     const msg = message as JsonObject;
@@ -174,7 +179,10 @@ export class Session implements Downstream {
       return;
     }
     if (this.inFlight.has(id)) {
-      this.replyError(id, { code: WireCode.InvalidRequest, message: `Request id ${JSON.stringify(id)} is already in flight on this connection` });
+      this.replyError(id, {
+        code: WireCode.InvalidRequest,
+        message: `Request id ${JSON.stringify(id)} is already in flight on this connection`,
+      });
       return;
     }
     if (this.inFlight.size >= this.opts.maxInFlightPerConnection) {
@@ -236,7 +244,8 @@ export class Session implements Downstream {
         return; // the upstream is already initialized; forwarding it again breaks some servers
       case "notifications/cancelled": {
         const id = params?.requestId;
-        if (typeof id === "string" || typeof id === "number") this.inFlight.cancel(id, typeof params?.reason === "string" ? params.reason : "cancelled by client");
+        if (typeof id === "string" || typeof id === "number")
+          this.inFlight.cancel(id, typeof params?.reason === "string" ? params.reason : "cancelled by client");
         return;
       }
       case "notifications/roots/list_changed":

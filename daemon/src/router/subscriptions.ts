@@ -45,7 +45,7 @@ export class Subscriptions implements SubscriptionRegistry {
   async unsubscribe(subscriber: Subscriber, key: string): Promise<void> {
     subscriber.subscriptions.delete(key);
     const set = this.byKey.get(key);
-    if (!set || !set.delete(subscriber) || set.size > 0) return;
+    if (!set?.delete(subscriber) || set.size > 0) return;
     this.byKey.delete(key);
     const sep = key.indexOf("\0");
     const handle = this.servers.get(key.slice(0, sep));

@@ -60,7 +60,12 @@ export class UpstreamDelivery {
   }
 
   private stateTo(s: Session, handle: ServerHandle, change: StateChange): void {
-    if (s.events) s.send({ jsonrpc: "2.0", method: McpdServerStateNotification.method, params: { ...change, reason: this.parts.secrets.scrub(change.reason) } });
+    if (s.events)
+      s.send({
+        jsonrpc: "2.0",
+        method: McpdServerStateNotification.method,
+        params: { ...change, reason: this.parts.secrets.scrub(change.reason) },
+      });
     // In the aggregate view a server's tools appear or vanish with its state.
     if (s.initialized && s.view.kind === "aggregate" && (change.state === "ready" || change.previous === "ready")) {
       s.send({ jsonrpc: "2.0", method: "notifications/tools/list_changed", params: { _meta: { [SERVER_META]: handle.name } } });

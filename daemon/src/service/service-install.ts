@@ -18,7 +18,7 @@ export function defaultServiceKind(platform: NodeJS.Platform): ServiceKind {
  */
 export function serviceFilePath(kind: ServiceKind, home: string, env: NodeJS.ProcessEnv = {}): string {
   if (kind === "launchd") return join(home, "Library", "LaunchAgents", `${LAUNCHD_LABEL}.plist`);
-  const configHome = env.XDG_CONFIG_HOME && env.XDG_CONFIG_HOME.startsWith("/") ? env.XDG_CONFIG_HOME : join(home, ".config");
+  const configHome = env.XDG_CONFIG_HOME?.startsWith("/") ? env.XDG_CONFIG_HOME : join(home, ".config");
   return join(configHome, "systemd", "user", SYSTEMD_UNIT_NAME);
 }
 

@@ -4,11 +4,7 @@
  * {@link ControlHandlers} table, checked by the compiler), the client SDK and the `mcpd` command call them
  * through `control(declaration, params)`, and docs/protocol.md describes them.
  */
-import {
-  controlMethod,
-  controlNotification,
-  type ControlHandler,
-} from "./control-method.js";
+import { controlMethod, controlNotification, type ControlHandler } from "./control-method.js";
 import {
   CLIENT_STATUS_FIELDS,
   SELECT_RESULT_FIELDS,

@@ -12,7 +12,14 @@ type KeysOf<T> = T extends unknown ? keyof T & string : never;
 
 /** `"optional"` when some variant of `T` lacks `K` or declares it optional, else `"required"`. */
 type PresenceOf<T, K extends string> = "optional" extends (
-  T extends unknown ? (K extends keyof T ? ({} extends Pick<T, K> ? "optional" : "required") : "optional") : never
+  T extends unknown
+    ? K extends keyof T
+      ? // biome-ignore lint/complexity/noBannedTypes: `{} extends Pick<T, K>` is the standard test for "K is optional in T".
+        {} extends Pick<T, K>
+        ? "optional"
+        : "required"
+      : "optional"
+    : never
 )
   ? "optional"
   : "required";

@@ -1,7 +1,15 @@
 import { McpRemoteError, RequestTimeoutError, toWireError } from "../errors.js";
 import { classify } from "../guards.js";
 import { silentLogger, type Logger } from "../logger.js";
-import type { JsonObject, JsonRpcErrorObject, JsonRpcErrorResponse, JsonRpcMessage, JsonRpcRequest, JsonRpcSuccess, RequestId } from "../types.js";
+import type {
+  JsonObject,
+  JsonRpcErrorObject,
+  JsonRpcErrorResponse,
+  JsonRpcMessage,
+  JsonRpcRequest,
+  JsonRpcSuccess,
+  RequestId,
+} from "../types.js";
 import { WireCode } from "../wire-codes.js";
 import type { Cancellation } from "./cancellation.js";
 import { MAX_TIMER_MS, PendingRequest, PendingRequests } from "./pending-requests.js";
@@ -155,11 +163,11 @@ export class JsonRpcPeer {
     const id = this.nextId++;
     options?.onRequestId?.(id);
     const onProgress = options?.onProgress;
-    if (onProgress !== undefined) {
-      // A copy: the caller's params must not learn our token (they may be reused for another call).
-      params = { ...params, _meta: { ...(params?._meta as JsonObject | undefined), progressToken: id } };
-    }
-    const message: JsonRpcRequest = params === undefined ? { jsonrpc: "2.0", id, method } : { jsonrpc: "2.0", id, method, params };
+    // With progress, a copy: the caller's params must not learn our token (they may be reused for another call).
+    const wireParams =
+      onProgress === undefined ? params : { ...params, _meta: { ...(params?._meta as JsonObject | undefined), progressToken: id } };
+    const message: JsonRpcRequest =
+      wireParams === undefined ? { jsonrpc: "2.0", id, method } : { jsonrpc: "2.0", id, method, params: wireParams };
     return new Promise<T>((resolve, reject) => {
       const p = new PendingRequest(id, method, timeoutMs, resolve as (value: unknown) => void, reject);
       if (onProgress !== undefined) {
@@ -297,7 +305,10 @@ export class JsonRpcPeer {
     const seen = this.sink.abandon ? this.sink.abandon(p.id, reason) : true;
     // MCP: the receiver should stop the work and not answer; `initialize` is never cancelled.
     if (!seen || p.method === "initialize" || this.closedValue) return;
-    this.sendQuietly({ jsonrpc: "2.0", method: "notifications/cancelled", params: { requestId: p.id, reason: reasonText(reason) } }, "notifications/cancelled");
+    this.sendQuietly(
+      { jsonrpc: "2.0", method: "notifications/cancelled", params: { requestId: p.id, reason: reasonText(reason) } },
+      "notifications/cancelled",
+    );
   }
 
   private unknownResponse(id: RequestId | null): void {
@@ -329,7 +340,8 @@ export class JsonRpcPeer {
       this.log.debug({ id: request.id, method: request.method }, "closed before a request from the other side could be answered");
       return;
     }
-    const reply: JsonRpcMessage = error === undefined ? { jsonrpc: "2.0", id: request.id, result: result as JsonObject } : { jsonrpc: "2.0", id: request.id, error };
+    const reply: JsonRpcMessage =
+      error === undefined ? { jsonrpc: "2.0", id: request.id, result: result as JsonObject } : { jsonrpc: "2.0", id: request.id, error };
     const failed = (err: unknown): void => {
       if (this.opts.onAnswerError) this.opts.onAnswerError(err, request);
       else this.log.warn({ id: request.id, method: request.method, err: errorText(err) }, "could not answer a request");

@@ -40,7 +40,8 @@ export async function hasHttpTransport() {
 
 /** Throws unless a tools/call result is the echo we asked for: a benchmark must not count failures as calls. */
 function check(result) {
-  if (result?.isError || result?.content?.[0]?.text !== "hi") throw new Error(`unexpected tools/call result: ${JSON.stringify(result).slice(0, 200)}`);
+  if (result?.isError || result?.content?.[0]?.text !== "hi")
+    throw new Error(`unexpected tools/call result: ${JSON.stringify(result).slice(0, 200)}`);
 }
 
 async function initialize(transport) {

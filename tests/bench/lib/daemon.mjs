@@ -27,10 +27,15 @@ export async function startDaemon(resources, servers, opts = {}) {
   writeFileSync(configFile, JSON.stringify(config, null, 2));
   const env = { ...process.env, MCPD_HOME: home, MCPD_CONFIG: configFile, MCPD_SOCKET: join(home, "mcpd.sock") };
   delete env.XDG_RUNTIME_DIR;
-  const proc = resources.spawn("mcpd daemon", process.execPath, [...(opts.nodeArgs ?? []), MCPD_BIN, "start", "--foreground", "--log-level", "warn"], {
-    env,
-    stdio: ["ignore", "pipe", "pipe"],
-  });
+  const proc = resources.spawn(
+    "mcpd daemon",
+    process.execPath,
+    [...(opts.nodeArgs ?? []), MCPD_BIN, "start", "--foreground", "--log-level", "warn"],
+    {
+      env,
+      stdio: ["ignore", "pipe", "pipe"],
+    },
+  );
   proc.stdout.resume();
   const socketPath = env.MCPD_SOCKET;
   const exited = () => proc.exitCode !== null || proc.signalCode !== null;

@@ -8,7 +8,9 @@ import { ROOT } from "./env.mjs";
 
 /** The newest .cpuprofile in `dir`. */
 export function newestProfile(dir) {
-  const files = readdirSync(dir).filter((f) => f.endsWith(".cpuprofile")).sort();
+  const files = readdirSync(dir)
+    .filter((f) => f.endsWith(".cpuprofile"))
+    .sort();
   if (files.length === 0) throw new Error(`no .cpuprofile was written in ${dir}`);
   return join(dir, files[files.length - 1]);
 }
@@ -91,9 +93,22 @@ export function summarizeProfile(file, limit = 15, window = undefined) {
     file,
     totalMs: total,
     idleMs: idle,
-    top: [...selfBy].sort((a, b) => b[1] - a[1]).slice(0, limit).map(([k, ms]) => ({ ...splitKey(k), selfMs: ms, selfPct: pct(ms) })),
-    topOwn: [...ownBy].sort((a, b) => b[1] - a[1]).slice(0, limit).map(([k, ms]) => ({ ...splitKey(k), ownMs: ms, ownPct: pct(ms) })),
-    topTotal: [...totalBy].filter(([k]) => ours(k)).sort((a, b) => b[1] - a[1]).slice(0, limit).map(([k, ms]) => ({ ...splitKey(k), totalMs: ms, totalPct: pct(ms) })),
-    byFile: [...fileBy].sort((a, b) => b[1] - a[1]).slice(0, limit).map(([f, ms]) => ({ file: f, selfMs: ms, selfPct: pct(ms) })),
+    top: [...selfBy]
+      .sort((a, b) => b[1] - a[1])
+      .slice(0, limit)
+      .map(([k, ms]) => ({ ...splitKey(k), selfMs: ms, selfPct: pct(ms) })),
+    topOwn: [...ownBy]
+      .sort((a, b) => b[1] - a[1])
+      .slice(0, limit)
+      .map(([k, ms]) => ({ ...splitKey(k), ownMs: ms, ownPct: pct(ms) })),
+    topTotal: [...totalBy]
+      .filter(([k]) => ours(k))
+      .sort((a, b) => b[1] - a[1])
+      .slice(0, limit)
+      .map(([k, ms]) => ({ ...splitKey(k), totalMs: ms, totalPct: pct(ms) })),
+    byFile: [...fileBy]
+      .sort((a, b) => b[1] - a[1])
+      .slice(0, limit)
+      .map(([f, ms]) => ({ file: f, selfMs: ms, selfPct: pct(ms) })),
   };
 }

@@ -38,13 +38,21 @@ export function consoleTable(results) {
   const rows = headlines(results).map((h) => [h.metric, valueText(h), h.target ?? "", verdict(h)]);
   const head = ["metric", "median (min–max over rounds)", "target", ""];
   const widths = head.map((c, i) => Math.max(c.length, ...rows.map((r) => r[i].length)));
-  const line = (r) => r.map((c, i) => c.padEnd(widths[i])).join("  ").trimEnd();
+  const line = (r) =>
+    r
+      .map((c, i) => c.padEnd(widths[i]))
+      .join("  ")
+      .trimEnd();
   return [line(head), widths.map((w) => "-".repeat(w)).join("  "), ...rows.map(line)].join("\n");
 }
 
 function mdTable(columns, rows) {
   const cell = (c) => String(c).replace(/\|/g, "\\|");
-  return [`| ${columns.map(cell).join(" | ")} |`, `|${columns.map(() => "---").join("|")}|`, ...rows.map((r) => `| ${r.map(cell).join(" | ")} |`)].join("\n");
+  return [
+    `| ${columns.map(cell).join(" | ")} |`,
+    `|${columns.map(() => "---").join("|")}|`,
+    ...rows.map((r) => `| ${r.map(cell).join(" | ")} |`),
+  ].join("\n");
 }
 
 /**
@@ -68,7 +76,13 @@ export function markdown(results, meta, previous) {
     `Every figure is a ratio or comparison between paths measured in the same run, the median over ${meta.rounds} rounds with the min–max in parentheses. Targets are reported, never asserted in tests.`,
     "",
   );
-  out.push(mdTable(["metric", "median (min–max)", "target", "result"], headlines(results).map((h) => [h.metric, valueText(h), h.target ?? "", verdict(h) ? `**${verdict(h)}**` : ""])), "");
+  out.push(
+    mdTable(
+      ["metric", "median (min–max)", "target", "result"],
+      headlines(results).map((h) => [h.metric, valueText(h), h.target ?? "", verdict(h) ? `**${verdict(h)}**` : ""]),
+    ),
+    "",
+  );
   out.push("## Machine and run", "");
   out.push(
     mdTable(
@@ -82,7 +96,10 @@ export function markdown(results, meta, previous) {
         ["load average at end", meta.loadAvgEnd.map((v) => v.toFixed(2)).join(" / ")],
         ["open-file limit (ulimit -n)", String(m.openFiles)],
         ["mode", `${meta.mode}, ${meta.rounds} rounds per scenario`],
-        ["total run time", `${num(meta.elapsedMs / 1000)} s (${results.map((r) => `${r.id} ${Math.round(r.durationMs / 1000)} s`).join(", ")})`],
+        [
+          "total run time",
+          `${num(meta.elapsedMs / 1000)} s (${results.map((r) => `${r.id} ${Math.round(r.durationMs / 1000)} s`).join(", ")})`,
+        ],
       ],
     ),
     "",

@@ -39,7 +39,9 @@ export function latencySvg(series, title, subtitle) {
   const x = (q) => M.left + (pw * -Math.log10(Math.max(1e-12, 1 - q))) / MAX_NINES;
   const y = (v) => M.top + ph - (ph * (Math.log10(v) - Math.log10(lo))) / (Math.log10(hi) - Math.log10(lo));
   const out = [];
-  out.push(`<svg xmlns="http://www.w3.org/2000/svg" width="${W}" height="${H}" viewBox="0 0 ${W} ${H}" font-family="Helvetica, Arial, sans-serif" font-size="12">`);
+  out.push(
+    `<svg xmlns="http://www.w3.org/2000/svg" width="${W}" height="${H}" viewBox="0 0 ${W} ${H}" font-family="Helvetica, Arial, sans-serif" font-size="12">`,
+  );
   out.push(`<rect width="${W}" height="${H}" fill="#ffffff"/>`);
   out.push(`<text x="${M.left}" y="22" font-size="16" font-weight="bold">${esc(title)}</text>`);
   out.push(`<text x="${M.left}" y="39" fill="#555">${esc(subtitle)}</text>`);
@@ -54,14 +56,22 @@ export function latencySvg(series, title, subtitle) {
     }
   }
   // X grid: 0%, 50%, 90%, 99%, 99.9%.
-  for (const [q, label] of [[0, "0%"], [0.5, "50%"], [0.9, "90%"], [0.99, "99%"], [0.999, "99.9%"]]) {
+  for (const [q, label] of [
+    [0, "0%"],
+    [0.5, "50%"],
+    [0.9, "90%"],
+    [0.99, "99%"],
+    [0.999, "99.9%"],
+  ]) {
     const xx = x(q).toFixed(1);
     out.push(`<line x1="${xx}" x2="${xx}" y1="${M.top}" y2="${M.top + ph}" stroke="#ddd"/>`);
     out.push(`<text x="${xx}" y="${M.top + ph + 16}" text-anchor="middle" fill="#333">${label}</text>`);
   }
   out.push(`<rect x="${M.left}" y="${M.top}" width="${pw}" height="${ph}" fill="none" stroke="#888"/>`);
   out.push(`<text x="${M.left + pw / 2}" y="${M.top + ph + 34}" text-anchor="middle" fill="#333">percentile of calls</text>`);
-  out.push(`<text transform="translate(18 ${M.top + ph / 2}) rotate(-90)" text-anchor="middle" fill="#333">latency per call (log scale)</text>`);
+  out.push(
+    `<text transform="translate(18 ${M.top + ph / 2}) rotate(-90)" text-anchor="middle" fill="#333">latency per call (log scale)</text>`,
+  );
   series.forEach((s, i) => {
     const c = COLORS[i % COLORS.length];
     const d = s.points.map(([q, v], k) => `${k ? "L" : "M"}${x(q).toFixed(1)} ${y(Math.max(lo, v)).toFixed(1)}`).join(" ");

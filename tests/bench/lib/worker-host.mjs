@@ -51,11 +51,20 @@ export class Worker {
   next(type, timeoutMs = 120_000) {
     if (this.failure) return Promise.reject(this.failure);
     return new Promise((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`${this.name}: no "${type}" reply within ${timeoutMs} ms:\n${this.proc.tail()}`)), timeoutMs);
+      const timer = setTimeout(
+        () => reject(new Error(`${this.name}: no "${type}" reply within ${timeoutMs} ms:\n${this.proc.tail()}`)),
+        timeoutMs,
+      );
       const w = {
         type,
-        resolve: (m) => (clearTimeout(timer), resolve(m)),
-        reject: (e) => (clearTimeout(timer), reject(e)),
+        resolve: (m) => {
+          clearTimeout(timer);
+          resolve(m);
+        },
+        reject: (e) => {
+          clearTimeout(timer);
+          reject(e);
+        },
       };
       this.waiters.push(w);
       this.flush();
@@ -83,7 +92,10 @@ export class Worker {
       this.proc.stdin.end();
       await new Promise((resolve) => {
         const t = setTimeout(resolve, graceMs);
-        this.proc.once("exit", () => (clearTimeout(t), resolve()));
+        this.proc.once("exit", () => {
+          clearTimeout(t);
+          resolve();
+        });
         if (this.proc.exitCode !== null || this.proc.signalCode !== null) resolve();
       });
     }

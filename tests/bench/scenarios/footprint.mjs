@@ -50,7 +50,14 @@ async function daemonRss(ctx, r) {
       while (connected < target) {
         const n = Math.min(CLIENTS_PER_WORKER, target - connected);
         const server = `s${(workers.length % DAEMON_SERVERS) + 1}`;
-        workers.push(await startWorker(resources, CLIENT_WORKER, { path: "c", serverName: server, socketPath: daemon.socketPath, connections: n }, { name: `holder-${workers.length}` }));
+        workers.push(
+          await startWorker(
+            resources,
+            CLIENT_WORKER,
+            { path: "c", serverName: server, socketPath: daemon.socketPath, connections: n },
+            { name: `holder-${workers.length}` },
+          ),
+        );
         connected += n;
       }
       await Promise.all(workers.map((w) => w.request({ cmd: "each" }, "each")));
@@ -62,7 +69,8 @@ async function daemonRss(ctx, r) {
     try {
       const status = await control.status();
       // The control connection asks, and the asking connection is not listed.
-      if (status.clients.length !== CLIENT_STEPS.at(-1)) throw new Error(`the daemon reports ${status.clients.length} clients, expected ${CLIENT_STEPS.at(-1)}`);
+      if (status.clients.length !== CLIENT_STEPS.at(-1))
+        throw new Error(`the daemon reports ${status.clients.length} clients, expected ${CLIENT_STEPS.at(-1)}`);
     } finally {
       await control.close();
     }
@@ -123,7 +131,9 @@ async function agents(ctx, r, dir, AGENT_COUNTS) {
       out[n].perServer = (treeFootprint([daemon.pid]).processes - 1) / AGENT_SERVERS;
       const { direct: fd, mcpd: fm } = out[n];
       if (n === AGENT_COUNTS.at(-1)) log(`  round ${r + 1}: ${n} agents through mcpd started in ${num((Date.now() - t) / 1000)} s`);
-      log(`  round ${r + 1}, ${n} agent(s): direct ${fd.processes} processes ${num(fd.rssMb)} MB; via mcpd ${fm.processes} processes ${num(fm.rssMb)} MB (${out[n].perServer} process per server)`);
+      log(
+        `  round ${r + 1}, ${n} agent(s): direct ${fd.processes} processes ${num(fd.rssMb)} MB; via mcpd ${fm.processes} processes ${num(fm.rssMb)} MB (${out[n].perServer} process per server)`,
+      );
     }
     checkWorkers(via);
   } finally {
@@ -158,7 +168,9 @@ export async function run(ctx) {
     }
   }
   const rs = Object.fromEntries(CLIENT_STEPS.map((c) => [c, summarize(rss[c])]));
-  const as = Object.fromEntries(Object.entries(ag).map(([n, v]) => [n, Object.fromEntries(Object.entries(v).map(([k, vals]) => [k, summarize(vals)]))]));
+  const as = Object.fromEntries(
+    Object.entries(ag).map(([n, v]) => [n, Object.fromEntries(Object.entries(v).map(([k, vals]) => [k, summarize(vals)]))]),
+  );
   const perClientKb = summarize(rss[1000].map((v, i) => ((v - rss[0][i]) * 1024) / 1000));
   const maxPerServer = Math.max(...Object.values(ag).flatMap((v) => v.perServer));
   const top = CLIENT_STEPS.at(-1);
@@ -170,17 +182,48 @@ export async function run(ctx) {
       {
         caption: "(A) Daemon RSS with 20 servers",
         columns: ["connected clients", "daemon RSS"],
-        rows: [...CLIENT_STEPS.map((c) => [c.toLocaleString("en-US"), range(rs[c], mb)]), ["per added client (0 -> 1,000)", range(perClientKb, (v) => `${num(v)} KB`)]],
+        rows: [
+          ...CLIENT_STEPS.map((c) => [c.toLocaleString("en-US"), range(rs[c], mb)]),
+          ["per added client (0 -> 1,000)", range(perClientKb, (v) => `${num(v)} KB`)],
+        ],
       },
       {
         caption: "(B) N agents using the same 5 servers",
-        columns: ["agents", "direct: processes", "direct: RSS", "via mcpd: processes", "via mcpd: RSS", "RSS direct / mcpd", "processes per server via mcpd"],
-        rows: AGENT_COUNTS.map((n) => [String(n), range(as[n].dProc, int), range(as[n].dRss, mb), range(as[n].mProc, int), range(as[n].mRss, mb), range(as[n].rssRatio, ratio), range(as[n].perServer, count)]),
+        columns: [
+          "agents",
+          "direct: processes",
+          "direct: RSS",
+          "via mcpd: processes",
+          "via mcpd: RSS",
+          "RSS direct / mcpd",
+          "processes per server via mcpd",
+        ],
+        rows: AGENT_COUNTS.map((n) => [
+          String(n),
+          range(as[n].dProc, int),
+          range(as[n].dRss, mb),
+          range(as[n].mProc, int),
+          range(as[n].mRss, mb),
+          range(as[n].rssRatio, ratio),
+          range(as[n].perServer, count),
+        ]),
       },
     ],
     headline: [
-      { metric: `Daemon RSS, 20 servers, ${top.toLocaleString("en-US")} clients`, value: rs[top], format: mb, target: "<= 80 MB", pass: rs[top].median <= 80 },
-      { metric: `Processes per server through mcpd, N = ${AGENT_COUNTS.join(", ")} agents (max)`, value: summarize([maxPerServer]), format: count, target: "1", pass: maxPerServer === 1 },
+      {
+        metric: `Daemon RSS, 20 servers, ${top.toLocaleString("en-US")} clients`,
+        value: rs[top],
+        format: mb,
+        target: "<= 80 MB",
+        pass: rs[top].median <= 80,
+      },
+      {
+        metric: `Processes per server through mcpd, N = ${AGENT_COUNTS.join(", ")} agents (max)`,
+        value: summarize([maxPerServer]),
+        format: count,
+        target: "1",
+        pass: maxPerServer === 1,
+      },
       { metric: `${topN} agents x 5 servers: total RSS direct / via mcpd`, value: as[topN].rssRatio, format: ratio },
       { metric: `${topN} agents x 5 servers: processes direct / via mcpd`, value: as[topN].procRatio, format: ratio },
     ],

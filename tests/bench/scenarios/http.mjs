@@ -28,7 +28,8 @@ export async function run(ctx) {
     const server = await startHttpServer(resources, mode);
     const workers = {};
     try {
-      for (const p of PATHS) workers[p] = await startWorker(resources, CLIENT_WORKER, { path: p, url: server.url }, { name: `http-${mode}-${p}` });
+      for (const p of PATHS)
+        workers[p] = await startWorker(resources, CLIENT_WORKER, { path: p, url: server.url }, { name: `http-${mode}-${p}` });
       const per = Object.fromEntries(PATHS.map((p) => [p, { seqRate: [], p50: [], rate: [], p99: [], clientCpu: [], serverCpu: [] }]));
       const ratios = { seq: [], load: [], clientCpu: [] };
       for (let r = 0; r < rounds; r++) {
@@ -46,7 +47,9 @@ export async function run(ctx) {
           per[p].p99.push(w.hist.quantile(0.99));
           per[p].clientCpu.push(w.clientCpuUsPerCall);
           per[p].serverCpu.push(w.cpuUsPerCall.server);
-          log(`  ${mode} round ${r + 1} ${p}: sequential ${num(seq[p])} calls/s (p50 ${num(h.quantile(0.5))} µs), 64 in flight ${num(w.rate)} calls/s, CPU/call client ${num(w.clientCpuUsPerCall)} µs, server ${num(w.cpuUsPerCall.server)} µs`);
+          log(
+            `  ${mode} round ${r + 1} ${p}: sequential ${num(seq[p])} calls/s (p50 ${num(h.quantile(0.5))} µs), 64 in flight ${num(w.rate)} calls/s, CPU/call client ${num(w.clientCpuUsPerCall)} µs, server ${num(w.cpuUsPerCall.server)} µs`,
+          );
         }
         ratios.seq.push(seq["http-mcpd"] / seq["http-sdk"]);
         ratios.load.push(load["http-mcpd"] / load["http-sdk"]);
@@ -66,7 +69,16 @@ export async function run(ctx) {
   for (const mode of ["json", "sse"]) {
     for (const p of PATHS) {
       const s = out[mode].per[p];
-      rows.push([mode === "json" ? "JSON replies" : "SSE replies", PATH_LABELS[p], range(s.seqRate), range(s.p50, us), range(s.rate), range(s.p99, us), range(s.clientCpu, us), range(s.serverCpu, us)]);
+      rows.push([
+        mode === "json" ? "JSON replies" : "SSE replies",
+        PATH_LABELS[p],
+        range(s.seqRate),
+        range(s.p50, us),
+        range(s.rate),
+        range(s.p99, us),
+        range(s.clientCpu, us),
+        range(s.serverCpu, us),
+      ]);
     }
   }
   const mk = (mode, kind, label, targeted) => ({
@@ -79,7 +91,21 @@ export async function run(ctx) {
     id,
     title,
     description: `The same server process serves both clients in turn. Sequential: ${calls.toLocaleString("en-US")} calls after ${warmup} warm-up calls. 64 in flight: ${durationMs / 1000} s windows as in scenario 2. The SDK path is the SDK's \`Client\` on its \`StreamableHTTPClientTransport\` (how the SDK is used); the mcpd path is \`HttpTransport.request\` (how the daemon uses it). CPU per call is measured over the 64-in-flight window: the client process's own, and the server process's (from /proc).`,
-    tables: [{ columns: ["server replies", "client", "sequential calls/s", "sequential p50", "64 in flight calls/s", "64 in flight p99", "client CPU/call", "server CPU/call"], rows }],
+    tables: [
+      {
+        columns: [
+          "server replies",
+          "client",
+          "sequential calls/s",
+          "sequential p50",
+          "64 in flight calls/s",
+          "64 in flight p99",
+          "client CPU/call",
+          "server CPU/call",
+        ],
+        rows,
+      },
+    ],
     headline: [
       mk("json", "load", "64 in flight", true),
       mk("sse", "load", "64 in flight", true),

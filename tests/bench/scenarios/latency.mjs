@@ -27,7 +27,12 @@ export async function run(ctx) {
   try {
     const server = fastServer("direct");
     for (const p of PATHS) {
-      workers[p] = await startWorker(resources, CLIENT_WORKER, { path: p, server, serverName: "fast", socketPath: daemon.socketPath }, { name: `latency-${p}` });
+      workers[p] = await startWorker(
+        resources,
+        CLIENT_WORKER,
+        { path: p, server, serverName: "fast", socketPath: daemon.socketPath },
+        { name: `latency-${p}` },
+      );
     }
     const per = Object.fromEntries(PATHS.map((p) => [p, { p50: [], p99: [], rate: [], hist: new Histogram() }]));
     const ratios = { cOverB: [], cOverA: [], dOverA: [], hopOverB: [], cOverHop: [] };
@@ -50,7 +55,9 @@ export async function run(ctx) {
       ratios.cOverHop.push(p50.c / p50.hop);
     }
     checkWorkers(Object.values(workers));
-    const s = Object.fromEntries(PATHS.map((p) => [p, { p50: summarize(per[p].p50), p99: summarize(per[p].p99), rate: summarize(per[p].rate) }]));
+    const s = Object.fromEntries(
+      PATHS.map((p) => [p, { p50: summarize(per[p].p50), p99: summarize(per[p].p99), rate: summarize(per[p].rate) }]),
+    );
     const r = Object.fromEntries(Object.entries(ratios).map(([k, v]) => [k, summarize(v)]));
     return {
       id,

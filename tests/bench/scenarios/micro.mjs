@@ -56,15 +56,19 @@ export async function run(ctx) {
   const profDir = join(OUT_DIR, "profiles");
   mkdirSync(profDir, { recursive: true });
   const tmpProf = resources.tempDir("mcpdb-prof-");
-  const profiled = await once(resources, ROUTER_PROFILE_WORKER, { mode: "daemon", durationMs, warmupMs: 500, home }, "router", "router-profiled", [
-    "--cpu-prof",
-    "--cpu-prof-dir",
-    tmpProf,
-  ]);
+  const profiled = await once(
+    resources,
+    ROUTER_PROFILE_WORKER,
+    { mode: "daemon", durationMs, warmupMs: 500, home },
+    "router",
+    "router-profiled",
+    ["--cpu-prof", "--cpu-prof-dir", tmpProf],
+  );
   const profFile = join(profDir, "router-daemon.cpuprofile");
   renameSync(newestProfile(tmpProf), profFile);
   const prof = summarizeProfile(profFile, 12, profiled.windowUs);
-  if (!(prof.totalMs > durationMs / 4)) throw new Error(`the profile holds only ${prof.totalMs} ms of busy samples inside the ${durationMs} ms window`);
+  if (!(prof.totalMs > durationMs / 4))
+    throw new Error(`the profile holds only ${prof.totalMs} ms of busy samples inside the ${durationMs} ms window`);
   const ds = Object.fromEntries(SIZES.map((s) => [s, Object.fromEntries(Object.entries(dec[s]).map(([k, v]) => [k, summarize(v)]))]));
   const rs = {
     direct: { rate: summarize(router.direct.rate), cpu: summarize(router.direct.cpu) },
@@ -81,7 +85,12 @@ export async function run(ctx) {
       {
         caption: "(A) JSONL decoder",
         columns: ["message size", "JsonLineDecoder", "naive split + JSON.parse", "decoder / naive"],
-        rows: SIZES.map((s) => [`${s / 1024} KB`, range(ds[s].decoder, (v) => `${num(v)} MB/s`), range(ds[s].naive, (v) => `${num(v)} MB/s`), range(ds[s].ratio, ratio)]),
+        rows: SIZES.map((s) => [
+          `${s / 1024} KB`,
+          range(ds[s].decoder, (v) => `${num(v)} MB/s`),
+          range(ds[s].naive, (v) => `${num(v)} MB/s`),
+          range(ds[s].ratio, ratio),
+        ]),
       },
       {
         caption: "(B) Router cost (one process, 64 in flight)",
@@ -90,7 +99,11 @@ export async function run(ctx) {
           ["direct to the server's stdio", range(rs.direct.rate), range(rs.direct.cpu, us)],
           ["through an in-process mcpd", range(rs.daemon.rate), range(rs.daemon.cpu, us)],
           ["daemon's cost per call (difference)", "", range(rs.costPerCall, us)],
-          ["daemon's cost per message (half of it)", "", range({ median: rs.costPerCall.median / 2, min: rs.costPerCall.min / 2, max: rs.costPerCall.max / 2 }, us)],
+          [
+            "daemon's cost per message (half of it)",
+            "",
+            range({ median: rs.costPerCall.median / 2, min: rs.costPerCall.min / 2, max: rs.costPerCall.max / 2 }, us),
+          ],
         ],
       },
       {
@@ -99,7 +112,8 @@ export async function run(ctx) {
         rows: prof.top.map((t) => [pct(t.selfPct), `\`${t.name}\``, `\`${t.where}\``]),
       },
       {
-        caption: "(B) Same profile, each sample charged to the nearest mcpd function on its stack (what it calls, native writes and library code included, minus deeper mcpd functions)",
+        caption:
+          "(B) Same profile, each sample charged to the nearest mcpd function on its stack (what it calls, native writes and library code included, minus deeper mcpd functions)",
         columns: ["share", "function", "where"],
         rows: prof.topOwn.map((t) => [pct(t.ownPct), `\`${t.name}\``, `\`${t.where}\``]),
       },

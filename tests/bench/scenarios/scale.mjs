@@ -41,7 +41,9 @@ export async function run(ctx) {
   const limit = openFilesLimit();
   // The daemon holds one socket per connection plus 3 pipes per server; leave room for the rest.
   if (!(limit >= CONNECTIONS + 200)) {
-    throw new Error(`ulimit -n is ${limit}: the daemon needs more than ${CONNECTIONS + 200} open files for ${CONNECTIONS} connections. Raise it (ulimit -n 4096) and run again.`);
+    throw new Error(
+      `ulimit -n is ${limit}: the daemon needs more than ${CONNECTIONS + 200} open files for ${CONNECTIONS} connections. Raise it (ulimit -n 4096) and run again.`,
+    );
   }
   const servers = {};
   for (let i = 1; i <= SERVERS; i++) servers[`f${i}`] = fastServer(`f${i}`);
@@ -64,7 +66,9 @@ export async function run(ctx) {
     );
     const connectMs = Date.now() - t0;
     const rssConnected = await rssMb(daemon.pid);
-    log(`  ${CONNECTIONS} connections in ${num(connectMs)} ms; daemon RSS idle ${num(rssIdle)} MB, connected ${num(rssConnected)} MB (ulimit -n ${limit})`);
+    log(
+      `  ${CONNECTIONS} connections in ${num(connectMs)} ms; daemon RSS idle ${num(rssIdle)} MB, connected ${num(rssConnected)} MB (ulimit -n ${limit})`,
+    );
     const rates = [];
     const p99 = [];
     const p50 = [];
@@ -80,7 +84,9 @@ export async function run(ctx) {
       p50.push(w.hist.quantile(0.5) / 1000);
       rssAfter.push(await rssMb(daemon.pid));
       cpu.push(w.cpuUsPerCall.daemon);
-      log(`  round ${r + 1}: ${num(w.rate)} calls/s, p50 ${num(p50.at(-1))} ms, p99 ${num(p99.at(-1))} ms, 0 errors, daemon ${num(cpu.at(-1))} µs CPU/call, daemon RSS ${num(rssAfter.at(-1))} MB`);
+      log(
+        `  round ${r + 1}: ${num(w.rate)} calls/s, p50 ${num(p50.at(-1))} ms, p99 ${num(p99.at(-1))} ms, 0 errors, daemon ${num(cpu.at(-1))} µs CPU/call, daemon RSS ${num(rssAfter.at(-1))} MB`,
+      );
     }
     checkWorkers(workers);
     const s = { rate: summarize(rates), p50: summarize(p50), p99: summarize(p99), rssAfter: summarize(rssAfter), cpu: summarize(cpu) };
@@ -104,8 +110,18 @@ export async function run(ctx) {
         },
       ],
       headline: [
-        { metric: "Scale, 1,000 connections x 10 in flight: errors", value: summarize([0]), format: (v) => String(v), target: "0", pass: true },
-        { metric: "Scale: daemon RSS after load / before connections", value: summarize(rssAfter.map((v) => v / rssIdle)), format: (v) => `${num(v)}x` },
+        {
+          metric: "Scale, 1,000 connections x 10 in flight: errors",
+          value: summarize([0]),
+          format: (v) => String(v),
+          target: "0",
+          pass: true,
+        },
+        {
+          metric: "Scale: daemon RSS after load / before connections",
+          value: summarize(rssAfter.map((v) => v / rssIdle)),
+          format: (v) => `${num(v)}x`,
+        },
       ],
       data: { ...s, rssIdle, rssConnected, connectMs, limit },
     };

@@ -69,7 +69,9 @@ export async function run(ctx) {
         per[m].imp.push(res.importedMs - res.bootMs);
         per[m].conn.push(res.connectedMs === undefined ? NaN : res.connectedMs - res.importedMs);
         per[m].list.push(res.atMs - (res.connectedMs ?? res.importedMs));
-        log(`  round ${r + 1} ${m}: ${num(res.atMs)} ms from process start (${num(afterBoot[m])} ms after Node's bootstrap), ${res.tools} tools`);
+        log(
+          `  round ${r + 1} ${m}: ${num(res.atMs)} ms from process start (${num(afterBoot[m])} ms after Node's bootstrap), ${res.tools} tools`,
+        );
       }
       ratios.client.push(at.direct / at["mcpd-client"]);
       ratios.sdk.push(at.direct / at["mcpd-sdk"]);
@@ -81,7 +83,14 @@ export async function run(ctx) {
     const s = Object.fromEntries(
       MODES.map((m) => [
         m,
-        { at: summarize(per[m].at), afterBoot: summarize(per[m].afterBoot), boot: summarize(per[m].boot), imp: summarize(per[m].imp), conn: opt(per[m].conn), list: summarize(per[m].list) },
+        {
+          at: summarize(per[m].at),
+          afterBoot: summarize(per[m].afterBoot),
+          boot: summarize(per[m].boot),
+          imp: summarize(per[m].imp),
+          conn: opt(per[m].conn),
+          list: summarize(per[m].list),
+        },
       ]),
     );
     const r = Object.fromEntries(Object.entries(ratios).map(([k, v]) => [k, summarize(v)]));
@@ -96,12 +105,30 @@ export async function run(ctx) {
         },
         {
           caption: "Where the time goes (medians)",
-          columns: ["agent", "Node's bootstrap", "importing the client library", "connecting", "listing (direct: spawning, connecting, listing)"],
-          rows: MODES.map((m) => [LABELS[m], ms(s[m].boot.median), ms(s[m].imp.median), s[m].conn ? ms(s[m].conn.median) : "(in the next column)", ms(s[m].list.median)]),
+          columns: [
+            "agent",
+            "Node's bootstrap",
+            "importing the client library",
+            "connecting",
+            "listing (direct: spawning, connecting, listing)",
+          ],
+          rows: MODES.map((m) => [
+            LABELS[m],
+            ms(s[m].boot.median),
+            ms(s[m].imp.median),
+            s[m].conn ? ms(s[m].conn.median) : "(in the next column)",
+            ms(s[m].list.median),
+          ]),
         },
       ],
       headline: [
-        { metric: "Agent start-up, 10 servers: spawning directly / warm mcpd (@mcpd/client)", value: r.client, format: ratio, target: ">= 50x", pass: r.client.median >= 50 },
+        {
+          metric: "Agent start-up, 10 servers: spawning directly / warm mcpd (@mcpd/client)",
+          value: r.client,
+          format: ratio,
+          target: ">= 50x",
+          pass: r.client.median >= 50,
+        },
         { metric: "Agent start-up, 10 servers: spawning directly / warm mcpd (SDK over McpdTransport)", value: r.sdk, format: ratio },
         { metric: "Agent start-up after Node's bootstrap: direct / warm mcpd (@mcpd/client)", value: r.clientAfterBoot, format: ratio },
         { metric: "Getting 10 servers' tools once the library is loaded: direct / warm mcpd (@mcpd/client)", value: r.work, format: ratio },

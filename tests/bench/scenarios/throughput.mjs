@@ -29,11 +29,19 @@ export async function loadWindow(workers, { inFlight, durationMs, watch = {}, wa
   const cpuTimer = setTimeout(() => {
     for (const [k, pid] of Object.entries(watch)) cpuStart[k] = cpuMs(pid);
   }, warmupMs);
-  const results = await Promise.all(workers.map((w) => w.request({ cmd: "load", inFlight, startAt, durationMs }, "load", durationMs + 120_000)));
+  const results = await Promise.all(
+    workers.map((w) => w.request({ cmd: "load", inFlight, startAt, durationMs }, "load", durationMs + 120_000)),
+  );
   clearTimeout(cpuTimer);
   const cpuEnd = Object.fromEntries(Object.entries(watch).map(([k, pid]) => [k, cpuMs(pid)]));
   const errors = results.reduce((n, r) => n + r.errors, 0);
-  if (errors > 0) throw new Error(`${errors} calls failed, e.g.: ${results.flatMap((r) => r.errorSamples).slice(0, 3).join(" | ")}`);
+  if (errors > 0)
+    throw new Error(
+      `${errors} calls failed, e.g.: ${results
+        .flatMap((r) => r.errorSamples)
+        .slice(0, 3)
+        .join(" | ")}`,
+    );
   const calls = results.reduce((n, r) => n + r.calls, 0);
   if (calls === 0) throw new Error("no call completed inside the measurement window");
   const hist = new Histogram();
@@ -56,7 +64,12 @@ export async function run(ctx) {
         // Started 4 at a time: each is a Node process importing the SDK (and, direct, spawning a server).
         const jobs = PATHS.flatMap((p) => Array.from({ length: clients }, (_, i) => ({ p, i })));
         await mapLimit(jobs, 4, async ({ p, i }) => {
-          const w = await startWorker(resources, CLIENT_WORKER, { path: p, server: fastServer(`direct-${i}`), serverName: "fast", socketPath: daemon.socketPath }, { name: `tput-${p}-${clients}-${i}` });
+          const w = await startWorker(
+            resources,
+            CLIENT_WORKER,
+            { path: p, server: fastServer(`direct-${i}`), serverName: "fast", socketPath: daemon.socketPath },
+            { name: `tput-${p}-${clients}-${i}` },
+          );
           workers[p].push(w);
         });
         const per = Object.fromEntries(PATHS.map((p) => [p, { rate: [], p99: [], cpu: [], client: [] }]));
@@ -71,7 +84,9 @@ export async function run(ctx) {
             per[p].p99.push(w.hist.quantile(0.99));
             per[p].client.push(w.clientCpuUsPerCall);
             if (via) per[p].cpu.push(w.cpuUsPerCall.daemon);
-            log(`  ${clients} client(s) round ${r + 1} ${p}: ${num(w.rate)} calls/s, p99 ${num(w.hist.quantile(0.99))} µs, client ${num(w.clientCpuUsPerCall)} µs CPU/call${via ? `, daemon ${num(w.cpuUsPerCall.daemon)} µs CPU/call` : ""}`);
+            log(
+              `  ${clients} client(s) round ${r + 1} ${p}: ${num(w.rate)} calls/s, p99 ${num(w.hist.quantile(0.99))} µs, client ${num(w.clientCpuUsPerCall)} µs CPU/call${via ? `, daemon ${num(w.cpuUsPerCall.daemon)} µs CPU/call` : ""}`,
+            );
           }
           ratios.cOverA.push(rate.c / rate.a);
           ratios.cOverB.push(rate.c / rate.b);
@@ -80,12 +95,24 @@ export async function run(ctx) {
         checkWorkers(Object.values(workers).flat());
         out[clients] = {
           per: Object.fromEntries(
-            PATHS.map((p) => [p, { rate: summarize(per[p].rate), p99: summarize(per[p].p99), client: summarize(per[p].client), cpu: per[p].cpu.length ? summarize(per[p].cpu) : undefined }]),
+            PATHS.map((p) => [
+              p,
+              {
+                rate: summarize(per[p].rate),
+                p99: summarize(per[p].p99),
+                client: summarize(per[p].client),
+                cpu: per[p].cpu.length ? summarize(per[p].cpu) : undefined,
+              },
+            ]),
           ),
           ratios: Object.fromEntries(Object.entries(ratios).map(([k, v]) => [k, summarize(v)])),
         };
       } finally {
-        await Promise.all(Object.values(workers).flat().map((w) => w.stop().catch(() => {})));
+        await Promise.all(
+          Object.values(workers)
+            .flat()
+            .map((w) => w.stop().catch(() => {})),
+        );
       }
     }
   } finally {
@@ -112,7 +139,13 @@ export async function run(ctx) {
     description: `Each round runs every path for ${durationMs / 1000} s after a 0.3 s warm-up; calls/s counts the calls completed inside the window. With 8 clients the 64 calls in flight are spread over 8 separate client processes (8 each), started together. CPU per call: user+system time over the window divided by the calls, of the client processes (their own count, which excludes the servers direct paths spawn) and of the daemon (from /proc).`,
     tables: [{ columns: ["clients", "path", "calls/s", "vs (a)", "p99", "client CPU/call", "daemon CPU/call"], rows }],
     headline: [
-      { metric: "(c) calls/s, 64 in flight, 1 client / (a) SDK direct", value: out[1].ratios.cOverA, format: ratio, target: ">= 2x", pass: out[1].ratios.cOverA.median >= 2 },
+      {
+        metric: "(c) calls/s, 64 in flight, 1 client / (a) SDK direct",
+        value: out[1].ratios.cOverA,
+        format: ratio,
+        target: ">= 2x",
+        pass: out[1].ratios.cOverA.median >= 2,
+      },
       { metric: "(c) calls/s, 64 in flight, 8 clients / (a) SDK direct", value: out[8].ratios.cOverA, format: ratio },
       { metric: "(c) calls/s, 64 in flight, 1 client / (b) mcpd StdioTransport direct", value: out[1].ratios.cOverB, format: ratio },
       { metric: "(d) calls/s, 64 in flight, 1 client / (a) SDK direct", value: out[1].ratios.dOverA, format: ratio },

@@ -43,7 +43,12 @@ async function main() {
     importedMs = performance.now();
     const counts = await Promise.all(
       spec.servers.map(async (s) => {
-        const transport = new StdioClientTransport({ command: s.command, args: s.args, env: { ...process.env, ...s.env }, stderr: "ignore" });
+        const transport = new StdioClientTransport({
+          command: s.command,
+          args: s.args,
+          env: { ...process.env, ...s.env },
+          stderr: "ignore",
+        });
         const client = new Client(CLIENT_INFO);
         closers.push(() => client.close());
         await client.connect(transport);
@@ -63,7 +68,10 @@ async function main() {
     tools = list.length;
     servers = new Set(list.map((t) => t.server)).size;
   } else if (spec.mode === "mcpd-sdk") {
-    const [{ Client }, { McpdTransport }] = await Promise.all([import("@modelcontextprotocol/sdk/client/index.js"), import("@mcpd/client")]);
+    const [{ Client }, { McpdTransport }] = await Promise.all([
+      import("@modelcontextprotocol/sdk/client/index.js"),
+      import("@mcpd/client"),
+    ]);
     importedMs = performance.now();
     const client = new Client(CLIENT_INFO);
     closers.push(() => client.close());

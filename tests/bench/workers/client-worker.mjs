@@ -94,8 +94,7 @@ async function main() {
     else if (cmd.cmd === "each") {
       await mapLimit(clients, 64, (c) => c.call());
       send({ type: "each", calls: clients.length });
-    }
-    else throw new Error(`unknown command ${JSON.stringify(cmd.cmd)}`);
+    } else throw new Error(`unknown command ${JSON.stringify(cmd.cmd)}`);
   }
   await closeAll();
   process.exit(0);

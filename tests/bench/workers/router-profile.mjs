@@ -131,5 +131,7 @@ windowUs.push(nowUs());
 stop = true;
 await Promise.all(lanes);
 await close();
-process.stdout.write(JSON.stringify({ type: "router", calls, rate: calls / (elapsed / 1000), cpuUsPerCall: (cpu.user + cpu.system) / calls, windowUs }) + "\n");
+process.stdout.write(
+  JSON.stringify({ type: "router", calls, rate: calls / (elapsed / 1000), cpuUsPerCall: (cpu.user + cpu.system) / calls, windowUs }) + "\n",
+);
 process.exit(0);

@@ -45,9 +45,15 @@ export async function callMCP(url: string, method: string, params?: JsonObject, 
     });
     if (res.statusCode < 200 || res.statusCode > 299) throw await httpErrorFrom(res.statusCode, res.headers, res.body);
     if (mediaType(res.headers) === "text/event-stream") phase = "sse";
-    const text = await readBodyText(res.body, res.headers, options.maxBodyBytes ?? TRANSPORT_DEFAULTS.maxMessageBytes, "HTTP response body");
+    const text = await readBodyText(
+      res.body,
+      res.headers,
+      options.maxBodyBytes ?? TRANSPORT_DEFAULTS.maxMessageBytes,
+      "HTTP response body",
+    );
     const envelope = phase === "sse" ? (responseEvent(text) ?? parseSSE(text)) : parseSSE(text);
-    if (!isObject(envelope)) throw new ProtocolError(`callMCP: ${method} answered ${errorText(JSON.stringify(envelope)).slice(0, 200)}, not a JSON-RPC object`);
+    if (!isObject(envelope))
+      throw new ProtocolError(`callMCP: ${method} answered ${errorText(JSON.stringify(envelope)).slice(0, 200)}, not a JSON-RPC object`);
     return envelope;
   } catch (err) {
     throw controller.signal.aborted ? controller.signal.reason : err;

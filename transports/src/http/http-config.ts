@@ -63,7 +63,12 @@ export function resolveHttpConfig(config: HttpServerConfig, options: HttpTranspo
     maxBodyBytes: checkCount(options.maxBodyBytes, TRANSPORT_DEFAULTS.maxMessageBytes, "maxBodyBytes", 1),
     sseResumeAttempts: checkCount(options.sseResumeAttempts, TRANSPORT_DEFAULTS.sseResumeAttempts, "sseResumeAttempts", 0),
     sseResumeDelayMs: checkCount(options.sseResumeDelayMs, TRANSPORT_DEFAULTS.sseResumeDelayMs, "sseResumeDelayMs", 0),
-    listenerInitialDelayMs: checkCount(options.listenerInitialDelayMs, TRANSPORT_DEFAULTS.listenerInitialDelayMs, "listenerInitialDelayMs", 0),
+    listenerInitialDelayMs: checkCount(
+      options.listenerInitialDelayMs,
+      TRANSPORT_DEFAULTS.listenerInitialDelayMs,
+      "listenerInitialDelayMs",
+      0,
+    ),
     listenerMaxDelayMs: checkCount(options.listenerMaxDelayMs, TRANSPORT_DEFAULTS.listenerMaxDelayMs, "listenerMaxDelayMs", 0),
     deleteTimeoutMs: checkCount(options.deleteTimeoutMs, TRANSPORT_DEFAULTS.deleteTimeoutMs, "deleteTimeoutMs", 1),
     connections: checkCount(options.connections, TRANSPORT_DEFAULTS.httpConnections, "connections", 1),

@@ -241,7 +241,9 @@ export class HttpPipe implements MessagePipe {
     try {
       const body = encodeJson(message);
       const outcome =
-        this.modeValue === "legacy-sse" ? await this.legacyExchange(body, exchange) : await this.streamableExchange(message, body, exchange);
+        this.modeValue === "legacy-sse"
+          ? await this.legacyExchange(body, exchange)
+          : await this.streamableExchange(message, body, exchange);
       draining = outcome.draining === true;
     } finally {
       exchange.dispose();
@@ -269,10 +271,18 @@ export class HttpPipe implements MessagePipe {
         healed = true;
         this.log.info({ url: this.cfg.safeUrl, method: message.method }, "session expired (404); re-initializing");
         // The re-initialization is shared, so it runs on its own deadline; this request still keeps its own.
-        await waitOrAbort(this.session.heal(sessionId, () => this.reinitialize(error)), exchange.signal);
+        await waitOrAbort(
+          this.session.heal(sessionId, () => this.reinitialize(error)),
+          exchange.signal,
+        );
         continue;
       }
-      if (message.method === "initialize" && this.cfg.type === "http" && !this.streamableConfirmed && LEGACY_FALLBACK_STATUSES.has(status)) {
+      if (
+        message.method === "initialize" &&
+        this.cfg.type === "http" &&
+        !this.streamableConfirmed &&
+        LEGACY_FALLBACK_STATUSES.has(status)
+      ) {
         if (await this.tryLegacyFallback(exchange, error)) return this.legacyExchange(body, exchange);
       }
       throw error;
@@ -282,7 +292,11 @@ export class HttpPipe implements MessagePipe {
   /** While a new session is being opened, messages wait for it rather than go out without a session id. */
   private async sessionReady(exchange: HttpExchange): Promise<void> {
     const healing = this.session.healing;
-    if (healing && this.modeValue === "streamable-http") await waitOrAbort(healing.catch(() => {}), exchange.signal);
+    if (healing && this.modeValue === "streamable-http")
+      await waitOrAbort(
+        healing.catch(() => {}),
+        exchange.signal,
+      );
   }
 
   /**
@@ -294,7 +308,12 @@ export class HttpPipe implements MessagePipe {
     if (params === undefined) throw cause;
     await this.events.request("initialize", params);
     this.log.info({ url: this.cfg.safeUrl, sessionId: this.session.id }, "new session after expiry");
-    await this.sendOneWay(encodeJson({ jsonrpc: "2.0", method: "notifications/initialized" }), "notifications/initialized", "notify", false);
+    await this.sendOneWay(
+      encodeJson({ jsonrpc: "2.0", method: "notifications/initialized" }),
+      "notifications/initialized",
+      "notify",
+      false,
+    );
   }
 
   private async tryLegacyFallback(exchange: HttpExchange, cause: Error): Promise<boolean> {

@@ -1,5 +1,15 @@
 import { request, type Agent, type Dispatcher } from "undici";
-import { McpdError, NoResponseError, ParseError, ProtocolError, sseJson, type JsonRpcResponse, type Logger, type RequestId, type SseEvent } from "@mcpd/protocol";
+import {
+  McpdError,
+  NoResponseError,
+  ParseError,
+  ProtocolError,
+  sseJson,
+  type JsonRpcResponse,
+  type Logger,
+  type RequestId,
+  type SseEvent,
+} from "@mcpd/protocol";
 import { TRANSPORT_DEFAULTS } from "../defaults.js";
 import type { HttpExchange } from "./http-exchange.js";
 import { ACCEPT_SSE, delay, discardBody, errorText, httpErrorFrom, mediaType, preview, readBodyText } from "./http-wire.js";
@@ -68,11 +78,7 @@ export class HttpReplyReader {
     throw new NoResponseError(exchange.id as RequestId);
   }
 
-  private async readSse(
-    body: Dispatcher.ResponseData["body"],
-    exchange: HttpExchange,
-    context: MessageContext,
-  ): Promise<ReplyOutcome> {
+  private async readSse(body: Dispatcher.ResponseData["body"], exchange: HttpExchange, context: MessageContext): Promise<ReplyOutcome> {
     const { deps } = this;
     const cursor: SseCursor = { events: 0 };
     let attempts = 0;
@@ -121,7 +127,8 @@ export class HttpReplyReader {
         deps.log.debug({ url: deps.safeUrl, err: errorText(err) }, "SSE resumption GET failed");
         continue;
       }
-      if (res.statusCode < 200 || res.statusCode > 299) throw noResponse(exchange, await httpErrorFrom(res.statusCode, res.headers, res.body));
+      if (res.statusCode < 200 || res.statusCode > 299)
+        throw noResponse(exchange, await httpErrorFrom(res.statusCode, res.headers, res.body));
       if (mediaType(res.headers) !== "text/event-stream") {
         discardBody(res.body);
         throw noResponse(exchange, new ProtocolError("resumption GET answered without an event stream"));

@@ -55,7 +55,12 @@ export class HttpSession {
    * Ends session `id` on the server: `DELETE` with its id, bounded by `timeoutMs`. Resolves with the
    * status, or with the error when it failed (the server may be gone; the session dies with it then).
    */
-  async delete(agent: Agent, url: URL, headers: Record<string, string>, timeoutMs: number): Promise<{ status: number } | { error: string }> {
+  async delete(
+    agent: Agent,
+    url: URL,
+    headers: Record<string, string>,
+    timeoutMs: number,
+  ): Promise<{ status: number } | { error: string }> {
     const sessionId = this.id;
     const controller = new AbortController();
     const timer = setTimeout(() => controller.abort(), timeoutMs);

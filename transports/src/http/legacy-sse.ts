@@ -73,7 +73,9 @@ export class LegacySseConnection {
       const type = mediaType(res.headers);
       if (type !== "text/event-stream") {
         discardBody(res.body);
-        throw new ProtocolError(`GET ${safeUrl} answered ${type || "no content type"}, not text/event-stream: not a legacy HTTP+SSE endpoint`);
+        throw new ProtocolError(
+          `GET ${safeUrl} answered ${type || "no content type"}, not text/event-stream: not a legacy HTTP+SSE endpoint`,
+        );
       }
       let gotEndpoint!: (endpoint: URL) => void;
       let failEndpoint!: (error: unknown) => void;
@@ -136,11 +138,14 @@ export class LegacySseConnection {
     try {
       endpoint = new URL(data.trim(), this.deps.url);
     } catch (err) {
-      throw new ProtocolError(`legacy SSE endpoint event from ${safeUrl} is not a URI: ${JSON.stringify(data.slice(0, 200))}`, { cause: err });
+      throw new ProtocolError(`legacy SSE endpoint event from ${safeUrl} is not a URI: ${JSON.stringify(data.slice(0, 200))}`, {
+        cause: err,
+      });
     }
     if (endpoint.origin !== this.deps.url.origin) {
       throw new ProtocolError(
-        `legacy SSE endpoint ${redactUrl(endpoint)} from ${safeUrl} is on another origin (${endpoint.origin}, expected ${this.deps.url.origin}); refused`,
+        `legacy SSE endpoint ${redactUrl(endpoint)} from ${safeUrl} is on another origin ` +
+          `(${endpoint.origin}, expected ${this.deps.url.origin}); refused`,
       );
     }
     return endpoint;

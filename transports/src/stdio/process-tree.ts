@@ -121,8 +121,7 @@ export async function terminateProcessTree(options: TerminateOptions): Promise<v
   const kill = (signal: NodeJS.Signals): void => {
     if (!signalGroup(pgid, signal)) options.killChild(signal);
   };
-  const exitedWithin = (ms: number): Promise<boolean> =>
-    hasExited() ? Promise.resolve(true) : withinMs(exited, ms);
+  const exitedWithin = (ms: number): Promise<boolean> => (hasExited() ? Promise.resolve(true) : withinMs(exited, ms));
   if (!(await exitedWithin(graceMs))) {
     onStep("still running after stdin EOF: SIGTERM");
     kill("SIGTERM");
@@ -150,7 +149,13 @@ export async function withinMs(promise: Promise<unknown>, ms: number): Promise<b
   let timer: NodeJS.Timeout | undefined;
   const expired = new Promise<boolean>((resolve) => (timer = setTimeout(resolve, ms, false)));
   try {
-    return await Promise.race([promise.then(() => true, () => true), expired]);
+    return await Promise.race([
+      promise.then(
+        () => true,
+        () => true,
+      ),
+      expired,
+    ]);
   } finally {
     clearTimeout(timer);
   }

@@ -78,7 +78,11 @@ export class StdioPipe implements MessagePipe {
     private readonly events: PipeEvents,
     private readonly log: Logger,
   ) {
-    this.maxPendingWriteBytes = positiveOption("maxPendingWriteBytes", options.maxPendingWriteBytes, TRANSPORT_DEFAULTS.maxPendingWriteBytes);
+    this.maxPendingWriteBytes = positiveOption(
+      "maxPendingWriteBytes",
+      options.maxPendingWriteBytes,
+      TRANSPORT_DEFAULTS.maxPendingWriteBytes,
+    );
     this.closeGraceMs = positiveOption("closeGraceMs", options.closeGraceMs, TRANSPORT_DEFAULTS.closeGraceMs);
     this.decoder = new JsonLineDecoder({
       maxLineBytes: positiveOption("maxLineBytes", options.maxLineBytes, TRANSPORT_DEFAULTS.maxMessageBytes),
@@ -231,7 +235,11 @@ export class StdioPipe implements MessagePipe {
       this.decoder.push(chunk);
       this.chunk = undefined;
       // A copy: keeping a view would pin the whole chunk.
-      this.prevTail = Buffer.from(chunk.length >= TAIL_BYTES ? chunk.subarray(chunk.length - TAIL_BYTES) : Buffer.concat([this.prevTail, chunk]).subarray(-TAIL_BYTES));
+      this.prevTail = Buffer.from(
+        chunk.length >= TAIL_BYTES
+          ? chunk.subarray(chunk.length - TAIL_BYTES)
+          : Buffer.concat([this.prevTail, chunk]).subarray(-TAIL_BYTES),
+      );
     });
     child.stdout.once("end", () => this.decoder.end());
     child.stdout.once("close", () => {
@@ -285,7 +293,9 @@ export class StdioPipe implements MessagePipe {
     const id = oversizedLineId(head, end.subarray(-TAIL_BYTES).toString("utf8"));
     if (id === undefined) return;
     const size = Number(/(\d+) bytes exceeds/.exec(err.message)?.[1] ?? Number.NaN);
-    this.events.failRequest(id, (method) => (Number.isFinite(size) ? new MessageTooLargeError(size, err.limitBytes, `Response to ${method}`) : err));
+    this.events.failRequest(id, (method) =>
+      Number.isFinite(size) ? new MessageTooLargeError(size, err.limitBytes, `Response to ${method}`) : err,
+    );
   }
 
   // ---- lifecycle ---------------------------------------------------------------------------------
@@ -335,7 +345,10 @@ export class StdioPipe implements MessagePipe {
       if (this.exitInfo) signalGroup(pgid, "SIGTERM");
       // Give the last stdout/stderr bytes and the exit status a moment to arrive (they race the exit
       // event), so a response written just before exiting still lands and the reason names the code.
-      await withinMs(Promise.all([this.exited.promise, this.stdoutClosed.promise, this.stderrClosed.promise]), TRANSPORT_DEFAULTS.exitSettleMs);
+      await withinMs(
+        Promise.all([this.exited.promise, this.stdoutClosed.promise, this.stderrClosed.promise]),
+        TRANSPORT_DEFAULTS.exitSettleMs,
+      );
     }
     this.inboundOpen = false;
     const reason = expected ? undefined : this.describeEnd(why);

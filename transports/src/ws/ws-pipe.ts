@@ -121,7 +121,9 @@ export class WsPipe implements MessagePipe {
     this.checkBackpressure(method);
     if ("id" in message) {
       return new Promise<void>((resolve, reject) => {
-        ws.send(frame, (err) => (err ? reject(new TransportClosedError(`failed to send ${method}: ${err.message}`, { cause: err })) : resolve()));
+        ws.send(frame, (err) =>
+          err ? reject(new TransportClosedError(`failed to send ${method}: ${err.message}`, { cause: err })) : resolve(),
+        );
       });
     }
     return new Promise<void>((resolve, reject) => {
@@ -306,7 +308,8 @@ export class WsPipe implements MessagePipe {
     const buffered = this.ws?.bufferedAmount ?? 0;
     if (buffered > TRANSPORT_DEFAULTS.maxPendingWriteBytes) {
       throw new QueueFullError(
-        `WebSocket send buffer to ${this.cfg.safeUrl} holds ${buffered} bytes (limit ${TRANSPORT_DEFAULTS.maxPendingWriteBytes}); ${method} refused`,
+        `WebSocket send buffer to ${this.cfg.safeUrl} holds ${buffered} bytes ` +
+          `(limit ${TRANSPORT_DEFAULTS.maxPendingWriteBytes}); ${method} refused`,
       );
     }
   }

@@ -50,7 +50,11 @@ describe("callMCP: one-shot HTTP MCP call", () => {
 
 describe("parseSSE (the one-shot reader used by callMCP)", () => {
   it("takes the first data event, falls back to plain JSON, and refuses anything else", () => {
-    expect(parseSSE('event: message\ndata: {"jsonrpc":"2.0","id":1,"result":{}}\n\ndata: {"x":2}\n\n')).toEqual({ jsonrpc: "2.0", id: 1, result: {} });
+    expect(parseSSE('event: message\ndata: {"jsonrpc":"2.0","id":1,"result":{}}\n\ndata: {"x":2}\n\n')).toEqual({
+      jsonrpc: "2.0",
+      id: 1,
+      result: {},
+    });
     expect(parseSSE('{"jsonrpc":"2.0","id":1,"result":{"a":1}}')).toEqual({ jsonrpc: "2.0", id: 1, result: { a: 1 } });
     expect(() => parseSSE("<html>oops</html>")).toThrow(ParseError);
   });

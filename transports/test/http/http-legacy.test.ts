@@ -17,7 +17,9 @@ describe("HttpTransport: legacy HTTP+SSE (type sse)", () => {
     const notes: Array<{ params: unknown; context: MessageContext }> = [];
     t.onNotification = (_m, params, context) => notes.push({ params, context });
     t.onRequest = async (request) => ({ roots: [], asked: request.method });
-    expect(await t.request("tools/call", { name: "echo", arguments: { text: "legacy" } })).toEqual({ content: [{ type: "text", text: "legacy" }] });
+    expect(await t.request("tools/call", { name: "echo", arguments: { text: "legacy" } })).toEqual({
+      content: [{ type: "text", text: "legacy" }],
+    });
     await t.request("tools/call", { name: "progress", arguments: { steps: 2 }, _meta: { progressToken: 7 } });
     expect(notes.map((n) => (n.params as { progress: number }).progress)).toEqual([1, 2]);
     const asked = await t.request<{ content: Array<{ text: string }> }>("tools/call", { name: "ask", arguments: {} });
@@ -111,7 +113,9 @@ describe("HttpTransport: legacy HTTP+SSE (type sse)", () => {
     const t = new HttpTransport({ type: "sse", url: f.sseUrl });
     const err = await rejection(t.connect());
     expect(err).toBeInstanceOf(ProtocolError);
-    expect(err.message).toMatch(/legacy SSE endpoint http:\/\/127\.0\.0\.2:9\/messages\?<redacted> from .* is on another origin \(http:\/\/127\.0\.0\.2:9/);
+    expect(err.message).toMatch(
+      /legacy SSE endpoint http:\/\/127\.0\.0\.2:9\/messages\?<redacted> from .* is on another origin \(http:\/\/127\.0\.0\.2:9/,
+    );
     expect(t.connected).toBe(false);
     await t.close();
   });
@@ -193,7 +197,10 @@ describe("HttpTransport: legacy connect refused", () => {
     child.stdout!.on("data", (d: Buffer) => (out += d.toString()));
     const exited = await new Promise<boolean>((res) => {
       const timer = setTimeout(() => res(false), 30_000);
-      child.once("exit", () => (clearTimeout(timer), res(true)));
+      child.once("exit", () => {
+        clearTimeout(timer);
+        res(true);
+      });
     });
     if (!exited) child.kill("SIGKILL");
     expect(out.trim()).toBe("refused");

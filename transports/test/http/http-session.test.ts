@@ -51,8 +51,12 @@ describe("HttpTransport: session expiry (404)", () => {
     const f = await fixture({ mode: "sse" });
     const t = await initialized({ url: f.url });
     f.expireSessions();
-    const results = await Promise.all(Array.from({ length: 8 }, (_, i) => t.request("tools/call", { name: "echo", arguments: { text: `n${i}` } })));
-    expect(results.map((r) => (r as { content: Array<{ text: string }> }).content[0]!.text)).toEqual(Array.from({ length: 8 }, (_, i) => `n${i}`));
+    const results = await Promise.all(
+      Array.from({ length: 8 }, (_, i) => t.request("tools/call", { name: "echo", arguments: { text: `n${i}` } })),
+    );
+    expect(results.map((r) => (r as { content: Array<{ text: string }> }).content[0]!.text)).toEqual(
+      Array.from({ length: 8 }, (_, i) => `n${i}`),
+    );
     expect(f.received("POST", "initialize")).toHaveLength(2);
     expect(f.received("POST", "notifications/initialized")).toHaveLength(2);
     expect(f.sessions.size).toBe(1);

@@ -96,21 +96,24 @@ describe("HttpTransport: caller aborts", () => {
     expect(f.cancelled[0]).toMatchObject({ requestId: f.received("POST", "tools/call")[0]!.body.id, reason: "user pressed Ctrl-C" });
   });
 
-  it.each(["json", "sse"] as const)("cancels by request id without a signal: rejects with the reason and cancels upstream (%s)", async (mode) => {
-    const f = await fixture({ mode });
-    const t = await initialized({ url: f.url });
-    let id: unknown;
-    const pending = t.request("tools/call", SLOW, { onRequestId: (x) => (id = x) });
-    await waitFor(() => f.received("POST", "tools/call").length === 1, { message: "tools/call reached the server" });
-    expect(f.received("POST", "tools/call")[0]!.body.id).toBe(id);
-    const reason = new Error("cancelled by id");
-    expect(t.cancel(id as number, reason)).toBe(true);
-    expect(await rejection(pending)).toBe(reason);
-    await waitFor(() => f.cancelled.length === 1, { message: "notifications/cancelled received" });
-    expect(f.cancelled[0]).toEqual({ requestId: id, reason: "cancelled by id" });
-    expect(t.cancel(id as number, reason)).toBe(false);
-    await expect(t.request("ping")).resolves.toEqual({});
-  });
+  it.each(["json", "sse"] as const)(
+    "cancels by request id without a signal: rejects with the reason and cancels upstream (%s)",
+    async (mode) => {
+      const f = await fixture({ mode });
+      const t = await initialized({ url: f.url });
+      let id: unknown;
+      const pending = t.request("tools/call", SLOW, { onRequestId: (x) => (id = x) });
+      await waitFor(() => f.received("POST", "tools/call").length === 1, { message: "tools/call reached the server" });
+      expect(f.received("POST", "tools/call")[0]!.body.id).toBe(id);
+      const reason = new Error("cancelled by id");
+      expect(t.cancel(id as number, reason)).toBe(true);
+      expect(await rejection(pending)).toBe(reason);
+      await waitFor(() => f.cancelled.length === 1, { message: "notifications/cancelled received" });
+      expect(f.cancelled[0]).toEqual({ requestId: id, reason: "cancelled by id" });
+      expect(t.cancel(id as number, reason)).toBe(false);
+      await expect(t.request("ping")).resolves.toEqual({});
+    },
+  );
 
   it("rethrows the default AbortError object unchanged", async () => {
     const f = await fixture();

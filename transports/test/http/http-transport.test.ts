@@ -90,7 +90,11 @@ describe("HttpTransport: Streamable HTTP exchanges", () => {
     const notes: Array<{ method: string; params: JsonObject | undefined; context: MessageContext }> = [];
     t.onNotification = (method, params, context) => notes.push({ method, params, context });
     let id: unknown;
-    await t.request("tools/call", { name: "progress", arguments: { steps: 3 }, _meta: { progressToken: "tok" } }, { onRequestId: (x) => (id = x) });
+    await t.request(
+      "tools/call",
+      { name: "progress", arguments: { steps: 3 }, _meta: { progressToken: "tok" } },
+      { onRequestId: (x) => (id = x) },
+    );
     expect(notes.map((n) => n.params?.progress)).toEqual([1, 2, 3]);
     for (const n of notes) {
       expect(n.method).toBe("notifications/progress");
@@ -107,7 +111,11 @@ describe("HttpTransport: Streamable HTTP exchanges", () => {
       return { roots: [{ uri: "file:///tmp", name: "tmp" }] };
     };
     let id: unknown;
-    const result = await t.request<{ content: Array<{ text: string }> }>("tools/call", { name: "ask", arguments: {} }, { onRequestId: (x) => (id = x) });
+    const result = await t.request<{ content: Array<{ text: string }> }>(
+      "tools/call",
+      { name: "ask", arguments: {} },
+      { onRequestId: (x) => (id = x) },
+    );
     expect(JSON.parse(result.content[0]!.text)).toEqual({ roots: [{ uri: "file:///tmp", name: "tmp" }] });
     expect(asked).toHaveLength(1);
     expect(asked[0]!.request.method).toBe("roots/list");
@@ -121,7 +129,10 @@ describe("HttpTransport: Streamable HTTP exchanges", () => {
   it("answers -32601 to a server request when no handler is set", async () => {
     const f = await fixture({ mode: "sse" });
     const t = await initialized({ url: f.url });
-    const result = await t.request<{ content: Array<{ text: string }> }>("tools/call", { name: "ask", arguments: { method: "sampling/createMessage" } });
+    const result = await t.request<{ content: Array<{ text: string }> }>("tools/call", {
+      name: "ask",
+      arguments: { method: "sampling/createMessage" },
+    });
     expect(JSON.parse(result.content[0]!.text)).toMatchObject({ code: -32601 });
   });
 });
@@ -247,7 +258,9 @@ describe("HttpTransport: lifecycle and config", () => {
   });
 
   it("rejects bad options, naming them", () => {
-    expect(() => new HttpTransport({ type: "http", url: "http://x" }, { maxBodyBytes: 0 })).toThrow(/"maxBodyBytes" must be an integer >= 1/);
+    expect(() => new HttpTransport({ type: "http", url: "http://x" }, { maxBodyBytes: 0 })).toThrow(
+      /"maxBodyBytes" must be an integer >= 1/,
+    );
   });
 });
 

@@ -98,7 +98,7 @@ describe("StdioTransport: backpressure", () => {
     // The server starts reading: everything queued is delivered and answered, and the transport works.
     process.kill(t.pid as number, "SIGUSR2");
     const answers = await Promise.all(accepted);
-    answers.forEach((a, i) => expect((a as { echo: { i: number } }).echo.i).toBe(i));
+    for (const [i, a] of answers.entries()) expect((a as { echo: { i: number } }).echo.i).toBe(i);
     expect(await t.request("ping")).toEqual({ method: "ping", echo: null });
     expect(t.pendingCount).toBe(0);
   });

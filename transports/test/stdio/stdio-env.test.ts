@@ -29,14 +29,33 @@ describe("buildChildEnv", () => {
   });
 
   it("allowlist: only the allowlisted and LC_* variables, plus extra", () => {
-    const env = { PATH: "/bin", HOME: "/home/u", LC_ALL: "C.UTF-8", HTTPS_PROXY: "http://proxy:3128", no_proxy: "localhost", NODE_EXTRA_CA_CERTS: "/ca.pem" };
+    const env = {
+      PATH: "/bin",
+      HOME: "/home/u",
+      LC_ALL: "C.UTF-8",
+      HTTPS_PROXY: "http://proxy:3128",
+      no_proxy: "localhost",
+      NODE_EXTRA_CA_CERTS: "/ca.pem",
+    };
     expect(buildChildEnv("allowlist", { TOKEN: "given" }, base)).toEqual({ ...env, TOKEN: "given" });
     // The MCP SDK's default list, then locale, temp, proxy and CA-bundle variables.
     expect(ENV_ALLOWLIST).toEqual(expect.arrayContaining(["HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER"]));
-    for (const name of ["LANG", "TZ", "TMPDIR", "TEMP", "HTTP_PROXY", "https_proxy", "NO_PROXY", "SSL_CERT_FILE", "REQUESTS_CA_BUNDLE", "LC_MESSAGES"]) {
+    for (const name of [
+      "LANG",
+      "TZ",
+      "TMPDIR",
+      "TEMP",
+      "HTTP_PROXY",
+      "https_proxy",
+      "NO_PROXY",
+      "SSL_CERT_FILE",
+      "REQUESTS_CA_BUNDLE",
+      "LC_MESSAGES",
+    ]) {
       expect(isAllowlisted(name), name).toBe(true);
     }
-    for (const name of ["GITHUB_TOKEN", "NODE_OPTIONS", "npm_config_registry", "MCPD_HOME", "path"]) expect(isAllowlisted(name), name).toBe(false);
+    for (const name of ["GITHUB_TOKEN", "NODE_OPTIONS", "npm_config_registry", "MCPD_HOME", "path"])
+      expect(isAllowlisted(name), name).toBe(false);
   });
 
   it("is allowlist mode by default", () => {

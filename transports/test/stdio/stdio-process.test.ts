@@ -55,10 +55,18 @@ describe("StdioTransport: spawn failures", () => {
   it("rejects a bad cwd (missing, or a file) and leaves nothing running", async () => {
     const marker = `mcpd-marker-${randomUUID()}`;
     const missing = join(await h.tempDir(), "does-not-exist");
-    await expectSpawnError(h.make({ command: NODE, args: [FIXTURE, "--name", marker], cwd: missing }), NODE, /working directory .* does not exist/);
+    await expectSpawnError(
+      h.make({ command: NODE, args: [FIXTURE, "--name", marker], cwd: missing }),
+      NODE,
+      /working directory .* does not exist/,
+    );
     const file = join(await h.tempDir(), "a-file");
     await writeFile(file, "");
-    await expectSpawnError(h.make({ command: NODE, args: [FIXTURE, "--name", marker], cwd: file }), NODE, /working directory .* is not a directory/);
+    await expectSpawnError(
+      h.make({ command: NODE, args: [FIXTURE, "--name", marker], cwd: file }),
+      NODE,
+      /working directory .* is not a directory/,
+    );
     expect(await processesWith(marker)).toEqual([]);
   });
 
@@ -128,7 +136,11 @@ describe("StdioTransport: environment, arguments, cwd, stderr", () => {
     process.env.MCPD_TEST_INHERITED = "from-parent";
     process.env.MCPD_TEST_KEPT = "kept";
     try {
-      const { t } = await h.fixture([], {}, { envMode: "inherit", env: { MCPD_TEST_EXTRA: "extra value", MCPD_TEST_INHERITED: "overridden" } });
+      const { t } = await h.fixture(
+        [],
+        {},
+        { envMode: "inherit", env: { MCPD_TEST_EXTRA: "extra value", MCPD_TEST_INHERITED: "overridden" } },
+      );
       const env = JSON.parse(textOf(await callTool(t, "env"))) as Record<string, string>;
       expect(env.MCPD_TEST_EXTRA).toBe("extra value");
       expect(env.MCPD_TEST_INHERITED).toBe("overridden");

@@ -32,7 +32,7 @@ describe("StdioTransport: messaging", () => {
       }),
     );
     const texts = await Promise.all(calls);
-    texts.forEach((text, i) => expect(text).toBe(`r${i}`));
+    for (const [i, text] of texts.entries()) expect(text).toBe(`r${i}`);
     // The server answered in its own order, not ours: correlation is by id, not by position.
     expect(order).not.toEqual([...order].sort((a, b) => a - b));
     expect(t.pendingCount).toBe(0);
@@ -72,7 +72,11 @@ describe("StdioTransport: messaging", () => {
     t.onNotification = (method, params) => seen.push([method, params]);
     await initialize(t);
     expect(textOf(await callTool(t, "log", { level: "warning", message: "hello" }))).toBe("logged");
-    const progress = await t.request("tools/call", { name: "progress", arguments: { steps: 3, intervalMs: 1 }, _meta: { progressToken: "tok" } });
+    const progress = await t.request("tools/call", {
+      name: "progress",
+      arguments: { steps: 3, intervalMs: 1 },
+      _meta: { progressToken: "tok" },
+    });
     expect(textOf(progress)).toBe("done");
     expect(seen).toEqual([
       ["notifications/message", { level: "warning", logger: "fixture", data: "hello" }],
@@ -345,7 +349,9 @@ describe("StdioTransport: close", () => {
     expect((err as Error).message).toBe("Transport closed");
     await a;
     await t.close();
-    expect(closes).toEqual([{ reason: "closed by client", expected: true, exitCode: 0, signal: null, stderrTail: ["fixture fixture ready"] }]);
+    expect(closes).toEqual([
+      { reason: "closed by client", expected: true, exitCode: 0, signal: null, stderrTail: ["fixture fixture ready"] },
+    ]);
     expect(isAlive(t.pid)).toBe(false);
     await expect(t.notify("notifications/initialized")).rejects.toBeInstanceOf(TransportClosedError);
     await expect(t.connect()).rejects.toBeInstanceOf(TransportClosedError);

@@ -111,15 +111,17 @@ describe("WebSocketTransport: round trips", () => {
     const { t } = await connected(fx);
     const shared = new AbortController();
     const total = 500;
-    const calls = Array.from({ length: total }, (_, n) =>
-      t.request<{ n: number }>("test/hold", { total, n }, { signal: shared.signal }),
-    );
+    const calls = Array.from({ length: total }, (_, n) => t.request<{ n: number }>("test/hold", { total, n }, { signal: shared.signal }));
     expect(getEventListeners(shared.signal, "abort").length).toBe(1);
     const results = await Promise.all(calls);
     expect(results.map((r) => r.n)).toEqual(Array.from({ length: total }, (_, n) => n));
     expect(getEventListeners(shared.signal, "abort").length).toBe(0);
     // The fixture answered in reverse arrival order, so correlation really was by id.
-    expect(messages(fx).filter((m) => m.method === "test/hold").map((m) => m.id)).toHaveLength(total);
+    expect(
+      messages(fx)
+        .filter((m) => m.method === "test/hold")
+        .map((m) => m.id),
+    ).toHaveLength(total);
   });
 
   it("rejects with McpRemoteError when the server answers a JSON-RPC error", async () => {
@@ -168,7 +170,11 @@ describe("WebSocketTransport: server-initiated messages", () => {
       ["sampling/createMessage", {}],
     ]);
     // The server got the client's answers on the wire.
-    expect(messages(fx).filter((m) => typeof m.id === "string").map((m) => m.id)).toEqual(["srv-1", "srv-2", "srv-3", "srv-4"]);
+    expect(
+      messages(fx)
+        .filter((m) => typeof m.id === "string")
+        .map((m) => m.id),
+    ).toEqual(["srv-1", "srv-2", "srv-3", "srv-4"]);
   });
 
   it("skips and counts bad frames without closing, reporting them to onError", async () => {
@@ -267,7 +273,7 @@ describe("WebSocketTransport: payload limit", () => {
     const fx = await fixture();
     const { t, closes, errors } = await connected(fx, {}, { maxPayloadBytes: 2048 });
     const small: unknown[] = [];
-    t.onNotification = (method, params) => small.push(params);
+    t.onNotification = (_method, params) => small.push(params);
     expect(await t.request("test/huge", { bytes: 1024 })).toEqual({ ok: true });
     expect(small).toHaveLength(1);
 

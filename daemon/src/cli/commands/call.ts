@@ -13,7 +13,12 @@ export const callCommand: Command = {
     usage: "call SERVER TOOL [JSON] [--arg KEY=VALUE ...] [--timeout MS] [--json]",
     summary: "Call a tool and print its result",
     options: {
-      arg: { type: "string", multiple: true, value: "KEY=VALUE", description: "One argument; VALUE is parsed as JSON when it parses, else taken as a string (repeatable)" },
+      arg: {
+        type: "string",
+        multiple: true,
+        value: "KEY=VALUE",
+        description: "One argument; VALUE is parsed as JSON when it parses, else taken as a string (repeatable)",
+      },
       timeout: { type: "string", value: "MS", description: "Deadline in ms, restarted by each progress notification (default 60000)" },
       json: { type: "boolean", description: "Print the raw result as JSON" },
     },
@@ -27,7 +32,7 @@ export const callCommand: Command = {
       "Exit codes: 0 ok; 1 when the tool reports an error (isError) or the call fails; 3 daemon not running.",
       "",
       "Examples:",
-      "  mcpd call fs read_file '{\"path\": \"/etc/hostname\"}'",
+      '  mcpd call fs read_file \'{"path": "/etc/hostname"}\'',
       "  mcpd call everything get-sum --arg a=1 --arg b=2",
     ].join("\n"),
   },

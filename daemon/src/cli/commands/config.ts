@@ -6,7 +6,7 @@ import { table } from "../format.js";
 import { importConfig, type ImportReport } from "../../config-import/import-config.js";
 import { displayEntry } from "../../config-import/display-entry.js";
 import { IMPORT_SOURCES, WHOLE_ENVIRONMENT_SOURCES, type ImportSource } from "../../config-import/import-types.js";
-import { explicitConfigOrigin, loadConfig, redactServerConfig } from "../../config/index.js";
+import { explicitConfigOrigin, loadConfig, redactServerConfig, type LoadedConfig } from "../../config/index.js";
 
 const SUBCOMMANDS = ["path", "validate", "import"] as const;
 
@@ -29,12 +29,17 @@ function printPaths(ctx: CliContext): number {
 
 async function validate(ctx: CliContext, file: string | undefined): Promise<number> {
   const target = file ?? resolvePaths(ctx.env, { cwd: ctx.cwd }).configFile;
-  let config;
+  let config: LoadedConfig;
   try {
     // A file named on the command line or by MCPD_CONFIG must exist (the daemon refuses to start without
     // it); the default one may be absent (zero servers).
     const namedBy = file !== undefined ? undefined : explicitConfigOrigin(ctx.env);
-    config = await loadConfig({ file: target, env: ctx.env, required: file !== undefined || namedBy !== undefined, ...(namedBy ? { namedBy } : {}) });
+    config = await loadConfig({
+      file: target,
+      env: ctx.env,
+      required: file !== undefined || namedBy !== undefined,
+      ...(namedBy ? { namedBy } : {}),
+    });
   } catch (err) {
     if (err instanceof McpdError && err.code === "MCPD_CONFIG_INVALID") {
       println(ctx, `${ctx.out.red("invalid")}: ${err.message}`);
@@ -63,8 +68,10 @@ function printImport(ctx: CliContext, report: ImportReport, configFile: string, 
   if (report.scan.read.length === 0) println(ctx, `nothing found; looked for: ${report.scan.missing.join(", ")}`);
   for (const w of report.scan.warnings) println(ctx, `${c.yellow("warning")}: ${w}`);
   for (const o of report.outcomes) {
-    const label = o.action === "added" ? c.green(dryRun ? "would add" : "added") : o.action === "identical" ? c.dim("unchanged") : c.yellow("skipped");
-    println(ctx, `${label} ${o.name}${o.reason ? `: ${o.reason}` : o.action === "identical" ? ": already configured the same way" : ""} (from ${o.origin})`);
+    const label =
+      o.action === "added" ? c.green(dryRun ? "would add" : "added") : o.action === "identical" ? c.dim("unchanged") : c.yellow("skipped");
+    const why = o.reason ? `: ${o.reason}` : o.action === "identical" ? ": already configured the same way" : "";
+    println(ctx, `${label} ${o.name}${why} (from ${o.origin})`);
     for (const n of o.notes) println(ctx, `    note: ${n}`);
     // The entry as written (dry run: as it would be), so what the file gets is never a surprise.
     if (o.entry) println(ctx, `    ${displayEntry(o.entry)}`);
@@ -97,7 +104,7 @@ async function runImport(ctx: CliContext, values: Record<string, unknown>): Prom
   }
   const file = stringOption(values as never, "file");
   const paths = resolvePaths(ctx.env, { cwd: ctx.cwd });
-  const home = ctx.env.HOME && ctx.env.HOME.startsWith("/") ? ctx.env.HOME : (await import("node:os")).homedir();
+  const home = ctx.env.HOME?.startsWith("/") ? ctx.env.HOME : (await import("node:os")).homedir();
   const dryRun = values["dry-run"] === true;
   let report: ImportReport;
   try {

@@ -31,7 +31,13 @@ export const connectCommand: Command = {
     }
     const { runBridge } = await import("../../bridge.js");
     try {
-      return await runBridge({ socketPath, stdin: ctx.stdin, stdout: ctx.stdout, stderr: ctx.stderr, ...(server !== undefined ? { server } : {}) });
+      return await runBridge({
+        socketPath,
+        stdin: ctx.stdin,
+        stdout: ctx.stdout,
+        stderr: ctx.stderr,
+        ...(server !== undefined ? { server } : {}),
+      });
     } catch (err) {
       if (err instanceof McpdError && err.code === "MCPD_DAEMON_UNAVAILABLE") throw new CliError(err.message, ExitCode.NotRunning);
       throw err;

@@ -10,7 +10,7 @@ export const enableCommand: Command = {
     options: {},
     minPositionals: 1,
     maxPositionals: 1,
-    details: "This changes the running daemon only; set \"enabled\" in the config file to make it permanent.",
+    details: 'This changes the running daemon only; set "enabled" in the config file to make it permanent.',
   },
   async run(ctx, { positionals }) {
     const r = await withClient(ctx, (c) => c.enable(positionals[0] as string), { timeoutMs: 120_000 });

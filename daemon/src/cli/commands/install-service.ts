@@ -10,7 +10,7 @@ function kindOf(ctx: CliContext, values: Record<string, unknown>, command: strin
 }
 
 function homeOf(ctx: CliContext): string {
-  return ctx.env.HOME && ctx.env.HOME.startsWith("/") ? ctx.env.HOME : homedir();
+  return ctx.env.HOME?.startsWith("/") ? ctx.env.HOME : homedir();
 }
 
 const KIND_OPTIONS = {
@@ -36,7 +36,13 @@ export const installServiceCommand: Command = {
   },
   async run(ctx, { values }) {
     const kind = kindOf(ctx, values, "install-service");
-    const inputs = { kind, nodePath: process.execPath, binPath: binPath(), env: ctx.env, logFile: resolvePaths(ctx.env, { cwd: ctx.cwd }).logFile };
+    const inputs = {
+      kind,
+      nodePath: process.execPath,
+      binPath: binPath(),
+      env: ctx.env,
+      logFile: resolvePaths(ctx.env, { cwd: ctx.cwd }).logFile,
+    };
     if (values.print) {
       ctx.stdout.write(renderService(inputs));
       return 0;

@@ -14,7 +14,13 @@ function interruptSignal(): { signal: AbortSignal; dispose: () => void } {
   const stop = (): void => ac.abort();
   process.once("SIGINT", stop);
   process.once("SIGTERM", stop);
-  return { signal: ac.signal, dispose: () => (process.off("SIGINT", stop), process.off("SIGTERM", stop)) };
+  return {
+    signal: ac.signal,
+    dispose: () => {
+      process.off("SIGINT", stop);
+      process.off("SIGTERM", stop);
+    },
+  };
 }
 
 /** Said (on stderr, so a pipe gets no stray line) when a server's stderr tail is empty. */

@@ -18,7 +18,10 @@ export const startCommand: Command = {
       config: { type: "string", value: "FILE", description: "Config file (default: MCPD_CONFIG, else ~/.config/mcpd/config.json)" },
       foreground: { type: "boolean", description: "Run in this process and log to stderr (for systemd and debugging)" },
       "log-level": { type: "string", value: "LEVEL", description: `Log level: ${LEVELS.join(", ")} (default: the config's, else info)` },
-      "in-process": { type: "boolean", description: "Run in this process but log to the log file, as a detached daemon does (used by `start` and the launchd agent)" },
+      "in-process": {
+        type: "boolean",
+        description: "Run in this process but log to the log file, as a detached daemon does (used by `start` and the launchd agent)",
+      },
     },
     minPositionals: 0,
     maxPositionals: 0,
@@ -59,7 +62,16 @@ export const startCommand: Command = {
         }
         if (foreground) eprintln(ctx, message);
         // Detached, stderr is the log file: write a pino-shaped line so `mcpd start` and `mcpd logs` show it.
-        else ctx.stderr.write(`${JSON.stringify({ level: 60, time: Date.now(), pid: process.pid, msg: `mcpd failed to start: ${message}`, code: (err as { code?: unknown }).code })}\n`);
+        else
+          ctx.stderr.write(
+            `${JSON.stringify({
+              level: 60,
+              time: Date.now(),
+              pid: process.pid,
+              msg: `mcpd failed to start: ${message}`,
+              code: (err as { code?: unknown }).code,
+            })}\n`,
+          );
         return 1;
       }
     }

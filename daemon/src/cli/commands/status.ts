@@ -11,7 +11,8 @@ export const statusCommand: Command = {
     options: { json: { type: "boolean", description: "Print JSON (stable schema, see docs/operations.md)" } },
     minPositionals: 0,
     maxPositionals: 0,
-    details: "Exit code 3 when the daemon is not running. Secrets (secret-named env values and headers, URL credentials, tokens) never appear.",
+    details:
+      "Exit code 3 when the daemon is not running. Secrets (secret-named env values and headers, URL credentials, tokens) never appear.",
   },
   async run(ctx, { values }) {
     const status = statusJson(await withClient(ctx, fullStatus));

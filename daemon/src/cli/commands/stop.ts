@@ -1,4 +1,4 @@
-import { McpdError, resolvePaths } from "@mcpd/client";
+import { McpdError, resolvePaths, type McpdClient } from "@mcpd/client";
 import { CliError } from "../args.js";
 import { eprintln, println, type Command } from "../context.js";
 import { isUntrustedSocket, openClient } from "../daemon-client.js";
@@ -24,7 +24,7 @@ export const stopCommand: Command = {
     const paths = resolvePaths(ctx.env, { cwd: ctx.cwd });
     // The pid reported over the (checked) socket; the pid file is only a fallback when nothing answers.
     let pid: number | undefined;
-    let client;
+    let client: McpdClient | undefined;
     try {
       client = await openClient(ctx, { connectTimeoutMs: 3_000, timeoutMs: 5_000 });
     } catch (err) {
@@ -55,7 +55,8 @@ export const stopCommand: Command = {
     }
     const why = unverifiedDaemon(pid, paths.socketPath);
     if (why !== undefined) {
-      if (fromSocket) throw new CliError(`mcpd did not stop, and pid ${pid} (from mcpd/status) is not verified as your mcpd: ${why}; not signalling it`);
+      if (fromSocket)
+        throw new CliError(`mcpd did not stop, and pid ${pid} (from mcpd/status) is not verified as your mcpd: ${why}; not signalling it`);
       // A stale pid file whose pid now belongs to something else: the daemon is not running.
       println(ctx, "mcpd is not running");
       eprintln(ctx, `not signalling pid ${pid} named by ${paths.pidFile}: ${why}. Remove that file if it is stale.`);
@@ -67,6 +68,9 @@ export const stopCommand: Command = {
       println(ctx, `mcpd stopped (pid ${pid}, by SIGTERM: the socket ${client ? "shutdown did not finish" : "did not answer"})`);
       return 0;
     }
-    throw new CliError(`mcpd (pid ${pid}) is still running ${CLI_DEFAULTS.termTimeoutMs / 1000} s after SIGTERM; end it with 'kill -9 ${pid}' (its servers are cleaned up at the next start)`);
+    throw new CliError(
+      `mcpd (pid ${pid}) is still running ${CLI_DEFAULTS.termTimeoutMs / 1000} s after SIGTERM; ` +
+        `end it with 'kill -9 ${pid}' (its servers are cleaned up at the next start)`,
+    );
   },
 };

@@ -5,7 +5,14 @@ import { firstLine, table, truncate } from "../format.js";
 
 /** Room left for a description column after the other columns, at least 20 characters. */
 function descriptionRoom(ctx: CliContext, rows: string[][]): number {
-  const used = rows.reduce((m, r) => Math.max(m, r.reduce((s, c) => s + c.length + 2, 0)), 0);
+  const used = rows.reduce(
+    (m, r) =>
+      Math.max(
+        m,
+        r.reduce((s, c) => s + c.length + 2, 0),
+      ),
+    0,
+  );
   return Math.max(20, (ctx.stdout.columns ?? 120) - used);
 }
 
@@ -40,7 +47,14 @@ export const toolsCommand: Command = {
     }
     const rows = tools.map((t) => [t.exposedName ?? t.name ?? "", t.server, t.name ?? ""]);
     const room = descriptionRoom(ctx, rows);
-    println(ctx, table(["NAME", "SERVER", "TOOL", "DESCRIPTION"], tools.map((t, i) => [...(rows[i] as string[]), truncate(firstLine(t.description), room)]), ctx.out));
+    println(
+      ctx,
+      table(
+        ["NAME", "SERVER", "TOOL", "DESCRIPTION"],
+        tools.map((t, i) => [...(rows[i] as string[]), truncate(firstLine(t.description), room)]),
+        ctx.out,
+      ),
+    );
     return 0;
   },
 };
@@ -70,7 +84,14 @@ export const promptsCommand: Command = {
       return [p.exposedName ?? p.name ?? "", p.server, args.map((a) => `${a.name ?? "?"}${a.required ? "" : "?"}`).join(",") || "-"];
     });
     const room = descriptionRoom(ctx, rows);
-    println(ctx, table(["NAME", "SERVER", "ARGS", "DESCRIPTION"], prompts.map((p, i) => [...(rows[i] as string[]), truncate(firstLine(p.description), room)]), ctx.out));
+    println(
+      ctx,
+      table(
+        ["NAME", "SERVER", "ARGS", "DESCRIPTION"],
+        prompts.map((p, i) => [...(rows[i] as string[]), truncate(firstLine(p.description), room)]),
+        ctx.out,
+      ),
+    );
     return 0;
   },
 };
@@ -98,11 +119,25 @@ export const resourcesCommand: Command = {
       return 0;
     }
     if (resources.length > 0) {
-      println(ctx, table(["URI", "SERVER", "NAME", "TYPE"], resources.map((x) => [String(x.uri ?? ""), x.server, x.name ?? "", String(x.mimeType ?? "-")]), ctx.out));
+      println(
+        ctx,
+        table(
+          ["URI", "SERVER", "NAME", "TYPE"],
+          resources.map((x) => [String(x.uri ?? ""), x.server, x.name ?? "", String(x.mimeType ?? "-")]),
+          ctx.out,
+        ),
+      );
     }
     if (templates.length > 0) {
       if (resources.length > 0) println(ctx);
-      println(ctx, table(["TEMPLATE", "SERVER", "NAME"], templates.map((x) => [String(x.uriTemplate ?? ""), x.server, x.name ?? ""]), ctx.out));
+      println(
+        ctx,
+        table(
+          ["TEMPLATE", "SERVER", "NAME"],
+          templates.map((x) => [String(x.uriTemplate ?? ""), x.server, x.name ?? ""]),
+          ctx.out,
+        ),
+      );
     }
     return 0;
   },
