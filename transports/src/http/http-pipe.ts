@@ -1,14 +1,10 @@
 import type { Agent, Dispatcher } from "undici";
 import {
-  ProtocolError,
   TransportClosedError,
-  classify,
   type JsonRpcMessage,
   type JsonRpcRequest,
   type JsonRpcResponse,
   type Logger,
-  type MessageContext,
-  type RequestId,
   type TimeoutKind,
 } from "@mcpd/protocol";
 import { TRANSPORT_DEFAULTS } from "../defaults.js";
@@ -16,14 +12,12 @@ import type { MessagePipe, PipeEvents } from "../message-pipe.js";
 import type { TransportInfo } from "../transport.js";
 import type { ResolvedHttpConfig } from "./http-config.js";
 import { HttpExchange } from "./http-exchange.js";
+import { HttpInbox, STANDALONE } from "./http-inbox.js";
 import { HttpReplyReader, type ReplyOutcome } from "./http-reply.js";
 import { HttpSession } from "./http-session.js";
-import { createHttpAgent, discardBody, encodeJson, errorText, httpErrorFrom, preview, waitOrAbort } from "./http-wire.js";
+import { createHttpAgent, discardBody, encodeJson, errorText, httpErrorFrom, waitOrAbort } from "./http-wire.js";
 import { LegacySseConnection } from "./legacy-sse.js";
 import { SseListener } from "./sse-listener.js";
-
-/** The context of every message from the standalone GET stream: unrelated to any request of ours. */
-const STANDALONE: MessageContext = Object.freeze({ standalone: true });
 
 /** The wire mode an {@link HttpTransport} speaks. */
 export type HttpTransportMode = "streamable-http" | "legacy-sse";
@@ -46,8 +40,8 @@ export class HttpPipe implements MessagePipe {
   private readonly agent: Agent;
   private readonly session = new HttpSession();
   private readonly replies: HttpReplyReader;
-  /** Request exchanges by id: where a response is awaited, what the peer abandons. */
-  private readonly exchanges = new Map<RequestId, HttpExchange>();
+  /** Every message from the server, and the request exchanges by id (where a response is awaited, what the peer abandons). */
+  private readonly inbox: HttpInbox;
   /** Every exchange still running (requests, one-way sends, draining replies), aborted by close(). */
   private readonly inflight = new Set<HttpExchange>();
   private state: State = "idle";
@@ -65,6 +59,7 @@ export class HttpPipe implements MessagePipe {
     private readonly log: Logger,
   ) {
     this.agent = createHttpAgent(cfg.connections);
+    this.inbox = new HttpInbox(events, this.session, log, cfg.safeUrl);
     this.modeValue = cfg.type === "sse" ? "legacy-sse" : "streamable-http";
     this.replies = new HttpReplyReader({
       url: cfg.url,
@@ -75,7 +70,7 @@ export class HttpPipe implements MessagePipe {
       sseResumeDelayMs: cfg.sseResumeDelayMs,
       log,
       resumeHeaders: () => ({ ...cfg.headers, ...this.session.headers(undefined) }),
-      dispatch: (value, context) => this.dispatchAll(value, context),
+      dispatch: (value, context) => this.inbox.dispatchAll(value, context),
       onSkippedEvent: (type) => {
         this.log.debug({ url: cfg.safeUrl, event: type }, "ignored SSE event of unknown type");
         this.events.dropped();
@@ -111,7 +106,7 @@ export class HttpPipe implements MessagePipe {
 
   /** Which timeout wording request `id` takes now: `sse` once its reply stream is being read. */
   phaseOf(id: number): TimeoutKind {
-    return this.exchanges.get(id)?.phase ?? "request";
+    return this.inbox.exchanges.get(id)?.phase ?? "request";
   }
 
   async connect(): Promise<void> {
@@ -148,7 +143,7 @@ export class HttpPipe implements MessagePipe {
 
   /** The peer gave request `id` up: abort its exchange. True when its POST had started. */
   abandon(id: number, reason: unknown): boolean {
-    const exchange = this.exchanges.get(id);
+    const exchange = this.inbox.exchanges.get(id);
     if (exchange === undefined) return false;
     exchange.abort(reason);
     return exchange.sent;
@@ -164,7 +159,7 @@ export class HttpPipe implements MessagePipe {
       initialDelayMs: this.cfg.listenerInitialDelayMs,
       maxDelayMs: this.cfg.listenerMaxDelayMs,
       log: this.log,
-      onMessage: (value) => this.dispatchAll(value, STANDALONE),
+      onMessage: (value) => this.inbox.dispatchAll(value, STANDALONE),
       onError: (error) => this.events.report(error),
     });
     this.listener.start();
@@ -217,8 +212,8 @@ export class HttpPipe implements MessagePipe {
       headers: () => ({ ...this.cfg.headers }),
       maxEventBytes: this.cfg.maxBodyBytes,
       log: this.log,
-      onMessage: (value) => this.dispatchAll(value, {}),
-      onParseError: (error) => this.drop(error),
+      onMessage: (value) => this.inbox.dispatchAll(value, {}),
+      onParseError: (error) => this.inbox.drop(error),
       onEnd: (reason, cause) => this.fail(reason, cause),
     });
     this.legacy = legacy;
@@ -235,7 +230,7 @@ export class HttpPipe implements MessagePipe {
   /** One request: its POST and its reply, until the response was delivered (the rest may drain later). */
   private async requestExchange(message: JsonRpcRequest): Promise<void> {
     const exchange = this.track(new HttpExchange(message.id, message.method, "request"));
-    this.exchanges.set(message.id, exchange);
+    this.inbox.exchanges.set(message.id, exchange);
     if (message.method === "initialize") this.session.initializeParams = message.params;
     let draining = false;
     try {
@@ -248,7 +243,7 @@ export class HttpPipe implements MessagePipe {
     } finally {
       exchange.dispose();
       if (!draining) this.untrack(exchange);
-      if (this.exchanges.get(message.id) === exchange) this.exchanges.delete(message.id);
+      if (this.inbox.exchanges.get(message.id) === exchange) this.inbox.exchanges.delete(message.id);
     }
   }
 
@@ -362,35 +357,6 @@ export class HttpPipe implements MessagePipe {
   /** One POST with the protocol headers (see {@link HttpSession.post}). */
   private post(url: URL, body: string, method: string | undefined, signal: AbortSignal): Promise<Dispatcher.ResponseData> {
     return this.session.post(this.agent, url, this.cfg.headers, body, method, signal, this.modeValue === "legacy-sse");
-  }
-
-  // --- incoming messages ---
-
-  private dispatchAll(value: unknown, context: MessageContext): void {
-    // JSON-RPC batches (MCP 2025-03-26) carry several messages in one body or event.
-    if (Array.isArray(value)) for (const item of value) this.dispatch(item, context);
-    else this.dispatch(value, context);
-  }
-
-  private dispatch(value: unknown, context: MessageContext): void {
-    const kind = classify(value);
-    if (kind === "success" || kind === "error") this.noteResponse(value as JsonRpcResponse);
-    if (!this.events.deliver(value, context)) {
-      this.drop(new ProtocolError(`Not a JSON-RPC 2.0 message from ${this.cfg.safeUrl}: ${preview(JSON.stringify(value) ?? "")}`));
-    }
-  }
-
-  /** A response ends its exchange's wait (on whichever stream it came); `initialize`'s result sets the protocol version. */
-  private noteResponse(response: JsonRpcResponse): void {
-    if (response.id === null) return;
-    const exchange = this.exchanges.get(response.id);
-    if (exchange === undefined || !exchange.settle(response)) return;
-    if (exchange.method === "initialize" && "result" in response) this.session.noteInitializeResult(response.result);
-  }
-
-  private drop(error: Error): void {
-    this.log.warn({ url: this.cfg.safeUrl, err: error.message }, "dropped HTTP message");
-    this.events.dropped(error);
   }
 
   // --- helpers ---
