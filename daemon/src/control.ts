@@ -239,8 +239,7 @@ export const CONTROL_HANDLERS: ControlHandlers<ControlContext> = {
       const hs = await settled(pick(d.manager, server), true);
       if (server === undefined) {
         // Every server: exactly the aggregate view's list (failed and disabled servers left out), so the
-        // CLI lists what agents see.
-        d.router.catalog.invalidate();
+        // CLI lists what agents see. The catalog is rebuilt only when a server's state or lists changed.
         return { tools: d.router.catalog.tools().map((e) => ({ server: e.server, exposedName: e.exposed, ...e.item })) };
       }
       return { tools: hs.flatMap((h) => h.tools.map((t) => ({ server: h.name, exposedName: exposedName(h.name, t.name), ...t }))) };
