@@ -4,10 +4,10 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { createTransport } from "@mcpd/transports";
 import { parseConfig } from "../src/config/index.js";
-import { MCPClient } from "../src/mcp-client.js";
+import { MCPClient } from "../src/supervision/mcp-client.js";
 import { isAlive } from "../../tests/helpers/process.js";
-import { MCPManager } from "../src/manager.js";
-import type { ServerHandle, StateChange } from "../src/server-handle.js";
+import { MCPManager } from "../src/supervision/manager.js";
+import type { ServerHandle, StateChange } from "../src/supervision/server-handle.js";
 
 const FIXTURE = resolve(import.meta.dirname, "../../tests/fixtures/servers/mcp-fixture.mjs");
 const dirs: string[] = [];

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { createTransport } from "@mcpd/transports";
-import { MCPClient } from "../src/mcp-client.js";
+import { MCPClient } from "../src/supervision/mcp-client.js";
 import { fixturePath, waitFor } from "../../tests/helpers/process.js";
 
 const clients: MCPClient[] = [];

@@ -1,5 +1,5 @@
 /**
- * The daemon's own bounds on its clients (daemon/src/socket-server.ts, docs/reliability.md): a cap on
+ * The daemon's own bounds on its clients (daemon/src/socket/socket-server.ts, docs/reliability.md): a cap on
  * connections that keeps open files in reserve for its servers, a daemon-wide budget for bytes held for
  * clients (partial input lines and unsent output) that disconnects the client holding the most, and a
  * deadline for a line that never ends. Each is checked on the real daemon, with raw socket clients.

@@ -7,8 +7,8 @@ import { CliError } from "./args.js";
 import { binPath, type CliContext } from "./context.js";
 import { fullStatus, isUntrustedSocket, openClient } from "./daemon-client.js";
 import { formatLogLine } from "./log-format.js";
-import { holdsListeningSocket } from "../socket-watch.js";
-import { openPrivateAppend, preparePrivateDir } from "../state-dir.js";
+import { holdsListeningSocket } from "../socket/socket-watch.js";
+import { openPrivateAppend, preparePrivateDir } from "../infra/state-dir.js";
 
 /** Timing of the CLI's daemon lifecycle commands. Units in the names. */
 export const CLI_DEFAULTS = {

@@ -1,7 +1,7 @@
 import { silentLogger, type JsonObject, type Logger } from "@mcpd/protocol";
-import type { MCPManager } from "../manager.js";
-import type { ServerHandle, StateChange } from "../server-handle.js";
-import { setLogScrubber } from "../logger.js";
+import type { MCPManager } from "../supervision/manager.js";
+import type { ServerHandle, StateChange } from "../supervision/server-handle.js";
+import { setLogScrubber } from "../infra/logger.js";
 import { Catalog } from "./catalog.js";
 import { LogLevels } from "./log-levels.js";
 import type { Outbound, SessionContext } from "./ports.js";

@@ -14,7 +14,7 @@ import {
   type McpdError,
   type RequestId,
 } from "@mcpd/protocol";
-import type { ServerHandle } from "../server-handle.js";
+import type { ServerHandle } from "../supervision/server-handle.js";
 import { AggregateView } from "./aggregate-view.js";
 import { boundedClientInfo, negotiateVersion, parseSelect, serverViewInitializeResult } from "./handshake.js";
 import { InFlightRequests } from "./in-flight.js";

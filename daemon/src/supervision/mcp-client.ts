@@ -20,7 +20,7 @@ import {
   type Tool,
 } from "@mcpd/protocol";
 import type { CloseInfo, MCPTransport, MessageContext, RequestOptions } from "@mcpd/transports";
-import { RUNTIME_DEFAULTS } from "./defaults.js";
+import { RUNTIME_DEFAULTS } from "../defaults.js";
 import { ListRefresher, type ListKind } from "./list-refresher.js";
 
 export type { ListKind };

@@ -1,5 +1,5 @@
 import { lstatSync, readdirSync, readFileSync, readlinkSync, unlinkSync, type Stats } from "node:fs";
-import { RUNTIME_DEFAULTS } from "./defaults.js";
+import { RUNTIME_DEFAULTS } from "../defaults.js";
 import { dirname, join } from "node:path";
 import { silentLogger, type Logger, type SocketWatchStatus } from "@mcpd/protocol";
 import { SocketSetupError, bindPathFor, probeSocket } from "./socket-path.js";

@@ -1,6 +1,6 @@
 import { SpawnError, silentLogger, type ClientCapabilities, type Logger } from "@mcpd/protocol";
 import type { CloseInfo, MCPTransport, TransportConfig } from "@mcpd/transports";
-import type { ResolvedServerConfig } from "./config/config-schema.js";
+import type { ResolvedServerConfig } from "../config/config-schema.js";
 import { MCPClient, type UpstreamRequestHandler } from "./mcp-client.js";
 import type { ServerStderr } from "./server-stderr.js";
 

@@ -12,8 +12,8 @@ import {
   type Tool,
 } from "@mcpd/protocol";
 import type { CloseInfo, RequestOptions } from "@mcpd/transports";
-import type { ResolvedServerConfig } from "./config/config-schema.js";
-import { RUNTIME_DEFAULTS } from "./defaults.js";
+import type { ResolvedServerConfig } from "../config/config-schema.js";
+import { RUNTIME_DEFAULTS } from "../defaults.js";
 import { HealthMonitor } from "./health-monitor.js";
 import type { MCPClient, UpstreamRequestHandler } from "./mcp-client.js";
 import { Readiness } from "./readiness.js";
