@@ -8,11 +8,11 @@ import type { Outbound, SessionContext } from "./ports.js";
 import { ProgressRoutes } from "./progress-routes.js";
 import { SecretScrubber } from "./secret-scrubber.js";
 import { ServerRequests } from "./server-requests.js";
-import { Session, type SessionOptions } from "./session.js";
+import { Session, type DownstreamSessionOptions } from "./session.js";
 import { Subscriptions } from "./subscriptions.js";
 import { UpstreamDelivery } from "./upstream-delivery.js";
 
-export interface RouterOptions extends SessionOptions {
+export interface RouterOptions extends DownstreamSessionOptions {
   logger?: Logger;
 }
 
@@ -29,7 +29,7 @@ export class Router {
   readonly log: Logger;
   /** Masks the configured servers' secret values in what the daemon says about them (logs, errors, status). */
   readonly secrets: SecretScrubber;
-  private readonly sessionOptions: SessionOptions;
+  private readonly sessionOptions: DownstreamSessionOptions;
   private readonly progress: ProgressRoutes;
   private readonly subscriptions: Subscriptions;
   private readonly levels: LogLevels;
