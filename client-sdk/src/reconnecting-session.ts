@@ -31,7 +31,7 @@ export interface ReconnectOptions {
 export type SessionState = "idle" | "connecting" | "ready" | "reconnecting" | "closed";
 
 /** What a {@link ReconnectingSession} needs to know and whom it tells. */
-export interface SessionOptions extends SocketConnectionLimits {
+export interface ReconnectingSessionOptions extends SocketConnectionLimits {
   socketPath: string;
   /** Params of `mcpd/select`, sent first on every connection. */
   select: SelectParams;
@@ -81,7 +81,7 @@ export class ReconnectingSession {
   private readonly connectTimeoutMs: number;
   private readonly requestTimeoutMs: number;
 
-  constructor(private readonly options: SessionOptions) {
+  constructor(private readonly options: ReconnectingSessionOptions) {
     this.logger = options.logger ?? silentLogger;
     this.connectTimeoutMs = options.connectTimeoutMs ?? CLIENT_DEFAULTS.connectTimeoutMs;
     this.requestTimeoutMs = options.requestTimeoutMs ?? CLIENT_DEFAULTS.requestTimeoutMs;

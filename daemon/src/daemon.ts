@@ -3,19 +3,19 @@ import { McpdError, McpdShutdown, WireCode, type Logger } from "@mcpd/protocol";
 import { createTransport } from "@mcpd/transports";
 import { resolvePaths, type McpdPaths } from "@mcpd/client";
 import { explicitConfigOrigin, loadConfig, type LoadedConfig } from "./config/index.js";
-import { DAEMON_DEFAULTS as CONFIG_DEFAULTS, RUNTIME_DEFAULTS as DAEMON_DEFAULTS } from "./defaults.js";
-import { createControl } from "./control.js";
-import { RotatingFileStream, type LogWriteStatus } from "./log-file.js";
-import { createLogger } from "./logger.js";
-import { MCPManager } from "./manager.js";
+import { CONFIG_DEFAULTS, RUNTIME_DEFAULTS } from "./defaults.js";
+import { createControl } from "./socket/control.js";
+import { RotatingFileStream, type LogWriteStatus } from "./infra/log-file.js";
+import { createLogger } from "./infra/logger.js";
+import { MCPManager } from "./supervision/manager.js";
 import { Router } from "./router/router.js";
-import { connectionCap, openFileCount, openFileLimit } from "./fd-budget.js";
-import type { SocketLimits } from "./client-limits.js";
-import { prepareSocketPath } from "./socket-path.js";
-import { SocketServer } from "./socket-server.js";
-import { SocketWatch, assertNoDaemonWithoutSocket } from "./socket-watch.js";
-import { preparePrivateDir, writePrivateFile } from "./state-dir.js";
-import { StderrLog, ignoreStdioErrors } from "./stderr-log.js";
+import { connectionCap, openFileCount, openFileLimit } from "./socket/fd-budget.js";
+import type { SocketLimits } from "./socket/client-limits.js";
+import { prepareSocketPath } from "./socket/socket-path.js";
+import { SocketServer } from "./socket/socket-server.js";
+import { SocketWatch, assertNoDaemonWithoutSocket } from "./socket/socket-watch.js";
+import { preparePrivateDir, writePrivateFile } from "./infra/state-dir.js";
+import { StderrLog, ignoreStdioErrors } from "./infra/stderr-log.js";
 import { VERSION } from "./version.js";
 
 export interface RunDaemonOptions {
@@ -65,8 +65,8 @@ export async function startDaemon(options: RunDaemonOptions): Promise<DaemonHand
     root.warn({ dropped: s.droppedLines, err: s.lastError }, "the log could not be written for a while; lines were dropped");
   const openLogFile = (): RotatingFileStream =>
     new RotatingFileStream(paths.logFile, {
-      maxBytes: DAEMON_DEFAULTS.logFileMaxBytes,
-      maxFiles: DAEMON_DEFAULTS.logFileMaxFiles,
+      maxBytes: RUNTIME_DEFAULTS.logFileMaxBytes,
+      maxFiles: RUNTIME_DEFAULTS.logFileMaxFiles,
       onResume,
     });
   const sink = options.foreground
@@ -98,8 +98,8 @@ export async function startDaemon(options: RunDaemonOptions): Promise<DaemonHand
   let fdsInUse = 0;
   const socketLimits = (cfg: LoadedConfig): SocketLimits => {
     const { cap, why } = connectionCap({
-      maxConnections: cfg.settings.maxConnections ?? DAEMON_DEFAULTS.maxConnections,
-      fdReserve: cfg.settings.fdReserve ?? DAEMON_DEFAULTS.fdReserve,
+      maxConnections: cfg.settings.maxConnections ?? RUNTIME_DEFAULTS.maxConnections,
+      fdReserve: cfg.settings.fdReserve ?? RUNTIME_DEFAULTS.fdReserve,
       limit: fdLimit,
       inUse: fdsInUse,
       servers: cfg.servers,
@@ -107,8 +107,8 @@ export async function startDaemon(options: RunDaemonOptions): Promise<DaemonHand
     return {
       maxConnections: cap,
       maxConnectionsWhy: why,
-      maxBufferedBytesTotal: cfg.settings.maxBufferedBytesTotal ?? DAEMON_DEFAULTS.maxBufferedBytesTotal,
-      partialLineTimeoutMs: cfg.settings.partialLineTimeoutMs ?? DAEMON_DEFAULTS.partialLineTimeoutMs,
+      maxBufferedBytesTotal: cfg.settings.maxBufferedBytesTotal ?? RUNTIME_DEFAULTS.maxBufferedBytesTotal,
+      partialLineTimeoutMs: cfg.settings.partialLineTimeoutMs ?? RUNTIME_DEFAULTS.partialLineTimeoutMs,
     };
   };
   const applyLimits = (cfg: LoadedConfig): void => {
@@ -131,8 +131,8 @@ export async function startDaemon(options: RunDaemonOptions): Promise<DaemonHand
 
   const router: Router = new Router(manager, {
     logger: log,
-    maxInFlightPerConnection: DAEMON_DEFAULTS.maxInFlightPerConnection,
-    clientRequestTimeoutMs: DAEMON_DEFAULTS.clientRequestTimeoutMs,
+    maxInFlightPerConnection: RUNTIME_DEFAULTS.maxInFlightPerConnection,
+    clientRequestTimeoutMs: RUNTIME_DEFAULTS.clientRequestTimeoutMs,
     control: createControl({
       manager,
       get router() {
@@ -161,8 +161,8 @@ export async function startDaemon(options: RunDaemonOptions): Promise<DaemonHand
     socketPath: paths.socketPath,
     router,
     logger: log,
-    maxLineBytes: DAEMON_DEFAULTS.maxMessageBytes,
-    maxOutgoingBytes: DAEMON_DEFAULTS.maxOutgoingBytesPerConnection,
+    maxLineBytes: RUNTIME_DEFAULTS.maxMessageBytes,
+    maxOutgoingBytes: RUNTIME_DEFAULTS.maxOutgoingBytesPerConnection,
     limits: socketLimits(config),
     traceMessages: root.isLevelEnabled("trace"),
   });
@@ -185,7 +185,7 @@ export async function startDaemon(options: RunDaemonOptions): Promise<DaemonHand
       socketWatch.stop();
       root.info({ reason }, "mcpd shutting down");
       server.stopAccepting();
-      const deadline = Date.now() + DAEMON_DEFAULTS.shutdownGraceMs;
+      const deadline = Date.now() + RUNTIME_DEFAULTS.shutdownGraceMs;
       while (router.tables().inFlight > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
       const err = new McpdError("MCPD_SHUTTING_DOWN", "mcpd is shutting down", { wireCode: WireCode.ShuttingDown });
       for (const s of router.sessions.values()) s.failAll(err);

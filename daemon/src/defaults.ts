@@ -2,8 +2,11 @@
  * Defaults of the daemon, in one place. Units are in the names. Per-server config keys (`timeout`,
  * `idleTimeout`, ...) keep the names users already write in their files; their defaults live here.
  * docs/configuration.md documents every one of them; keep the two in step.
+ *
+ * `CONFIG_DEFAULTS` holds the defaults of what a config file can set (per server and under `mcpd`);
+ * `RUNTIME_DEFAULTS` below, the running daemon's own limits.
  */
-export const DAEMON_DEFAULTS = {
+export const CONFIG_DEFAULTS = {
   /** Per-server `timeout`: deadline of one request to a server, in ms. */
   requestTimeoutMs: 30_000,
   /** Per-server `maxTotalTimeout`: progress notifications restart `timeout`, but never past this total, in ms. */
@@ -51,8 +54,8 @@ export const DAEMON_DEFAULTS = {
   maxConfigNestingDepth: 64,
 } as const;
 
-/** The type of {@link DAEMON_DEFAULTS}. */
-export type DaemonDefaults = typeof DAEMON_DEFAULTS;
+/** The type of {@link CONFIG_DEFAULTS}. */
+export type ConfigDefaults = typeof CONFIG_DEFAULTS;
 
 /** Defaults of the running daemon (socket, router, shutdown, logs). Units are in the names. */
 export const RUNTIME_DEFAULTS = {

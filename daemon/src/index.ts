@@ -3,11 +3,11 @@
  * Every export of this file is public API.
  */
 export { runDaemon, startDaemon, type RunDaemonOptions, type DaemonHandle } from "./daemon.js";
-export { runBridge, type BridgeOptions } from "./bridge.js";
-export { MCPClient, type ListKind, type MCPClientOptions, type UpstreamRequestHandler } from "./mcp-client.js";
-export { MCPManager, type ManagerOptions, type ReloadDiff } from "./manager.js";
-export { ServerHandle, type ServerState, type StateChange } from "./server-handle.js";
+export { runBridge, type BridgeOptions } from "./socket/bridge.js";
+export { UpstreamClient, type ListKind, type UpstreamClientOptions, type UpstreamRequestHandler } from "./supervision/upstream-client.js";
+export { MCPManager, type ManagerOptions, type ReloadDiff } from "./supervision/manager.js";
+export { ServerHandle, type ServerState, type StateChange } from "./supervision/server-handle.js";
 export { Router } from "./router/router.js";
 export { exposedName, EXPOSED_NAME_PATTERN } from "./router/exposed-names.js";
-export { DAEMON_DEFAULTS, RUNTIME_DEFAULTS } from "./defaults.js";
+export { CONFIG_DEFAULTS, RUNTIME_DEFAULTS } from "./defaults.js";
 export * from "./config/index.js";

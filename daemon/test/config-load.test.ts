@@ -4,7 +4,7 @@ import path from "node:path";
 import { ConfigError } from "@mcpd/protocol";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { assertConfigFileExists, explicitConfigOrigin, loadConfig } from "../src/config/load-config.js";
-import { DAEMON_DEFAULTS } from "../src/defaults.js";
+import { CONFIG_DEFAULTS } from "../src/defaults.js";
 
 let dir: string;
 
@@ -110,7 +110,7 @@ describe("loadConfig", () => {
     expect((await loadError(loadConfig({ file: dir, env: {} }))).message).toBe(`${dir}: is a directory, not a config file`);
 
     const big = path.join(dir, "big.json");
-    await writeFile(big, `{"mcpServers": {}, "pad": "${"x".repeat(DAEMON_DEFAULTS.maxConfigFileBytes)}"}`);
+    await writeFile(big, `{"mcpServers": {}, "pad": "${"x".repeat(CONFIG_DEFAULTS.maxConfigFileBytes)}"}`);
     expect((await loadError(loadConfig({ file: big, env: {} }))).message).toMatch(/over the limit of 4194304 bytes/);
 
     const latin1 = path.join(dir, "latin1.json");

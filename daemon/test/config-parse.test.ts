@@ -2,7 +2,7 @@ import { ConfigError } from "@mcpd/protocol";
 import { describe, expect, it } from "vitest";
 import type { LoadedConfig, ResolvedServerConfig } from "../src/config/config-schema.js";
 import { parseConfig } from "../src/config/parse-config.js";
-import { DAEMON_DEFAULTS } from "../src/defaults.js";
+import { CONFIG_DEFAULTS } from "../src/defaults.js";
 
 const FILE = "/cfg/config.json";
 const env = { HOME: "/home/ann", GITHUB_TOKEN: "ghp_secret", PORT: "8080" };
@@ -38,8 +38,8 @@ describe("parseConfig: formats", () => {
       name: "s",
       enabled: true,
       transport: { type: "stdio", command: "npx", args: ["-y", "pkg"], env: { A: "1" }, timeout: 30_000, envMode: "allowlist" },
-      timeout: DAEMON_DEFAULTS.requestTimeoutMs,
-      maxTotalTimeout: DAEMON_DEFAULTS.maxTotalTimeoutMs,
+      timeout: CONFIG_DEFAULTS.requestTimeoutMs,
+      maxTotalTimeout: CONFIG_DEFAULTS.maxTotalTimeoutMs,
       startup: "eager",
       idleTimeout: 0,
       maxConcurrency: 64,

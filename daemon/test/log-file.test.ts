@@ -20,7 +20,7 @@ import {
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { RotatingFileStream } from "../src/log-file.js";
+import { RotatingFileStream } from "../src/infra/log-file.js";
 
 const dirs: string[] = [];
 const mounts: string[] = [];

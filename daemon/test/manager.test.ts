@@ -4,15 +4,15 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { createTransport } from "@mcpd/transports";
 import { parseConfig } from "../src/config/index.js";
-import { MCPClient } from "../src/mcp-client.js";
+import { UpstreamClient } from "../src/supervision/upstream-client.js";
 import { isAlive } from "../../tests/helpers/process.js";
-import { MCPManager } from "../src/manager.js";
-import type { ServerHandle, StateChange } from "../src/server-handle.js";
+import { MCPManager } from "../src/supervision/manager.js";
+import type { ServerHandle, StateChange } from "../src/supervision/server-handle.js";
 
 const FIXTURE = resolve(import.meta.dirname, "../../tests/fixtures/servers/mcp-fixture.mjs");
 const dirs: string[] = [];
 const managers: MCPManager[] = [];
-const clients: MCPClient[] = [];
+const clients: UpstreamClient[] = [];
 const pids: number[] = [];
 
 function tmp(): string {
@@ -54,8 +54,8 @@ function manager(dir = tmp()): MCPManager {
   return m;
 }
 
-function client(args: string[]): MCPClient {
-  const c = new MCPClient(createTransport({ command: process.execPath, args: [FIXTURE, ...args] }));
+function client(args: string[]): UpstreamClient {
+  const c = new UpstreamClient(createTransport({ command: process.execPath, args: [FIXTURE, ...args] }));
   clients.push(c);
   return c;
 }
@@ -78,7 +78,7 @@ afterEach(async () => {
   for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
 });
 
-describe("MCPClient", () => {
+describe("UpstreamClient", () => {
   it("completes the handshake and keeps serverInfo, capabilities, instructions and the version", async () => {
     const log = join(tmp(), "log.jsonl");
     const c = client(["--name", "hs", "--instructions", "be nice", "--log", log]);

@@ -7,7 +7,7 @@ import { createTransport } from "@mcpd/transports";
 import { startHttpFixture, type HttpFixture } from "../../tests/fixtures/http/http-fixture.mjs";
 import { waitFor } from "../../tests/helpers/process.js";
 import { parseConfig } from "../src/config/index.js";
-import { MCPManager } from "../src/manager.js";
+import { MCPManager } from "../src/supervision/manager.js";
 
 const STDIO_FIXTURE = resolve(import.meta.dirname, "../../tests/fixtures/servers/mcp-fixture.mjs");
 const cleanups: Array<() => Promise<unknown> | unknown> = [];

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { StderrHistory, STDERR_MARKER_PREFIX } from "../src/stderr-history.js";
+import { StderrHistory, STDERR_MARKER_PREFIX } from "../src/supervision/stderr-history.js";
 
 describe("StderrHistory", () => {
   it("keeps each ended run's lines with a marker after it, the running one's lines last", () => {

@@ -7,8 +7,8 @@ import { createWriteStream, mkdtempSync, rmSync, symlinkSync, writeFileSync, rea
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { RotatingFileStream } from "../src/log-file.js";
-import { StderrLog } from "../src/stderr-log.js";
+import { RotatingFileStream } from "../src/infra/log-file.js";
+import { StderrLog } from "../src/infra/stderr-log.js";
 import { waitFor } from "../../tests/helpers/process.js";
 
 const dirs: string[] = [];

@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import type { Tool } from "@mcpd/protocol";
-import { ToolCache } from "../src/tool-cache.js";
+import { ToolCache } from "../src/supervision/tool-cache.js";
 
 const dirs: string[] = [];
 afterEach(() => {

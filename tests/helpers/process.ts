@@ -1,5 +1,6 @@
 /**
- * Shared test helpers: waiting for conditions, process liveness, temporary directories, fixture paths.
+ * Shared test helpers: waiting for conditions, process liveness, a process's memory and open files,
+ * temporary directories, fixture paths.
  * Imported by tests across packages: keep it small and stable.
  */
 import { readFileSync } from "node:fs";
@@ -7,6 +8,8 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
+
+export { openFds, residentBytes } from "./procfs.mjs";
 
 /** Directory of the fixture MCP servers (`tests/fixtures/servers`). */
 export const FIXTURE_SERVERS_DIR = join(dirname(fileURLToPath(import.meta.url)), "..", "fixtures", "servers");

@@ -1,6 +1,6 @@
 /**
  * Fault injection: the daemon's socket file is removed (or taken) from under a running daemon.
- * Behaviour (daemon/src/socket-watch.ts, docs/reliability.md): within a few seconds the daemon listens
+ * Behaviour (daemon/src/socket/socket-watch.ts, docs/reliability.md): within a few seconds the daemon listens
  * again on a new socket file and says so in its log and in `mcpd/status` (daemon.socket); while the
  * file is missing, `mcpd start` refuses to start a second daemon and names the running one; a live
  * socket of another process on the path makes the daemon shut down, since nobody can reach it any more.

@@ -14,6 +14,7 @@ import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import WebSocket from "ws";
 import { fixture, startTestDaemon, until, type RawClient, type TestDaemon } from "../e2e/harness.js";
+import { residentBytes } from "../helpers/process.js";
 
 const SEED = Number(process.env.FUZZ_SEED ?? Math.floor(Math.random() * 2 ** 31));
 const FRAMES = 100_000;
@@ -300,13 +301,6 @@ function residentByKind(pid: number): Record<string, number> {
   return out;
 }
 
-/** VmRSS of a process, in bytes. */
-function rssOf(pid: number): number {
-  const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, "utf8"));
-  if (!m) throw new Error(`no VmRSS for ${pid}`);
-  return Number(m[1]) * 1024;
-}
-
 /**
  * One fuzzing connection: writes its frames in batches of 500, each followed by a marker ping, and waits
  * for the marker's answer before the next batch (the daemon answers pings in order, so by then it has read
@@ -465,7 +459,7 @@ describe("fuzzing the live socket", () => {
     let baselineKinds: Record<string, number> = {};
     for (let i = 0; i < 6; i++) {
       baselineHeap = Math.min(baselineHeap, await collectGarbage(inspector));
-      const now = rssOf(pid);
+      const now = residentBytes(pid);
       if (now < baseline) baselineKinds = residentByKind(pid);
       baseline = Math.min(baseline, now);
       await new Promise((r) => setTimeout(r, 200));
@@ -493,12 +487,12 @@ describe("fuzzing the live socket", () => {
     c.close();
 
     // Memory: V8 gives pages back lazily, a few collections in; poll, do not demand it at once.
-    let rss = rssOf(pid);
+    let rss = residentBytes(pid);
     let heap = 0;
     await until(
       async () => {
         heap = await collectGarbage(inspector);
-        rss = rssOf(pid);
+        rss = residentBytes(pid);
         return rss <= baseline * 1.1 && heap <= baselineHeap * 1.1;
       },
       "memory back within 10% of the baseline",

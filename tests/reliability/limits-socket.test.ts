@@ -1,14 +1,15 @@
 /**
- * The daemon's own bounds on its clients (daemon/src/socket-server.ts, docs/reliability.md): a cap on
+ * The daemon's own bounds on its clients (daemon/src/socket/socket-server.ts, docs/reliability.md): a cap on
  * connections that keeps open files in reserve for its servers, a daemon-wide budget for bytes held for
  * clients (partial input lines and unsent output) that disconnects the client holding the most, and a
  * deadline for a line that never ends. Each is checked on the real daemon, with raw socket clients.
  */
 import { execFileSync } from "node:child_process";
-import { existsSync, readFileSync, readdirSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { McpdClient, type McpdError } from "@mcpd/client";
 import { afterEach, describe, expect, it } from "vitest";
 import { fixture, startTestDaemon, until, type RawClient, type TestDaemon } from "../e2e/harness.js";
+import { openFds } from "../helpers/process.js";
 import { PidLedger, openClients, sendCall, answers, serverPid, serverStatus, status, textOf } from "./faults-harness.js";
 
 let daemon: TestDaemon | undefined;
@@ -183,7 +184,7 @@ describe("limits: accept() out of descriptors", () => {
       expect(limitBefore).toBeDefined();
       // The limit at the lowest free descriptor number: every number below it is taken, so the next
       // accept() fails (descriptors above it stay open and working).
-      const open = new Set(readdirSync(`/proc/${pid}/fd`).map(Number));
+      const open = new Set(openFds(pid));
       let lowestFree = 0;
       while (open.has(lowestFree)) lowestFree++;
       soft(lowestFree);

@@ -4,11 +4,12 @@
  * readers for what the soak checks: open file descriptors and resident memory from /proc.
  */
 import { spawn } from "node:child_process";
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import WebSocket from "ws";
+import { openFds, residentBytes } from "../helpers/procfs.mjs";
 
 export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
 export const MCPD_BIN = join(ROOT, "daemon/bin/mcpd.js");
@@ -87,14 +88,12 @@ export class SoakDaemon {
 
   /** Open file descriptors of the daemon. */
   fds() {
-    return readdirSync(`/proc/${this.pid}/fd`).length;
+    return openFds(this.pid).length;
   }
 
   /** Resident memory of the daemon, in bytes. */
   rss() {
-    const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${this.pid}/status`, "utf8"));
-    if (!m) throw new Error(`no VmRSS for ${this.pid}`);
-    return Number(m[1]) * 1024;
+    return residentBytes(this.pid);
   }
 
   /** Forces a full garbage collection through the inspector; returns V8's heap in use afterwards, in bytes. */

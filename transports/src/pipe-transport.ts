@@ -1,6 +1,6 @@
 import { JsonRpcPeer, RequestTimeoutError, type JsonObject, type Logger, type RequestId } from "@mcpd/protocol";
 import type { MessagePipe, PipeEvents } from "./message-pipe.js";
-import type { CloseInfo, MCPTransport, MessageContext, RequestOptions, ServerRequestHandler, TransportInfo } from "./transport.js";
+import type { CloseInfo, MCPTransport, MessageContext, TransportRequestOptions, ServerRequestHandler, TransportInfo } from "./transport.js";
 
 /**
  * The {@link MCPTransport} face every transport shows, composed of a {@link JsonRpcPeer} (ids, pending
@@ -91,7 +91,7 @@ export abstract class PipeTransport<P extends MessagePipe> implements MCPTranspo
     return this.pipe.connect();
   }
 
-  request<T = JsonObject>(method: string, params?: JsonObject, options?: RequestOptions): Promise<T> {
+  request<T = JsonObject>(method: string, params?: JsonObject, options?: TransportRequestOptions): Promise<T> {
     if (!this.pipe.open) return Promise.reject(this.pipe.closedError());
     return this.peer.request<T>(method, params, options);
   }

@@ -6,8 +6,11 @@ export type { MessageContext } from "@mcpd/protocol";
  * The transport contract every upstream transport implements (stdio, Streamable HTTP / legacy SSE,
  * WebSocket). Transports deliver messages and own lifecycles; they never retry, reconnect a dead
  * session on their own initiative, or resend a request: the manager above does that.
+ *
+ * `TransportRequestOptions` are one upstream request's options (the client SDK's `RequestOptions` are an
+ * agent's, towards the daemon).
  */
-export interface RequestOptions {
+export interface TransportRequestOptions {
   /** Caller cancellation. An abort rejects with `signal.reason` unchanged and sends `notifications/cancelled`. */
   signal?: AbortSignal;
   /**
@@ -62,7 +65,7 @@ export interface MCPTransport {
   /** True while the transport can carry messages. */
   readonly connected: boolean;
   connect(): Promise<void>;
-  request<T = JsonObject>(method: string, params?: JsonObject, options?: RequestOptions): Promise<T>;
+  request<T = JsonObject>(method: string, params?: JsonObject, options?: TransportRequestOptions): Promise<T>;
   /**
    * Gives up one request as a caller abort would (rejects it with `reason`, sends
    * `notifications/cancelled`), by the id reported through `onRequestId`. Lets a caller cancel without

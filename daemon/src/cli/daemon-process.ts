@@ -7,8 +7,9 @@ import { CliError } from "./args.js";
 import { binPath, type CliContext } from "./context.js";
 import { fullStatus, isUntrustedSocket, openClient } from "./daemon-client.js";
 import { formatLogLine } from "./log-format.js";
-import { holdsListeningSocket } from "../socket-watch.js";
-import { openPrivateAppend, preparePrivateDir } from "../state-dir.js";
+import { holdsListeningSocket } from "../socket/socket-watch.js";
+import { openPrivateAppend, preparePrivateDir } from "../infra/state-dir.js";
+import { isPidAlive } from "../infra/process-alive.js";
 
 /** Timing of the CLI's daemon lifecycle commands. Units in the names. */
 export const CLI_DEFAULTS = {
@@ -63,26 +64,10 @@ export async function probeDaemon(ctx: CliContext, connectTimeoutMs = 2_000): Pr
   }
 }
 
-/** Whether a process exists (and is not a zombie waiting to be reaped). */
-export function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === "EPERM";
-  }
-  try {
-    // Linux: a zombie still answers kill(0); its state letter (after the parenthesised name) is Z.
-    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-    return stat.slice(stat.lastIndexOf(")") + 2, stat.lastIndexOf(")") + 3) !== "Z";
-  } catch {
-    return true;
-  }
-}
-
 /** Waits until `pid` is gone; resolves false when `timeoutMs` passes first. */
 export async function waitGone(pid: number, timeoutMs: number): Promise<boolean> {
   const deadline = Date.now() + timeoutMs;
-  while (isAlive(pid)) {
+  while (isPidAlive(pid)) {
     if (Date.now() >= deadline) return false;
     await delay(CLI_DEFAULTS.pollMs);
   }

@@ -2,7 +2,7 @@ import { readFile, stat } from "node:fs/promises";
 import path from "node:path";
 import { resolvePaths } from "@mcpd/client";
 import { ConfigError } from "@mcpd/protocol";
-import { DAEMON_DEFAULTS } from "../defaults.js";
+import { CONFIG_DEFAULTS } from "../defaults.js";
 import type { LoadedConfig } from "./config-schema.js";
 import { emptyConfig, parseConfig } from "./parse-config.js";
 
@@ -70,7 +70,7 @@ function readError(file: string, err: unknown, namedBy: ConfigFileOrigin | undef
  * A missing file is valid (zero servers, `source: "none"`) unless `required`. The result is deeply frozen.
  *
  * @throws ConfigError (MCPD_CONFIG_INVALID): unreadable file, a file over
- *   `DAEMON_DEFAULTS.maxConfigFileBytes`, text that is not UTF-8, invalid JSON (with line:column), or
+ *   `CONFIG_DEFAULTS.maxConfigFileBytes`, text that is not UTF-8, invalid JSON (with line:column), or
  *   invalid values (every problem listed, one per line; see {@link parseConfig}).
  */
 export async function loadConfig(opts: LoadConfigOptions = {}): Promise<LoadedConfig> {
@@ -80,8 +80,8 @@ export async function loadConfig(opts: LoadConfigOptions = {}): Promise<LoadedCo
   try {
     const info = await stat(file);
     if (info.isDirectory()) throw new ConfigError(`${file}: is a directory, not a config file`);
-    if (info.size > DAEMON_DEFAULTS.maxConfigFileBytes) {
-      throw new ConfigError(`${file}: config file is ${info.size} bytes, over the limit of ${DAEMON_DEFAULTS.maxConfigFileBytes} bytes`);
+    if (info.size > CONFIG_DEFAULTS.maxConfigFileBytes) {
+      throw new ConfigError(`${file}: config file is ${info.size} bytes, over the limit of ${CONFIG_DEFAULTS.maxConfigFileBytes} bytes`);
     }
     const bytes = await readFile(file);
     try {

@@ -1,7 +1,7 @@
 import os from "node:os";
 import path from "node:path";
 import { ConfigError } from "@mcpd/protocol";
-import { DAEMON_DEFAULTS } from "../defaults.js";
+import { CONFIG_DEFAULTS } from "../defaults.js";
 import type { DaemonSettings, LoadedConfig, LogLevel, ResolvedServerConfig } from "./config-schema.js";
 import { LOG_LEVELS, MCPD_SERVER_KEYS, SETTINGS_KEYS, TOP_LEVEL_KEYS } from "./config-schema.js";
 import { deepFreeze } from "./config-hash.js";
@@ -93,7 +93,7 @@ export function emptyConfig(file: string): LoadedConfig {
     file: path.resolve(file),
     source: "none",
     servers: [],
-    settings: { logLevel: DAEMON_DEFAULTS.logLevel },
+    settings: { logLevel: CONFIG_DEFAULTS.logLevel },
     warnings: [],
   });
 }
@@ -107,7 +107,7 @@ const SETTING_RULES = {
 } as const;
 
 function readSettings(value: unknown, issues: ConfigIssues, homedir: string): { settings: DaemonSettings; defaults: McpdOptions } {
-  const settings: { -readonly [K in keyof DaemonSettings]: DaemonSettings[K] } = { logLevel: DAEMON_DEFAULTS.logLevel };
+  const settings: { -readonly [K in keyof DaemonSettings]: DaemonSettings[K] } = { logLevel: CONFIG_DEFAULTS.logLevel };
   let defaults: McpdOptions = {};
   if (value === undefined) return { settings, defaults };
   if (!isPlainObject(value)) {

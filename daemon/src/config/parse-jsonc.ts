@@ -1,6 +1,6 @@
 import { ConfigError } from "@mcpd/protocol";
 import { printParseErrorCode, visit, type JSONVisitor, type ParseErrorCode } from "jsonc-parser";
-import { DAEMON_DEFAULTS } from "../defaults.js";
+import { CONFIG_DEFAULTS } from "../defaults.js";
 
 /** What {@link parseJsonc} found besides the value. */
 export interface JsoncResult {
@@ -23,7 +23,7 @@ export interface JsoncResult {
  *
  * @throws ConfigError (MCPD_CONFIG_INVALID): `<file>:<line>:<column>: invalid JSON: <what was expected>`.
  */
-export function parseJsonc(text: string, file: string, maxDepth: number = DAEMON_DEFAULTS.maxConfigNestingDepth): JsoncResult {
+export function parseJsonc(text: string, file: string, maxDepth: number = CONFIG_DEFAULTS.maxConfigNestingDepth): JsoncResult {
   // Offsets are taken in the text without its BOM, so a BOM never counts as a column.
   const source = text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
   const builder = new ValueBuilder(source, file, maxDepth);

@@ -1,6 +1,6 @@
 import path from "node:path";
 import { pathToFileURL } from "node:url";
-import { DAEMON_DEFAULTS } from "../defaults.js";
+import { CONFIG_DEFAULTS } from "../defaults.js";
 import type { EnvMode, RestartPolicy, RootConfig, SharingMode, StartupMode } from "./config-schema.js";
 import { RESTART_KEYS } from "./config-schema.js";
 import { describeValue, isPlainObject, type ConfigIssues } from "./config-issues.js";
@@ -25,7 +25,7 @@ export interface McpdOptions {
   envMode?: EnvMode;
 }
 
-/** The resolved values of {@link McpdOptions}, after `mcpd.defaults` and {@link DAEMON_DEFAULTS}. */
+/** The resolved values of {@link McpdOptions}, after `mcpd.defaults` and {@link CONFIG_DEFAULTS}. */
 export type ResolvedMcpdOptions = Required<Omit<McpdOptions, "restart" | "roots">> & {
   restart: RestartPolicy;
   roots: RootConfig[];
@@ -184,12 +184,12 @@ function toFileUri(value: unknown, homedir: string): string | undefined {
 }
 
 /**
- * Applies `server` over `defaults` over {@link DAEMON_DEFAULTS}. `maxTotalTimeout`, when set nowhere,
+ * Applies `server` over `defaults` over {@link CONFIG_DEFAULTS}. `maxTotalTimeout`, when set nowhere,
  * is never below the resolved `timeout`; when set below it, that is an error. A `maxDelayMs` below
  * `initialDelayMs` is an error too.
  */
 export function resolveMcpdOptions(server: McpdOptions, defaults: McpdOptions, ctx: OptionContext): ResolvedMcpdOptions {
-  const D = DAEMON_DEFAULTS;
+  const D = CONFIG_DEFAULTS;
   const timeout = server.timeout ?? defaults.timeout ?? D.requestTimeoutMs;
   const explicitTotal = server.maxTotalTimeout ?? defaults.maxTotalTimeout;
   if (explicitTotal !== undefined && explicitTotal < timeout) {

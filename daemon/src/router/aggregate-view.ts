@@ -11,7 +11,7 @@ import {
 } from "@mcpd/protocol";
 import type { Catalog, ResourceRoute } from "./catalog.js";
 import { notFound, quoted } from "./close-matches.js";
-import type { ServerHandle } from "../server-handle.js";
+import type { ServerHandle } from "../supervision/server-handle.js";
 import { VERSION } from "../version.js";
 import { RUNTIME_DEFAULTS } from "../defaults.js";
 

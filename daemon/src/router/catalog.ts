@@ -1,5 +1,5 @@
 import { MCPD_SERVER_META, type JsonObject, type Prompt, type Resource, type ResourceTemplate, type Tool } from "@mcpd/protocol";
-import type { ServerHandle } from "../server-handle.js";
+import type { ServerHandle } from "../supervision/server-handle.js";
 import { exposedName } from "./exposed-names.js";
 import { namespacedUri, parseNamespacedUri } from "./resource-uris.js";
 

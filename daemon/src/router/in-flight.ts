@@ -8,7 +8,7 @@ import {
   type JsonObject,
   type RequestId,
 } from "@mcpd/protocol";
-import type { ServerHandle } from "../server-handle.js";
+import type { ServerHandle } from "../supervision/server-handle.js";
 import type { Downstream, ProgressRegistry } from "./ports.js";
 
 /**

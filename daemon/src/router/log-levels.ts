@@ -1,5 +1,5 @@
 import { LOG_LEVELS, type JsonObject, type Logger, type LogLevel } from "@mcpd/protocol";
-import type { ServerHandle } from "../server-handle.js";
+import type { ServerHandle } from "../supervision/server-handle.js";
 import type { ServerDirectory } from "./ports.js";
 
 /** Whether a `notifications/message` (its `params`) is at or above the level a connection asked for. */

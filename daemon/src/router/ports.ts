@@ -4,7 +4,7 @@
  * them (router.ts), so a session never reaches through it into the manager or the scrubber.
  */
 import type { JsonObject, JsonRpcErrorObject, Logger, RequestId } from "@mcpd/protocol";
-import type { ServerHandle } from "../server-handle.js";
+import type { ServerHandle } from "../supervision/server-handle.js";
 import type { Catalog } from "./catalog.js";
 
 /** Where a session's outgoing messages go (a socket, in the daemon). */

@@ -1,5 +1,5 @@
 import type { JsonObject, Logger } from "@mcpd/protocol";
-import type { ServerHandle } from "../server-handle.js";
+import type { ServerHandle } from "../supervision/server-handle.js";
 import type { Downstream, ProgressRegistry, ProgressTarget } from "./ports.js";
 
 /**

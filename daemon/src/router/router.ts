@@ -1,18 +1,18 @@
 import { silentLogger, type JsonObject, type Logger } from "@mcpd/protocol";
-import type { MCPManager } from "../manager.js";
-import type { ServerHandle, StateChange } from "../server-handle.js";
-import { setLogScrubber } from "../logger.js";
+import type { MCPManager } from "../supervision/manager.js";
+import type { ServerHandle, StateChange } from "../supervision/server-handle.js";
+import { setLogScrubber } from "../infra/logger.js";
 import { Catalog } from "./catalog.js";
 import { LogLevels } from "./log-levels.js";
 import type { Outbound, SessionContext } from "./ports.js";
 import { ProgressRoutes } from "./progress-routes.js";
 import { SecretScrubber } from "./secret-scrubber.js";
 import { ServerRequests } from "./server-requests.js";
-import { Session, type SessionOptions } from "./session.js";
+import { Session, type DownstreamSessionOptions } from "./session.js";
 import { Subscriptions } from "./subscriptions.js";
 import { UpstreamDelivery } from "./upstream-delivery.js";
 
-export interface RouterOptions extends SessionOptions {
+export interface RouterOptions extends DownstreamSessionOptions {
   logger?: Logger;
 }
 
@@ -29,7 +29,7 @@ export class Router {
   readonly log: Logger;
   /** Masks the configured servers' secret values in what the daemon says about them (logs, errors, status). */
   readonly secrets: SecretScrubber;
-  private readonly sessionOptions: SessionOptions;
+  private readonly sessionOptions: DownstreamSessionOptions;
   private readonly progress: ProgressRoutes;
   private readonly subscriptions: Subscriptions;
   private readonly levels: LogLevels;

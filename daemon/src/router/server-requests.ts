@@ -1,6 +1,6 @@
 import { McpRemoteError, WireCode, type JsonObject, type JsonRpcRequest, type Logger } from "@mcpd/protocol";
 import type { MessageContext } from "@mcpd/transports";
-import type { ServerHandle } from "../server-handle.js";
+import type { ServerHandle } from "../supervision/server-handle.js";
 import type { ServerDirectory } from "./ports.js";
 import type { Session } from "./session.js";
 

@@ -14,7 +14,7 @@ import {
   type McpdError,
   type RequestId,
 } from "@mcpd/protocol";
-import type { ServerHandle } from "../server-handle.js";
+import type { ServerHandle } from "../supervision/server-handle.js";
 import { AggregateView } from "./aggregate-view.js";
 import { boundedClientInfo, negotiateVersion, parseSelect, serverViewInitializeResult } from "./handshake.js";
 import { InFlightRequests } from "./in-flight.js";
@@ -24,7 +24,8 @@ import { renamespaced } from "./resource-uris.js";
 import { routedServer, withServerMeta, withoutRoute } from "./server-meta.js";
 import { SubscribedForms, subscriptionKey } from "./subscribed-forms.js";
 
-export interface SessionOptions {
+/** What every downstream session (one agent's connection) is configured with, from the router. */
+export interface DownstreamSessionOptions {
   /** Requests one connection may have in flight; more are refused with -32063. */
   maxInFlightPerConnection: number;
   /** Handles `mcpd/*` control methods. */
@@ -46,7 +47,7 @@ export class Session implements Downstream {
   readonly id: string;
   private readonly out: Outbound;
   private readonly ctx: SessionContext;
-  private readonly opts: SessionOptions;
+  private readonly opts: DownstreamSessionOptions;
   view: View = { kind: "aggregate" };
   events = false;
   initialized = false;
@@ -74,7 +75,7 @@ export class Session implements Downstream {
   private readonly privates = new Set<ServerHandle>();
   private readonly aggregate: AggregateView;
 
-  constructor(id: string, out: Outbound, context: SessionContext, options: SessionOptions) {
+  constructor(id: string, out: Outbound, context: SessionContext, options: DownstreamSessionOptions) {
     this.id = id;
     this.out = out;
     this.ctx = context;

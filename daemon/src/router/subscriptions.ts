@@ -1,4 +1,4 @@
-import type { ServerHandle } from "../server-handle.js";
+import type { ServerHandle } from "../supervision/server-handle.js";
 import type { ServerDirectory, Subscriber, SubscriptionRegistry } from "./ports.js";
 import { subscriptionKey } from "./subscribed-forms.js";
 

@@ -1,5 +1,5 @@
 import { McpdServerStateNotification, type JsonObject } from "@mcpd/protocol";
-import type { ServerHandle, StateChange } from "../server-handle.js";
+import type { ServerHandle, StateChange } from "../supervision/server-handle.js";
 import type { Catalog } from "./catalog.js";
 import { wantsLog, type LogLevels } from "./log-levels.js";
 import type { ProgressRoutes } from "./progress-routes.js";

@@ -29,7 +29,7 @@ export const connectCommand: Command = {
       const r = await ensureDaemon(ctx);
       if (r.started) eprintln(ctx, `started the daemon (pid ${r.pid})`);
     }
-    const { runBridge } = await import("../../bridge.js");
+    const { runBridge } = await import("../../socket/bridge.js");
     try {
       return await runBridge({
         socketPath,

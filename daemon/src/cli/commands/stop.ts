@@ -2,7 +2,8 @@ import { McpdError, resolvePaths, type McpdClient } from "@mcpd/client";
 import { CliError } from "../args.js";
 import { eprintln, println, type Command } from "../context.js";
 import { isUntrustedSocket, openClient } from "../daemon-client.js";
-import { CLI_DEFAULTS, isAlive, readPidFile, unverifiedDaemon, waitGone } from "../daemon-process.js";
+import { CLI_DEFAULTS, readPidFile, unverifiedDaemon, waitGone } from "../daemon-process.js";
+import { isPidAlive } from "../../infra/process-alive.js";
 
 /** `mcpd stop`: graceful shutdown through the socket, SIGTERM through the pid file as a fallback. */
 export const stopCommand: Command = {
@@ -49,7 +50,7 @@ export const stopCommand: Command = {
     }
     const fromSocket = pid !== undefined;
     pid ??= readPidFile(paths);
-    if (pid === undefined || !isAlive(pid)) {
+    if (pid === undefined || !isPidAlive(pid)) {
       println(ctx, "mcpd is not running");
       return 0;
     }

@@ -1,15 +1,15 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { createTransport } from "@mcpd/transports";
-import { MCPClient } from "../src/mcp-client.js";
+import { UpstreamClient } from "../src/supervision/upstream-client.js";
 import { fixturePath, waitFor } from "../../tests/helpers/process.js";
 
-const clients: MCPClient[] = [];
+const clients: UpstreamClient[] = [];
 afterEach(async () => {
   for (const c of clients.splice(0)) await c.close().catch(() => {});
 });
 
-function connectTo(script: string, args: string[] = []): MCPClient {
-  const c = new MCPClient(createTransport({ command: process.execPath, args: [fixturePath(script), ...args] }), {
+function connectTo(script: string, args: string[] = []): UpstreamClient {
+  const c = new UpstreamClient(createTransport({ command: process.execPath, args: [fixturePath(script), ...args] }), {
     listRefreshMinIntervalMs: 500,
   });
   clients.push(c);
@@ -18,7 +18,7 @@ function connectTo(script: string, args: string[] = []): MCPClient {
 
 const text = (r: any): string => (r.content ?? []).map((x: any) => x.text ?? "").join("");
 
-describe("MCPClient list refresh", () => {
+describe("UpstreamClient list refresh", () => {
   it("regression: list_changed after every response (even tools/list) costs one re-read per interval, never a loop; connect returns after one listing", async () => {
     const c = connectTo("list-changed-storm.mjs");
     const relayed: string[] = [];

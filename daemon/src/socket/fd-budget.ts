@@ -1,7 +1,7 @@
 import { spawnSync } from "node:child_process";
 import { readFileSync, readdirSync } from "node:fs";
-import type { ResolvedServerConfig } from "./config/index.js";
-import { RUNTIME_DEFAULTS } from "./defaults.js";
+import type { ResolvedServerConfig } from "../config/index.js";
+import { RUNTIME_DEFAULTS } from "../defaults.js";
 
 /**
  * This process's soft limit on open files (RLIMIT_NOFILE), after Node raised it to the hard limit at

@@ -1,7 +1,7 @@
 import { EventEmitter } from "node:events";
 import { NotFoundError, silentLogger, type ClientCapabilities, type Logger, type ReloadDiff } from "@mcpd/protocol";
 import type { MCPTransport, TransportConfig } from "@mcpd/transports";
-import type { LoadedConfig, ResolvedServerConfig } from "./config/config-schema.js";
+import type { LoadedConfig, ResolvedServerConfig } from "../config/config-schema.js";
 import { ChildRegistry } from "./child-registry.js";
 import { ServerHandle, type StateChange } from "./server-handle.js";
 import { ToolCache } from "./tool-cache.js";

@@ -1,4 +1,4 @@
-import { RUNTIME_DEFAULTS } from "./defaults.js";
+import { RUNTIME_DEFAULTS } from "../defaults.js";
 
 /**
  * The reason a `ready` server's state gives: why its session (re)started, plus which lists of that

@@ -1,5 +1,5 @@
 import type { Logger } from "@mcpd/protocol";
-import type { MCPClient } from "./mcp-client.js";
+import type { UpstreamClient } from "./upstream-client.js";
 import type { ServerStats } from "./server-stats.js";
 
 /** Missed pings in a row before a restart, unless {@link HealthMonitorOptions.maxMissedPings} says otherwise. */
@@ -12,7 +12,7 @@ export interface HealthMonitorOptions {
   /** Missed pings in a row before `onUnhealthy`. Default 3. */
   maxMissedPings?: number | undefined;
   /** The session armed as `gen` while it is the current one and ready; undefined otherwise (the check waits). */
-  session: (gen: number) => MCPClient | undefined;
+  session: (gen: number) => UpstreamClient | undefined;
   /** Whether `gen` is still the current session (a late ping failure of an older one is ignored). */
   isCurrent: (gen: number) => boolean;
   /** The server had no request in flight for `idleMs`: stop it. */

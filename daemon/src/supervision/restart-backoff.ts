@@ -1,4 +1,4 @@
-import type { RestartPolicy } from "./config/config-schema.js";
+import type { RestartPolicy } from "../config/config-schema.js";
 
 /** A restart granted by {@link RestartBackoff.next}: its number within the window, and its delay in ms. */
 export interface RestartSlot {

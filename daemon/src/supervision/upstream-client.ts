@@ -19,8 +19,8 @@ import {
   type ServerCapabilities,
   type Tool,
 } from "@mcpd/protocol";
-import type { CloseInfo, MCPTransport, MessageContext, RequestOptions } from "@mcpd/transports";
-import { RUNTIME_DEFAULTS } from "./defaults.js";
+import type { CloseInfo, MCPTransport, MessageContext, TransportRequestOptions } from "@mcpd/transports";
+import { RUNTIME_DEFAULTS } from "../defaults.js";
 import { ListRefresher, type ListKind } from "./list-refresher.js";
 
 export type { ListKind };
@@ -28,7 +28,7 @@ export type { ListKind };
 /** Hands a server-to-client request to the layer above. Throw to answer with an error. */
 export type UpstreamRequestHandler = (request: JsonRpcRequest, context: MessageContext) => Promise<JsonObject>;
 
-export interface MCPClientOptions {
+export interface UpstreamClientOptions {
   clientInfo?: Implementation;
   capabilities?: ClientCapabilities;
   logger?: Logger;
@@ -79,9 +79,9 @@ const MAX_PAGES = 1000;
  * list_changed asks for re-reads back to back (see ListRefresher), and `listSettled` (kind) once a whole
  * interval passed without one; `close` (CloseInfo).
  */
-export class MCPClient extends EventEmitter {
+export class UpstreamClient extends EventEmitter {
   readonly transport: MCPTransport;
-  private readonly opts: MCPClientOptions;
+  private readonly opts: UpstreamClientOptions;
   private readonly log: Logger;
   private initResult: InitializeResult | undefined;
   private lists: { tools?: Tool[]; prompts?: Prompt[]; resources?: Resource[]; templates?: ResourceTemplate[] } = {};
@@ -89,7 +89,7 @@ export class MCPClient extends EventEmitter {
   /** The layer above (the router) answers sampling, elicitation and roots requests. */
   requestHandler: UpstreamRequestHandler | undefined;
 
-  constructor(transport: MCPTransport, options: MCPClientOptions = {}) {
+  constructor(transport: MCPTransport, options: UpstreamClientOptions = {}) {
     super();
     this.transport = transport;
     this.opts = options;
@@ -214,7 +214,7 @@ export class MCPClient extends EventEmitter {
   }
 
   /** Follows `nextCursor` to the end and returns every item. */
-  async listAll<T>(method: string, key: string, params: JsonObject = {}, options?: RequestOptions): Promise<T[]> {
+  async listAll<T>(method: string, key: string, params: JsonObject = {}, options?: TransportRequestOptions): Promise<T[]> {
     const out: T[] = [];
     let cursor: string | undefined;
     for (let page = 0; page < MAX_PAGES; page++) {
@@ -231,7 +231,7 @@ export class MCPClient extends EventEmitter {
    * Sends any request upstream. A method whose capability the server did not declare fails fast.
    * @throws CapabilityError (MCPD_CAPABILITY_NOT_SUPPORTED), and whatever the transport throws.
    */
-  request<T = JsonObject>(method: string, params?: JsonObject, options?: RequestOptions): Promise<T> {
+  request<T = JsonObject>(method: string, params?: JsonObject, options?: TransportRequestOptions): Promise<T> {
     const cap = METHOD_CAPABILITY[method];
     if (cap !== undefined && this.initResult && !this.capabilities[cap]) {
       return Promise.reject(
@@ -241,40 +241,40 @@ export class MCPClient extends EventEmitter {
     return this.transport.request<T>(method, params, options);
   }
 
-  listTools(options?: RequestOptions): Promise<Tool[]> {
+  listTools(options?: TransportRequestOptions): Promise<Tool[]> {
     return this.listAll<Tool>("tools/list", "tools", {}, options);
   }
-  callTool(name: string, args: JsonObject = {}, options?: RequestOptions): Promise<JsonObject> {
+  callTool(name: string, args: JsonObject = {}, options?: TransportRequestOptions): Promise<JsonObject> {
     return this.request("tools/call", { name, arguments: args }, options);
   }
-  listPrompts(options?: RequestOptions): Promise<Prompt[]> {
+  listPrompts(options?: TransportRequestOptions): Promise<Prompt[]> {
     return this.listAll<Prompt>("prompts/list", "prompts", {}, options);
   }
-  getPrompt(name: string, args: Record<string, string> = {}, options?: RequestOptions): Promise<JsonObject> {
+  getPrompt(name: string, args: Record<string, string> = {}, options?: TransportRequestOptions): Promise<JsonObject> {
     return this.request("prompts/get", { name, arguments: args }, options);
   }
-  listResources(options?: RequestOptions): Promise<Resource[]> {
+  listResources(options?: TransportRequestOptions): Promise<Resource[]> {
     return this.listAll<Resource>("resources/list", "resources", {}, options);
   }
-  listResourceTemplates(options?: RequestOptions): Promise<ResourceTemplate[]> {
+  listResourceTemplates(options?: TransportRequestOptions): Promise<ResourceTemplate[]> {
     return this.listAll<ResourceTemplate>("resources/templates/list", "resourceTemplates", {}, options);
   }
-  readResource(uri: string, options?: RequestOptions): Promise<JsonObject> {
+  readResource(uri: string, options?: TransportRequestOptions): Promise<JsonObject> {
     return this.request("resources/read", { uri }, options);
   }
-  subscribe(uri: string, options?: RequestOptions): Promise<JsonObject> {
+  subscribe(uri: string, options?: TransportRequestOptions): Promise<JsonObject> {
     return this.request("resources/subscribe", { uri }, options);
   }
-  unsubscribe(uri: string, options?: RequestOptions): Promise<JsonObject> {
+  unsubscribe(uri: string, options?: TransportRequestOptions): Promise<JsonObject> {
     return this.request("resources/unsubscribe", { uri }, options);
   }
-  complete(params: JsonObject, options?: RequestOptions): Promise<JsonObject> {
+  complete(params: JsonObject, options?: TransportRequestOptions): Promise<JsonObject> {
     return this.request("completion/complete", params, options);
   }
-  setLoggingLevel(level: string, options?: RequestOptions): Promise<JsonObject> {
+  setLoggingLevel(level: string, options?: TransportRequestOptions): Promise<JsonObject> {
     return this.request("logging/setLevel", { level }, options);
   }
-  ping(options?: RequestOptions): Promise<JsonObject> {
+  ping(options?: TransportRequestOptions): Promise<JsonObject> {
     return this.transport.request("ping", {}, options);
   }
 

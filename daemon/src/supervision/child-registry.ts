@@ -1,6 +1,7 @@
 import { readFileSync, writeFileSync, mkdirSync, renameSync } from "node:fs";
 import { dirname } from "node:path";
 import type { Logger } from "@mcpd/protocol";
+import { isPidAlive } from "../infra/process-alive.js";
 
 /** One child process group mcpd started, as recorded on disk. */
 export interface ChildRecord {
@@ -20,24 +21,6 @@ export function processStartTime(pid: number): string | null {
     return rest[19] ?? null;
   } catch {
     return null;
-  }
-}
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === "EPERM";
-  }
-  // A zombie is dead: killed (kill -9), only waiting to be reaped, which PID 1 in many containers never
-  // does. Groups (negative ids) have no /proc entry; the probe stands for them.
-  if (pid < 0 || process.platform !== "linux") return true;
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-    const state = stat.slice(stat.lastIndexOf(")") + 2, stat.lastIndexOf(")") + 3);
-    return state !== "Z" && state !== "X";
-  } catch {
-    return false;
   }
 }
 
@@ -82,7 +65,7 @@ export class ChildRegistry {
     let recorded: ChildRecord[] = [];
     try {
       const parsed = JSON.parse(readFileSync(this.file, "utf8")) as { daemonPid?: number; children?: ChildRecord[] };
-      if (parsed.daemonPid !== undefined && parsed.daemonPid !== process.pid && alive(parsed.daemonPid)) {
+      if (parsed.daemonPid !== undefined && parsed.daemonPid !== process.pid && isPidAlive(parsed.daemonPid)) {
         // Another daemon is alive and owns these; never touch them.
         const st = processStartTime(parsed.daemonPid);
         if (st !== null || process.platform !== "linux") return [];
@@ -96,8 +79,8 @@ export class ChildRegistry {
     // process group of that id exists.
     const ours = recorded.filter((c) => {
       if (!Number.isInteger(c.pid) || c.pid <= 1) return false;
-      if (alive(c.pid)) return c.startTime === null || processStartTime(c.pid) === c.startTime;
-      return alive(-c.pid);
+      if (isPidAlive(c.pid)) return c.startTime === null || processStartTime(c.pid) === c.startTime;
+      return isPidAlive(-c.pid);
     });
     for (const c of ours) {
       this.log.warn({ server: c.server, pid: c.pid }, "ending a server process left by a previous mcpd run");
@@ -108,7 +91,7 @@ export class ChildRegistry {
       }
     }
     const deadline = Date.now() + graceMs;
-    while (ours.some((c) => alive(-c.pid)) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 25));
+    while (ours.some((c) => isPidAlive(-c.pid)) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 25));
     for (const c of ours) {
       try {
         process.kill(-c.pid, "SIGKILL");

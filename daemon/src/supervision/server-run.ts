@@ -1,7 +1,7 @@
 import { SpawnError, silentLogger, type ClientCapabilities, type Logger } from "@mcpd/protocol";
 import type { CloseInfo, MCPTransport, TransportConfig } from "@mcpd/transports";
-import type { ResolvedServerConfig } from "./config/config-schema.js";
-import { MCPClient, type UpstreamRequestHandler } from "./mcp-client.js";
+import type { ResolvedServerConfig } from "../config/config-schema.js";
+import { UpstreamClient, type UpstreamRequestHandler } from "./upstream-client.js";
 import type { ServerStderr } from "./server-stderr.js";
 
 /** How a server's runs are made, and whom they tell about the processes they spawn. */
@@ -20,7 +20,7 @@ export interface ServerRunOptions {
  */
 export class ServerRun {
   readonly transport: MCPTransport;
-  readonly client: MCPClient;
+  readonly client: UpstreamClient;
   /** The process spawned for this run, once spawned (stdio only). */
   pid: number | undefined;
   private readonly opts: ServerRunOptions;
@@ -34,7 +34,7 @@ export class ServerRun {
     const transport = options.createTransport(config.transport, log);
     this.transport = transport;
     const keepsStderr = stderr.runStarting(transport);
-    this.client = new MCPClient(transport, {
+    this.client = new UpstreamClient(transport, {
       clientInfo: { name: "mcpd", version: "0.1.0" },
       capabilities: options.clientCapabilities ?? {},
       logger: log,

@@ -1,8 +1,9 @@
 import { lstatSync, readdirSync, readFileSync, readlinkSync, unlinkSync, type Stats } from "node:fs";
-import { RUNTIME_DEFAULTS } from "./defaults.js";
+import { RUNTIME_DEFAULTS } from "../defaults.js";
 import { dirname, join } from "node:path";
 import { silentLogger, type Logger, type SocketWatchStatus } from "@mcpd/protocol";
 import { SocketSetupError, bindPathFor, probeSocket } from "./socket-path.js";
+import { isPidAlive } from "../infra/process-alive.js";
 
 /** What {@link SocketWatch} needs from the socket server: its public listen/stop pair. */
 export interface Relistenable {
@@ -146,22 +147,6 @@ export class SocketWatch {
   }
 }
 
-/** Whether `pid` is a live process (a zombie counts as dead: killed, only waiting to be reaped). */
-function liveProcess(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === "EPERM";
-  }
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-    const state = stat.slice(stat.lastIndexOf(")") + 2, stat.lastIndexOf(")") + 3);
-    return state !== "Z" && state !== "X";
-  } catch {
-    return false;
-  }
-}
-
 /**
  * Inodes of the listening Unix sockets bound to `path` (Linux: /proc/net/unix; a socket keeps its bound
  * path there after its file is removed). Empty elsewhere.
@@ -230,7 +215,7 @@ export function assertNoDaemonWithoutSocket(socketPath: string): void {
   } catch {
     return;
   }
-  if (!Number.isSafeInteger(pid) || pid <= 1 || pid === process.pid || !liveProcess(pid)) return;
+  if (!Number.isSafeInteger(pid) || pid <= 1 || pid === process.pid || !isPidAlive(pid)) return;
   if (!holdsListeningSocket(pid, socketPath)) return;
   throw new SocketSetupError(
     "MCPD_ALREADY_RUNNING",

@@ -2,8 +2,8 @@ import { chmodSync, renameSync, rmSync } from "node:fs";
 import { createServer, type Server, type Socket } from "node:net";
 import { JsonLineDecoder, WireCode, encodeLine, silentLogger, type Logger } from "@mcpd/protocol";
 import { ClientLimits, type ClientConn, type SocketLimits, type SocketServerStats } from "./client-limits.js";
-import type { Router } from "./router/router.js";
-import type { Session } from "./router/session.js";
+import type { Router } from "../router/router.js";
+import type { Session } from "../router/session.js";
 import { bindPathFor } from "./socket-path.js";
 
 export interface SocketServerOptions {

@@ -1,12 +1,12 @@
 import { ServerUnavailableError, type ServerState } from "@mcpd/protocol";
-import type { MCPClient } from "./mcp-client.js";
+import type { UpstreamClient } from "./upstream-client.js";
 
 /** What waiting for a server needs from its handle (all public on ServerHandle). */
 export interface ReadySubject {
   readonly name: string;
   readonly state: ServerState;
   readonly stateReason: string;
-  readonly client: MCPClient | undefined;
+  readonly client: UpstreamClient | undefined;
   readonly lastStderr: string | undefined;
   start(reason: string): Promise<void>;
   on(event: "state", listener: () => void): unknown;
@@ -36,11 +36,11 @@ export class Readiness {
    * start failed before it became ready (its restarts go on; the error says why it failed).
    * @throws ServerUnavailableError (MCPD_SERVER_UNAVAILABLE)
    */
-  async wait(timeoutMs: number, signal?: AbortSignal): Promise<MCPClient> {
+  async wait(timeoutMs: number, signal?: AbortSignal): Promise<UpstreamClient> {
     const server = this.server;
     if (server.state === "failed" || server.state === "disabled" || this.startFailure !== undefined) throw this.unavailable();
     if (server.state === "stopped") void server.start("started on demand");
-    return new Promise<MCPClient>((resolve, reject) => {
+    return new Promise<UpstreamClient>((resolve, reject) => {
       const done = (): void => {
         clearTimeout(timer);
         server.off("state", onState);

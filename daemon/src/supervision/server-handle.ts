@@ -11,11 +11,11 @@ import {
   type ServerState,
   type Tool,
 } from "@mcpd/protocol";
-import type { CloseInfo, RequestOptions } from "@mcpd/transports";
-import type { ResolvedServerConfig } from "./config/config-schema.js";
-import { RUNTIME_DEFAULTS } from "./defaults.js";
+import type { CloseInfo, TransportRequestOptions } from "@mcpd/transports";
+import type { ResolvedServerConfig } from "../config/config-schema.js";
+import { RUNTIME_DEFAULTS } from "../defaults.js";
 import { HealthMonitor } from "./health-monitor.js";
-import type { MCPClient, UpstreamRequestHandler } from "./mcp-client.js";
+import type { UpstreamClient, UpstreamRequestHandler } from "./upstream-client.js";
 import { Readiness } from "./readiness.js";
 import { ReadyReason } from "./ready-reason.js";
 import { RestartBackoff } from "./restart-backoff.js";
@@ -43,7 +43,7 @@ export interface ServerHandleOptions extends ServerRunOptions {
 }
 
 /**
- * Supervises one upstream server: its state machine, its session (an {@link MCPClient}), restarts with
+ * Supervises one upstream server: its state machine, its session (an {@link UpstreamClient}), restarts with
  * backoff and a crash-loop breaker, health pings, idle stop, lazy start, per-server concurrency and a
  * bounded wait queue. Requests are never replayed: a request in flight when the session dies fails.
  *
@@ -59,7 +59,7 @@ export class ServerHandle extends EventEmitter {
   config: ResolvedServerConfig;
   state: ServerState;
   stateReason = "";
-  client: MCPClient | undefined;
+  client: UpstreamClient | undefined;
   readonly stats = new ServerStats();
   restarts = 0;
   startedAt: number | undefined;
@@ -212,7 +212,7 @@ export class ServerHandle extends EventEmitter {
     return this.stderr.last;
   }
 
-  private onSessionClosed(gen: number, client: MCPClient, info: CloseInfo): void {
+  private onSessionClosed(gen: number, client: UpstreamClient, info: CloseInfo): void {
     if (this.generation !== gen || info.expected || this.client !== client) return;
     this.lastExit = info.reason;
     this.client = undefined;
@@ -306,7 +306,7 @@ export class ServerHandle extends EventEmitter {
    * transport has finished closing (up to closeGraceMs x 2 for a process that keeps running after closing
    * its stdout); a request arriving meanwhile waits for the restart instead of failing on a dead transport.
    */
-  private get usableClient(): MCPClient | undefined {
+  private get usableClient(): UpstreamClient | undefined {
     return this.state === "ready" && this.client?.transport.connected ? this.client : undefined;
   }
 
@@ -315,7 +315,7 @@ export class ServerHandle extends EventEmitter {
    * `timeoutMs` and `signal`; fails at once when it cannot become ready (see {@link Readiness.wait}).
    * @throws ServerUnavailableError (MCPD_SERVER_UNAVAILABLE)
    */
-  whenReady(timeoutMs: number, signal?: AbortSignal): Promise<MCPClient> {
+  whenReady(timeoutMs: number, signal?: AbortSignal): Promise<UpstreamClient> {
     const usable = this.usableClient;
     return usable ? Promise.resolve(usable) : this.readiness.wait(timeoutMs, signal);
   }
@@ -330,7 +330,7 @@ export class ServerHandle extends EventEmitter {
   async request<T = JsonObject>(
     method: string,
     params: JsonObject | undefined,
-    options: RequestOptions & { waitMs: number; cancellation?: Cancellation },
+    options: TransportRequestOptions & { waitMs: number; cancellation?: Cancellation },
   ): Promise<T> {
     const c = options.cancellation;
     const client = this.usableClient ?? (await this.whenReady(options.waitMs, c ? c.signal : options.signal));
@@ -338,7 +338,7 @@ export class ServerHandle extends EventEmitter {
       throw new QueueFullError(`Server "${this.name}" has ${this.queue.size} requests waiting (maxQueue ${this.config.maxQueue})`);
     }
     const started = this.stats.begin();
-    const reqOptions: RequestOptions = { timeout: options.timeout ?? 0 };
+    const reqOptions: TransportRequestOptions = { timeout: options.timeout ?? 0 };
     if (c) reqOptions.cancellation = c;
     else if (options.signal) reqOptions.signal = options.signal;
     if (options.onRequestId) reqOptions.onRequestId = options.onRequestId;

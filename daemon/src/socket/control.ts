@@ -31,13 +31,13 @@ import {
   type ServerParams,
   type ServerStatus,
 } from "@mcpd/protocol";
-import type { MCPManager } from "./manager.js";
-import { RUNTIME_DEFAULTS } from "./defaults.js";
-import type { ServerHandle } from "./server-handle.js";
-import type { Router } from "./router/router.js";
-import type { Session } from "./router/session.js";
-import { exposedName } from "./router/exposed-names.js";
-import { disabledByCommand } from "./disable-reasons.js";
+import type { MCPManager } from "../supervision/manager.js";
+import { RUNTIME_DEFAULTS } from "../defaults.js";
+import type { ServerHandle } from "../supervision/server-handle.js";
+import type { Router } from "../router/router.js";
+import type { Session } from "../router/session.js";
+import { exposedName } from "../router/exposed-names.js";
+import { disabledByCommand } from "../supervision/disable-reasons.js";
 
 /** What the control methods need from the running daemon. */
 export interface DaemonControl {
