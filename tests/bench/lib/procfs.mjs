@@ -3,6 +3,7 @@
  * measured from outside the processes, the way `ps` would.
  */
 import { readdirSync, readFileSync } from "node:fs";
+import { residentBytes } from "../../helpers/procfs.mjs";
 
 /** Clock ticks per second of /proc/<pid>/stat CPU times (USER_HZ, 100 on every Linux we run on). */
 const TICKS_PER_SEC = 100;
@@ -17,11 +18,10 @@ function statFields(pid) {
   }
 }
 
-/** Resident set size of `pid` in KiB (VmRSS), or 0 when it is gone or a zombie. */
+/** Resident set size of `pid` in KiB (VmRSS, read by the tests' own helper), or 0 when it is gone or a zombie. */
 export function rssKb(pid) {
   try {
-    const m = /^VmRSS:\s+(\d+)\s+kB/m.exec(readFileSync(`/proc/${pid}/status`, "utf8"));
-    return m ? Number(m[1]) : 0;
+    return residentBytes(pid) / 1024;
   } catch {
     return 0;
   }
