@@ -24,11 +24,20 @@ function hasCommand(cmd: string): boolean {
 }
 
 describe("serviceEnvironment", () => {
-  it("keeps PATH and MCPD_* variables only, sorted", () => {
+  it("keeps PATH and MCPD_* variables only, sorted, then the daemon's allocator settings", () => {
     expect(serviceEnvironment({ PATH: "/a:/b", HOME: "/h", MCPD_SOCKET: "/s", MCPD_HOME: "/m", MCPD_EMPTY: "", SECRET: "x" })).toEqual([
       ["PATH", "/a:/b"],
       ["MCPD_HOME", "/m"],
       ["MCPD_SOCKET", "/s"],
+      ["MALLOC_MMAP_THRESHOLD_", "65536"],
+      ["MALLOC_TRIM_THRESHOLD_", "131072"],
+    ]);
+  });
+
+  it("keeps the installing shell's own allocator settings", () => {
+    expect(serviceEnvironment({ MALLOC_MMAP_THRESHOLD_: "16384" })).toEqual([
+      ["MALLOC_MMAP_THRESHOLD_", "16384"],
+      ["MALLOC_TRIM_THRESHOLD_", "131072"],
     ]);
   });
 });

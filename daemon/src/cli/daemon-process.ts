@@ -8,6 +8,7 @@ import { binPath, type CliContext } from "./context.js";
 import { fullStatus, isUntrustedSocket, openClient } from "./daemon-client.js";
 import { formatLogLine } from "./log-format.js";
 import { holdsListeningSocket } from "../socket/socket-watch.js";
+import { withAllocatorEnv } from "../infra/allocator-env.js";
 import { openPrivateAppend, preparePrivateDir } from "../infra/state-dir.js";
 import { isPidAlive } from "../infra/process-alive.js";
 
@@ -232,7 +233,13 @@ export async function ensureDaemon(ctx: CliContext, options: EnsureDaemonOptions
   let spawnError: Error | undefined;
   let pid: number | undefined;
   try {
-    const child = spawn(process.execPath, args, { detached: true, stdio: ["ignore", fd, fd], env: ctx.env, cwd: ctx.cwd });
+    // The allocator settings let the daemon's memory return near its baseline after a load (see there).
+    const child = spawn(process.execPath, args, {
+      detached: true,
+      stdio: ["ignore", fd, fd],
+      env: withAllocatorEnv(ctx.env),
+      cwd: ctx.cwd,
+    });
     pid = child.pid;
     child.once("error", (err) => (spawnError = err));
     child.once("exit", (code, signal) => (exited = { code, signal }));

@@ -1,3 +1,4 @@
+import { DAEMON_ALLOCATOR_ENV, withAllocatorEnv } from "../infra/allocator-env.js";
 /**
  * What a service definition needs to know about the installing shell: which node and which `mcpd`
  * to run, and the environment to give the daemon.
@@ -14,7 +15,9 @@ export interface ServiceSpec {
 /**
  * Picks the variables a service must carry from the installing shell: `PATH` (so servers' commands such
  * as `npx` or `uvx` resolve as they do in the shell; services start with a minimal PATH otherwise) and
- * every `MCPD_*` variable (MCPD_HOME, MCPD_CONFIG, MCPD_SOCKET, ...), sorted by name.
+ * every `MCPD_*` variable (MCPD_HOME, MCPD_CONFIG, MCPD_SOCKET, ...), sorted by name; then the allocator
+ * settings that let the daemon's memory return near its baseline after a load ({@link DAEMON_ALLOCATOR_ENV};
+ * the shell's own values win).
  */
 export function serviceEnvironment(env: NodeJS.ProcessEnv): Array<[string, string]> {
   const out: Array<[string, string]> = [];
@@ -23,5 +26,7 @@ export function serviceEnvironment(env: NodeJS.ProcessEnv): Array<[string, strin
     .filter((k) => k.startsWith("MCPD_") && env[k] !== undefined && env[k] !== "")
     .sort();
   for (const k of mcpd) out.push([k, env[k] as string]);
+  const allocator = withAllocatorEnv(env);
+  for (const k of Object.keys(DAEMON_ALLOCATOR_ENV)) out.push([k, allocator[k] as string]);
   return out;
 }
