@@ -11,7 +11,7 @@ export { type AutostartOption, autostartCommand, runAutostart } from "./autostar
 export { CLIENT_DEFAULTS } from "./defaults.js";
 export type * from "./types.js";
 export * from "./paths.js";
-export { checkSocketTrust, assertTrustedSocket, type SocketTrustProblem } from "./socket-trust.js";
+export { checkSocketTrust, assertTrustedSocket, privateDirFault, type SocketTrustProblem } from "./socket-trust.js";
 // The control protocol's declarations, for `client.control(McpdRestart, { server })` and friends.
 export {
   CONTROL_METHODS,

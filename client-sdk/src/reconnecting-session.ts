@@ -1,4 +1,5 @@
 import {
+  MAX_TIMER_MS,
   AbortedError,
   ConnectionLostError,
   DaemonUnavailableError,
@@ -181,7 +182,7 @@ export class ReconnectingSession {
       };
       this.waiters.add(waiter);
       if (signal) this.waitAborts.add(signal, waiter);
-      if (timeoutMs < 2_147_483_647) {
+      if (timeoutMs < MAX_TIMER_MS) {
         waiter.timer = setTimeout(() => {
           const why = this.lastError ? ` Last error: ${this.lastError.message}` : "";
           waiter.reject(new DaemonUnavailableError(`mcpd did not come back within ${timeoutMs}ms.${why}`, { cause: this.lastError }));

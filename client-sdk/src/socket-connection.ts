@@ -243,25 +243,24 @@ export class SocketConnection {
   }
 
   private onResponse(msg: { id?: unknown; result?: unknown; error?: unknown }): void {
-    if (this.peer.methodOf(msg.id) === undefined) {
-      // A late answer to a request we gave up on (timeout/abort), or an error about an unreadable line.
-      if (msg.id === null && msg.error) {
-        const error = msg.error as JsonRpcErrorObject;
-        if (typeof error.code === "number" && CLOSING_CODES.has(error.code) && typeof error.message === "string") this.closeReason = error;
-        this.logger.warn({ error: msg.error }, "mcpd reported a protocol error");
-      } else this.logger.debug({ id: msg.id }, "response for an unknown request id ignored");
-      return;
-    }
     const error = msg.error as JsonRpcErrorObject | undefined;
-    if (error !== undefined) {
-      if (typeof error === "object" && error !== null && typeof error.code === "number" && typeof error.message === "string") {
-        this.peer.fail(msg.id, fromWireError(error));
-      } else {
-        this.peer.fail(msg.id, fromWireError({ code: -32603, message: `Malformed error from mcpd: ${JSON.stringify(error)}` }));
-      }
-    } else {
-      this.peer.resolve(msg.id, typeof msg.result === "object" && msg.result !== null ? (msg.result as JsonObject) : {});
-    }
+    const settled =
+      error === undefined
+        ? this.peer.resolve(msg.id, typeof msg.result === "object" && msg.result !== null ? (msg.result as JsonObject) : {})
+        : this.peer.fail(
+            msg.id,
+            fromWireError(
+              typeof error === "object" && error !== null && typeof error.code === "number" && typeof error.message === "string"
+                ? error
+                : { code: -32603, message: `Malformed error from mcpd: ${JSON.stringify(error)}` },
+            ),
+          );
+    if (settled) return;
+    // A late answer to a request we gave up on (timeout/abort), or an error about an unreadable line.
+    if (msg.id === null && error) {
+      if (typeof error.code === "number" && CLOSING_CODES.has(error.code) && typeof error.message === "string") this.closeReason = error;
+      this.logger.warn({ error }, "mcpd reported a protocol error");
+    } else this.logger.debug({ id: msg.id }, "response for an unknown request id ignored");
   }
 
   private onSocketClose(): void {

@@ -12,6 +12,15 @@ export interface SocketTrustProblem {
   message: string;
 }
 
+/**
+ * The rule a private directory of mcpd's must pass (the socket's, the state directory): owned by `uid` and
+ * not writable by group or others. Returns what is wrong with `st`, or undefined when it passes.
+ */
+export function privateDirFault(st: Stats, uid: number): "not-owner" | "writable" | undefined {
+  if (st.uid !== uid) return "not-owner";
+  return (st.mode & 0o022) !== 0 ? "writable" : undefined;
+}
+
 /** The advice for a directory or socket that another user made. */
 const NOT_YOURS =
   "another user may have made it to receive your mcpd traffic. Do not use it: ask its owner or an administrator to remove it, " +
@@ -47,10 +56,11 @@ export function checkSocketTrust(socketPath: string, uid: number | undefined = p
   }
   // Not a directory: connecting fails with a clear ENOTDIR, and nothing can be inside it.
   if (!st.isDirectory()) return undefined;
-  if (st.uid !== uid) {
+  const fault = privateDirFault(st, uid);
+  if (fault === "not-owner") {
     return { path: dir, ownerUid: st.uid, message: `socket directory ${dir} is ${ownedBy(st.uid, uid)}: ${NOT_YOURS}` };
   }
-  if ((st.mode & 0o022) !== 0) {
+  if (fault === "writable") {
     // Whoever can write the directory can replace the socket between our check and our connect.
     const mode = (st.mode & 0o777).toString(8);
     return {

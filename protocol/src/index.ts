@@ -22,3 +22,4 @@ export {
 } from "./peer/jsonrpc-peer.js";
 export { Cancellation, type CancelById } from "./peer/cancellation.js";
 export { SignalFanout } from "./peer/signal-fanout.js";
+export { MAX_TIMER_MS } from "./peer/pending-requests.js";

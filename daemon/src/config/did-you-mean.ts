@@ -15,8 +15,7 @@ export function suggestKey(key: string, known: readonly string[], renamed: Reado
       bestDistance = distance;
     }
   }
-  const allowed = Math.min(3, Math.max(1, Math.floor(wanted.length / 3)));
-  return bestDistance <= allowed ? best : undefined;
+  return bestDistance <= allowedEdits(wanted) ? best : undefined;
 }
 
 /** The sentence fragment for a warning: ` (did you mean "timeout"?)`, or "" when nothing is close. */
@@ -25,8 +24,14 @@ export function hintFor(key: string, known: readonly string[], renamed?: Readonl
   return suggestion === undefined ? "" : ` (did you mean "${suggestion}"?)`;
 }
 
-function normalize(s: string): string {
+/** A name as compared for typos: lower case, without `-` and `_`. */
+export function normalize(s: string): string {
   return s.toLowerCase().replace(/[-_]/g, "");
+}
+
+/** Edits that still count as a typo of `s` (normalized): a third of its length, from 1 to 3. */
+export function allowedEdits(s: string): number {
+  return Math.min(3, Math.max(1, Math.floor(s.length / 3)));
 }
 
 /** Optimal string alignment distance (Levenshtein plus adjacent transpositions: `tiemout` is one edit). */

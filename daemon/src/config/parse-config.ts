@@ -1,6 +1,6 @@
 import os from "node:os";
 import path from "node:path";
-import { ConfigError } from "@mcpd/protocol";
+import { ConfigError, MAX_TIMER_MS } from "@mcpd/protocol";
 import { CONFIG_DEFAULTS } from "../defaults.js";
 import type { DaemonSettings, LoadedConfig, LogLevel, ResolvedServerConfig } from "./config-schema.js";
 import { LOG_LEVELS, MCPD_SERVER_KEYS, SETTINGS_KEYS, TOP_LEVEL_KEYS } from "./config-schema.js";
@@ -9,7 +9,7 @@ import { ConfigIssues, describeValue, isPlainObject } from "./config-issues.js";
 import { hintFor } from "./did-you-mean.js";
 import { parseJsonc } from "./parse-jsonc.js";
 import { resolveServer } from "./resolve-server.js";
-import { MAX_TIMER_MS, readMcpdOptions, type McpdOptions } from "./server-options.js";
+import { readMcpdOptions, type McpdOptions } from "./server-options.js";
 
 /** Options of {@link parseConfig}. */
 export interface ParseConfigOptions {

@@ -1,13 +1,11 @@
 import path from "node:path";
 import { pathToFileURL } from "node:url";
+import { MAX_TIMER_MS } from "@mcpd/protocol";
 import { CONFIG_DEFAULTS } from "../defaults.js";
 import type { EnvMode, RestartPolicy, RootConfig, SharingMode, StartupMode } from "./config-schema.js";
 import { RESTART_KEYS } from "./config-schema.js";
 import { describeValue, isPlainObject, type ConfigIssues } from "./config-issues.js";
 import { hintFor } from "./did-you-mean.js";
-
-/** The largest delay Node timers honour (2^31-1 ms, ~24.8 days); larger values fire after 1 ms. */
-export const MAX_TIMER_MS = 2_147_483_647;
 
 /** mcpd's per-server keys as written (each optional), after validation. */
 export interface McpdOptions {

@@ -1,4 +1,5 @@
 import { closeSync, constants, fchmodSync, fstatSync, lstatSync, mkdirSync, openSync, statSync, unlinkSync, writeSync } from "node:fs";
+import { privateDirFault } from "@mcpd/client";
 import { McpdError } from "@mcpd/protocol";
 
 /**
@@ -25,13 +26,14 @@ export function preparePrivateDir(dir: string, what: string): void {
   mkdirSync(dir, { recursive: true, mode: 0o700 });
   const st = statSync(dir);
   const uid = process.getuid?.();
-  if (uid !== undefined && st.uid !== uid) {
+  const fault = uid === undefined ? undefined : privateDirFault(st, uid);
+  if (fault === "not-owner") {
     throw new StateDirError(
       `Refusing to start: ${what} ${dir} is owned by uid ${st.uid}, not ${uid}; ` +
         "use a directory of your own (set MCPD_HOME, or XDG_STATE_HOME)",
     );
   }
-  if ((st.mode & 0o022) !== 0) {
+  if (fault === "writable") {
     throw new StateDirError(
       `Refusing to start: ${what} ${dir} is writable by others (mode ${(st.mode & 0o777).toString(8)}); run: chmod 700 ${dir}`,
     );

@@ -1,14 +1,10 @@
 import { NotFoundError } from "@mcpd/protocol";
-import { editDistance } from "../config/did-you-mean.js";
+import { allowedEdits, editDistance, normalize } from "../config/did-you-mean.js";
 
 /** Most names an unknown-name error suggests: a few close ones, never the whole list. */
 export const MAX_SUGGESTIONS = 5;
 /** Longest part of a name a client sent that an error quotes back, in characters. */
 const MAX_QUOTED_CHARS = 200;
-
-function normalize(s: string): string {
-  return s.toLowerCase().replace(/[-_]/g, "");
-}
 
 /** The part of an exposed name after its `<server>__` prefix (the whole name when it has none). */
 function unprefixed(name: string): string {
@@ -27,7 +23,6 @@ function unprefixed(name: string): string {
 export function closeMatches(wanted: string, names: readonly string[], max = MAX_SUGGESTIONS): string[] {
   const w = normalize(wanted.slice(0, 256));
   const wt = normalize(unprefixed(wanted.slice(0, 256)));
-  const within = (s: string): number => Math.min(3, Math.max(1, Math.floor(s.length / 3)));
   const scored: Array<{ name: string; score: number }> = [];
   for (const name of names) {
     const n = normalize(name);
@@ -37,8 +32,8 @@ export function closeMatches(wanted: string, names: readonly string[], max = MAX
     else {
       const full = editDistance(w, n);
       const tail = editDistance(wt, t);
-      if (full <= within(w)) score = full;
-      else if (tail <= within(wt)) score = tail + 0.5;
+      if (full <= allowedEdits(w)) score = full;
+      else if (tail <= allowedEdits(wt)) score = tail + 0.5;
       else if (w.length >= 4 && n.includes(w)) score = 4;
     }
     if (score !== undefined) scored.push({ name, score });

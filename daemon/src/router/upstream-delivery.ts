@@ -1,10 +1,9 @@
-import { McpdServerStateNotification, type JsonObject } from "@mcpd/protocol";
+import { MCPD_SERVER_META, McpdServerStateNotification, type JsonObject } from "@mcpd/protocol";
 import type { ServerHandle, StateChange } from "../supervision/server-handle.js";
 import type { Catalog } from "./catalog.js";
 import { wantsLog, type LogLevels } from "./log-levels.js";
 import type { ProgressRoutes } from "./progress-routes.js";
 import type { Scrubber } from "./ports.js";
-import { SERVER_META } from "./server-meta.js";
 import type { ServerRequests } from "./server-requests.js";
 import type { Session } from "./session.js";
 import type { Subscriptions } from "./subscriptions.js";
@@ -68,7 +67,7 @@ export class UpstreamDelivery {
       });
     // In the aggregate view a server's tools appear or vanish with its state.
     if (s.initialized && s.view.kind === "aggregate" && (change.state === "ready" || change.previous === "ready")) {
-      s.send({ jsonrpc: "2.0", method: "notifications/tools/list_changed", params: { _meta: { [SERVER_META]: handle.name } } });
+      s.send({ jsonrpc: "2.0", method: "notifications/tools/list_changed", params: { _meta: { [MCPD_SERVER_META]: handle.name } } });
     }
   }
 }

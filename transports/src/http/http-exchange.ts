@@ -1,7 +1,4 @@
-import { RequestTimeoutError, type JsonRpcResponse, type RequestId, type TimeoutKind } from "@mcpd/protocol";
-
-/** setTimeout overflows above this and fires at once; longer deadlines are treated as none. */
-const MAX_TIMER_MS = 2 ** 31 - 1;
+import { RequestTimeoutError, type JsonRpcResponse, type RequestId, type TimeoutKind, MAX_TIMER_MS } from "@mcpd/protocol";
 
 /**
  * One HTTP exchange of an {@link HttpPipe}: a request's POST and its reply, a one-way POST (notification,

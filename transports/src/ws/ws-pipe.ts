@@ -1,6 +1,7 @@
 import type { ClientRequest, IncomingMessage } from "node:http";
 import { WebSocket, type RawData } from "ws";
 import {
+  MAX_TIMER_MS,
   HttpError,
   PROTOCOL_DEFAULTS,
   ParseError,
@@ -21,8 +22,6 @@ export const MCP_WS_SUBPROTOCOL = "mcp";
 
 type State = "idle" | "connecting" | "open" | "closed";
 
-/** setTimeout overflows above this and fires at once; longer deadlines are treated as none. */
-const MAX_TIMER_MS = 2 ** 31 - 1;
 const NO_CONTEXT: MessageContext = Object.freeze({});
 
 /**
