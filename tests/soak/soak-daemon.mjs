@@ -54,13 +54,16 @@ export function fixture(name, extra = {}) {
 }
 
 export class SoakDaemon {
-  /** @param {Record<string, unknown>} servers */
-  constructor(servers) {
+  /**
+   * @param {Record<string, unknown>} servers
+   * @param {Record<string, string>} [extraEnv] variables added to the daemon's environment
+   */
+  constructor(servers, extraEnv = {}) {
     this.home = mkdtempSync(join(tmpdir(), "mcpd-soak-"));
     this.socketPath = join(this.home, "mcpd.sock");
     const configFile = join(this.home, "config.json");
     writeFileSync(configFile, JSON.stringify({ mcpServers: servers }, null, 2));
-    const env = { ...process.env, MCPD_HOME: this.home, MCPD_CONFIG: configFile, NODE_OPTIONS: "--inspect=127.0.0.1:0" };
+    const env = { ...process.env, MCPD_HOME: this.home, MCPD_CONFIG: configFile, NODE_OPTIONS: "--inspect=127.0.0.1:0", ...extraEnv };
     for (const k of ["MCPD_SOCKET", "XDG_RUNTIME_DIR", "XDG_STATE_HOME", "MCPD_LOG_LEVEL"]) delete env[k];
     this.proc = spawn(process.execPath, [MCPD_BIN, "start", "--foreground", "--log-level", "warn"], {
       env,
