@@ -143,6 +143,8 @@ describe("mcpd config", () => {
       const dry = await world.run(["config", "import", "--from", "claude-desktop", "--dry-run"], { cwd: project });
       expect(dry.code).toBe(0);
       expect(dry.stdout).toContain("would add filesystem");
+      // Claude Desktop starts servers with a minimal environment, like mcpd's allowlist: nothing to say.
+      expect(dry.stdout).not.toContain("whole environment");
       expect(dry.stdout).toContain("(dry run:");
       // Claude Desktop passes a minimal environment, as mcpd does: nothing to say.
       expect(dry.stdout).not.toContain("environment:");
@@ -176,6 +178,11 @@ describe("mcpd config", () => {
       expect(servers().sentry?.headers).toEqual({ Authorization: "Bearer ${SENTRY_TOKEN}" });
       // Unset in this environment: said, not fatal.
       expect(r.stdout).toMatch(/warning: with this shell's environment the daemon would refuse the file: .*SENTRY_TOKEN/);
+      // Claude Code gives its servers its whole environment; mcpd's default is an allowlist: the import says
+      // which local servers that concerns and how to pass a variable or inherit everything.
+      expect(r.stdout).toMatch(/environment: Claude Code starts its local servers with its whole environment/);
+      expect(r.stdout).toMatch(/If .*\bdb\b.* needs another variable you export/);
+      expect(r.stdout).toContain('"envMode": "inherit"');
     });
 
     it("from Cursor: ~/.cursor/mcp.json and ./.cursor/mcp.json", async () => {
