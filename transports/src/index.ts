@@ -11,3 +11,4 @@ export { WebSocketTransport, MCP_WS_SUBPROTOCOL, type WsTransportOptions } from 
 export { HttpTransport, type HttpTransportOptions, type HttpTransportMode } from "./http/http-transport.js";
 export { callMCP, type CallMcpOptions } from "./http/call-mcp.js";
 export { stderrHeadline, stderrErrorLine, lastStderrLine } from "./stdio/stderr-headline.js";
+export { TRUNCATED, cutToBytes } from "./stdio/stderr-ring.js";

@@ -1,9 +1,7 @@
-import { stderrHeadline } from "@mcpd/transports";
+import { TRUNCATED, cutToBytes, stderrHeadline } from "@mcpd/transports";
 
 /** Marks mcpd's own lines among a server's stderr lines. */
 export const STDERR_MARKER_PREFIX = "--- mcpd: ";
-
-const TRUNCATED = "…[truncated]";
 
 /**
  * The stderr lines of one server across its runs, bounded, for `mcpd logs SERVER` and the `lastStderr`
@@ -70,14 +68,4 @@ export class StderrHistory {
       this.bytes = bytes;
     }
   }
-}
-
-/** The longest prefix of `text` whose UTF-8 encoding fits in `maxBytes`, never splitting a character. */
-function cutToBytes(text: string, maxBytes: number): string {
-  const buf = Buffer.from(text, "utf8");
-  if (buf.length <= maxBytes) return text;
-  let end = Math.max(0, maxBytes);
-  // Step back over UTF-8 continuation bytes (10xxxxxx) so the cut lands on a character boundary.
-  while (end > 0 && ((buf[end] as number) & 0xc0) === 0x80) end--;
-  return buf.subarray(0, end).toString("utf8");
 }

@@ -9,7 +9,8 @@ export interface StderrRingOptions {
   onLine?: (line: string) => void;
 }
 
-const TRUNCATED = "…[truncated]";
+/** What a line cut to its byte bound ends with. */
+export const TRUNCATED = "…[truncated]";
 const TRUNCATED_BYTES = Buffer.byteLength(TRUNCATED);
 
 /**
@@ -117,10 +118,10 @@ export class StderrRing {
 }
 
 /** The longest prefix of `text` whose UTF-8 encoding fits in `maxBytes`, never splitting a character. */
-function cutToBytes(text: string, maxBytes: number): string {
+export function cutToBytes(text: string, maxBytes: number): string {
   const buf = Buffer.from(text, "utf8");
   if (buf.length <= maxBytes) return text;
-  let end = maxBytes;
+  let end = Math.max(0, maxBytes);
   // Step back over UTF-8 continuation bytes (10xxxxxx) so the cut lands on a character boundary.
   while (end > 0 && ((buf[end] as number) & 0xc0) === 0x80) end--;
   return buf.subarray(0, end).toString("utf8");
