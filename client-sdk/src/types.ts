@@ -5,6 +5,7 @@ export type {
   ClientStatus,
   DaemonInfo,
   DaemonStatus,
+  HttpFrontStatus,
   LatencyMs,
   LogWriteStatus,
   PromptInfo,

@@ -1,8 +1,10 @@
 import { rmSync } from "node:fs";
+import { join } from "node:path";
 import { McpdError, McpdShutdown, WireCode, type Logger } from "@mcpd/protocol";
 import { createTransport } from "@mcpd/transports";
 import { resolvePaths, type McpdPaths } from "@mcpd/client";
-import { explicitConfigOrigin, loadConfig, type LoadedConfig } from "./config/index.js";
+import { explicitConfigOrigin, httpPortFromEnv, loadConfig, type HttpSettings, type LoadedConfig } from "./config/index.js";
+import { HttpFront } from "./http/http-front.js";
 import { CONFIG_DEFAULTS, RUNTIME_DEFAULTS } from "./defaults.js";
 import { createControl } from "./socket/control.js";
 import { RotatingFileStream, type LogWriteStatus } from "./infra/log-file.js";
@@ -120,10 +122,16 @@ export async function startDaemon(options: RunDaemonOptions): Promise<DaemonHand
     );
   };
 
+  // MCPD_HTTP_PORT overrides the file's port (tests and a second daemon use 0: any free port).
+  const httpSettings = (cfg: LoadedConfig): HttpSettings => {
+    const port = httpPortFromEnv(env);
+    return port === undefined ? cfg.settings.http : { ...cfg.settings.http, port };
+  };
   const reload = async () => {
     const next = await load();
     const result = await manager.reload(next);
     applyLimits(next);
+    await http.apply(httpSettings(next));
     config = next;
     root.info({ ...result }, "config reloaded");
     return { ...result, warnings: next.warnings };
@@ -152,6 +160,7 @@ export async function startDaemon(options: RunDaemonOptions): Promise<DaemonHand
         ...server.stats(),
         socket: socketWatch.status(),
       }),
+      http: () => http.status(),
       reload,
       shutdown: () => void shutdown(McpdShutdown.method),
       logTail: (n) => sink.tail(n),
@@ -166,8 +175,23 @@ export async function startDaemon(options: RunDaemonOptions): Promise<DaemonHand
     limits: socketLimits(config),
     traceMessages: root.isLevelEnabled("trace"),
   });
+  const http = new HttpFront({
+    router,
+    tokenFile: join(paths.stateDir, "http-token"),
+    logger: log,
+    limits: {
+      maxSessions: RUNTIME_DEFAULTS.httpMaxSessions,
+      idleTimeoutMs: RUNTIME_DEFAULTS.httpSessionIdleMs,
+      retryMs: RUNTIME_DEFAULTS.httpSseRetryMs,
+      maxOutgoingBytes: RUNTIME_DEFAULTS.maxOutgoingBytesPerConnection,
+      maxReplayBytes: RUNTIME_DEFAULTS.httpReplayBytesPerSession,
+      maxBodyBytes: RUNTIME_DEFAULTS.maxMessageBytes,
+      requestTimeoutMs: RUNTIME_DEFAULTS.httpRequestTimeoutMs,
+    },
+  });
   await manager.load(config);
   await server.listen();
+  await http.apply(httpSettings(config));
   fdsInUse = openFileCount() ?? 0;
   applyLimits(config);
   const socketWatch = new SocketWatch({
@@ -189,6 +213,7 @@ export async function startDaemon(options: RunDaemonOptions): Promise<DaemonHand
       while (router.tables().inFlight > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
       const err = new McpdError("MCPD_SHUTTING_DOWN", "mcpd is shutting down", { wireCode: WireCode.ShuttingDown });
       for (const s of router.sessions.values()) s.failAll(err);
+      await http.close();
       server.closeAll();
       await manager.shutdown();
       rmSync(paths.socketPath, { force: true });

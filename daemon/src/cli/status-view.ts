@@ -1,4 +1,4 @@
-import type { ClientStatus, DaemonInfo, DaemonStatus, ServerStatus } from "@mcpd/client";
+import type { ClientStatus, DaemonInfo, DaemonStatus, HttpFrontStatus, ServerStatus } from "@mcpd/client";
 import { formatDuration, formatLatency, table, truncate, type Palette } from "./format.js";
 
 /** The daemon in {@link StatusJson}. */
@@ -42,6 +42,8 @@ export interface StatusJsonServer
 
 /** One client in {@link StatusJson}: its `clientInfo` name and version lifted out. */
 export interface StatusJsonClient extends Pick<ClientStatus, "id" | "view" | "server" | "inFlight"> {
+  /** How it connected: `socket`, `http` (Streamable HTTP) or `sse` (legacy HTTP+SSE). */
+  face: string;
   name: string | null;
   version: string | null;
   connectedAt: string | null;
@@ -57,6 +59,13 @@ export interface StatusJson {
   daemon: StatusJsonDaemon;
   servers: StatusJsonServer[];
   clients: StatusJsonClient[];
+  /** The HTTP front end: the aggregate endpoint's URL, the token file, and its sessions; null from a daemon without one. */
+  http: StatusJsonHttp | null;
+}
+
+/** The HTTP front end in {@link StatusJson}. */
+export interface StatusJsonHttp extends Pick<HttpFrontStatus, "url" | "tokenFile" | "listening" | "error" | "sessions" | "legacySessions"> {
+  enabled: boolean;
 }
 
 /** Hides the password of any `scheme://user:password@` in a text (defence in depth: the daemon redacts too). */
@@ -124,7 +133,19 @@ export function statusJson(s: DaemonStatus): StatusJson {
       server: typeof c.server === "string" ? c.server : null,
       inFlight: num(c.inFlight) ?? 0,
       connectedAt: text(c.connectedAt),
+      face: typeof c.face === "string" ? c.face : "socket",
     })),
+    http: s.http
+      ? {
+          enabled: s.http.enabled === true,
+          url: text(s.http.url),
+          tokenFile: text(s.http.tokenFile) ?? "",
+          listening: s.http.listening === true,
+          error: text(s.http.error),
+          sessions: num(s.http.sessions) ?? 0,
+          legacySessions: num(s.http.legacySessions) ?? 0,
+        }
+      : null,
   };
 }
 
@@ -168,6 +189,12 @@ export function renderStatus(st: StatusJson, c: Palette, width = 100): string {
   if (d.logDroppedLines > 0) {
     const why = d.logWriteError ? ` (${d.logWriteError.ongoing ? "still failing" : "last error"}: ${d.logWriteError.message})` : "";
     out.push(c.yellow(`log: ${d.logDroppedLines} line${d.logDroppedLines === 1 ? "" : "s"} dropped${why}`));
+  }
+  const h = st.http;
+  if (h?.enabled) {
+    const n = h.sessions + h.legacySessions;
+    if (h.url) out.push(`http    ${h.url}  (token in ${h.tokenFile}; ${n} session${n === 1 ? "" : "s"})`);
+    else out.push(c.yellow(`http    not serving: ${h.error ?? "not listening"}`));
   }
   if (d.socketProblem)
     out.push(
@@ -214,9 +241,10 @@ export function renderStatus(st: StatusJson, c: Palette, width = 100): string {
     out.push(`Clients (${st.clients.length}):`);
     out.push(
       table(
-        ["ID", "CLIENT", "VIEW", "INFL", "CONNECTED"],
+        ["ID", "VIA", "CLIENT", "VIEW", "INFL", "CONNECTED"],
         st.clients.map((cl) => [
           String(cl.id),
+          cl.face,
           cl.name ? `${cl.name}${cl.version ? ` ${cl.version}` : ""}` : "-",
           cl.server ? `server ${cl.server}` : cl.view,
           String(cl.inFlight),

@@ -79,10 +79,26 @@ export interface ResolvedServerConfig {
   readonly transportHash: string;
 }
 
+/** `mcpd.http`: the HTTP front end (MCP over Streamable HTTP and legacy SSE, on loopback). */
+export interface HttpSettings {
+  /** Serve at all. Default true. */
+  readonly enabled: boolean;
+  /** TCP port; 0 = any free port. Default `CONFIG_DEFAULTS.http.port` (7767); `MCPD_HTTP_PORT` overrides it. */
+  readonly port: number;
+  /** Address to listen on. Default `127.0.0.1` (with `::1` on the same port). Anything not loopback needs `allowRemote`. */
+  readonly host: string;
+  /** Allow a `host` that is not a loopback address (the bearer token is required either way). Default false. */
+  readonly allowRemote: boolean;
+  /** Host names accepted in `Host`/`Origin` besides the loopback names. Default none. */
+  readonly allowedHosts: readonly string[];
+}
+
 /** The optional top-level `"mcpd"` section. The optional keys are present only when the file sets them. */
 export interface DaemonSettings {
   /** Default `info`. */
   readonly logLevel: LogLevel;
+  /** The HTTP front end; every key has its default when the file does not set it. */
+  readonly http: HttpSettings;
   /** Client connections accepted at once. Default `RUNTIME_DEFAULTS.maxConnections` (4096), lowered to fit the open-file limit. */
   readonly maxConnections?: number;
   /** Open files kept free besides the servers' share. Default `RUNTIME_DEFAULTS.fdReserve` (64). */
@@ -139,6 +155,7 @@ export const SETTINGS_KEYS = [
   "fdReserve",
   "maxBufferedBytesTotal",
   "partialLineTimeoutMs",
+  "http",
 ] as const;
 
 /** Top-level keys. `inputs` (VS Code prompts) and `$schema` are accepted and ignored. */

@@ -7,6 +7,7 @@ import { LOG_LEVELS, MCPD_SERVER_KEYS, SETTINGS_KEYS, TOP_LEVEL_KEYS } from "./c
 import { deepFreeze } from "./config-hash.js";
 import { ConfigIssues, describeValue, isPlainObject } from "./config-issues.js";
 import { hintFor } from "./did-you-mean.js";
+import { defaultHttpSettings, readHttpSettings } from "./http-settings.js";
 import { parseJsonc } from "./parse-jsonc.js";
 import { resolveServer } from "./resolve-server.js";
 import { readMcpdOptions, type McpdOptions } from "./server-options.js";
@@ -93,7 +94,7 @@ export function emptyConfig(file: string): LoadedConfig {
     file: path.resolve(file),
     source: "none",
     servers: [],
-    settings: { logLevel: CONFIG_DEFAULTS.logLevel },
+    settings: { logLevel: CONFIG_DEFAULTS.logLevel, http: defaultHttpSettings() },
     warnings: [],
   });
 }
@@ -107,7 +108,10 @@ const SETTING_RULES = {
 } as const;
 
 function readSettings(value: unknown, issues: ConfigIssues, homedir: string): { settings: DaemonSettings; defaults: McpdOptions } {
-  const settings: { -readonly [K in keyof DaemonSettings]: DaemonSettings[K] } = { logLevel: CONFIG_DEFAULTS.logLevel };
+  const settings: { -readonly [K in keyof DaemonSettings]: DaemonSettings[K] } = {
+    logLevel: CONFIG_DEFAULTS.logLevel,
+    http: defaultHttpSettings(),
+  };
   let defaults: McpdOptions = {};
   if (value === undefined) return { settings, defaults };
   if (!isPlainObject(value)) {
@@ -145,6 +149,7 @@ function readSettings(value: unknown, issues: ConfigIssues, homedir: string): { 
     if (typeof v === "number" && Number.isInteger(v) && v >= rule.min && v <= rule.max) settings[key] = v;
     else issues.error("", `"mcpd.${key}" must be ${rule.expected}, got ${describeValue(v)}`);
   }
+  settings.http = readHttpSettings(value.http, issues);
   if (value.defaults !== undefined) {
     const where = `"mcpd.defaults"`;
     if (!isPlainObject(value.defaults)) {

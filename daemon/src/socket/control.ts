@@ -21,6 +21,7 @@ import {
   type ClientStatus,
   type ControlHandlers,
   type DaemonInfo,
+  type HttpFrontStatus,
   type DaemonStatus,
   type JsonObject,
   type LogsParams,
@@ -44,6 +45,8 @@ export interface DaemonControl {
   manager: MCPManager;
   router: Router;
   info: () => DaemonInfo;
+  /** The HTTP front end's state, when the daemon has one. */
+  http?: () => HttpFrontStatus;
   reload: () => Promise<ReloadDiff & { warnings: readonly string[] }>;
   shutdown: () => void;
   logTail: (lines: number) => string[];
@@ -168,6 +171,7 @@ function clientStatus(s: Session): ClientStatus {
     clientInfo: s.clientInfo ?? null,
     inFlight: s.inFlightCount,
     connectedAt: new Date(s.connectedAt).toISOString(),
+    face: s.face,
   };
 }
 
@@ -211,6 +215,7 @@ export const CONTROL_HANDLERS: ControlHandlers<ControlContext> = {
             // The connection asking (`mcpd status` itself) is not one of the clients it wants to see.
             clients: [...d.router.sessions.values()].filter((s) => s !== session).map(clientStatus),
             tables: d.router.tables(),
+            ...(d.http ? { http: d.http() } : {}),
           }
         : agentStatus(d, session);
       // A state reason or stderr line may quote a server's secret (a usage error naming its --api-key).

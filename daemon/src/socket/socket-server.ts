@@ -1,6 +1,7 @@
 import { chmodSync, renameSync, rmSync } from "node:fs";
 import { createServer, type Server, type Socket } from "node:net";
 import { JsonLineDecoder, WireCode, encodeLine, silentLogger, type Logger } from "@mcpd/protocol";
+import { encodeOutgoing } from "../infra/encode-outgoing.js";
 import { ClientLimits, type ClientConn, type SocketLimits, type SocketServerStats } from "./client-limits.js";
 import type { Router } from "../router/router.js";
 import type { Session } from "../router/session.js";
@@ -21,28 +22,6 @@ export interface SocketServerOptions {
 
 /** Repeated accept errors are logged at most this often, with a count, in ms. */
 const LOG_EVERY_MS = 5_000;
-
-/**
- * The wire form of one outgoing message. A message with no JSON form (nested too deep for
- * `JSON.stringify`, from a peer's pathological value) must not throw out of whichever callback is
- * sending it (that would end the daemon): a response becomes an internal error for its id, anything
- * else is dropped; both are logged.
- */
-function encodeOutgoing(message: object, log: Logger): string | undefined {
-  try {
-    return encodeLine(message);
-  } catch (err) {
-    const m = message as { id?: unknown; method?: unknown };
-    const id = m.method === undefined && (typeof m.id === "string" || typeof m.id === "number") ? m.id : undefined;
-    log.error({ err: (err as Error).message, id }, "outgoing message cannot be encoded as JSON");
-    if (id === undefined) return undefined;
-    return encodeLine({
-      jsonrpc: "2.0",
-      id,
-      error: { code: WireCode.InternalError, message: `Response cannot be encoded as JSON: ${(err as Error).message}` },
-    });
-  }
-}
 
 /**
  * The Unix-socket face of the daemon: newline-delimited JSON-RPC, one {@link Session} per connection.
@@ -168,7 +147,7 @@ export class SocketServer {
       send: (message) => {
         if (conn.gone || socket.destroyed) return false;
         if (trace) conn.log.trace({ message }, "send");
-        const line = encodeOutgoing(message, conn.log);
+        const line = encodeOutgoing(message, conn.log, encodeLine);
         if (line === undefined) return true;
         if (!corked) {
           corked = true;

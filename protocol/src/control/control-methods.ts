@@ -27,6 +27,7 @@ import {
   type ShutdownResult,
   type StatusResult,
   type ToolsResult,
+  HTTP_FRONT_STATUS_FIELDS,
 } from "./control-types.js";
 
 /**
@@ -77,6 +78,7 @@ export const McpdStatus = controlMethod("mcpd/status")<NoParams, StatusResult>({
       presence: "required",
       fields: { progress: "required", progressDropped: "required", subscriptions: "required", relayed: "required", inFlight: "required" },
     },
+    http: { presence: "optional", fields: HTTP_FRONT_STATUS_FIELDS },
   },
 });
 

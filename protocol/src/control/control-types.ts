@@ -147,7 +147,12 @@ export interface ClientStatus {
   clientInfo: JsonObject | null;
   inFlight: number;
   connectedAt: string;
+  /** How it reached the daemon: the Unix socket, Streamable HTTP, or the legacy HTTP+SSE transport. */
+  face?: ClientFace;
 }
+
+/** How a client reached the daemon. */
+export type ClientFace = "socket" | "http" | "sse";
 
 export const CLIENT_STATUS_FIELDS: Fields<ClientStatus> = {
   id: "required",
@@ -156,6 +161,7 @@ export const CLIENT_STATUS_FIELDS: Fields<ClientStatus> = {
   clientInfo: "required",
   inFlight: "required",
   connectedAt: "required",
+  face: "optional",
 };
 
 /** How writing the daemon's log is going. */
@@ -235,6 +241,48 @@ export interface RouterTables {
   inFlight: number;
 }
 
+/** The HTTP front end (MCP over Streamable HTTP and legacy SSE on loopback) in `mcpd/status`. */
+export interface HttpFrontStatus {
+  /** `mcpd.http.enabled`. */
+  enabled: boolean;
+  /** The aggregate view's endpoint (`http://127.0.0.1:7767/mcp`), or null when not listening. */
+  url: string | null;
+  /** The file holding the bearer token every request needs (0600). */
+  tokenFile: string;
+  listening: boolean;
+  /** Why it is not listening (a taken port, a refused setting), or null. */
+  error: string | null;
+  /** Where it listens (`127.0.0.1:7767`, `[::1]:7767`). */
+  addresses: string[];
+  /** Streamable HTTP sessions open. */
+  sessions: number;
+  /** Legacy HTTP+SSE sessions open. */
+  legacySessions: number;
+  /** Sessions allowed at once (both kinds). */
+  maxSessions: number;
+  /** Sessions ended for idling, since the start. */
+  expired: number;
+  /** Sessions refused at the cap, since the start. */
+  refused: number;
+  /** SSE readers dropped for not reading, since the start (counted per open session). */
+  slowReaders: number;
+}
+
+export const HTTP_FRONT_STATUS_FIELDS: Fields<HttpFrontStatus> = {
+  enabled: "required",
+  url: "required",
+  tokenFile: "required",
+  listening: "required",
+  error: "required",
+  addresses: "required",
+  sessions: "required",
+  legacySessions: "required",
+  maxSessions: "required",
+  expired: "required",
+  refused: "required",
+  slowReaders: "required",
+};
+
 /** Result of `mcpd/status` on a control connection. */
 export interface DaemonStatus {
   /** Never true here: see {@link RestrictedDaemonStatus}. */
@@ -244,6 +292,8 @@ export interface DaemonStatus {
   /** The other connections (the one asking is not listed). */
   clients: ClientStatus[];
   tables: RouterTables;
+  /** The HTTP front end; absent from a daemon embedded without one. */
+  http?: HttpFrontStatus;
 }
 
 /**

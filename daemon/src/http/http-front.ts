@@ -1,0 +1,245 @@
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import { WireCode, silentLogger, type HttpFrontStatus, type Logger } from "@mcpd/protocol";
+import type { HttpSettings } from "../config/index.js";
+import type { Router } from "../router/router.js";
+import { LOOPBACK_NAMES, bearerMatches, checkHostAndOrigin, isLoopbackAddress } from "./http-guard.js";
+import { sendError } from "./http-respond.js";
+import { routeOf } from "./http-routes.js";
+import { HttpSessions, type HttpSessionLimits } from "./http-sessions.js";
+import { loadOrCreateToken } from "./http-token.js";
+import { handleLegacyPost, handleLegacyStream } from "./legacy-handler.js";
+import { handleDelete, handleGet, handlePost, type EndpointContext } from "./streamable-handler.js";
+
+export interface HttpFrontOptions {
+  router: Router;
+  /** The bearer token's file (0600, in the state directory). */
+  tokenFile: string;
+  logger?: Logger;
+  limits: HttpSessionLimits & {
+    /** Largest request body, in bytes. */
+    maxBodyBytes: number;
+    /** A request's headers and body must arrive within this many ms. */
+    requestTimeoutMs: number;
+  };
+}
+
+const bracket = (host: string): string => (host.includes(":") ? `[${host}]` : host);
+
+/**
+ * The daemon's HTTP face: MCP over Streamable HTTP (and the legacy HTTP+SSE transport) on loopback,
+ * feeding the same router as the socket, so an HTTP session is a downstream session like any socket
+ * connection. Every request needs the bearer token and a loopback `Host` (and `Origin`, when a browser
+ * sends one). A port that cannot be bound is logged and reported in status; the daemon goes on.
+ */
+export class HttpFront {
+  private readonly opts: HttpFrontOptions;
+  private readonly log: Logger;
+  readonly sessions: HttpSessions;
+  private servers: Server[] = [];
+  private settings: HttpSettings | undefined;
+  private token = "";
+  private allowed = new Set<string>(LOOPBACK_NAMES);
+  private state: { url: string | null; error: string | null; addresses: string[] } = { url: null, error: null, addresses: [] };
+  private sweepTimer: NodeJS.Timeout | undefined;
+
+  constructor(options: HttpFrontOptions) {
+    this.opts = options;
+    this.log = options.logger ?? silentLogger;
+    this.sessions = new HttpSessions(options.router, options.limits, this.log);
+  }
+
+  /** Starts, restarts or stops serving to match `settings` (at start and on every reload). Never throws. */
+  async apply(settings: HttpSettings): Promise<void> {
+    const prev = this.settings;
+    this.settings = settings;
+    this.allowed = new Set([...LOOPBACK_NAMES, ...settings.allowedHosts.map((h) => h.toLowerCase())]);
+    const same = prev && prev.enabled === settings.enabled && prev.port === settings.port && prev.host === settings.host;
+    if (same && (this.servers.length > 0 || !settings.enabled)) return;
+    await this.stopListening();
+    if (!settings.enabled) {
+      this.sessions.closeAll();
+      return;
+    }
+    if (!isLoopbackAddress(settings.host) && !settings.allowRemote) {
+      this.fail(
+        `"mcpd.http.host" ${settings.host} is not a loopback address; set "mcpd.http.allowRemote": true to serve beyond this machine`,
+      );
+      return;
+    }
+    try {
+      this.token = loadOrCreateToken(this.opts.tokenFile);
+    } catch (err) {
+      this.fail(`cannot keep the token in ${this.opts.tokenFile}: ${(err as Error).message}`);
+      return;
+    }
+    await this.listen(settings);
+    if (!this.sweepTimer) {
+      const every = Math.max(1_000, Math.min(60_000, Math.floor(this.opts.limits.idleTimeoutMs / 4)));
+      this.sweepTimer = setInterval(() => this.sessions.sweep(), every);
+      this.sweepTimer.unref();
+    }
+  }
+
+  /** The front end for `mcpd status`. */
+  status(): HttpFrontStatus {
+    return {
+      enabled: this.settings?.enabled ?? false,
+      url: this.state.url,
+      tokenFile: this.opts.tokenFile,
+      listening: this.servers.length > 0,
+      error: this.state.error,
+      addresses: [...this.state.addresses],
+      maxSessions: this.sessions.limits.maxSessions,
+      ...this.sessions.stats(),
+    };
+  }
+
+  /** Stops listening and ends every session (shutdown). */
+  async close(): Promise<void> {
+    if (this.sweepTimer) clearInterval(this.sweepTimer);
+    this.sweepTimer = undefined;
+    this.sessions.closeAll();
+    await this.stopListening();
+  }
+
+  private fail(error: string): void {
+    this.state = { url: null, error, addresses: [] };
+    this.log.error({ err: error }, "HTTP front end is not serving");
+  }
+
+  private async listen(settings: HttpSettings): Promise<void> {
+    // The default binds both loopback families on one port: clients resolve `localhost` either way.
+    const hosts = settings.host === "127.0.0.1" || settings.host === "localhost" ? ["127.0.0.1", "::1"] : [settings.host];
+    let port = settings.port;
+    const addresses: string[] = [];
+    for (const [i, host] of hosts.entries()) {
+      const server = this.createServer();
+      try {
+        await new Promise<void>((resolve, reject) => {
+          server.once("error", reject);
+          server.listen({ host, port, exclusive: true }, () => {
+            server.off("error", reject);
+            resolve();
+          });
+        });
+      } catch (err) {
+        const e = err as NodeJS.ErrnoException;
+        // The second family is a convenience: a machine without IPv6 serves on 127.0.0.1 alone.
+        if (i > 0 && (e.code === "EADDRNOTAVAIL" || e.code === "EAFNOSUPPORT")) continue;
+        server.close();
+        const why =
+          e.code === "EADDRINUSE"
+            ? `port ${port} on ${host} is in use (EADDRINUSE); set "mcpd.http.port" to a free one, or 0 for any`
+            : `cannot listen on ${bracket(host)}:${port}: ${e.message}`;
+        if (i === 0) {
+          this.fail(why);
+          return;
+        }
+        this.log.warn({ err: why }, "HTTP front end serves IPv4 only");
+        continue;
+      }
+      server.on("error", (err) => this.log.error({ err: err.message }, "HTTP front end server error; still listening"));
+      const addr = server.address();
+      if (addr && typeof addr === "object") port = addr.port;
+      addresses.push(`${bracket(host)}:${port}`);
+      this.servers.push(server);
+    }
+    const host = hosts[0] as string;
+    const shown = host === "0.0.0.0" || host === "::" ? "127.0.0.1" : host;
+    this.state = { url: `http://${bracket(shown)}:${port}/mcp`, error: null, addresses };
+    this.log.info({ url: this.state.url, addresses, tokenFile: this.opts.tokenFile }, "HTTP front end listening");
+  }
+
+  private createServer(): Server {
+    const server = createServer((req, res) => this.handle(req, res));
+    server.requestTimeout = this.opts.limits.requestTimeoutMs;
+    server.headersTimeout = Math.min(this.opts.limits.requestTimeoutMs, 60_000);
+    return server;
+  }
+
+  private async stopListening(): Promise<void> {
+    const servers = this.servers;
+    this.servers = [];
+    this.state = { url: null, error: null, addresses: [] };
+    await Promise.all(
+      servers.map(
+        (s) =>
+          new Promise<void>((resolve) => {
+            s.close(() => resolve());
+            s.closeIdleConnections();
+          }),
+      ),
+    );
+  }
+
+  private handle(req: IncomingMessage, res: ServerResponse): void {
+    try {
+      this.route(req, res);
+    } catch (err) {
+      this.log.error({ err: (err as Error).message }, "HTTP request failed");
+      sendError(res, 500, WireCode.InternalError, `Internal error: ${(err as Error).message}`, "MCPD_INTERNAL");
+    }
+  }
+
+  private route(req: IncomingMessage, res: ServerResponse): void {
+    const why = checkHostAndOrigin(req.headers.host, req.headers.origin, this.allowed);
+    if (why) {
+      sendError(
+        res,
+        403,
+        WireCode.Forbidden,
+        `Forbidden: ${why} (DNS rebinding protection; see "mcpd.http.allowedHosts")`,
+        "MCPD_HTTP_FORBIDDEN_HOST",
+      );
+      return;
+    }
+    if (!bearerMatches(req.headers.authorization, this.token)) {
+      sendError(
+        res,
+        401,
+        WireCode.Forbidden,
+        "Unauthorized: send Authorization: Bearer <token>; `mcpd http` prints the token and ready client configs",
+        "MCPD_HTTP_UNAUTHORIZED",
+        {
+          "www-authenticate": 'Bearer realm="mcpd"',
+        },
+      );
+      return;
+    }
+    const url = new URL(req.url ?? "/", "http://localhost");
+    const route = routeOf(url.pathname);
+    if (!route) {
+      sendError(
+        res,
+        404,
+        WireCode.InvalidRequest,
+        `Not found: ${url.pathname.slice(0, 200)} (endpoints: /mcp, /servers/<name>/mcp, /sse, /servers/<name>/sse)`,
+        "MCPD_HTTP_NOT_FOUND",
+      );
+      return;
+    }
+    const limits = this.opts.limits;
+    const onError = (err: unknown): void => {
+      this.log.error({ err: (err as Error).message }, "HTTP request failed");
+      sendError(res, 500, WireCode.InternalError, `Internal error: ${(err as Error).message}`, "MCPD_INTERNAL");
+    };
+    const method = req.method ?? "GET";
+    if (route.kind === "streamable") {
+      const ctx: EndpointContext = { sessions: this.sessions, path: route.path, server: route.server, maxBodyBytes: limits.maxBodyBytes };
+      if (method === "POST") return void handlePost(req, res, ctx).catch(onError);
+      if (method === "GET") return handleGet(req, res, ctx);
+      if (method === "DELETE") return handleDelete(req, res, ctx);
+      return this.notAllowed(res, "GET, POST, DELETE");
+    }
+    if (route.kind === "legacy-stream") {
+      if (method !== "GET") return this.notAllowed(res, "GET");
+      return handleLegacyStream(req, res, this.sessions, route.server, route.messagesPath);
+    }
+    if (method !== "POST") return this.notAllowed(res, "POST");
+    void handleLegacyPost(req, res, this.sessions, url.searchParams, limits.maxBodyBytes).catch(onError);
+  }
+
+  private notAllowed(res: ServerResponse, allow: string): void {
+    sendError(res, 405, WireCode.InvalidRequest, `Method Not Allowed: this endpoint takes ${allow}`, "MCPD_PROTOCOL_VIOLATION", { allow });
+  }
+}

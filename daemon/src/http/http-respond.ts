@@ -1,0 +1,61 @@
+import type { IncomingMessage, ServerResponse } from "node:http";
+import { MessageTooLargeError } from "@mcpd/protocol";
+
+/**
+ * Answers an HTTP request with a status and a JSON-RPC error body (what MCP clients show their users):
+ * `message` says what was wrong; `mcpdCode` is the stable code for scripts.
+ */
+export function sendError(
+  res: ServerResponse,
+  status: number,
+  code: number,
+  message: string,
+  mcpdCode: string,
+  headers?: Record<string, string>,
+): void {
+  if (res.headersSent) {
+    if (!res.writableEnded) res.end();
+    return;
+  }
+  const body = JSON.stringify({ jsonrpc: "2.0", id: null, error: { code, message, data: { mcpdCode } } });
+  res.writeHead(status, { ...headers, "content-type": "application/json", "content-length": Buffer.byteLength(body) });
+  res.end(body);
+}
+
+/**
+ * Reads a request body of at most `limit` bytes (a declared `Content-Length` over it is refused before
+ * anything is read; a body that grows past it is cut off).
+ * @throws MessageTooLargeError (MCPD_MESSAGE_TOO_LARGE); the stream's error when the client goes away.
+ */
+export function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
+  const declared = Number(req.headers["content-length"]);
+  if (Number.isFinite(declared) && declared > limit) return Promise.reject(new MessageTooLargeError(declared, limit, "Request body"));
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    const onData = (chunk: Buffer): void => {
+      size += chunk.length;
+      if (size > limit) {
+        req.off("data", onData);
+        req.resume();
+        reject(new MessageTooLargeError(size, limit, "Request body"));
+        return;
+      }
+      chunks.push(chunk);
+    };
+    req.on("data", onData);
+    req.once("end", () => resolve(Buffer.concat(chunks, size)));
+    req.once("error", reject);
+    req.once("close", () => reject(new Error("request closed before its body was read")));
+  });
+}
+
+/** Whether an `Accept` header accepts `type` (`*` and `type/*` ranges count; no header accepts anything). */
+export function accepts(header: string | undefined, type: string): boolean {
+  if (header === undefined || header.trim() === "") return true;
+  const [major] = type.split("/");
+  return header.split(",").some((part) => {
+    const range = (part.split(";")[0] ?? "").trim().toLowerCase();
+    return range === type || range === "*/*" || range === `${major}/*`;
+  });
+}

@@ -1,0 +1,169 @@
+import type { ServerResponse } from "node:http";
+import { WireCode, type Logger } from "@mcpd/protocol";
+import type { Router } from "../router/router.js";
+import { LegacySseSession } from "./legacy-session.js";
+import type { Exchange } from "./streamable-session.js";
+import { StreamableSession } from "./streamable-session.js";
+
+/** Bounds of the HTTP front end's sessions. */
+export interface HttpSessionLimits {
+  /** Sessions (Streamable HTTP and legacy SSE together) open at once; the next initialize gets 503. */
+  maxSessions: number;
+  /** A Streamable HTTP session with nothing under way for this long ends, in ms (its client gets 404 and starts anew). */
+  idleTimeoutMs: number;
+  /** `retry:` advertised on SSE streams, in ms. */
+  retryMs: number;
+  /** Bytes one response may have waiting for its reader before the reader is dropped. */
+  maxOutgoingBytes: number;
+  /** Bytes of SSE events kept per session for `Last-Event-ID` resumption. */
+  maxReplayBytes: number;
+}
+
+/** Why a session could not be opened: the HTTP status and the JSON-RPC error to answer with. */
+export interface OpenRefusal {
+  status: number;
+  error: { code: number; message: string; mcpdCode: string };
+}
+
+/**
+ * Every session of the HTTP front end: opened on initialize (Streamable HTTP) or on `GET .../sse`
+ * (legacy), each a downstream session of the router; bounded in number; ended by DELETE, by the stream
+ * closing (legacy), or after idling (Streamable HTTP).
+ */
+export class HttpSessions {
+  private readonly router: Router;
+  private readonly log: Logger;
+  limits: HttpSessionLimits;
+  private readonly streamables = new Map<string, StreamableSession>();
+  private readonly legacies = new Map<string, LegacySseSession>();
+  /** Sessions ended for idling, since start. */
+  expired = 0;
+  /** Sessions refused because the cap was reached, since start. */
+  refused = 0;
+
+  constructor(router: Router, limits: HttpSessionLimits, log: Logger) {
+    this.router = router;
+    this.limits = limits;
+    this.log = log;
+  }
+
+  get size(): number {
+    return this.streamables.size + this.legacies.size;
+  }
+
+  streamable(id: string): StreamableSession | undefined {
+    return this.streamables.get(id);
+  }
+
+  legacy(id: string): LegacySseSession | undefined {
+    return this.legacies.get(id);
+  }
+
+  private refusal(server: string | undefined): OpenRefusal | undefined {
+    if (this.size >= this.limits.maxSessions) {
+      this.refused++;
+      return {
+        status: 503,
+        error: {
+          code: WireCode.TooManyConnections,
+          message: `Too many sessions: the HTTP front end holds at most ${this.limits.maxSessions} at once; close one (DELETE) and retry`,
+          mcpdCode: "MCPD_TOO_MANY_CONNECTIONS",
+        },
+      };
+    }
+    if (server !== undefined && !this.router.manager.get(server)) {
+      const names = this.router.manager.servers.map((h) => h.name);
+      return {
+        status: 404,
+        error: {
+          code: WireCode.InvalidParams,
+          message: `Unknown server "${server}"; configured: ${names.length > 0 ? names.join(", ") : "none"}`,
+          mcpdCode: "MCPD_UNKNOWN_SERVER",
+        },
+      };
+    }
+    return undefined;
+  }
+
+  /** A new Streamable HTTP session on `path`, in `server`'s view (aggregate when undefined), or why not. */
+  openStreamable(path: string, server: string | undefined): StreamableSession | OpenRefusal {
+    const refused = this.refusal(server);
+    if (refused) return refused;
+    const s = new StreamableSession(this.router, path, this.limits, this.log);
+    const err = s.select(server);
+    if (err) {
+      this.drop(s.session);
+      return { status: 404, error: { code: Number(err.code), message: String(err.message), mcpdCode: "MCPD_UNKNOWN_SERVER" } };
+    }
+    this.streamables.set(s.id, s);
+    return s;
+  }
+
+  /** An initialize answered with an error leaves no session behind. */
+  afterInitialize(s: StreamableSession, exchange: Exchange): void {
+    exchange.res.once("close", () => {
+      if (s.initializeFailed) this.end(s, "its initialize failed");
+    });
+  }
+
+  /** A new legacy SSE session streaming on `res`, or why not. */
+  openLegacy(res: ServerResponse, server: string | undefined): LegacySseSession | OpenRefusal {
+    const refused = this.refusal(server);
+    if (refused) return refused;
+    const s = new LegacySseSession(this.router, res, this.limits.maxOutgoingBytes, this.log);
+    const err = s.select(server);
+    if (err) {
+      this.drop(s.session);
+      return { status: 404, error: { code: Number(err.code), message: String(err.message), mcpdCode: "MCPD_UNKNOWN_SERVER" } };
+    }
+    this.legacies.set(s.id, s);
+    res.once("close", () => {
+      this.legacies.delete(s.id);
+      s.close();
+      this.drop(s.session);
+    });
+    return s;
+  }
+
+  /** Ends a Streamable HTTP session: its streams close and its requests are cancelled upstream. */
+  end(s: StreamableSession, reason: string): void {
+    if (!this.streamables.delete(s.id)) return;
+    this.log.debug({ client: s.session.id, reason }, "HTTP session ended");
+    s.close();
+    this.drop(s.session);
+  }
+
+  /** Ends the sessions idle past the limit. */
+  sweep(now = Date.now()): void {
+    for (const s of this.streamables.values()) {
+      if (!s.busy && now - s.lastActiveAt > this.limits.idleTimeoutMs) {
+        this.expired++;
+        this.end(s, `idle for ${this.limits.idleTimeoutMs} ms`);
+      }
+    }
+  }
+
+  /** Ends every session (shutdown, or the front end turned off). */
+  closeAll(): void {
+    for (const s of [...this.streamables.values()]) this.end(s, "the HTTP front end stopped");
+    for (const s of [...this.legacies.values()]) s.close();
+  }
+
+  /** Counts for `mcpd status`. */
+  stats(): { sessions: number; legacySessions: number; expired: number; refused: number; slowReaders: number } {
+    let slowReaders = 0;
+    for (const s of this.streamables.values()) slowReaders += s.slowReaders;
+    for (const s of this.legacies.values()) if (s.slowReader) slowReaders++;
+    return {
+      sessions: this.streamables.size,
+      legacySessions: this.legacies.size,
+      expired: this.expired,
+      refused: this.refused,
+      slowReaders,
+    };
+  }
+
+  private drop(session: StreamableSession["session"]): void {
+    this.router.detach(session).catch((err: Error) => this.log.error({ err: err.message }, "detaching an HTTP session failed"));
+  }
+}

@@ -1,0 +1,74 @@
+import type { IncomingMessage, ServerResponse } from "node:http";
+import { WireCode, classify, type McpdError } from "@mcpd/protocol";
+import { accepts, readBody, sendError } from "./http-respond.js";
+import type { HttpSessions } from "./http-sessions.js";
+
+/** `GET .../sse` of the legacy HTTP+SSE transport: opens a session whose every message comes on this stream. */
+export function handleLegacyStream(
+  req: IncomingMessage,
+  res: ServerResponse,
+  sessions: HttpSessions,
+  server: string | undefined,
+  messagesPath: string,
+): void {
+  if (!accepts(req.headers.accept, "text/event-stream")) {
+    sendError(
+      res,
+      406,
+      WireCode.InvalidRequest,
+      "Not Acceptable: GET opens an SSE stream; accept text/event-stream",
+      "MCPD_PROTOCOL_VIOLATION",
+    );
+    return;
+  }
+  const opened = sessions.openLegacy(res, server);
+  if ("status" in opened) {
+    sendError(res, opened.status, opened.error.code, opened.error.message, opened.error.mcpdCode);
+    return;
+  }
+  opened.start(messagesPath);
+}
+
+/** `POST .../messages?sessionId=...`: one message (or a batch) for a legacy session; its answers come on the stream. */
+export async function handleLegacyPost(
+  req: IncomingMessage,
+  res: ServerResponse,
+  sessions: HttpSessions,
+  query: URLSearchParams,
+  maxBodyBytes: number,
+): Promise<void> {
+  const id = query.get("sessionId");
+  const session = id === null ? undefined : sessions.legacy(id);
+  if (!session) {
+    sendError(
+      res,
+      404,
+      WireCode.InvalidRequest,
+      "Session not found: open GET .../sse first and POST to the endpoint it names",
+      "MCPD_HTTP_SESSION_NOT_FOUND",
+    );
+    return;
+  }
+  let body: Buffer;
+  try {
+    body = await readBody(req, maxBodyBytes);
+  } catch (err) {
+    const e = err as McpdError;
+    if (e.code === "MCPD_MESSAGE_TOO_LARGE") sendError(res, 413, WireCode.MessageTooLarge, e.message, e.code);
+    return;
+  }
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(body.toString("utf8"));
+  } catch (err) {
+    sendError(res, 400, WireCode.ParseError, `Parse error: ${(err as Error).message}`, "MCPD_PARSE_ERROR");
+    return;
+  }
+  const messages = Array.isArray(parsed) ? parsed : [parsed];
+  if (messages.length === 0 || messages.some((m) => classify(m) === "invalid")) {
+    sendError(res, 400, WireCode.InvalidRequest, "Invalid Request: not a JSON-RPC 2.0 message", "MCPD_PROTOCOL_VIOLATION");
+    return;
+  }
+  res.writeHead(202, { "content-type": "text/plain" }).end("Accepted");
+  for (const m of messages) session.session.handle(m);
+}

@@ -1,0 +1,71 @@
+import { randomBytes } from "node:crypto";
+import type { ServerResponse } from "node:http";
+import type { JsonObject, Logger } from "@mcpd/protocol";
+import type { Router } from "../router/router.js";
+import type { Session } from "../router/session.js";
+import { encodeOutgoing } from "../infra/encode-outgoing.js";
+import { ViewSelection } from "./view-selection.js";
+
+/**
+ * One session of the legacy HTTP+SSE transport (protocol 2024-11-05): the client holds `GET .../sse` open,
+ * learns from its first event (`endpoint`) where to POST, and every message mcpd sends it arrives on that
+ * one stream. The session lives as long as the stream: when it closes, the router cancels its requests.
+ * A reader that falls `maxOutgoingBytes` behind is disconnected (there is no resumption in this transport).
+ */
+export class LegacySseSession {
+  readonly id = randomBytes(24).toString("base64url");
+  readonly session: Session;
+  private readonly res: ServerResponse;
+  private readonly maxOutgoingBytes: number;
+  private readonly log: Logger;
+  private readonly view = new ViewSelection();
+  private closed = false;
+  /** Set when the reader fell too far behind and was disconnected. */
+  slowReader = false;
+
+  constructor(router: Router, res: ServerResponse, maxOutgoingBytes: number, log: Logger) {
+    this.res = res;
+    this.maxOutgoingBytes = maxOutgoingBytes;
+    this.log = log;
+    this.session = router.attach({ send: (message) => this.deliver(message) });
+    this.session.face = "sse";
+  }
+
+  /** Chooses the view (aggregate when `server` is undefined) before anything else reaches the session; the error answer when it cannot. */
+  select(server: string | undefined): JsonObject | undefined {
+    return this.view.select(this.session, server);
+  }
+
+  /** Opens the stream: headers, then the `endpoint` event naming where to POST (`messagesPath?sessionId=...`). */
+  start(messagesPath: string): void {
+    this.res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache, no-transform", connection: "keep-alive" });
+    this.write(`event: endpoint\ndata: ${messagesPath}?sessionId=${this.id}\n\n`);
+  }
+
+  /** Ends the stream (the session ends with it). */
+  close(): void {
+    if (this.closed) return;
+    this.closed = true;
+    if (!this.res.writableEnded) this.res.end();
+  }
+
+  private deliver(message: object): boolean {
+    if (this.closed) return false;
+    if (this.view.intercept(message)) return true;
+    const text = encodeOutgoing(message, this.log);
+    if (text === undefined) return true;
+    return this.write(`event: message\ndata: ${text}\n\n`);
+  }
+
+  private write(text: string): boolean {
+    if (this.res.destroyed) return false;
+    this.res.write(text);
+    if (this.res.writableLength > this.maxOutgoingBytes) {
+      this.slowReader = true;
+      this.log.warn({ session: this.session.id }, "HTTP+SSE client is not reading its stream; disconnecting it");
+      this.res.destroy();
+      return false;
+    }
+    return true;
+  }
+}

@@ -1,0 +1,188 @@
+import type { IncomingMessage, ServerResponse } from "node:http";
+import { SUPPORTED_PROTOCOL_VERSIONS, WireCode, classify, isObject, type JsonObject, type McpdError, type RequestId } from "@mcpd/protocol";
+import { accepts, readBody, sendError } from "./http-respond.js";
+import type { HttpSessions } from "./http-sessions.js";
+import { parseEventId } from "./sse-stream.js";
+import type { Exchange, StreamableSession } from "./streamable-session.js";
+
+/** The header carrying a Streamable HTTP session's id. */
+export const SESSION_HEADER = "mcp-session-id";
+
+/** What one request to a Streamable HTTP endpoint is served with. */
+export interface EndpointContext {
+  sessions: HttpSessions;
+  /** The endpoint's path (`/mcp`, `/servers/<name>/mcp`). */
+  path: string;
+  /** The view it serves: one server's, or the aggregate view (undefined). */
+  server: string | undefined;
+  maxBodyBytes: number;
+}
+
+const bad = (res: ServerResponse, status: number, message: string): void =>
+  sendError(res, status, WireCode.InvalidRequest, message, "MCPD_PROTOCOL_VIOLATION");
+
+/**
+ * The session a request names, checked: 400 without the header, 404 for one that does not exist (or
+ * expired, or was opened on another endpoint) so the client starts a new one, 400 for a protocol version
+ * mcpd does not speak.
+ */
+function sessionOf(req: IncomingMessage, res: ServerResponse, ctx: EndpointContext): StreamableSession | undefined {
+  const id = req.headers[SESSION_HEADER];
+  if (typeof id !== "string" || id === "") {
+    bad(res, 400, `Bad Request: the ${SESSION_HEADER} header is required (send initialize first to open a session)`);
+    return undefined;
+  }
+  const s = ctx.sessions.streamable(id);
+  if (!s || s.path !== ctx.path) {
+    sendError(
+      res,
+      404,
+      WireCode.InvalidRequest,
+      "Session not found: it ended or expired; send initialize to start a new one",
+      "MCPD_HTTP_SESSION_NOT_FOUND",
+    );
+    return undefined;
+  }
+  const version = req.headers["mcp-protocol-version"];
+  if (typeof version === "string" && !(SUPPORTED_PROTOCOL_VERSIONS as readonly string[]).includes(version)) {
+    bad(
+      res,
+      400,
+      `Bad Request: unsupported MCP-Protocol-Version "${version.slice(0, 40)}" (mcpd speaks ${SUPPORTED_PROTOCOL_VERSIONS.join(", ")})`,
+    );
+    return undefined;
+  }
+  return s;
+}
+
+/** POST: one JSON-RPC message or a batch; requests are answered as JSON or an SSE stream, the rest with 202. */
+export async function handlePost(req: IncomingMessage, res: ServerResponse, ctx: EndpointContext): Promise<void> {
+  const type = req.headers["content-type"];
+  if (typeof type !== "string" || !/^application\/json\s*(;|$)/i.test(type)) {
+    sendError(
+      res,
+      415,
+      WireCode.InvalidRequest,
+      "Unsupported Media Type: send the message as Content-Type: application/json",
+      "MCPD_PROTOCOL_VIOLATION",
+    );
+    return;
+  }
+  const accept = req.headers.accept;
+  const json = accepts(accept, "application/json");
+  const sse = accepts(accept, "text/event-stream");
+  if (!json && !sse) {
+    sendError(
+      res,
+      406,
+      WireCode.InvalidRequest,
+      "Not Acceptable: accept application/json and text/event-stream",
+      "MCPD_PROTOCOL_VIOLATION",
+    );
+    return;
+  }
+  let body: Buffer;
+  try {
+    body = await readBody(req, ctx.maxBodyBytes);
+  } catch (err) {
+    const e = err as McpdError;
+    if (e.code === "MCPD_MESSAGE_TOO_LARGE") sendError(res, 413, WireCode.MessageTooLarge, e.message, e.code);
+    return;
+  }
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(body.toString("utf8"));
+  } catch (err) {
+    sendError(res, 400, WireCode.ParseError, `Parse error: ${(err as Error).message}`, "MCPD_PARSE_ERROR");
+    return;
+  }
+  const batch = Array.isArray(parsed);
+  const messages: unknown[] = batch ? (parsed as unknown[]) : [parsed];
+  if (messages.length === 0) return bad(res, 400, "Invalid Request: an empty batch");
+  for (const m of messages) {
+    if (classify(m) === "invalid") return bad(res, 400, "Invalid Request: not a JSON-RPC 2.0 message");
+  }
+  const isInit = messages.some((m) => (m as JsonObject).method === "initialize");
+  let session: StreamableSession | undefined;
+  const headers: Record<string, string> = {};
+  if (isInit) {
+    if (messages.length > 1) return bad(res, 400, "Invalid Request: initialize must be sent on its own");
+    if (typeof req.headers[SESSION_HEADER] === "string")
+      return bad(res, 400, "Invalid Request: initialize opens a new session; send it without Mcp-Session-Id");
+    const opened = ctx.sessions.openStreamable(ctx.path, ctx.server);
+    if ("status" in opened) return sendError(res, opened.status, opened.error.code, opened.error.message, opened.error.mcpdCode);
+    session = opened;
+    headers[SESSION_HEADER] = session.id;
+  } else {
+    session = sessionOf(req, res, ctx);
+    if (!session) return;
+  }
+  const ids = new Set<RequestId>();
+  const progress = new Map<RequestId, string | number>();
+  for (const m of messages) {
+    if (classify(m) !== "request") continue;
+    const r = m as { id: RequestId; params?: unknown };
+    if (ids.has(r.id) || session.has(r.id))
+      return bad(res, 400, `Invalid Request: request id ${JSON.stringify(r.id)} is already in flight in this session`);
+    ids.add(r.id);
+    const token = isObject(r.params) && isObject(r.params._meta) ? r.params._meta.progressToken : undefined;
+    if (typeof token === "string" || typeof token === "number") progress.set(r.id, token);
+  }
+  if (ids.size === 0) {
+    res.writeHead(202).end();
+    for (const m of messages) session.session.handle(m);
+    return;
+  }
+  const exchange: Exchange = {
+    res,
+    ids,
+    answers: [],
+    batch,
+    sse: !sse ? "never" : !json ? "always" : "allowed",
+    headers,
+    gone: false,
+    initialize: isInit,
+  };
+  session.begin(exchange, progress);
+  for (const m of messages) session.session.handle(m);
+  if (isInit) ctx.sessions.afterInitialize(session, exchange);
+}
+
+/** GET: the standalone SSE stream for server-initiated messages, or a dropped stream resumed with Last-Event-ID. */
+export function handleGet(req: IncomingMessage, res: ServerResponse, ctx: EndpointContext): void {
+  if (!accepts(req.headers.accept, "text/event-stream") || req.headers.accept === undefined) {
+    sendError(
+      res,
+      406,
+      WireCode.InvalidRequest,
+      "Not Acceptable: GET opens an SSE stream; accept text/event-stream",
+      "MCPD_PROTOCOL_VIOLATION",
+    );
+    return;
+  }
+  const session = sessionOf(req, res, ctx);
+  if (!session) return;
+  session.lastActiveAt = Date.now();
+  const last = req.headers["last-event-id"];
+  const resume = parseEventId(typeof last === "string" ? last : undefined);
+  const stream = resume ? session.stream(resume.stream) : undefined;
+  if (resume && stream) {
+    stream.attach(res, resume.seq, false);
+    res.once("close", () => session.settle(stream));
+    session.settle(stream);
+    return;
+  }
+  if (session.standalone.attached) {
+    sendError(res, 409, WireCode.InvalidRequest, "Conflict: this session already has its GET stream open", "MCPD_PROTOCOL_VIOLATION");
+    return;
+  }
+  session.standalone.attach(res);
+}
+
+/** DELETE: the client ends its session. */
+export function handleDelete(req: IncomingMessage, res: ServerResponse, ctx: EndpointContext): void {
+  const session = sessionOf(req, res, ctx);
+  if (!session) return;
+  ctx.sessions.end(session, "ended by the client (DELETE)");
+  res.writeHead(200, { "content-type": "application/json" }).end("{}");
+}

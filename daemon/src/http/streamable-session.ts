@@ -1,0 +1,255 @@
+import { randomBytes } from "node:crypto";
+import type { ServerResponse } from "node:http";
+import type { JsonObject, Logger, RequestId } from "@mcpd/protocol";
+import type { Router } from "../router/router.js";
+import type { Session } from "../router/session.js";
+import { encodeOutgoing } from "../infra/encode-outgoing.js";
+import { ViewSelection } from "./view-selection.js";
+import { SseStream, type StreamOwner } from "./sse-stream.js";
+
+/** Bounds and timings of one Streamable HTTP session (from the front end's settings). */
+export interface StreamableSessionLimits {
+  /** `retry:` advertised on every SSE stream, in ms. */
+  retryMs: number;
+  /** Bytes one response may have waiting for its reader; past it the reader is dropped. */
+  maxOutgoingBytes: number;
+  /** Bytes of SSE events kept per session for resumption with `Last-Event-ID`; the oldest go first. */
+  maxReplayBytes: number;
+}
+
+/**
+ * One POST whose requests are being answered: answered as one JSON body when nothing but the answers
+ * comes for it, switched to an SSE stream as soon as something else does (a progress notification, a
+ * log message, a server-to-client request).
+ */
+export interface Exchange {
+  readonly res: ServerResponse;
+  /** Request ids still unanswered. */
+  readonly ids: Set<RequestId>;
+  /** Answers collected while still in JSON mode. */
+  readonly answers: string[];
+  /** The POST carried a JSON-RPC batch (answered as an array in JSON mode). */
+  readonly batch: boolean;
+  /** `never`: the client accepts only JSON; `allowed`: JSON or SSE; `always`: SSE only. */
+  readonly sse: "never" | "allowed" | "always";
+  /** Extra response headers (the new session's id on initialize). */
+  readonly headers: Record<string, string>;
+  /** Its SSE stream, once it switched. */
+  stream?: SseStream;
+  /** The client went away before everything was answered (JSON mode: the rest is dropped). */
+  gone: boolean;
+  /** It carries the session's initialize (an error answer ends the session once sent). */
+  readonly initialize: boolean;
+}
+
+/**
+ * One Streamable HTTP session (`Mcp-Session-Id`): a downstream {@link Session} of the router, exactly like a
+ * socket connection's, whose outgoing messages are sorted onto HTTP responses: an answer to the POST that
+ * asked, a request's progress to that POST's stream, anything else to the standalone GET stream when the
+ * client has one open, else to the newest POST still open that may stream (else kept on the standalone
+ * stream until a GET comes). Every SSE event is resumable with `Last-Event-ID` within the replay budget.
+ */
+export class StreamableSession implements StreamOwner {
+  /** The `Mcp-Session-Id`: 24 random bytes, base64url. */
+  readonly id = randomBytes(24).toString("base64url");
+  readonly session: Session;
+  readonly limits: StreamableSessionLimits;
+  /** The path it was opened on (`/mcp`, `/servers/<name>/mcp`); requests must come to the same one. */
+  readonly path: string;
+  private readonly exchanges = new Map<RequestId, Exchange>();
+  private readonly open = new Set<Exchange>();
+  private readonly progressTokens = new Map<string | number, RequestId>();
+  /** Every stream that can be resumed, by id, oldest first. The standalone stream is always there. */
+  private readonly streams = new Map<string, SseStream>();
+  readonly standalone: SseStream;
+  private streamCounter = 0;
+  private replay = 0;
+  private readonly view = new ViewSelection();
+  private closed = false;
+  private readonly log: Logger;
+  lastActiveAt = Date.now();
+  /** Answers that had no reader any more (the client went away from a JSON exchange). */
+  droppedAnswers = 0;
+  /** Readers dropped for falling too far behind. */
+  slowReaders = 0;
+  /** Its initialize was answered with an error: the session is ended once that answer is sent. */
+  initializeFailed = false;
+
+  constructor(router: Router, path: string, limits: StreamableSessionLimits, log: Logger) {
+    this.limits = limits;
+    this.path = path;
+    this.log = log;
+    this.standalone = this.newStream();
+    this.session = router.attach({ send: (message) => this.deliver(message) });
+    this.session.face = "http";
+  }
+
+  get retryMs(): number {
+    return this.limits.retryMs;
+  }
+
+  get maxOutgoingBytes(): number {
+    return this.limits.maxOutgoingBytes;
+  }
+
+  /** Chooses the view (aggregate when `server` is undefined) before anything else reaches the session; the error answer when it cannot. */
+  select(server: string | undefined): JsonObject | undefined {
+    return this.view.select(this.session, server);
+  }
+
+  /** Whether anything is under way: a POST being answered or a stream being read. */
+  get busy(): boolean {
+    if (this.open.size > 0) return true;
+    for (const s of this.streams.values()) if (s.attached) return true;
+    return false;
+  }
+
+  /** Whether request `id` is already being answered in this session. */
+  has(id: RequestId): boolean {
+    return this.exchanges.has(id);
+  }
+
+  /** Registers a POST's requests before they are handed to the session (which may answer at once). */
+  begin(exchange: Exchange, progress: Map<RequestId, string | number>): void {
+    this.lastActiveAt = Date.now();
+    for (const id of exchange.ids) this.exchanges.set(id, exchange);
+    for (const [id, token] of progress) this.progressTokens.set(token, id);
+    this.open.add(exchange);
+    exchange.res.once("close", () => {
+      this.lastActiveAt = Date.now();
+      if (exchange.ids.size > 0 && !exchange.stream) exchange.gone = true;
+      this.open.delete(exchange);
+    });
+    if (exchange.sse === "always") this.toSse(exchange);
+  }
+
+  /** A resumable stream by id (for `Last-Event-ID`). */
+  stream(id: string): SseStream | undefined {
+    return this.streams.get(id);
+  }
+
+  /** Ends the session: its streams close, its requests are cancelled upstream (by the router's detach). */
+  close(): void {
+    if (this.closed) return;
+    this.closed = true;
+    for (const s of this.streams.values()) s.close();
+    this.streams.clear();
+    for (const ex of this.open) if (!ex.res.writableEnded) ex.res.destroy();
+    this.open.clear();
+  }
+
+  // --- StreamOwner ---
+
+  replayBytesChanged(delta: number): void {
+    this.replay += delta;
+    if (this.replay <= this.limits.maxReplayBytes) return;
+    // Oldest first: whole streams nobody reads any more go before the kept tail of live ones.
+    for (const s of this.streams.values()) {
+      while (this.replay > this.limits.maxReplayBytes) {
+        const n = s.dropOldest();
+        if (n === 0) break;
+        this.replay -= n;
+      }
+      if (s !== this.standalone && s.finished && s.replayBytes === 0 && !s.attached) this.streams.delete(s.id);
+      if (this.replay <= this.limits.maxReplayBytes) return;
+    }
+  }
+
+  slowReaderDropped(): void {
+    this.slowReaders++;
+    this.log.warn(
+      { session: this.session.id },
+      "HTTP client is not reading its SSE stream; dropped the stream (its events stay for resumption)",
+    );
+  }
+
+  // --- outgoing messages ---
+
+  private deliver(message: object): boolean {
+    if (this.closed) return false;
+    const m = message as { id?: RequestId; method?: unknown; params?: JsonObject };
+    if (this.view.intercept(message)) return true;
+    const text = encodeOutgoing(message, this.log);
+    if (text === undefined) return true;
+    if (m.method === undefined) {
+      this.answer(m.id as RequestId, text);
+      return true;
+    }
+    this.target(m.method, m.params).push(text);
+    return true;
+  }
+
+  private answer(id: RequestId, text: string): void {
+    const ex = this.exchanges.get(id);
+    if (!ex) {
+      this.droppedAnswers++;
+      return;
+    }
+    this.exchanges.delete(id);
+    ex.ids.delete(id);
+    if (ex.initialize && text.includes('"error":')) this.initializeFailed = true;
+    for (const [token, rid] of this.progressTokens) if (rid === id) this.progressTokens.delete(token);
+    if (ex.stream) {
+      ex.stream.push(text);
+      if (ex.ids.size === 0) this.finishStream(ex.stream);
+      return;
+    }
+    if (ex.gone) {
+      this.droppedAnswers++;
+      return;
+    }
+    ex.answers.push(text);
+    if (ex.ids.size > 0) return;
+    const body = ex.batch ? `[${ex.answers.join(",")}]` : (ex.answers[0] as string);
+    ex.res.writeHead(200, { ...ex.headers, "content-type": "application/json" });
+    ex.res.end(body);
+  }
+
+  /** Where a notification or server-to-client request goes (see the class comment). */
+  private target(method: unknown, params: JsonObject | undefined): SseStream {
+    if (method === "notifications/progress") {
+      const token = params?.progressToken;
+      const rid = typeof token === "string" || typeof token === "number" ? this.progressTokens.get(token) : undefined;
+      const ex = rid === undefined ? undefined : this.exchanges.get(rid);
+      if (ex && ex.sse !== "never" && (ex.stream || !ex.gone)) return this.toSse(ex);
+    }
+    if (this.standalone.attached) return this.standalone;
+    let newest: Exchange | undefined;
+    for (const ex of this.open) if (ex.sse !== "never" && !ex.gone && ex.ids.size > 0) newest = ex;
+    return newest ? this.toSse(newest) : this.standalone;
+  }
+
+  /** The exchange's SSE stream, switching it from JSON (the answers collected so far go first). */
+  private toSse(ex: Exchange): SseStream {
+    if (ex.stream) return ex.stream;
+    const stream = this.newStream();
+    ex.stream = stream;
+    ex.res.writeHead(200, { ...ex.headers, "content-type": "text/event-stream", "cache-control": "no-cache, no-transform" });
+    stream.attach(ex.res);
+    for (const a of ex.answers.splice(0)) stream.push(a);
+    if (ex.ids.size === 0) this.finishStream(stream);
+    return stream;
+  }
+
+  private finishStream(stream: SseStream): void {
+    stream.finish();
+    if (stream.drained) {
+      stream.close();
+      this.streams.delete(stream.id);
+    }
+  }
+
+  /** A stream resumed with `Last-Event-ID` and now fully read: forget it. */
+  settle(stream: SseStream): void {
+    if (stream !== this.standalone && stream.drained) {
+      stream.close();
+      this.streams.delete(stream.id);
+    }
+  }
+
+  private newStream(): SseStream {
+    const s = new SseStream(`s${++this.streamCounter}`, this);
+    this.streams.set(s.id, s);
+    return s;
+  }
+}
