@@ -180,8 +180,6 @@ export async function startDaemon(options: RunDaemonOptions): Promise<DaemonHand
     tokenFile: join(paths.stateDir, "http-token"),
     logger: log,
     limits: {
-      maxSessions: RUNTIME_DEFAULTS.httpMaxSessions,
-      idleTimeoutMs: RUNTIME_DEFAULTS.httpSessionIdleMs,
       retryMs: RUNTIME_DEFAULTS.httpSseRetryMs,
       maxOutgoingBytes: RUNTIME_DEFAULTS.maxOutgoingBytesPerConnection,
       maxReplayBytes: RUNTIME_DEFAULTS.httpReplayBytesPerSession,

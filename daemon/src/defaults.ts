@@ -52,7 +52,19 @@ export const CONFIG_DEFAULTS = {
    * `mcpd.http`: the HTTP front end. On by default, on loopback only (127.0.0.1 and ::1), behind a bearer
    * token. 7767 ("MC" in ASCII) is fixed so client configs keep working across restarts; 0 = any free port.
    */
-  http: { enabled: true, port: 7767, host: "127.0.0.1", allowRemote: false },
+  http: {
+    enabled: true,
+    port: 7767,
+    host: "127.0.0.1",
+    allowRemote: false,
+    /** Sessions (Streamable HTTP and legacy SSE together) open at once; the next initialize gets 503. */
+    maxSessions: 256,
+    /**
+     * A Streamable HTTP session with no request being answered and no stream open for this long ends (its
+     * client gets 404 and initializes again), in ms.
+     */
+    sessionIdleMs: 30 * 60_000,
+  },
   /** Largest config file read, in bytes; a bigger file is refused (MCPD_CONFIG_INVALID). */
   maxConfigFileBytes: 4 * 1024 * 1024,
   /** Deepest nesting of arrays/objects accepted in a config file. */
@@ -121,13 +133,6 @@ export const RUNTIME_DEFAULTS = {
   serverStderrHistoryLines: 200,
   /** ...and at most this many bytes of them (UTF-8); a line longer than a quarter of it is cut. */
   serverStderrHistoryBytes: 64 * 1024,
-  /** HTTP front end: sessions (Streamable HTTP and legacy SSE together) open at once; the next initialize gets 503. */
-  httpMaxSessions: 256,
-  /**
-   * HTTP front end: a Streamable HTTP session with no request being answered and no stream open for this
-   * long ends (its client gets 404 and initializes again), in ms.
-   */
-  httpSessionIdleMs: 30 * 60_000,
   /** HTTP front end: bytes of SSE events kept per session so a dropped stream can resume with Last-Event-ID. */
   httpReplayBytesPerSession: 1024 * 1024,
   /** HTTP front end: the `retry:` advertised on SSE streams (how soon a client reconnects), in ms. */

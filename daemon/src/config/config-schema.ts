@@ -91,6 +91,10 @@ export interface HttpSettings {
   readonly allowRemote: boolean;
   /** Host names accepted in `Host`/`Origin` besides the loopback names. Default none. */
   readonly allowedHosts: readonly string[];
+  /** Sessions open at once (Streamable HTTP and legacy SSE); the next initialize gets 503. Default 256. */
+  readonly maxSessions: number;
+  /** A Streamable HTTP session with nothing under way this long ends, in ms. Default 1800000 (30 min). */
+  readonly sessionIdleMs: number;
 }
 
 /** The optional top-level `"mcpd"` section. The optional keys are present only when the file sets them. */

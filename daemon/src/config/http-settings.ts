@@ -1,10 +1,11 @@
+import { MAX_TIMER_MS } from "@mcpd/protocol";
 import { CONFIG_DEFAULTS } from "../defaults.js";
 import type { HttpSettings } from "./config-schema.js";
 import { describeValue, isPlainObject, type ConfigIssues } from "./config-issues.js";
 import { hintFor } from "./did-you-mean.js";
 
 /** Keys of `mcpd.http`. */
-export const HTTP_KEYS = ["enabled", "port", "host", "allowRemote", "allowedHosts"] as const;
+export const HTTP_KEYS = ["enabled", "port", "host", "allowRemote", "allowedHosts", "maxSessions", "sessionIdleMs"] as const;
 
 /** The HTTP front end's settings with every default filled in. */
 export function defaultHttpSettings(): HttpSettings {
@@ -31,7 +32,21 @@ export function readHttpSettings(value: unknown, issues: ConfigIssues): HttpSett
     if (!(HTTP_KEYS as readonly string[]).includes(key))
       issues.warn("", `unknown key "mcpd.http.${key}" ignored${hintFor(key, HTTP_KEYS)}`);
   }
-  const { enabled, port, host, allowRemote, allowedHosts } = value;
+  const { enabled, port, host, allowRemote, allowedHosts, maxSessions, sessionIdleMs } = value;
+  if (maxSessions !== undefined) {
+    if (typeof maxSessions === "number" && Number.isInteger(maxSessions) && maxSessions >= 1 && maxSessions <= 100_000)
+      out.maxSessions = maxSessions;
+    else issues.error("", `"mcpd.http.maxSessions" must be an integer from 1 to 100000, got ${describeValue(maxSessions)}`);
+  }
+  if (sessionIdleMs !== undefined) {
+    if (typeof sessionIdleMs === "number" && Number.isInteger(sessionIdleMs) && sessionIdleMs >= 1_000 && sessionIdleMs <= MAX_TIMER_MS)
+      out.sessionIdleMs = sessionIdleMs;
+    else
+      issues.error(
+        "",
+        `"mcpd.http.sessionIdleMs" must be an integer from 1000 to ${MAX_TIMER_MS} (milliseconds), got ${describeValue(sessionIdleMs)}`,
+      );
+  }
   if (enabled !== undefined) {
     if (typeof enabled === "boolean") out.enabled = enabled;
     else issues.error("", `"mcpd.http.enabled" must be true or false, got ${describeValue(enabled)}`);

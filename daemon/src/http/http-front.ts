@@ -15,7 +15,7 @@ export interface HttpFrontOptions {
   /** The bearer token's file (0600, in the state directory). */
   tokenFile: string;
   logger?: Logger;
-  limits: HttpSessionLimits & {
+  limits: Omit<HttpSessionLimits, "maxSessions" | "idleTimeoutMs"> & {
     /** Largest request body, in bytes. */
     maxBodyBytes: number;
     /** A request's headers and body must arrive within this many ms. */
@@ -45,7 +45,7 @@ export class HttpFront {
   constructor(options: HttpFrontOptions) {
     this.opts = options;
     this.log = options.logger ?? silentLogger;
-    this.sessions = new HttpSessions(options.router, options.limits, this.log);
+    this.sessions = new HttpSessions(options.router, { ...options.limits, maxSessions: 0, idleTimeoutMs: 0 }, this.log);
   }
 
   /** Starts, restarts or stops serving to match `settings` (at start and on every reload). Never throws. */
@@ -53,6 +53,8 @@ export class HttpFront {
     const prev = this.settings;
     this.settings = settings;
     this.allowed = new Set([...LOOPBACK_NAMES, ...settings.allowedHosts.map((h) => h.toLowerCase())]);
+    this.sessions.limits = { ...this.opts.limits, maxSessions: settings.maxSessions, idleTimeoutMs: settings.sessionIdleMs };
+    this.startSweep(settings.sessionIdleMs);
     const same = prev && prev.enabled === settings.enabled && prev.port === settings.port && prev.host === settings.host;
     if (same && (this.servers.length > 0 || !settings.enabled)) return;
     await this.stopListening();
@@ -73,11 +75,14 @@ export class HttpFront {
       return;
     }
     await this.listen(settings);
-    if (!this.sweepTimer) {
-      const every = Math.max(1_000, Math.min(60_000, Math.floor(this.opts.limits.idleTimeoutMs / 4)));
-      this.sweepTimer = setInterval(() => this.sessions.sweep(), every);
-      this.sweepTimer.unref();
-    }
+  }
+
+  /** Checks for idle sessions a few times per idle period (at most once a second, at least once a minute). */
+  private startSweep(idleMs: number): void {
+    if (this.sweepTimer) clearInterval(this.sweepTimer);
+    const every = Math.max(1_000, Math.min(60_000, Math.floor(idleMs / 4)));
+    this.sweepTimer = setInterval(() => this.sessions.sweep(), every);
+    this.sweepTimer.unref();
   }
 
   /** The front end for `mcpd status`. */

@@ -18,6 +18,13 @@ export interface EndpointContext {
   maxBodyBytes: number;
 }
 
+/**
+ * Requests that may produce notifications or server-to-client requests before their answer (progress,
+ * log messages, sampling, elicitation): answered on an SSE stream from the start. Anything else is
+ * answered as JSON, switched to SSE only if something does come for it first.
+ */
+const STREAMED_METHODS: ReadonlySet<string> = new Set(["tools/call", "prompts/get", "resources/read", "completion/complete"]);
+
 const bad = (res: ServerResponse, status: number, message: string): void =>
   sendError(res, status, WireCode.InvalidRequest, message, "MCPD_PROTOCOL_VIOLATION");
 
@@ -138,7 +145,7 @@ export async function handlePost(req: IncomingMessage, res: ServerResponse, ctx:
     ids,
     answers: [],
     batch,
-    sse: !sse ? "never" : !json ? "always" : "allowed",
+    sse: !sse ? "never" : !json || messages.some((m) => STREAMED_METHODS.has((m as JsonObject).method as string)) ? "always" : "allowed",
     headers,
     gone: false,
     initialize: isInit,
