@@ -131,7 +131,7 @@ export async function startDaemon(options: RunDaemonOptions): Promise<DaemonHand
     const next = await load();
     const result = await manager.reload(next);
     applyLimits(next);
-    await http.apply(httpSettings(next));
+    await http.apply(httpSettings(next), next.settings.maxBufferedBytesTotal ?? RUNTIME_DEFAULTS.maxBufferedBytesTotal);
     config = next;
     root.info({ ...result }, "config reloaded");
     return { ...result, warnings: next.warnings };
@@ -183,13 +183,15 @@ export async function startDaemon(options: RunDaemonOptions): Promise<DaemonHand
       retryMs: RUNTIME_DEFAULTS.httpSseRetryMs,
       maxOutgoingBytes: RUNTIME_DEFAULTS.maxOutgoingBytesPerConnection,
       maxReplayBytes: RUNTIME_DEFAULTS.httpReplayBytesPerSession,
+      maxStreamsPerSession: RUNTIME_DEFAULTS.httpMaxStreamsPerSession,
       maxBodyBytes: RUNTIME_DEFAULTS.maxMessageBytes,
       requestTimeoutMs: RUNTIME_DEFAULTS.httpRequestTimeoutMs,
     },
   });
   await manager.load(config);
+  // Before the socket answers: once `mcpd start` returns, status already says where HTTP is (or why not).
+  await http.apply(httpSettings(config), config.settings.maxBufferedBytesTotal ?? RUNTIME_DEFAULTS.maxBufferedBytesTotal);
   await server.listen();
-  await http.apply(httpSettings(config));
   fdsInUse = openFileCount() ?? 0;
   applyLimits(config);
   const socketWatch = new SocketWatch({

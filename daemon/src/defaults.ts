@@ -135,6 +135,11 @@ export const RUNTIME_DEFAULTS = {
   serverStderrHistoryBytes: 64 * 1024,
   /** HTTP front end: bytes of SSE events kept per session so a dropped stream can resume with Last-Event-ID. */
   httpReplayBytesPerSession: 1024 * 1024,
+  /**
+   * HTTP front end: POSTs being answered at once in one session (each may hold an SSE stream open); the one
+   * over gets 429. Agents keep a handful in flight; 64 leaves room for parallel tool calls.
+   */
+  httpMaxStreamsPerSession: 64,
   /** HTTP front end: the `retry:` advertised on SSE streams (how soon a client reconnects), in ms. */
   httpSseRetryMs: 1_000,
   /** HTTP front end: a request's headers and body must arrive within this many ms. */

@@ -94,7 +94,8 @@ const raw = {
 describe("statusJson", () => {
   it("picks the documented fields only, redacting URL credentials", () => {
     const s = statusJson(raw);
-    expect(Object.keys(s)).toEqual(["daemon", "servers", "clients"]);
+    expect(Object.keys(s)).toEqual(["daemon", "servers", "clients", "http"]);
+    expect(s.http).toBeNull();
     expect(s.daemon).toEqual({
       pid: 10,
       version: "1.2.3",
@@ -110,9 +111,42 @@ describe("statusJson", () => {
     expect(s.servers[0]?.lastError).toBe("connect to http://bob:***@host failed");
     expect(s.servers[1]).toMatchObject({ mode: null, pid: null, commandFound: false, latencyMs: { p50: null, p99: null } });
     expect(s.clients).toEqual([
-      { id: "c1", name: "claude", version: "2", view: "aggregate", server: null, inFlight: 1, connectedAt: "2025-01-01T00:00:02.000Z" },
+      {
+        id: "c1",
+        name: "claude",
+        version: "2",
+        view: "aggregate",
+        server: null,
+        inFlight: 1,
+        connectedAt: "2025-01-01T00:00:02.000Z",
+        face: "socket",
+      },
     ]);
     expect(JSON.stringify(s)).not.toContain("hunter2");
+  });
+
+  it("shows the HTTP front end: its URL, token file and sessions, or why it is not serving", () => {
+    const http = {
+      enabled: true,
+      url: "http://127.0.0.1:7767/mcp",
+      tokenFile: "/s/http-token",
+      listening: true,
+      error: null,
+      sessions: 2,
+      legacySessions: 1,
+    };
+    const withHttp = {
+      ...raw,
+      http: { ...http, addresses: [], maxSessions: 256, expired: 0, refused: 0, slowReaders: 0, replayBytes: 0 },
+    } as DaemonStatus;
+    const s = statusJson(withHttp);
+    expect(s.http).toEqual(http);
+    expect(renderStatus(s, palette(false))).toMatch(/^http +http:\/\/127\.0\.0\.1:7767\/mcp +\(token in \/s\/http-token; 3 sessions\)$/m);
+    const down = statusJson({
+      ...withHttp,
+      http: { ...withHttp.http!, url: null, listening: false, error: "port 7767 on 127.0.0.1 is in use (EADDRINUSE)" },
+    });
+    expect(renderStatus(down, palette(false))).toMatch(/^http +not serving: port 7767 on 127\.0\.0\.1 is in use/m);
   });
 
   it("redactUrlCredentials masks passwords only", () => {
@@ -134,7 +168,7 @@ describe("renderStatus", () => {
     expect(text).toContain("  fs: last error: connect to http://bob:***@host failed");
     // A ready server's stderr is not a problem.
     expect(text).not.toContain("warming up");
-    expect(text).toMatch(/^c1 +claude 2 +aggregate +1 /m);
+    expect(text).toMatch(/^c1 +socket +claude 2 +aggregate +1 /m);
     // Columns line up: each header starts where its cells start.
     const header = lines.find((l) => l.startsWith("SERVER")) as string;
     const row = lines.find((l) => l.startsWith("fs ")) as string;

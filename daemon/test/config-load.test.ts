@@ -30,7 +30,13 @@ describe("loadConfig", () => {
   it("a missing file is valid: zero servers, source none, frozen", async () => {
     const file = path.join(dir, "absent.json");
     const cfg = await loadConfig({ file, env: {} });
-    expect(cfg).toEqual({ file, source: "none", servers: [], settings: { logLevel: "info" }, warnings: [] });
+    expect(cfg).toEqual({
+      file,
+      source: "none",
+      servers: [],
+      settings: { logLevel: "info", http: expect.objectContaining({ enabled: true, port: 7767 }) },
+      warnings: [],
+    });
     expect(Object.isFrozen(cfg.servers)).toBe(true);
   });
 

@@ -59,7 +59,7 @@ describe("parseConfig: formats", () => {
     expect(cfg.servers[0]!.transport).toEqual({ type: "stdio", command: "x", args: [], env: {}, timeout: 30_000, envMode: "allowlist" });
     expect(cfg.source).toBe("file");
     expect(cfg.file).toBe(FILE);
-    expect(cfg.settings).toEqual({ logLevel: "info" });
+    expect(cfg.settings).toEqual({ logLevel: "info", http: HTTP_DEFAULTS });
     expect(cfg.warnings).toEqual([]);
   });
 
@@ -268,13 +268,14 @@ describe("parseConfig: mcpd keys", () => {
   });
 
   it("reads the daemon's limits from mcpd (maxConnections, fdReserve, maxBufferedBytesTotal, partialLineTimeoutMs), only when set", () => {
-    expect(parse({ mcpServers: {} }).settings).toEqual({ logLevel: "info" });
+    expect(parse({ mcpServers: {} }).settings).toEqual({ logLevel: "info", http: HTTP_DEFAULTS });
     const cfg = parse({
       mcpd: { maxConnections: 3, fdReserve: 0, maxBufferedBytesTotal: 2_000_000, partialLineTimeoutMs: 500 },
       mcpServers: {},
     });
     expect(cfg.settings).toEqual({
       logLevel: "info",
+      http: HTTP_DEFAULTS,
       maxConnections: 3,
       fdReserve: 0,
       maxBufferedBytesTotal: 2_000_000,
@@ -515,5 +516,42 @@ describe("parseConfig: result", () => {
     // A changed environment variable changes the expanded config, so the hash too.
     const viaVar = (token: string) => server(one({ command: "x", env: { T: "${TOK}" } }), "s", { TOK: token }).hash;
     expect(viaVar("one")).not.toBe(viaVar("two"));
+  });
+});
+
+/** `mcpd.http` with nothing set: on, on loopback, the documented port. */
+const HTTP_DEFAULTS = {
+  enabled: true,
+  port: 7767,
+  host: "127.0.0.1",
+  allowRemote: false,
+  allowedHosts: [],
+  maxSessions: 256,
+  sessionIdleMs: 1_800_000,
+};
+
+describe("mcpd.http", () => {
+  it("reads every key and names the wrong ones with what they must be", () => {
+    const cfg = parse({
+      mcpd: { http: { enabled: false, port: 0, host: "::1", allowedHosts: ["mybox.local"], maxSessions: 4, sessionIdleMs: 5_000 } },
+      mcpServers: {},
+    });
+    expect(cfg.settings.http).toEqual({
+      ...HTTP_DEFAULTS,
+      enabled: false,
+      port: 0,
+      host: "::1",
+      allowedHosts: ["mybox.local"],
+      maxSessions: 4,
+      sessionIdleMs: 5_000,
+    });
+    expect(() => parse({ mcpd: { http: { port: 70_000 } }, mcpServers: {} })).toThrow(
+      /"mcpd.http.port" must be an integer from 0 to 65535/,
+    );
+    expect(() => parse({ mcpd: { http: { enabled: "yes" } }, mcpServers: {} })).toThrow(/"mcpd.http.enabled" must be true or false/);
+    expect(() => parse({ mcpd: { http: "on" }, mcpServers: {} })).toThrow(/"mcpd.http" must be an object/);
+    expect(parse({ mcpd: { http: { prot: 1 } }, mcpServers: {} }).warnings.join("\n")).toMatch(
+      /unknown key "mcpd.http.prot" ignored.*port/,
+    );
   });
 });

@@ -15,7 +15,7 @@ export interface HttpFrontOptions {
   /** The bearer token's file (0600, in the state directory). */
   tokenFile: string;
   logger?: Logger;
-  limits: Omit<HttpSessionLimits, "maxSessions" | "idleTimeoutMs"> & {
+  limits: Omit<HttpSessionLimits, "maxSessions" | "idleTimeoutMs" | "maxReplayBytesTotal"> & {
     /** Largest request body, in bytes. */
     maxBodyBytes: number;
     /** A request's headers and body must arrive within this many ms. */
@@ -45,15 +45,28 @@ export class HttpFront {
   constructor(options: HttpFrontOptions) {
     this.opts = options;
     this.log = options.logger ?? silentLogger;
-    this.sessions = new HttpSessions(options.router, { ...options.limits, maxSessions: 0, idleTimeoutMs: 0 }, this.log);
+    this.sessions = new HttpSessions(
+      options.router,
+      { ...options.limits, maxSessions: 0, idleTimeoutMs: 0, maxReplayBytesTotal: 0 },
+      this.log,
+    );
   }
 
-  /** Starts, restarts or stops serving to match `settings` (at start and on every reload). Never throws. */
-  async apply(settings: HttpSettings): Promise<void> {
+  /**
+   * Starts, restarts or stops serving to match `settings` (at start and on every reload). Never throws.
+   * @param bufferBudgetBytes the daemon-wide budget for bytes held for clients (`mcpd.maxBufferedBytesTotal`):
+   *   the replay events kept over all HTTP sessions stay within it
+   */
+  async apply(settings: HttpSettings, bufferBudgetBytes: number): Promise<void> {
     const prev = this.settings;
     this.settings = settings;
     this.allowed = new Set([...LOOPBACK_NAMES, ...settings.allowedHosts.map((h) => h.toLowerCase())]);
-    this.sessions.limits = { ...this.opts.limits, maxSessions: settings.maxSessions, idleTimeoutMs: settings.sessionIdleMs };
+    this.sessions.limits = {
+      ...this.opts.limits,
+      maxSessions: settings.maxSessions,
+      idleTimeoutMs: settings.sessionIdleMs,
+      maxReplayBytesTotal: bufferBudgetBytes,
+    };
     this.startSweep(settings.sessionIdleMs);
     const same = prev && prev.enabled === settings.enabled && prev.port === settings.port && prev.host === settings.host;
     if (same && (this.servers.length > 0 || !settings.enabled)) return;

@@ -17,6 +17,10 @@ export interface HttpSessionLimits {
   maxOutgoingBytes: number;
   /** Bytes of SSE events kept per session for `Last-Event-ID` resumption. */
   maxReplayBytes: number;
+  /** POSTs being answered (and so response streams open) at once in one session; the one over gets 429. */
+  maxStreamsPerSession: number;
+  /** Bytes of SSE events kept over all sessions; past it the session holding the most is trimmed to half its share. */
+  maxReplayBytesTotal: number;
 }
 
 /** Why a session could not be opened: the HTTP status and the JSON-RPC error to answer with. */
@@ -40,6 +44,18 @@ export class HttpSessions {
   expired = 0;
   /** Sessions refused because the cap was reached, since start. */
   refused = 0;
+  /** Readers dropped for not reading by sessions that have ended (legacy sessions end with it). */
+  private slowReadersOfEnded = 0;
+  /** Bytes of replay events held over all sessions. */
+  private replayTotal = 0;
+  /** Times the daemon-wide replay budget made a session drop kept events. */
+  replayTrims = 0;
+  private readonly budget = {
+    changed: (delta: number): void => {
+      this.replayTotal += delta;
+      if (this.replayTotal > this.limits.maxReplayBytesTotal) this.enforceReplayBudget();
+    },
+  };
 
   constructor(router: Router, limits: HttpSessionLimits, log: Logger) {
     this.router = router;
@@ -89,7 +105,7 @@ export class HttpSessions {
   openStreamable(path: string, server: string | undefined): StreamableSession | OpenRefusal {
     const refused = this.refusal(server);
     if (refused) return refused;
-    const s = new StreamableSession(this.router, path, this.limits, this.log);
+    const s = new StreamableSession(this.router, path, this.limits, this.log, this.budget);
     const err = s.select(server);
     if (err) {
       this.drop(s.session);
@@ -118,6 +134,7 @@ export class HttpSessions {
     }
     this.legacies.set(s.id, s);
     res.once("close", () => {
+      if (s.slowReader) this.slowReadersOfEnded++;
       this.legacies.delete(s.id);
       s.close();
       this.drop(s.session);
@@ -129,8 +146,25 @@ export class HttpSessions {
   end(s: StreamableSession, reason: string): void {
     if (!this.streamables.delete(s.id)) return;
     this.log.debug({ client: s.session.id, reason }, "HTTP session ended");
+    this.slowReadersOfEnded += s.slowReaders;
     s.close();
     this.drop(s.session);
+  }
+
+  /** Over the daemon-wide replay budget: the sessions holding the most give up their oldest events first. */
+  private enforceReplayBudget(): void {
+    const budget = this.limits.maxReplayBytesTotal;
+    while (this.replayTotal > budget) {
+      let most: StreamableSession | undefined;
+      for (const s of this.streamables.values()) if (!most || s.replayBytes > most.replayBytes) most = s;
+      if (!most || most.replayBytes === 0) return;
+      this.replayTrims++;
+      this.log.warn(
+        { client: most.session.id, heldBytes: most.replayBytes, totalBytes: this.replayTotal, budgetBytes: budget },
+        "HTTP replay budget exceeded; dropping the oldest kept events of the session holding the most",
+      );
+      most.trimReplay(Math.floor(most.replayBytes / 2));
+    }
   }
 
   /** Ends the sessions idle past the limit. */
@@ -150,16 +184,16 @@ export class HttpSessions {
   }
 
   /** Counts for `mcpd status`. */
-  stats(): { sessions: number; legacySessions: number; expired: number; refused: number; slowReaders: number } {
-    let slowReaders = 0;
+  stats(): { sessions: number; legacySessions: number; expired: number; refused: number; slowReaders: number; replayBytes: number } {
+    let slowReaders = this.slowReadersOfEnded;
     for (const s of this.streamables.values()) slowReaders += s.slowReaders;
-    for (const s of this.legacies.values()) if (s.slowReader) slowReaders++;
     return {
       sessions: this.streamables.size,
       legacySessions: this.legacies.size,
       expired: this.expired,
       refused: this.refused,
       slowReaders,
+      replayBytes: this.replayTotal,
     };
   }
 

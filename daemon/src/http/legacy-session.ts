@@ -27,8 +27,7 @@ export class LegacySseSession {
     this.res = res;
     this.maxOutgoingBytes = maxOutgoingBytes;
     this.log = log;
-    this.session = router.attach({ send: (message) => this.deliver(message) });
-    this.session.face = "sse";
+    this.session = router.attach({ send: (message) => this.deliver(message) }, "sse");
   }
 
   /** Chooses the view (aggregate when `server` is undefined) before anything else reaches the session; the error answer when it cannot. */

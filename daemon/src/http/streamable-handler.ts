@@ -140,6 +140,16 @@ export async function handlePost(req: IncomingMessage, res: ServerResponse, ctx:
     for (const m of messages) session.session.handle(m);
     return;
   }
+  if (session.openExchanges >= session.limits.maxStreamsPerSession) {
+    sendError(
+      res,
+      429,
+      WireCode.TooManyRequests,
+      `Too many requests being answered at once in this session (${session.limits.maxStreamsPerSession}); wait for some to finish`,
+      "MCPD_TOO_MANY_REQUESTS",
+    );
+    return;
+  }
   const exchange: Exchange = {
     res,
     ids,

@@ -15,6 +15,13 @@ export interface StreamableSessionLimits {
   maxOutgoingBytes: number;
   /** Bytes of SSE events kept per session for resumption with `Last-Event-ID`; the oldest go first. */
   maxReplayBytes: number;
+  /** POSTs being answered at once in one session. */
+  maxStreamsPerSession: number;
+}
+
+/** The daemon-wide count of replay bytes over every session. */
+export interface ReplayBudget {
+  changed(delta: number): void;
 }
 
 /**
@@ -67,6 +74,7 @@ export class StreamableSession implements StreamOwner {
   private readonly view = new ViewSelection();
   private closed = false;
   private readonly log: Logger;
+  private readonly budget: ReplayBudget;
   lastActiveAt = Date.now();
   /** Answers that had no reader any more (the client went away from a JSON exchange). */
   droppedAnswers = 0;
@@ -75,13 +83,17 @@ export class StreamableSession implements StreamOwner {
   /** Its initialize was answered with an error: the session is ended once that answer is sent. */
   initializeFailed = false;
 
-  constructor(router: Router, path: string, limits: StreamableSessionLimits, log: Logger) {
+  /**
+   * @param budget the daemon-wide count of replay bytes, told of every change (it may trim the session
+   *   holding the most when the total is over its bound)
+   */
+  constructor(router: Router, path: string, limits: StreamableSessionLimits, log: Logger, budget: ReplayBudget) {
     this.limits = limits;
+    this.budget = budget;
     this.path = path;
     this.log = log;
     this.standalone = this.newStream();
-    this.session = router.attach({ send: (message) => this.deliver(message) });
-    this.session.face = "http";
+    this.session = router.attach({ send: (message) => this.deliver(message) }, "http");
   }
 
   get retryMs(): number {
@@ -102,6 +114,11 @@ export class StreamableSession implements StreamOwner {
     if (this.open.size > 0) return true;
     for (const s of this.streams.values()) if (s.attached) return true;
     return false;
+  }
+
+  /** POSTs being answered now. */
+  get openExchanges(): number {
+    return this.open.size;
   }
 
   /** Whether request `id` is already being answered in this session. */
@@ -142,16 +159,30 @@ export class StreamableSession implements StreamOwner {
 
   replayBytesChanged(delta: number): void {
     this.replay += delta;
-    if (this.replay <= this.limits.maxReplayBytes) return;
-    // Oldest first: whole streams nobody reads any more go before the kept tail of live ones.
+    this.budget.changed(delta);
+    if (this.replay > this.limits.maxReplayBytes) this.trimReplay(this.limits.maxReplayBytes);
+  }
+
+  /** Bytes of events kept for resumption. */
+  get replayBytes(): number {
+    return this.replay;
+  }
+
+  /**
+   * Drops kept events, oldest first, until at most `bytes` are kept: whole streams nobody reads any more
+   * go before the kept tail of live ones. (Events are only dropped from the replay log; a reader reading
+   * now has them already.)
+   */
+  trimReplay(bytes: number): void {
     for (const s of this.streams.values()) {
-      while (this.replay > this.limits.maxReplayBytes) {
+      while (this.replay > bytes) {
         const n = s.dropOldest();
         if (n === 0) break;
         this.replay -= n;
+        this.budget.changed(-n);
       }
       if (s !== this.standalone && s.finished && s.replayBytes === 0 && !s.attached) this.streams.delete(s.id);
-      if (this.replay <= this.limits.maxReplayBytes) return;
+      if (this.replay <= bytes) return;
     }
   }
 

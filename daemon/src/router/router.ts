@@ -1,4 +1,4 @@
-import { silentLogger, type JsonObject, type Logger } from "@mcpd/protocol";
+import { silentLogger, type ClientFace, type JsonObject, type Logger } from "@mcpd/protocol";
 import type { MCPManager } from "../supervision/manager.js";
 import type { ServerHandle, StateChange } from "../supervision/server-handle.js";
 import { setLogScrubber } from "../infra/logger.js";
@@ -36,6 +36,8 @@ export class Router {
   private readonly requests: ServerRequests;
   private readonly context: SessionContext;
   private sessionCounter = 0;
+  /** How each session's client reached the daemon, when not by the socket. */
+  private readonly faces = new Map<string, ClientFace>();
 
   constructor(manager: MCPManager, options: RouterOptions) {
     this.manager = manager;
@@ -90,21 +92,29 @@ export class Router {
     };
   }
 
-  attach(outbound: Outbound): Session {
+  /** A new downstream session whose messages go to `outbound`; `face`: how its client reached the daemon. */
+  attach(outbound: Outbound, face: ClientFace = "socket"): Session {
     const id = `c${++this.sessionCounter}`;
     const session = new Session(id, outbound, this.context, this.sessionOptions);
     this.sessions.set(id, session);
+    if (face !== "socket") this.faces.set(id, face);
     return session;
   }
 
   /** A connection ended: cancel its in-flight requests, drop its subscriptions and private sessions. */
   async detach(session: Session): Promise<void> {
     if (!this.sessions.delete(session.id)) return;
+    this.faces.delete(session.id);
     session.cancelAll("client disconnected");
     for (const key of [...session.subscriptions]) await this.subscriptions.unsubscribe(session, key).catch(() => {});
     this.levels.relevelAll();
     this.requests.forget(session);
     await this.manager.releaseConnection(session.id);
+  }
+
+  /** How a session's client reached the daemon. */
+  faceOf(session: Session): ClientFace {
+    return this.faces.get(session.id) ?? "socket";
   }
 
   /**

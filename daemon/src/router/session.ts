@@ -7,7 +7,6 @@ import {
   isObject,
   toWireError,
   type ClientCapabilities,
-  type ClientFace,
   type JsonObject,
   type JsonRpcErrorObject,
   type JsonRpcRequest,
@@ -61,8 +60,6 @@ export class Session implements Downstream {
   /** Messages received so far (any kind, valid or not): `control` may only be declared by the first. */
   private received = 0;
   clientInfo: JsonObject | undefined;
-  /** How the client reached the daemon (set by the face that attached it). */
-  face: ClientFace = "socket";
   clientCapabilities: ClientCapabilities = {};
   logLevel: LogLevel | undefined;
   readonly connectedAt = Date.now();

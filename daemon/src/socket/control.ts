@@ -163,7 +163,7 @@ export function forbidden(method: string): ForbiddenError {
   );
 }
 
-function clientStatus(s: Session): ClientStatus {
+function clientStatus(s: Session, router: Router): ClientStatus {
   return {
     id: s.id,
     view: s.view.kind,
@@ -171,7 +171,7 @@ function clientStatus(s: Session): ClientStatus {
     clientInfo: s.clientInfo ?? null,
     inFlight: s.inFlightCount,
     connectedAt: new Date(s.connectedAt).toISOString(),
-    face: s.face,
+    face: router.faceOf(s),
   };
 }
 
@@ -191,7 +191,7 @@ function agentStatus(d: DaemonControl, session: Session): RestrictedDaemonStatus
       lastError: null,
       lastStderr: null,
     })),
-    clients: [clientStatus(session)],
+    clients: [clientStatus(session, d.router)],
     tables: d.router.tables(),
   };
 }
@@ -213,7 +213,7 @@ export const CONTROL_HANDLERS: ControlHandlers<ControlContext> = {
             daemon: d.info(),
             servers: m.servers.map((h) => serverStatus(h, m.privateSessions(h.name).length, d.router.hint(h))),
             // The connection asking (`mcpd status` itself) is not one of the clients it wants to see.
-            clients: [...d.router.sessions.values()].filter((s) => s !== session).map(clientStatus),
+            clients: [...d.router.sessions.values()].filter((s) => s !== session).map((s) => clientStatus(s, d.router)),
             tables: d.router.tables(),
             ...(d.http ? { http: d.http() } : {}),
           }

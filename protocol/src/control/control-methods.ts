@@ -27,8 +27,8 @@ import {
   type ShutdownResult,
   type StatusResult,
   type ToolsResult,
-  HTTP_FRONT_STATUS_FIELDS,
 } from "./control-types.js";
+import { HTTP_FRONT_STATUS_FIELDS } from "./http-front-status.js";
 
 /**
  * Chooses the connection's view (a server's, or the aggregate) before `initialize`, and whether it is a

@@ -3,6 +3,7 @@
  * for the daemon that answers them, the client SDK that asks and the `mcpd` command that prints them.
  * Each object type has its {@link Fields} beside it, checked against it by the compiler.
  */
+import type { HttpFrontStatus } from "./http-front-status.js";
 import type { JsonObject, Prompt, Resource, ResourceTemplate, Tool } from "../types.js";
 import type { Fields } from "./fields.js";
 
@@ -240,48 +241,6 @@ export interface RouterTables {
   relayed: number;
   inFlight: number;
 }
-
-/** The HTTP front end (MCP over Streamable HTTP and legacy SSE on loopback) in `mcpd/status`. */
-export interface HttpFrontStatus {
-  /** `mcpd.http.enabled`. */
-  enabled: boolean;
-  /** The aggregate view's endpoint (`http://127.0.0.1:7767/mcp`), or null when not listening. */
-  url: string | null;
-  /** The file holding the bearer token every request needs (0600). */
-  tokenFile: string;
-  listening: boolean;
-  /** Why it is not listening (a taken port, a refused setting), or null. */
-  error: string | null;
-  /** Where it listens (`127.0.0.1:7767`, `[::1]:7767`). */
-  addresses: string[];
-  /** Streamable HTTP sessions open. */
-  sessions: number;
-  /** Legacy HTTP+SSE sessions open. */
-  legacySessions: number;
-  /** Sessions allowed at once (both kinds). */
-  maxSessions: number;
-  /** Sessions ended for idling, since the start. */
-  expired: number;
-  /** Sessions refused at the cap, since the start. */
-  refused: number;
-  /** SSE readers dropped for not reading, since the start (counted per open session). */
-  slowReaders: number;
-}
-
-export const HTTP_FRONT_STATUS_FIELDS: Fields<HttpFrontStatus> = {
-  enabled: "required",
-  url: "required",
-  tokenFile: "required",
-  listening: "required",
-  error: "required",
-  addresses: "required",
-  sessions: "required",
-  legacySessions: "required",
-  maxSessions: "required",
-  expired: "required",
-  refused: "required",
-  slowReaders: "required",
-};
 
 /** Result of `mcpd/status` on a control connection. */
 export interface DaemonStatus {

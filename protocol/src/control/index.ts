@@ -3,3 +3,4 @@ export * from "./control-types.js";
 export * from "./control-method.js";
 export * from "./control-methods.js";
 export type { Fields, FieldSpec, Presence } from "./fields.js";
+export * from "./http-front-status.js";
