@@ -9,6 +9,7 @@ import { configCommand } from "./commands/config.js";
 import { connectCommand } from "./commands/connect.js";
 import { disableCommand } from "./commands/disable.js";
 import { enableCommand } from "./commands/enable.js";
+import { httpCommand } from "./commands/http.js";
 import { installServiceCommand, uninstallServiceCommand } from "./commands/install-service.js";
 import { logsCommand } from "./commands/logs.js";
 import { reloadCommand } from "./commands/reload.js";
@@ -33,6 +34,7 @@ export const COMMANDS: readonly Command[] = [
   resourcesCommand,
   callCommand,
   connectCommand,
+  httpCommand,
   configCommand,
   installServiceCommand,
   uninstallServiceCommand,

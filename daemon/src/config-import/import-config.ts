@@ -8,6 +8,7 @@ import { scanClaudeDesktop } from "./claude-desktop.js";
 import { scanCursor } from "./cursor.js";
 import type { FoundServer, ImportContext, ImportSource, SourceScan } from "./import-types.js";
 import { cleanEntry, mergeServers, type MergeOutcome } from "./merge-servers.js";
+import { mcpdEndpoints, selfReference } from "./self-reference.js";
 import { scanVscode } from "./vscode.js";
 
 const SCANNERS: Record<ImportSource, (ctx: ImportContext) => Promise<SourceScan>> = {
@@ -75,12 +76,14 @@ function checkEntry(found: FoundServer, mcpdSection: unknown, file: string, env:
 }
 
 /**
- * Imports the MCP servers of another client's config into mcpd's config file: scans the source, checks
- * every found server as the daemon will load it (one it would refuse is skipped with the reason, the
- * others still come in), merges (never overwriting an existing server), backs the old file up as
- * `<file>.bak-<timestamp>` and writes the new one atomically (mode 0600: it may hold tokens). `dryRun`
- * runs every check and reports the same outcomes, entries and notes, but writes nothing; nothing is
- * written either when nothing was added. A comment in the old file survives only in the backup.
+ * Imports the MCP servers of another client's config into mcpd's config file: scans the source, skips
+ * every entry that points back at mcpd itself (`mcpd connect`, mcpd's own HTTP front end: see
+ * {@link selfReference}), checks every other one as the daemon will load it (one it would refuse is
+ * skipped with the reason, the others still come in), merges (never overwriting an existing server),
+ * backs the old file up as `<file>.bak-<timestamp>` and writes the new one atomically (mode 0600: it may
+ * hold tokens). `dryRun` runs every check and reports the same outcomes, entries and notes, but writes
+ * nothing; nothing is written either when nothing was added. A comment in the old file survives only
+ * in the backup.
  * @throws ConfigError for a source or config file that does not parse (naming file, line, column), and
  * for a config file mcpd would refuse as it is (fix it first); Error for unreadable files.
  */
@@ -109,8 +112,9 @@ export async function importConfig(options: ImportOptions): Promise<ImportReport
     }
   }
   const usable: FoundServer[] = [];
+  const endpoints = mcpdEndpoints(current.mcpd, env);
   for (const found of scan.servers) {
-    const refused = checkEntry(found, current.mcpd, options.configFile, env);
+    const refused = selfReference(found.entry, endpoints) ?? checkEntry(found, current.mcpd, options.configFile, env);
     if (refused === undefined) usable.push(found);
     else scan.unusable.push({ name: found.name, origin: found.origin, reason: refused });
   }

@@ -158,7 +158,8 @@ export const configCommand: Command = {
       "  vscode          ./.vscode/mcp.json, and the user's mcp.json and settings.json (mcp.servers)",
       "Each entry is checked as the daemon will load it (--dry-run too) and printed as it is written; one mcpd",
       "would refuse is skipped with the reason. An existing server is never overwritten (skipped and reported,",
-      "unless identical). The old config is kept as config.json.bak-<timestamp>.",
+      "unless identical). An entry that points back at mcpd itself (`mcpd connect`, a URL of mcpd's HTTP front",
+      "end) is skipped. The old config is kept as config.json.bak-<timestamp>.",
     ].join("\n"),
   },
   async run(ctx, { values, positionals }) {
