@@ -191,7 +191,12 @@ export async function startDaemon(options: RunDaemonOptions): Promise<DaemonHand
   await manager.load(config);
   // Before the socket answers: once `mcpd start` returns, status already says where HTTP is (or why not).
   await http.apply(httpSettings(config), config.settings.maxBufferedBytesTotal ?? RUNTIME_DEFAULTS.maxBufferedBytesTotal);
-  await server.listen();
+  try {
+    await server.listen();
+  } catch (err) {
+    await http.close();
+    throw err;
+  }
   fdsInUse = openFileCount() ?? 0;
   applyLimits(config);
   const socketWatch = new SocketWatch({
