@@ -29,6 +29,12 @@ export interface Command {
 export function processContext(): CliContext {
   const stdout = process.stdout;
   const stderr = process.stderr;
+  // A reader that went away (`mcpd http | head -1`) is the reader's choice, not a failure to report with
+  // a stack trace: the command ends quietly. (Nothing else can be written there anyway.)
+  for (const stream of [stdout, stderr]) {
+    if (stream.listenerCount("error") === 0)
+      stream.on("error", (err: NodeJS.ErrnoException) => process.exit(err.code === "EPIPE" ? (process.exitCode ?? 0) : 1));
+  }
   return {
     env: process.env,
     cwd: process.cwd(),

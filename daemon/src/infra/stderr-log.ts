@@ -114,5 +114,9 @@ let stdioGuarded = false;
 export function ignoreStdioErrors(): void {
   if (stdioGuarded) return;
   stdioGuarded = true;
-  for (const stream of [process.stdout, process.stderr]) stream.on("error", () => {});
+  for (const stream of [process.stdout, process.stderr]) {
+    // Replaces the CLI's own handler (a command ends when its reader goes away; the daemon never does).
+    stream.removeAllListeners("error");
+    stream.on("error", () => {});
+  }
 }
