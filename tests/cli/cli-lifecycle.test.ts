@@ -146,7 +146,9 @@ describe("running daemon commands", () => {
     expect(r.code).toBe(0);
     for (const secret of ["s3cr3t-env-value", "s3cr3t-url-password", "s3cr3t-header"]) expect(r.stdout).not.toContain(secret);
     const s = JSON.parse(r.stdout);
-    expect(Object.keys(s)).toEqual(["daemon", "servers", "clients"]);
+    expect(Object.keys(s)).toEqual(["daemon", "servers", "clients", "http"]);
+    expect(Object.keys(s.http).sort()).toEqual(["enabled", "error", "legacySessions", "listening", "sessions", "tokenFile", "url"]);
+    expect(s.http).toMatchObject({ enabled: true, listening: true, url: expect.stringMatching(/^http:\/\/127\.0\.0\.1:\d+\/mcp$/) });
     expect(s.daemon).toMatchObject({
       pid: world.daemonPid(),
       version: expect.any(String),
