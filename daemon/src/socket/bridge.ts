@@ -1,6 +1,7 @@
 import { connect } from "node:net";
-import { assertTrustedSocket } from "@mcpd/client";
-import { DaemonUnavailableError, JsonLineDecoder, McpdSelect, encodeLine, isObject, type SelectParams } from "@mcpd/protocol";
+// The lean entries: `mcpd connect` loads this file once per agent session, and starts within a few ms of Node.
+import { assertTrustedSocket } from "@mcpd/client/paths";
+import { DaemonUnavailableError, JsonLineDecoder, McpdSelect, encodeLine, isObject, type SelectParams } from "@mcpd/protocol/core";
 
 export interface BridgeOptions {
   /** Transparent view of this server; absent: the aggregate view. */
