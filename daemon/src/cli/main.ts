@@ -114,7 +114,7 @@ export async function main(argv: string[], ctx: CliContext = processContext()): 
       return err.exitCode;
     }
     // Loaded here, not up front: a command that failed with an McpdError has loaded the protocol already.
-    const { McpdError } = await import("@mcpd/protocol");
+    const { McpdError } = await import("@mcpd/protocol/core");
     if (err instanceof McpdError) {
       eprintln(ctx, err.message);
       return err.code === "MCPD_DAEMON_UNAVAILABLE" ? ExitCode.NotRunning : ExitCode.Failure;
