@@ -1,6 +1,7 @@
 import { resolvePaths } from "@mcpd/client/paths";
 import { McpdError } from "@mcpd/protocol/core";
 import { CliError, ExitCode } from "../args.js";
+import { CLI_DEFAULTS, envTimeoutMs } from "../cli-defaults.js";
 import { eprintln, type CliContext, type Command } from "../context.js";
 import { runBridge } from "../../socket/bridge.js";
 
@@ -18,7 +19,8 @@ export const connectCommand: Command = {
     details: [
       "Without SERVER the client sees every server behind one MCP server (tools named <server>__<tool>);",
       "with SERVER it sees that server as it is. The daemon is started first when it is not running.",
-      "stdout carries only MCP messages; diagnostics go to stderr.",
+      "stdout carries only MCP messages; diagnostics go to stderr. A daemon that does not answer within",
+      "MCPD_CONNECT_TIMEOUT_MS (10000) counts as not running.",
       "",
       'Example (Claude Desktop): "mcpServers": { "mcpd": { "command": "mcpd", "args": ["connect"] } }',
     ].join("\n"),
@@ -32,6 +34,7 @@ export const connectCommand: Command = {
         stdin: ctx.stdin,
         stdout: ctx.stdout,
         stderr: ctx.stderr,
+        selectTimeoutMs: envTimeoutMs(ctx.env, "MCPD_CONNECT_TIMEOUT_MS", CLI_DEFAULTS.connectTimeoutMs),
         ...(server !== undefined ? { server } : {}),
       });
     try {
