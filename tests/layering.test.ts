@@ -74,6 +74,11 @@ function packageNameOf(specifier: string): string {
   return specifier.startsWith("@") ? parts.slice(0, 2).join("/") : (parts[0] ?? specifier);
 }
 
+/** The entry points a package's `exports` declares (`.`, `./core`), besides its manifest. */
+function publicEntries(manifest: Manifest): string[] {
+  return Object.keys(manifest.exports ?? {}).filter((k) => k !== "./package.json");
+}
+
 function isBuiltin(specifier: string): boolean {
   return specifier.startsWith("node:") || BUILTINS.has(specifier) || BUILTINS.has(packageNameOf(specifier));
 }
@@ -181,11 +186,11 @@ export function checkLayering(manifests: readonly Manifest[], files: ReadonlyMap
             });
             continue;
           }
-          if (spec !== name) {
+          if (spec !== name && !publicEntries(byName.get(name) as Manifest).includes(`.${spec.slice(name.length)}`)) {
             add({
               rule: "deep-import",
               specifier: spec,
-              message: `${file} imports "${spec}", an internal of ${name}: import from "${name}" (its public index) only`,
+              message: `${file} imports "${spec}", an internal of ${name}: import from "${name}" or an entry its package.json exports only`,
             });
           }
           if (!rule.mayImport.includes(name)) {
@@ -225,7 +230,12 @@ export function checkLayering(manifests: readonly Manifest[], files: ReadonlyMap
 // Tests
 
 const GOOD_MANIFESTS: Manifest[] = [
-  { dir: "protocol", name: "@mcpd/protocol", dependencies: { "eventsource-parser": "3.1.1" } },
+  {
+    dir: "protocol",
+    name: "@mcpd/protocol",
+    dependencies: { "eventsource-parser": "3.1.1" },
+    exports: { ".": "./dist/index.js", "./core": "./dist/core.js", "./package.json": "./package.json" },
+  },
   { dir: "transports", name: "@mcpd/transports", dependencies: { "@mcpd/protocol": "0.1.0", undici: "7.30.2", ws: "8.23.0" } },
   { dir: "client-sdk", name: "@mcpd/client", dependencies: { "@mcpd/protocol": "0.1.0" } },
   {
@@ -404,6 +414,13 @@ describe("layering check on synthetic trees", () => {
   it("fails on a workspace package without a rule", () => {
     const violations = run({}, [...GOOD_MANIFESTS, { dir: "bench", name: "@mcpd/bench" }]);
     expect(violations).toEqual([expect.objectContaining({ rule: "no-rule", package: "@mcpd/bench" })]);
+  });
+
+  it("accepts an import of an entry point the package exports, and refuses its package.json", () => {
+    expect(run({ "client-sdk/src/socket-trust.ts": `import { UntrustedSocketError } from "@mcpd/protocol/core";` })).toEqual([]);
+    expect(run({ "client-sdk/src/bad.ts": `import m from "@mcpd/protocol/package.json";` })).toContainEqual(
+      expect.objectContaining({ rule: "deep-import", specifier: "@mcpd/protocol/package.json" }),
+    );
   });
 
   it("accepts the daemon's declared dependency on the client SDK", () => {

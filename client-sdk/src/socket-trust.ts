@@ -1,6 +1,7 @@
 import { lstatSync, readFileSync, statSync, type Stats } from "node:fs";
 import { dirname } from "node:path";
-import { UntrustedSocketError } from "@mcpd/protocol";
+// The core entry, not the index: `mcpd connect` loads this file on every agent session's start.
+import { UntrustedSocketError } from "@mcpd/protocol/core";
 
 /** Why a socket path failed {@link checkSocketTrust}. */
 export interface SocketTrustProblem {

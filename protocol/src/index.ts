@@ -1,16 +1,10 @@
 /**
  * @mcpd/protocol: message types, guards, errors, wire codes, codecs and the JSON-RPC peer. No Node I/O.
- * Every export of this file is public API.
+ * Every export of this file is public API. `@mcpd/protocol/core` is the same without the SSE codec and the
+ * peer, for processes that must start fast.
  */
-export * from "./types.js";
-export * from "./guards.js";
-export * from "./errors.js";
-export { WireCode, type WireCodeName } from "./wire-codes.js";
-export { PROTOCOL_DEFAULTS } from "./defaults.js";
-export { type Logger, silentLogger } from "./logger.js";
-export { JsonLineDecoder, encodeLine, type JsonLineDecoderOptions, type LineError } from "./jsonl.js";
+export * from "./core.js";
 export { SseReader, sseJson, parseSseText, parseSSE, type SseEvent, type SseReaderOptions } from "./sse.js";
-export * from "./control/index.js";
 export {
   JsonRpcPeer,
   type JsonRpcPeerOptions,

@@ -320,4 +320,25 @@ describe("running daemon commands", () => {
     expect((await world.run(["stop"])).code).toBe(0);
     await until(() => world.processes().length === 0, "no process left");
   });
+
+  it("regression: connect to a daemon that accepts but never answers (stopped with SIGSTOP) exits 3 after MCPD_CONNECT_TIMEOUT_MS instead of hanging", async () => {
+    world = new CliWorld();
+    world.writeConfig({ fx: world.fixture("fx") });
+    expect((await world.run(["start"])).code).toBe(0);
+    const pid = world.daemonPid() as number;
+    // The kernel still completes connections to a stopped process's listening socket: only no answer comes.
+    process.kill(pid, "SIGSTOP");
+    try {
+      const r = await world.run(["connect", "fx", "--no-autostart"], {
+        env: { ...world.env, MCPD_CONNECT_TIMEOUT_MS: "500" },
+        timeoutMs: 30_000,
+      });
+      expect(r.code).toBe(3);
+      expect(r.stdout).toBe("");
+      expect(r.stderr).toContain(`did not answer on ${join(world.mcpdHome, "mcpd.sock")} within 500 ms`);
+    } finally {
+      process.kill(pid, "SIGCONT");
+    }
+    expect((await world.run(["stop"])).code).toBe(0);
+  });
 });

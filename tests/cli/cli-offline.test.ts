@@ -21,6 +21,7 @@ const COMMANDS = [
   "resources",
   "call",
   "connect",
+  "http",
   "config",
   "install-service",
   "uninstall-service",

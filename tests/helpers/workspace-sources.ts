@@ -19,6 +19,8 @@ export interface Manifest {
   devDependencies?: Record<string, string>;
   peerDependencies?: Record<string, string>;
   optionalDependencies?: Record<string, string>;
+  /** The package's entry points (`.`, `./core`) and what each resolves to. */
+  exports?: Record<string, unknown>;
 }
 
 export interface ImportRef {

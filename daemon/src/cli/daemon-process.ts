@@ -4,6 +4,7 @@ import { open } from "node:fs/promises";
 import { basename } from "node:path";
 import { checkSocketPath, resolvePaths, type McpdClient, type McpdPaths } from "@mcpd/client";
 import { CliError } from "./args.js";
+import { CLI_DEFAULTS, envTimeoutMs } from "./cli-defaults.js";
 import { binPath, type CliContext } from "./context.js";
 import { fullStatus, isUntrustedSocket, openClient } from "./daemon-client.js";
 import { formatLogLine } from "./log-format.js";
@@ -12,27 +13,9 @@ import { withAllocatorEnv } from "../infra/allocator-env.js";
 import { openPrivateAppend, preparePrivateDir } from "../infra/state-dir.js";
 import { isPidAlive } from "../infra/process-alive.js";
 
-/** Timing of the CLI's daemon lifecycle commands. Units in the names. */
-export const CLI_DEFAULTS = {
-  /** `mcpd start`: how long to wait for a detached daemon's socket to answer (env `MCPD_START_TIMEOUT_MS`). */
-  startTimeoutMs: 10_000,
-  /** `mcpd stop`: how long the daemon has to exit after `mcpd/shutdown` before SIGTERM. */
-  stopTimeoutMs: 20_000,
-  /** `mcpd stop`: how long to wait after SIGTERM before giving up. */
-  termTimeoutMs: 10_000,
-  /** Polling interval while waiting for a socket or a process, in ms. */
-  pollMs: 50,
-  /** Log lines shown when a daemon fails to come up. */
-  failureLogLines: 20,
-  /** Bytes of the log read to explain a failure. */
-  failureLogBytes: 64 * 1024,
-} as const;
-
 /** `MCPD_START_TIMEOUT_MS` when it is a positive integer, else {@link CLI_DEFAULTS.startTimeoutMs}. */
 export function startTimeoutMs(env: NodeJS.ProcessEnv): number {
-  const raw = env.MCPD_START_TIMEOUT_MS;
-  const n = raw !== undefined && /^\d+$/.test(raw) ? Number(raw) : NaN;
-  return Number.isSafeInteger(n) && n > 0 ? n : CLI_DEFAULTS.startTimeoutMs;
+  return envTimeoutMs(env, "MCPD_START_TIMEOUT_MS", CLI_DEFAULTS.startTimeoutMs);
 }
 
 /** What answered on the socket. */

@@ -1,6 +1,8 @@
 import { connect } from "node:net";
-import { assertTrustedSocket } from "@mcpd/client";
-import { DaemonUnavailableError, JsonLineDecoder, McpdSelect, encodeLine, isObject, type SelectParams } from "@mcpd/protocol";
+// The lean entries: `mcpd connect` loads this file once per agent session, and starts within a few ms of Node.
+import { assertTrustedSocket } from "@mcpd/client/paths";
+import { DaemonUnavailableError, JsonLineDecoder, McpdSelect, encodeLine, isObject, type SelectParams } from "@mcpd/protocol/core";
+import { CLI_DEFAULTS } from "../cli/cli-defaults.js";
 
 export interface BridgeOptions {
   /** Transparent view of this server; absent: the aggregate view. */
@@ -9,6 +11,11 @@ export interface BridgeOptions {
   stdin: NodeJS.ReadableStream;
   stdout: NodeJS.WritableStream;
   stderr?: NodeJS.WritableStream;
+  /**
+   * How long the daemon has to answer `mcpd/select` once the socket accepted the connection, in ms
+   * (default `CLI_DEFAULTS.connectTimeoutMs`, 10000). A stopped or stuck daemon's socket still accepts.
+   */
+  selectTimeoutMs?: number;
 }
 
 const SELECT_ID = "mcpd-connect-select";
@@ -19,7 +26,8 @@ const SELECT_ID = "mcpd-connect-select";
  * server's transparent view when SERVER is given, else the aggregate view) and swallows the answer, so the
  * connection is never a control connection; after that bytes flow untouched in both directions.
  * Returns the exit code: 0 when either side ends normally, 1 on errors.
- * @throws DaemonUnavailableError (MCPD_DAEMON_UNAVAILABLE) when the socket does not answer;
+ * @throws DaemonUnavailableError (MCPD_DAEMON_UNAVAILABLE) when the socket does not accept the connection,
+ * or the daemon does not answer `mcpd/select` within `selectTimeoutMs` (nothing of stdin was read then);
  * UntrustedSocketError (MCPD_UNTRUSTED_SOCKET), before connecting, when another user could have made it.
  */
 export function runBridge(opts: BridgeOptions): Promise<number> {
@@ -29,6 +37,8 @@ export function runBridge(opts: BridgeOptions): Promise<number> {
     const socket = connect(opts.socketPath);
     let connected = false;
     let exitCode = 0;
+    const selectTimeoutMs = opts.selectTimeoutMs ?? CLI_DEFAULTS.connectTimeoutMs;
+    let selectTimer: NodeJS.Timeout | undefined;
     socket.once("error", (err: NodeJS.ErrnoException) => {
       if (!connected) {
         reject(
@@ -53,6 +63,7 @@ export function runBridge(opts: BridgeOptions): Promise<number> {
         onValue: (v) => {
           if (selected || !isObject(v) || v.id !== SELECT_ID) return;
           selected = true;
+          clearTimeout(selectTimer);
           socket.off("data", onData);
           if (isObject(v.error)) {
             opts.stderr?.write(`mcpd connect: ${String(v.error.message)}\n`);
@@ -68,9 +79,22 @@ export function runBridge(opts: BridgeOptions): Promise<number> {
       socket.on("data", onData);
       const params: SelectParams = opts.server === undefined ? {} : { server: opts.server };
       socket.write(encodeLine({ jsonrpc: "2.0", id: SELECT_ID, method: McpdSelect.method, params }));
-      opts.stdin.on("end", () => socket.end());
+      const endSocket = (): void => void socket.end();
+      opts.stdin.on("end", endSocket);
+      // Before the answer nothing of the client's was read or sent: the caller may start a daemon and retry.
+      selectTimer = setTimeout(() => {
+        connected = false;
+        opts.stdin.off("end", endSocket);
+        socket.destroy();
+        reject(
+          new DaemonUnavailableError(
+            `mcpd did not answer on ${opts.socketPath} within ${selectTimeoutMs} ms (is it stopped or stuck? see 'mcpd status')`,
+          ),
+        );
+      }, selectTimeoutMs);
     });
     socket.on("close", () => {
+      clearTimeout(selectTimer);
       if (connected) resolve(exitCode);
     });
   });

@@ -2,6 +2,7 @@
  * Scenario 4: agent start-up. Time from an agent process's start (Node's bootstrap included) to "every tool
  * of 10 servers listed": spawning the servers itself with the official SDK, versus connecting to a warm mcpd
  * that already runs the same 10 servers (with @mcpd/client, and with the SDK Client over McpdTransport).
+ * Then the `mcpd` command's own start-up on that daemon, beside Node's (lib/cli-startup.mjs).
  */
 import { join } from "node:path";
 import { mkdirSync } from "node:fs";
@@ -10,7 +11,8 @@ import { startDaemon } from "../lib/daemon.mjs";
 import { asConfig, realisticServers } from "../lib/servers.mjs";
 import { rotate, summarize } from "../lib/stats.mjs";
 import { Worker } from "../lib/worker-host.mjs";
-import { ms, num, range, ratio } from "../lib/format.mjs";
+import { mb, ms, num, range, ratio } from "../lib/format.mjs";
+import { CLI_LABELS, CLI_ROWS, cliStartupRound } from "../lib/cli-startup.mjs";
 
 export const id = "startup";
 export const title = "4. Agent start-up with 10 servers";
@@ -35,7 +37,7 @@ export async function runAgent(resources, spec, name) {
 }
 
 export async function run(ctx) {
-  const { resources, rounds, log } = ctx;
+  const { resources, rounds, log, quick } = ctx;
   const dir = resources.tempDir("mcpdb-start-");
   mkdirSync(join(dir, "direct"));
   mkdirSync(join(dir, "daemon"));
@@ -94,6 +96,20 @@ export async function run(ctx) {
       ]),
     );
     const r = Object.fromEntries(Object.entries(ratios).map(([k, v]) => [k, summarize(v)]));
+
+    // The mcpd command's own start-up on the same warm daemon (one of its fixture servers for connect).
+    const samples = quick ? 5 : 15;
+    const cli = { ...Object.fromEntries(CLI_ROWS.map((row) => [row, []])), serverRssMb: [], connectRssMb: [] };
+    for (let round = 0; round < rounds; round++) {
+      const res = await cliStartupRound(resources, daemon, "fixture1", samples);
+      for (const key of Object.keys(cli)) cli[key].push(res[key]);
+      log(
+        `  round ${round + 1} cli: node -e 0 ${num(res.node)} ms, mcpd connect to initialize ${num(res.connect)} ms (${num(res.connectRssMb)} MB), ` +
+          `--version ${num(res.version)} ms, status ${num(res.status)} ms`,
+      );
+    }
+    const cliVsNode = (row) => summarize(cli[row].map((v, i) => v / cli.node[i]));
+    const c = Object.fromEntries(Object.entries(cli).map(([k, v]) => [k, summarize(v)]));
     return {
       id,
       title,
@@ -120,6 +136,16 @@ export async function run(ctx) {
             ms(s[m].list.median),
           ]),
         },
+        {
+          caption: `The mcpd command's start-up on the same warm daemon (median of ${samples} runs per round, order rotated; \`mcpd connect fixture1\`; time from spawn() in the harness)`,
+          columns: ["process", "time", "vs `node -e 0`", "RSS"],
+          rows: CLI_ROWS.map((row) => [
+            CLI_LABELS[row],
+            range(c[row], ms),
+            row === "node" ? "1x" : range(cliVsNode(row), ratio),
+            row === "connect" ? range(c.connectRssMb, mb) : row === "server" ? range(c.serverRssMb, mb) : "",
+          ]),
+        },
       ],
       headline: [
         {
@@ -132,8 +158,18 @@ export async function run(ctx) {
         { metric: "Agent start-up, 10 servers: spawning directly / warm mcpd (SDK over McpdTransport)", value: r.sdk, format: ratio },
         { metric: "Agent start-up after Node's bootstrap: direct / warm mcpd (@mcpd/client)", value: r.clientAfterBoot, format: ratio },
         { metric: "Getting 10 servers' tools once the library is loaded: direct / warm mcpd (@mcpd/client)", value: r.work, format: ratio },
+        {
+          metric: "`mcpd connect` until its initialize answer / `node -e 0` whole run",
+          value: cliVsNode("connect"),
+          format: ratio,
+          target: "<= 1.3x",
+          pass: cliVsNode("connect").median <= 1.3,
+        },
+        { metric: "`mcpd --version` / `node -e 0`, whole runs", value: cliVsNode("version"), format: ratio },
+        { metric: "`mcpd status` / `node -e 0`, whole runs", value: cliVsNode("status"), format: ratio },
+        { metric: "`mcpd connect` RSS at its initialize answer", value: c.connectRssMb, format: mb },
       ],
-      data: { summary: s, ratios: r, tools },
+      data: { summary: s, ratios: r, tools, cli: c },
     };
   } finally {
     await daemon.stop();

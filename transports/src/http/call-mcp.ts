@@ -1,7 +1,7 @@
-import { request } from "undici";
 import { ProtocolError, RequestTimeoutError, isObject, isResponse, parseSSE, parseSseText, type JsonObject } from "@mcpd/protocol";
 import { TRANSPORT_DEFAULTS } from "../defaults.js";
 import { ACCEPT_POST, errorText, httpErrorFrom, mediaType, readBodyText } from "./http-wire.js";
+import { loadUndici, request } from "./undici.js";
 
 /** Options of {@link callMCP}. */
 export interface CallMcpOptions {
@@ -37,6 +37,7 @@ export async function callMCP(url: string, method: string, params?: JsonObject, 
       ? setTimeout(() => controller.abort(new RequestTimeoutError(timeoutMs, phase)), timeoutMs)
       : undefined;
   try {
+    await loadUndici();
     const res = await request(url, {
       method: "POST",
       headers: { ...options.headers, "content-type": "application/json", accept: ACCEPT_POST },

@@ -18,6 +18,7 @@ import { HttpSession } from "./http-session.js";
 import { createHttpAgent, discardBody, encodeJson, errorText, httpErrorFrom, waitOrAbort } from "./http-wire.js";
 import { LegacySseConnection } from "./legacy-sse.js";
 import { SseListener } from "./sse-listener.js";
+import { loadUndici } from "./undici.js";
 
 /** The wire mode an {@link HttpTransport} speaks. */
 export type HttpTransportMode = "streamable-http" | "legacy-sse";
@@ -37,7 +38,8 @@ const LEGACY_FALLBACK_STATUSES = new Set([400, 404, 405]);
  * words its timeout ({@link phaseOf}).
  */
 export class HttpPipe implements MessagePipe {
-  private readonly agent: Agent;
+  /** The keep-alive Agent, made on first use (see {@link agent}). */
+  private agentValue: Agent | undefined;
   private readonly session = new HttpSession();
   private readonly replies: HttpReplyReader;
   /** Every message from the server, and the request exchanges by id (where a response is awaited, what the peer abandons). */
@@ -58,13 +60,12 @@ export class HttpPipe implements MessagePipe {
     private readonly events: PipeEvents,
     private readonly log: Logger,
   ) {
-    this.agent = createHttpAgent(cfg.connections);
     this.inbox = new HttpInbox(events, this.session, log, cfg.safeUrl);
     this.modeValue = cfg.type === "sse" ? "legacy-sse" : "streamable-http";
     this.replies = new HttpReplyReader({
       url: cfg.url,
       safeUrl: cfg.safeUrl,
-      agent: this.agent,
+      agent: () => this.agent,
       maxBodyBytes: cfg.maxBodyBytes,
       sseResumeAttempts: cfg.sseResumeAttempts,
       sseResumeDelayMs: cfg.sseResumeDelayMs,
@@ -112,6 +113,10 @@ export class HttpPipe implements MessagePipe {
   async connect(): Promise<void> {
     if (this.state === "closed") throw this.closedError();
     if (this.state === "open") return;
+    // Loaded by the first HTTP transport that connects, not when the package is imported: a daemon whose
+    // servers are all stdio never loads it. Every exchange needs an open pipe, so it comes after this.
+    await loadUndici();
+    if ((this.state as State) === "closed") throw this.closedError();
     if (this.modeValue === "legacy-sse") {
       const exchange = this.track(new HttpExchange(undefined, undefined, "request", this.ownDeadlineMs()));
       try {
@@ -150,7 +155,8 @@ export class HttpPipe implements MessagePipe {
   }
 
   startListener(): void {
-    if (this.state === "closed" || this.modeValue === "legacy-sse" || this.listener) return;
+    // Before connect() there is no session to listen on (and undici is not loaded yet).
+    if (this.state !== "open" || this.modeValue === "legacy-sse" || this.listener) return;
     this.listener = new SseListener({
       url: this.cfg.url,
       agent: this.agent,
@@ -182,7 +188,7 @@ export class HttpPipe implements MessagePipe {
       const outcome = await this.session.delete(this.agent, this.cfg.url, this.cfg.headers, this.cfg.deleteTimeoutMs);
       this.log.debug({ url: this.cfg.safeUrl, ...outcome }, "error" in outcome ? "session DELETE failed" : "session DELETE answered");
     }
-    await this.agent.destroy().catch(() => {});
+    await this.agentValue?.destroy().catch(() => {});
     if (wasOpen) this.events.closed({ reason: "closed by client", expected: true });
   }
 
@@ -193,7 +199,7 @@ export class HttpPipe implements MessagePipe {
     this.closeReason = reason;
     this.log.warn({ url: this.cfg.safeUrl, reason }, "HTTP transport closed by the server");
     this.abortEverything(reason, cause);
-    this.closePromise ??= this.agent.destroy().catch(() => {});
+    this.closePromise ??= (this.agentValue?.destroy() ?? Promise.resolve()).catch(() => {});
     this.events.closed({ reason, expected: false });
   }
 
@@ -360,6 +366,12 @@ export class HttpPipe implements MessagePipe {
   }
 
   // --- helpers ---
+
+  /** The keep-alive Agent. Made on first use, which comes after connect() loaded undici. */
+  private get agent(): Agent {
+    this.agentValue ??= createHttpAgent(this.cfg.connections);
+    return this.agentValue;
+  }
 
   private track(exchange: HttpExchange): HttpExchange {
     if (this.state === "closed") exchange.abort(this.closedError());

@@ -1,4 +1,4 @@
-import { request, type Agent, type Dispatcher } from "undici";
+import type { Agent, Dispatcher } from "undici";
 import {
   McpdError,
   NoResponseError,
@@ -14,13 +14,15 @@ import { TRANSPORT_DEFAULTS } from "../defaults.js";
 import type { HttpExchange } from "./http-exchange.js";
 import { ACCEPT_SSE, delay, discardBody, errorText, httpErrorFrom, mediaType, preview, readBodyText } from "./http-wire.js";
 import { readSseStream, type SseCursor } from "./sse-stream.js";
+import { request } from "./undici.js";
 import type { MessageContext } from "../transport.js";
 
 /** What an {@link HttpReplyReader} needs from its transport. */
 export interface HttpReplyDeps {
   url: URL;
   safeUrl: string;
-  agent: Agent;
+  /** The transport's keep-alive Agent (made when the transport connects, after the reader). */
+  agent: () => Agent;
   maxBodyBytes: number;
   sseResumeAttempts: number;
   sseResumeDelayMs: number;
@@ -120,7 +122,7 @@ export class HttpReplyReader {
           method: "GET",
           headers: { ...deps.resumeHeaders(), accept: ACCEPT_SSE, "last-event-id": lastEventId },
           signal: exchange.signal,
-          dispatcher: deps.agent,
+          dispatcher: deps.agent(),
         });
       } catch (err) {
         if (exchange.aborted) throw exchange.reason;

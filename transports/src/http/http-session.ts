@@ -1,6 +1,7 @@
-import { request, type Agent, type Dispatcher } from "undici";
+import type { Agent, Dispatcher } from "undici";
 import { isObject, type JsonObject } from "@mcpd/protocol";
 import { ACCEPT_POST, discardBody, errorText, headerValue } from "./http-wire.js";
+import { request } from "./undici.js";
 
 /**
  * The Streamable HTTP session of one {@link HttpTransport}: the `Mcp-Session-Id` the server assigned,

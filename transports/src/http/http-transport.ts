@@ -63,7 +63,8 @@ export class HttpTransport extends PipeTransport<HttpPipe> {
   }
 
   /**
-   * Starts the background SSE listener (Streamable HTTP only; legacy mode already listens). Idempotent.
+   * Starts the background SSE listener (Streamable HTTP only; legacy mode already listens). Idempotent;
+   * does nothing before `connect()` or after `close()`.
    * A 405 disables it quietly; drops reconnect with backoff until close().
    */
   startSSEListener(): void {

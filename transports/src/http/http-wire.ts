@@ -1,6 +1,7 @@
-import { Agent, type Dispatcher } from "undici";
+import type { Agent, Dispatcher } from "undici";
 import { HttpError, MessageTooLargeError, PROTOCOL_DEFAULTS, ProtocolError } from "@mcpd/protocol";
 import { TRANSPORT_DEFAULTS } from "../defaults.js";
+import { newAgent } from "./undici.js";
 
 /**
  * HTTP plumbing shared by the HTTP transport's parts: the keep-alive agent, header access and bounded
@@ -17,12 +18,12 @@ export const ACCEPT_POST = "application/json, text/event-stream";
 export const ACCEPT_SSE = "text/event-stream";
 
 /**
- * A keep-alive undici Agent for one transport: at most `connections` sockets per origin, idle sockets
+ * A keep-alive undici Agent for one transport (after `loadUndici()`): at most `connections` sockets per origin, idle sockets
  * closed after `TRANSPORT_DEFAULTS.httpKeepAliveMs`. Timeouts are the transport's own (one deadline per
  * request), so undici's idle-body timeout is off: an SSE stream may be quiet for minutes.
  */
 export function createHttpAgent(connections: number): Agent {
-  return new Agent({
+  return newAgent({
     connections,
     keepAliveTimeout: TRANSPORT_DEFAULTS.httpKeepAliveMs,
     bodyTimeout: 0,

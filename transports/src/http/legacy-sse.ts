@@ -1,8 +1,9 @@
-import { request, type Agent } from "undici";
+import type { Agent } from "undici";
 import { ProtocolError, TransportClosedError, sseJson, type Logger, type ParseError } from "@mcpd/protocol";
 import { readSseStream, type SseCursor } from "./sse-stream.js";
 import { ACCEPT_SSE, discardBody, errorText, httpErrorFrom, mediaType } from "./http-wire.js";
 import { redactUrl } from "./http-config.js";
+import { request } from "./undici.js";
 
 /** What a {@link LegacySseConnection} needs from its transport. */
 export interface LegacySseDeps {

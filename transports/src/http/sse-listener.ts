@@ -1,8 +1,9 @@
-import { request, type Agent } from "undici";
+import type { Agent } from "undici";
 import { McpdError, sseJson, type Logger, type ParseError } from "@mcpd/protocol";
 import { readSseStream, type SseCursor } from "./sse-stream.js";
 import { ACCEPT_SSE, delay, discardBody, errorText, httpErrorFrom, mediaType } from "./http-wire.js";
 import { redactUrl } from "./http-config.js";
+import { request } from "./undici.js";
 
 /** What an {@link SseListener} needs from its transport. */
 export interface SseListenerDeps {

@@ -1,5 +1,5 @@
 import type { ClientRequest, IncomingMessage } from "node:http";
-import { WebSocket, type RawData } from "ws";
+import type { RawData, WebSocket } from "ws";
 import {
   MAX_TIMER_MS,
   HttpError,
@@ -23,6 +23,17 @@ export const MCP_WS_SUBPROTOCOL = "mcp";
 type State = "idle" | "connecting" | "open" | "closed";
 
 const NO_CONTEXT: MessageContext = Object.freeze({});
+
+/**
+ * The `ws` package, loaded by the first WebSocket transport that connects instead of imported: it adds
+ * several MB of resident memory to every process that imports it, and a daemon whose servers are all stdio
+ * never needs it.
+ */
+let wsPackage: Promise<typeof import("ws")> | undefined;
+function loadWs(): Promise<typeof import("ws")> {
+  wsPackage ??= import("ws");
+  return wsPackage;
+}
 
 /**
  * The wire of {@link WebSocketTransport} (see there for the behaviour): one socket (package `ws`,
@@ -74,22 +85,29 @@ export class WsPipe implements MessagePipe {
         else resolve();
       };
     });
+    loadWs().then(
+      ({ WebSocket }) => this.openSocket(WebSocket),
+      (err: unknown) => this.cannotOpen(err),
+    );
+    return this.connectPromise;
+  }
+
+  /** Opens the socket once `ws` is loaded, unless close() ran meanwhile (it settled connect() then). */
+  private openSocket(WebSocketClass: typeof WebSocket): void {
+    if (this.state !== "connecting") return;
     const configured = this.cfg.timeoutMs ?? TRANSPORT_DEFAULTS.requestTimeoutMs;
     const handshakeMs = configured === 0 || configured > MAX_TIMER_MS ? TRANSPORT_DEFAULTS.requestTimeoutMs : configured;
     let ws: WebSocket;
     try {
-      ws = new WebSocket(this.cfg.url, [MCP_WS_SUBPROTOCOL], {
+      ws = new WebSocketClass(this.cfg.url, [MCP_WS_SUBPROTOCOL], {
         headers: this.cfg.headers,
         maxPayload: this.cfg.maxPayloadBytes,
         handshakeTimeout: handshakeMs,
         followRedirects: false,
       });
     } catch (err) {
-      this.state = "closed";
-      this.closeReason = `cannot connect to ${this.cfg.safeUrl}: ${errorText(err)}`;
-      this.markSocketClosed();
-      this.settleConnect?.(new TransportClosedError(this.closeReason, { cause: err }));
-      return this.connectPromise;
+      this.cannotOpen(err);
+      return;
     }
     this.ws = ws;
     ws.on("open", () => this.handleOpen());
@@ -97,7 +115,15 @@ export class WsPipe implements MessagePipe {
     ws.on("message", (data, isBinary) => this.handleFrame(data, isBinary));
     ws.on("error", (err) => this.handleSocketError(err));
     ws.on("close", (code, reason) => this.handleSocketClose(code, reason.toString("utf8")));
-    return this.connectPromise;
+  }
+
+  /** The socket could not even be made (a bad URL for ws, or the package failed to load): connect() fails. */
+  private cannotOpen(err: unknown): void {
+    if (this.state !== "connecting") return;
+    this.state = "closed";
+    this.closeReason = `cannot connect to ${this.cfg.safeUrl}: ${errorText(err)}`;
+    this.markSocketClosed();
+    this.settleConnect?.(new TransportClosedError(this.closeReason, { cause: err }));
   }
 
   /**
@@ -150,6 +176,11 @@ export class WsPipe implements MessagePipe {
     if (previous === "idle" || !ws) {
       this.state = "closed";
       this.closeReason ??= "closed by client";
+      if (previous === "connecting") {
+        // Closed while `ws` was loading: no socket was made.
+        this.markSocketClosed();
+        this.settleConnect?.(new TransportClosedError(`closed by client before ${this.cfg.safeUrl} was connected`));
+      }
       return;
     }
     if (previous === "closed") {

@@ -406,6 +406,19 @@ describe("WebSocketTransport: connect failures", () => {
     expect(fx.connections).toHaveLength(0);
   });
 
+  it("close() right after connect(), while ws is still being loaded, rejects connect and never opens the socket", async () => {
+    const fx = await fixture();
+    const t = transport({ url: fx.url });
+    let closed = 0;
+    t.onClose = () => closed++;
+    const connecting = t.connect();
+    await t.close();
+    await expect(connecting).rejects.toThrow(`closed by client before ${fx.url} was connected`);
+    expect(t.connected).toBe(false);
+    expect(closed).toBe(0);
+    await expect(t.connect()).rejects.toBeInstanceOf(TransportClosedError);
+  });
+
   it("validates its config with errors naming the field", () => {
     const make = (config: Record<string, unknown>, options?: WsTransportOptions) => () =>
       new WebSocketTransport({ type: "ws", ...config } as WsServerConfig, options);

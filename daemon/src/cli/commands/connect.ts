@@ -1,7 +1,9 @@
-import { McpdError, resolvePaths } from "@mcpd/client";
+import { resolvePaths } from "@mcpd/client/paths";
+import { McpdError } from "@mcpd/protocol/core";
 import { CliError, ExitCode } from "../args.js";
-import { eprintln, type Command } from "../context.js";
-import { ensureDaemon } from "../daemon-process.js";
+import { CLI_DEFAULTS, envTimeoutMs } from "../cli-defaults.js";
+import { eprintln, type CliContext, type Command } from "../context.js";
+import { runBridge } from "../../socket/bridge.js";
 
 /** `mcpd connect [SERVER]`: the stdio bridge an MCP client runs as its server command. */
 export const connectCommand: Command = {
@@ -17,7 +19,8 @@ export const connectCommand: Command = {
     details: [
       "Without SERVER the client sees every server behind one MCP server (tools named <server>__<tool>);",
       "with SERVER it sees that server as it is. The daemon is started first when it is not running.",
-      "stdout carries only MCP messages; diagnostics go to stderr.",
+      "stdout carries only MCP messages; diagnostics go to stderr. A daemon that does not answer within",
+      "MCPD_CONNECT_TIMEOUT_MS (10000) counts as not running.",
       "",
       'Example (Claude Desktop): "mcpServers": { "mcpd": { "command": "mcpd", "args": ["connect"] } }',
     ].join("\n"),
@@ -25,22 +28,40 @@ export const connectCommand: Command = {
   async run(ctx, { values, positionals }) {
     const server = positionals[0];
     const socketPath = resolvePaths(ctx.env, { cwd: ctx.cwd }).socketPath;
-    if (values["no-autostart"] !== true) {
-      const r = await ensureDaemon(ctx);
-      if (r.started) eprintln(ctx, `started the daemon (pid ${r.pid})`);
-    }
-    const { runBridge } = await import("../../socket/bridge.js");
-    try {
-      return await runBridge({
+    const bridge = (): Promise<number> =>
+      runBridge({
         socketPath,
         stdin: ctx.stdin,
         stdout: ctx.stdout,
         stderr: ctx.stderr,
+        selectTimeoutMs: envTimeoutMs(ctx.env, "MCPD_CONNECT_TIMEOUT_MS", CLI_DEFAULTS.connectTimeoutMs),
         ...(server !== undefined ? { server } : {}),
       });
+    try {
+      // A running daemon is the common case (every agent session runs this): connect straight away, and
+      // load the code that starts a daemon only when none answers. The bridge fails before reading stdin,
+      // so the attempt can be repeated once the daemon is up.
+      try {
+        return await bridge();
+      } catch (err) {
+        if (values["no-autostart"] === true || !isUnavailable(err)) throw err;
+      }
+      await startDaemon(ctx);
+      return await bridge();
     } catch (err) {
-      if (err instanceof McpdError && err.code === "MCPD_DAEMON_UNAVAILABLE") throw new CliError(err.message, ExitCode.NotRunning);
+      if (isUnavailable(err)) throw new CliError((err as Error).message, ExitCode.NotRunning);
       throw err;
     }
   },
 };
+
+function isUnavailable(err: unknown): boolean {
+  return err instanceof McpdError && err.code === "MCPD_DAEMON_UNAVAILABLE";
+}
+
+/** Starts the daemon (or finds one that another process started meanwhile) and says so on stderr. */
+async function startDaemon(ctx: CliContext): Promise<void> {
+  const { ensureDaemon } = await import("../daemon-process.js");
+  const r = await ensureDaemon(ctx);
+  if (r.started) eprintln(ctx, `started the daemon (pid ${r.pid})`);
+}

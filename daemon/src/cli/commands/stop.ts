@@ -2,7 +2,8 @@ import { McpdError, resolvePaths, type McpdClient } from "@mcpd/client";
 import { CliError } from "../args.js";
 import { eprintln, println, type Command } from "../context.js";
 import { isUntrustedSocket, openClient } from "../daemon-client.js";
-import { CLI_DEFAULTS, readPidFile, unverifiedDaemon, waitGone } from "../daemon-process.js";
+import { CLI_DEFAULTS } from "../cli-defaults.js";
+import { readPidFile, unverifiedDaemon, waitGone } from "../daemon-process.js";
 import { isPidAlive } from "../../infra/process-alive.js";
 
 /** `mcpd stop`: graceful shutdown through the socket, SIGTERM through the pid file as a fallback. */

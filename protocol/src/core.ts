@@ -1,0 +1,15 @@
+/**
+ * @mcpd/protocol/core: the protocol without the SSE codec (and its parser dependency) and the JSON-RPC
+ * peer: message types, guards, errors and wire codes, the JSONL codec, the control declarations. For
+ * processes that must start fast (`mcpd connect` runs once per agent session). Every export is also
+ * exported by the package's index, from the same modules: an error class is one class whichever entry
+ * loaded it. Every export of this file is public API.
+ */
+export * from "./types.js";
+export * from "./guards.js";
+export * from "./errors.js";
+export { WireCode, type WireCodeName } from "./wire-codes.js";
+export { PROTOCOL_DEFAULTS } from "./defaults.js";
+export { type Logger, silentLogger } from "./logger.js";
+export { JsonLineDecoder, encodeLine, type JsonLineDecoderOptions, type LineError } from "./jsonl.js";
+export * from "./control/index.js";

@@ -1,0 +1,111 @@
+/**
+ * What the `mcpd` processes load, recorded module by module (tests/helpers/module-recorder.mjs): a command
+ * loads its own code and nothing of the others', `mcpd connect` (spawned by every agent session) loads no
+ * npm package at all, and a daemon whose servers are all stdio never loads the HTTP (undici) and
+ * WebSocket (ws) libraries, which it loads once such a server is configured.
+ */
+import { join } from "node:path";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { loadedModules, npmPackages, recordingEnv } from "../helpers/module-log.js";
+import { CliWorld, MCPD_BIN, until } from "./cli-harness.js";
+
+let world: CliWorld;
+let log: string;
+beforeEach(() => {
+  world = new CliWorld();
+  log = join(world.root, "modules.log");
+});
+afterEach(async () => {
+  await world.run(["stop"]).catch(() => {});
+  await world.dispose();
+});
+
+/** The command modules (`daemon/dist/cli/commands/<name>.js`) among `urls`, by file name. */
+function commandModules(urls: readonly string[]): string[] {
+  return urls.flatMap((u) => /\/cli\/commands\/([^/]+)\.js$/.exec(u)?.[1] ?? []).sort();
+}
+
+describe("the mcpd command loads only what the command it runs needs", () => {
+  it("mcpd --version loads no command and no npm package (regression: the CLI imported every command before running one)", async () => {
+    const r = await world.run(["--version"], { env: recordingEnv(world.env, log) });
+    expect(r.code).toBe(0);
+    const urls = loadedModules(log);
+    expect(
+      urls.some((u) => u.endsWith("/cli/main.js")),
+      "the recorder saw the CLI",
+    ).toBe(true);
+    expect(commandModules(urls)).toEqual([]);
+    expect(npmPackages(urls)).toEqual([]);
+  });
+
+  it("mcpd connect, driven by the SDK Client, loads its own command only: no other command, no npm package (no pino, jsonc-parser, undici, ws), not the client SDK's session code", async () => {
+    world.writeConfig({ fx: world.fixture("fx") });
+    const started = await world.run(["start"]);
+    expect(started.code, started.stderr).toBe(0);
+
+    const transport = new StdioClientTransport({
+      command: process.execPath,
+      args: [MCPD_BIN, "connect", "fx"],
+      env: recordingEnv(world.env, log) as Record<string, string>,
+      cwd: world.root,
+      stderr: "pipe",
+    });
+    const client = new Client({ name: "lazy-loading", version: "1.0.0" });
+    try {
+      await client.connect(transport);
+      const pid = transport.pid;
+      expect(pid).toBeTypeOf("number");
+      const tools = await client.listTools();
+      expect(tools.tools.map((t) => t.name)).toContain("echo");
+      const urls = loadedModules(log, pid as number);
+      expect(
+        urls.some((u) => u.endsWith("/cli/main.js")),
+        "the recorder saw the CLI",
+      ).toBe(true);
+      expect(commandModules(urls)).toEqual(["connect"]);
+      expect(npmPackages(urls)).toEqual([]);
+      // A running daemon is found by connecting to it: the full client (sessions, reconnection) is never needed.
+      expect(urls.filter((u) => /\/client-sdk\/dist\/(mcpd-client|socket-connection|reconnecting-session)\.js$/.test(u))).toEqual([]);
+    } finally {
+      await client.close();
+    }
+  });
+});
+
+describe("the daemon loads its HTTP and WebSocket libraries only for servers that use them", () => {
+  it("a daemon whose servers are all stdio loads neither undici nor ws (regression: @mcpd/transports imported them eagerly)", async () => {
+    world.writeConfig({ fx: world.fixture("fx") });
+    const started = await world.run(["start"], { env: recordingEnv(world.env, log) });
+    expect(started.code, started.stderr).toBe(0);
+    // The stdio server is up and a call went through it: the daemon did what a stdio-only daemon does.
+    const call = await world.run(["call", "fx", "echo", '{"text":"hi"}']);
+    expect(call).toMatchObject({ code: 0, stdout: "hi\n" });
+    const pid = world.daemonPid();
+    expect(pid).toBeTypeOf("number");
+    const urls = loadedModules(log, pid as number);
+    expect(
+      urls.some((u) => u.includes("/daemon/dist/daemon.js")),
+      "the recorder saw the daemon",
+    ).toBe(true);
+    expect(npmPackages(urls)).not.toContain("undici");
+    expect(npmPackages(urls)).not.toContain("ws");
+  });
+
+  it("a daemon with an HTTP and a WebSocket server configured loads undici and ws (the same recorder sees them)", async () => {
+    // Nothing listens on port 9 (discard) here: the servers fail to start, after their transports connected.
+    world.writeConfig({
+      fx: world.fixture("fx"),
+      web: { type: "http", url: "http://127.0.0.1:9/mcp" },
+      sock: { type: "ws", url: "ws://127.0.0.1:9/mcp" },
+    });
+    const started = await world.run(["start"], { env: recordingEnv(world.env, log) });
+    expect(started.code, started.stderr).toBe(0);
+    const pid = world.daemonPid() as number;
+    await until(() => {
+      const npm = npmPackages(loadedModules(log, pid));
+      return npm.includes("undici") && npm.includes("ws");
+    }, "the daemon to load undici and ws");
+  });
+});

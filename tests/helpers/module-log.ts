@@ -1,0 +1,44 @@
+/**
+ * Reading what a process loaded, as recorded by tests/helpers/module-recorder.mjs: for the tests that pin
+ * lazy loading (a command loads only what it runs; a daemon with only stdio servers never loads its HTTP
+ * and WebSocket libraries).
+ */
+import { readFileSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+
+/** The `--import` module that records loaded modules into the file named by `MCPD_TEST_MODULE_LOG`. */
+export const MODULE_RECORDER = join(dirname(fileURLToPath(import.meta.url)), "module-recorder.mjs");
+
+/** Environment that makes every Node process started with it (and its Node children that inherit it) record into `logFile`. */
+export function recordingEnv(env: NodeJS.ProcessEnv, logFile: string): NodeJS.ProcessEnv {
+  const options = [env.NODE_OPTIONS, `--import=${MODULE_RECORDER}`].filter(Boolean).join(" ");
+  return { ...env, NODE_OPTIONS: options, MCPD_TEST_MODULE_LOG: logFile };
+}
+
+/** The module URLs process `pid` loaded (every process's when `pid` is undefined), in load order. */
+export function loadedModules(logFile: string, pid?: number): string[] {
+  let text = "";
+  try {
+    text = readFileSync(logFile, "utf8");
+  } catch {
+    return [];
+  }
+  const out: string[] = [];
+  for (const line of text.split("\n")) {
+    const space = line.indexOf(" ");
+    if (space <= 0) continue;
+    if (pid === undefined || Number(line.slice(0, space)) === pid) out.push(line.slice(space + 1));
+  }
+  return out;
+}
+
+/** The npm packages among `urls` (by the last `node_modules/<name>` in each path), sorted and unique. */
+export function npmPackages(urls: readonly string[]): string[] {
+  const names = new Set<string>();
+  for (const url of urls) {
+    const m = /.*\/node_modules\/((?:@[^/]+\/)?[^/]+)\//.exec(url);
+    if (m) names.add(m[1] as string);
+  }
+  return [...names].sort();
+}
