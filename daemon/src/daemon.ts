@@ -122,11 +122,16 @@ export async function startDaemon(options: RunDaemonOptions): Promise<DaemonHand
 
   const reload = async () => {
     const next = await load();
+    const before = router.filtersSnapshot();
     const result = await manager.reload(next);
+    router.applyFilters(next.settings, before);
     applyLimits(next);
     config = next;
     root.info({ ...result }, "config reloaded");
-    return { ...result, warnings: next.warnings };
+    // Globs that match nothing are judged once the servers the reload started are up.
+    const unmatched = router.filterWarnings();
+    for (const w of unmatched) root.warn({ file: next.file }, w);
+    return { ...result, warnings: [...next.warnings, ...unmatched] };
   };
 
   const router: Router = new Router(manager, {
@@ -167,6 +172,7 @@ export async function startDaemon(options: RunDaemonOptions): Promise<DaemonHand
     traceMessages: root.isLevelEnabled("trace"),
   });
   await manager.load(config);
+  router.applyFilters(config.settings, router.filtersSnapshot());
   await server.listen();
   fdsInUse = openFileCount() ?? 0;
   applyLimits(config);
@@ -216,7 +222,12 @@ export async function startDaemon(options: RunDaemonOptions): Promise<DaemonHand
     process.on("SIGHUP", onHup);
   }
 
-  manager.startAll().catch((err: Error) => root.error({ err: err.message }, "starting servers failed"));
+  manager.startAll().then(
+    () => {
+      for (const w of router.filterWarnings()) root.warn({ file: config.file }, w);
+    },
+    (err: Error) => root.error({ err: err.message }, "starting servers failed"),
+  );
   return { paths, manager, router, done, shutdown, reload };
 }
 
