@@ -20,6 +20,8 @@ const PROFILES = {
   coding: { servers: ["a"], tools: { include: ["a__ec*", "a__add", "a__fail"], exclude: ["a__fail"] } },
   // One glob across every server's prefix.
   echoes: { tools: { include: ["*__echo"] } },
+  // Prompts and resources (by the server's own URI, whatever the aggregate view lists it as).
+  reading: { prompts: { include: ["b__*"] }, resources: { include: ["fixture://static/two"] } },
 };
 
 beforeAll(async () => {
@@ -133,6 +135,24 @@ describe("a profile through `mcpd connect --profile`", () => {
     expect(await names(both)).toEqual(["b__echo"]);
   });
 
+  it("a profile's prompts and resources globs filter the aggregate listings and refuse the rest", async () => {
+    const c = await sdkClient("--profile", "reading");
+    expect((await c.listPrompts()).prompts.map((p) => p.name)).toEqual(["b__greet"]);
+    // Both servers list the URI, so the aggregate view namespaces it; the glob matched the server's own form.
+    expect((await c.listResources()).resources.map((r) => r.uri).sort()).toEqual([
+      "mcpd://a/fixture://static/two",
+      "mcpd://b/fixture://static/two",
+    ]);
+    const prompt = await refusal(c.getPrompt({ name: "a__greet", arguments: { name: "x" } }));
+    expect(prompt.code).toBe(-32075);
+    expect(prompt.message).toContain(`Prompt "a__greet" is hidden by profile "reading": the profile's "prompts" filter leaves it out`);
+    const resource = await refusal(c.readResource({ uri: "mcpd://a/fixture://static/one" }));
+    expect(resource.code).toBe(-32075);
+    expect(JSON.stringify((await c.readResource({ uri: "mcpd://b/fixture://static/two" })).contents)).toContain("two");
+    // The profile has no tools filter: every tool of every server.
+    expect((await names(c)).length).toBeGreaterThan(20);
+  });
+
   it("an unknown profile ends `mcpd connect` with the configured profiles named", async () => {
     const transport = new StdioClientTransport({
       command: process.execPath,
@@ -146,7 +166,7 @@ describe("a profile through `mcpd connect --profile`", () => {
     sdkClients.push(client);
     await expect(client.connect(transport)).rejects.toThrow();
     await until(() => stderr.includes("Unknown profile"), "the bridge's error on stderr");
-    expect(stderr).toContain('mcpd connect: Unknown profile "codng"; configured (mcpd.profiles): coding, echoes');
+    expect(stderr).toContain('mcpd connect: Unknown profile "codng"; configured (mcpd.profiles): coding, echoes, reading');
   });
 });
 
@@ -204,6 +224,6 @@ describe("status and the mcpd command", () => {
     expect((JSON.parse(globs.stdout) as Array<{ exposedName: string }>).map((t) => t.exposedName).sort()).toEqual(["a__echo", "b__echo"]);
     const bad = await cli("tools", "--profile", "nope");
     expect(bad.code).toBe(1);
-    expect(bad.stderr).toContain('Unknown profile "nope"; configured (mcpd.profiles): coding, echoes');
+    expect(bad.stderr).toContain('Unknown profile "nope"; configured (mcpd.profiles): coding, echoes, reading');
   });
 });

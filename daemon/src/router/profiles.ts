@@ -32,8 +32,8 @@ export class Profiles {
   }
 
   /**
-   * Replaces the definitions. Returns, for each profile whose view changed (one added, removed or
-   * redefined), the kinds of list that changed for it; an unchanged profile keeps its compiled form.
+   * Replaces the definitions. Returns, for each profile whose view changed (one removed or redefined),
+   * the kinds of list that changed for it; an unchanged profile keeps its compiled form.
    */
   update(specs: Readonly<Record<string, ProfileSpec>> | undefined): Map<string, Set<ListKind>> {
     const next = new Map<string, CompiledProfile>();
@@ -42,7 +42,8 @@ export class Profiles {
       const old = this.byName.get(name);
       const kinds = new Set(FILTER_KINDS.filter((k) => kindKey(old?.spec, k) !== kindKey(spec, k)));
       next.set(name, kinds.size === 0 && old !== undefined ? old : new CompiledProfile(name, spec));
-      if (kinds.size > 0) changed.set(name, kinds);
+      // A profile new to the config has no connection yet: nobody to tell.
+      if (kinds.size > 0 && old !== undefined) changed.set(name, kinds);
     }
     for (const name of this.byName.keys()) if (!next.has(name)) changed.set(name, new Set(FILTER_KINDS));
     this.byName = next;
