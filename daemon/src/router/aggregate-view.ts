@@ -73,15 +73,15 @@ export class AggregateView {
   constructor(private readonly host: AggregateHost) {}
 
   /** The tools this connection sees. */
-  private tools(f: ViewFilter | undefined): CatalogEntry<Tool>[] {
+  private tools(f: ViewFilter | undefined): readonly CatalogEntry<Tool>[] {
     const all = this.host.catalog.tools();
-    return f === undefined ? all : all.filter((e) => f.allowsTool(e.server, e.exposed));
+    return f === undefined ? all : f.narrow(all, (e) => f.allowsTool(e.server, e.exposed));
   }
 
   /** The prompts this connection sees. */
-  private prompts(f: ViewFilter | undefined): CatalogEntry<Prompt>[] {
+  private prompts(f: ViewFilter | undefined): readonly CatalogEntry<Prompt>[] {
     const all = this.host.catalog.prompts();
-    return f === undefined ? all : all.filter((e) => f.allowsPrompt(e.server, e.exposed));
+    return f === undefined ? all : f.narrow(all, (e) => f.allowsPrompt(e.server, e.exposed));
   }
 
   /**
@@ -227,14 +227,14 @@ export class AggregateView {
       case "resources/list": {
         const f = s.filter();
         const all = catalog.resources();
-        const seen = f === undefined ? all : all.filter((e) => f.allowsResource(e.server, e.own));
+        const seen = f === undefined ? all : f.narrow(all, (e) => f.allowsResource(e.server, e.own));
         s.send({ jsonrpc: "2.0", id, result: { resources: seen.map((e) => e.item) } });
         return;
       }
       case "resources/templates/list": {
         const f = s.filter();
         const all = catalog.resourceTemplates();
-        const seen = f === undefined ? all : all.filter((e) => f.allowsResource(e.server, e.own));
+        const seen = f === undefined ? all : f.narrow(all, (e) => f.allowsResource(e.server, e.own));
         s.send({ jsonrpc: "2.0", id, result: { resourceTemplates: seen.map((e) => e.item) } });
         return;
       }

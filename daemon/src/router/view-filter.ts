@@ -36,6 +36,9 @@ const MAX_QUOTED_GLOBS = 5;
  * widen it.
  */
 export class ViewFilter {
+  /** Lists already narrowed, by the catalog's list (a new array whenever the catalog is rebuilt). */
+  private readonly narrowed = new WeakMap<readonly object[], readonly object[]>();
+
   /**
    * @param profileName the profile selected, if any
    * @param profile its current definition; undefined with a `profileName`: it is gone from the config
@@ -47,6 +50,19 @@ export class ViewFilter {
     readonly toolGlobs: readonly string[] | undefined,
     private readonly selection: NameFilter | undefined,
   ) {}
+
+  /**
+   * The items of a catalog list this view keeps (`keep` must be one of this filter's checks), computed
+   * once per list: a listing repeated while the catalog is unchanged costs one WeakMap lookup.
+   */
+  narrow<T extends object>(all: readonly T[], keep: (item: T) => boolean): readonly T[] {
+    let out = this.narrowed.get(all) as readonly T[] | undefined;
+    if (out === undefined) {
+      out = all.filter(keep);
+      this.narrowed.set(all, out);
+    }
+    return out;
+  }
 
   /** The same selection over a new definition of its profile (a reload). */
   withProfile(profile: CompiledProfile | undefined): ViewFilter {

@@ -84,7 +84,7 @@ export async function listTools(
   if (server === undefined) {
     // The catalog is rebuilt only when a server's state or lists changed; server filters are applied in it.
     const all = router.catalog.tools();
-    const seen = f === undefined ? all : all.filter((e) => f.allowsTool(e.server, e.exposed));
+    const seen = f === undefined ? all : f.narrow(all, (e) => f.allowsTool(e.server, e.exposed));
     return { tools: seen.map((e) => ({ server: e.server, exposedName: e.exposed, ...e.item })) };
   }
   return {
