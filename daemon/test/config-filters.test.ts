@@ -3,10 +3,11 @@
  * `mcpd.profiles`, validated with errors that name the place and the value; the glob syntax; and the
  * compiled forms the router checks with (NameFilter, ViewFilter, Profiles).
  */
+import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { ConfigError } from "@mcpd/protocol";
 import { diffConfigs, parseConfig } from "../src/config/index.js";
-import { globProblem, hasWildcard, literalGlob } from "../src/config/globs.js";
+import { compileGlobs, globProblem, hasWildcard, literalGlob } from "../src/config/globs.js";
 import { NameFilter } from "../src/router/name-filter.js";
 import { Profiles } from "../src/router/profiles.js";
 
@@ -43,6 +44,41 @@ describe("globs", () => {
       false,
       false,
     ]);
+  });
+
+  it("matches exactly as the glob's meaning (a RegExp of it, on short names) says, for any glob and name", () => {
+    // A reference for short inputs only: a backtracking RegExp is exponential on long ones.
+    const reference = (glob: string, name: string): boolean => {
+      let src = "";
+      let escaped = false;
+      for (const ch of glob) {
+        if (escaped || (ch !== "*" && ch !== "?" && ch !== "\\")) src += ch.replace(/[.*+?^${}()|[\]\\/]/g, "\\$&");
+        else if (ch === "\\") {
+          escaped = true;
+          continue;
+        } else src += ch === "*" ? "[\\s\\S]*" : "[\\s\\S]";
+        escaped = false;
+      }
+      return new RegExp(`^${src}$`, "u").test(name);
+    };
+    const alphabet = fc.constantFrom("a", "b", "_", "*", "?", "\\", "é", "😀");
+    const glob = fc
+      .array(alphabet, { maxLength: 8 })
+      .map((a) => a.join(""))
+      .filter((g) => globProblem(g) === undefined);
+    const name = fc.array(fc.constantFrom("a", "b", "_", "*", "?", "\\", "é", "😀"), { maxLength: 10 }).map((a) => a.join(""));
+    fc.assert(
+      fc.property(glob, name, (g, n) => compileGlobs([g])(n) === reference(g, n)),
+      { numRuns: 3000 },
+    );
+  });
+
+  it("regression: a glob of many stars against a long name is matched in linear time (a backtracking RegExp took seconds for 6 stars on 60 characters)", () => {
+    const long = "a".repeat(20_000);
+    expect(compileGlobs([`${"*a".repeat(50)}*b`])(long)).toBe(false);
+    expect(compileGlobs([`${"*a".repeat(50)}*`])(long)).toBe(true);
+    const f = NameFilter.compile({ include: [`${"*a".repeat(100)}*b`], exclude: [`*${"?".repeat(200)}*c`] }) as NameFilter;
+    expect(f.allows(`${long}b`)).toBe(true);
   });
 
   it("exclude wins over include; no include list means every name", () => {

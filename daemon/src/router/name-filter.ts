@@ -1,21 +1,21 @@
 import type { NameFilterSpec } from "../config/config-schema.js";
-import { globsRegExp } from "../config/globs.js";
+import { compileGlobs } from "../config/globs.js";
 import { RUNTIME_DEFAULTS } from "../defaults.js";
 
 /**
- * One `include` / `exclude` filter, compiled once (each list becomes one RegExp) when the config or a
- * connection's selection gives it. Verdicts are remembered per name, so a name asked for again (every
+ * One `include` / `exclude` filter, compiled once (each list becomes one matcher: a Set of its exact
+ * names and its wildcard globs, matched in linear time) when the config or a connection's selection gives it. Verdicts are remembered per name, so a name asked for again (every
  * `tools/call` of a tool) costs a Map lookup, not a glob match. The memory holds at most
  * `RUNTIME_DEFAULTS.filterMemoEntries` names; past that it starts over.
  */
 export class NameFilter {
-  private readonly include: RegExp | undefined;
-  private readonly exclude: RegExp | undefined;
+  private readonly include: ((name: string) => boolean) | undefined;
+  private readonly exclude: ((name: string) => boolean) | undefined;
   private readonly memo = new Map<string, boolean>();
 
   private constructor(readonly spec: NameFilterSpec) {
-    this.include = spec.include ? globsRegExp(spec.include) : undefined;
-    this.exclude = spec.exclude && spec.exclude.length > 0 ? globsRegExp(spec.exclude) : undefined;
+    this.include = spec.include ? compileGlobs(spec.include) : undefined;
+    this.exclude = spec.exclude && spec.exclude.length > 0 ? compileGlobs(spec.exclude) : undefined;
   }
 
   /** The compiled filter, or undefined when `spec` filters nothing. Globs must be valid (the config checked them). */
@@ -40,16 +40,16 @@ export class NameFilter {
   }
 
   private match(name: string): boolean {
-    if (this.include !== undefined && !this.include.test(name)) return false;
-    return this.exclude === undefined || !this.exclude.test(name);
+    if (this.include !== undefined && !this.include(name)) return false;
+    return this.exclude === undefined || !this.exclude(name);
   }
 
   /** The globs of `list` that match none of `names` (each name given as one or more forms). */
   unmatched(list: "include" | "exclude", names: readonly (readonly string[])[]): string[] {
     const globs = this.spec[list] ?? [];
     return globs.filter((g) => {
-      const re = globsRegExp([g]);
-      return !names.some((forms) => forms.some((n) => re.test(n)));
+      const match = compileGlobs([g]);
+      return !names.some((forms) => forms.some(match));
     });
   }
 }
