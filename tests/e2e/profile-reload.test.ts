@@ -152,13 +152,24 @@ describe("reloading profiles and server filters", () => {
     expect((pkgGone as McpdError).code).toBe("MCPD_HIDDEN");
   });
 
-  it("a reload names each glob that matches nothing in its warnings; an invalid profile keeps the old config", async () => {
-    const daemon = (d = await startTestDaemon(SERVERS, { settings: { profiles: PROFILES } }));
+  it("a glob that matches nothing is a warning naming it: logged once the servers are up, returned by a reload; an invalid profile keeps the old config", async () => {
+    const startProfiles = { ...PROFILES, coding: { servers: ["a"], tools: { include: ["a__echo", "a__nothing_at_start"] } } };
+    const daemon = (d = await startTestDaemon(SERVERS, { settings: { profiles: startProfiles } }));
     const ctl = await daemon.control();
     await until(
       async () => ((await ctl.request("mcpd/servers")).result.servers as Array<{ state: string }>).every((s) => s.state === "ready"),
       "servers ready",
     );
+    const logged = await until(
+      () =>
+        daemon
+          .stderr()
+          .split("\n")
+          .find((l) => l.includes("a__nothing_at_start") && l.includes("matches none")),
+      "the start-up warning in the daemon's log",
+    );
+    expect(logged).toContain(`profile \\"coding\\": tools.include glob \\"a__nothing_at_start\\" matches none of the`);
+    expect(logged).toContain(`"level":40`);
     writeConfig(
       daemon,
       { ...SERVERS, b: fixture("b", [], { tools: { exclude: ["delte_*"] } }) },
