@@ -170,6 +170,22 @@ describe("a profile through `mcpd connect --profile`", () => {
   });
 });
 
+describe("a selection only narrows", () => {
+  it("regression: a client behind `mcpd connect --profile` cannot undo its profile with an mcpd/select of its own before initialize (it saw every tool)", async () => {
+    const c = await d.raw();
+    // What the bridge sends first, then what the client behind it could send before its initialize.
+    expect((await c.request("mcpd/select", { profile: "coding" })).result).toEqual({ view: "aggregate", profile: "coding" });
+    const undo = await c.request("mcpd/select", {});
+    expect(undo.error?.code).toBe(-32600);
+    expect(undo.error.message).toBe(`mcpd/select: this connection's selection (profile "coding") is already made and cannot be changed`);
+    const widen = await c.request("mcpd/select", { tools: ["*"] });
+    expect(widen.error?.code).toBe(-32600);
+    await c.initialize();
+    const tools = (await c.request("tools/list")).result.tools.map((t: { name: string }) => t.name).sort();
+    expect(tools).toEqual(["a__add", "a__echo"]);
+  });
+});
+
 describe("a server's own tools filter", () => {
   it("hides the tools from the aggregate view and from the server's transparent view, and refuses them by name", async () => {
     const agg = await sdkClient();

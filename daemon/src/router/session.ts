@@ -199,7 +199,7 @@ export class Session implements Downstream {
   private select(req: JsonRpcRequest): void {
     const selection = parseSelect(req.params, this.received === 1, this.initialized);
     if ("error" in selection) return this.replyError(req.id, selection.error);
-    const chosen = chooseView(selection, this.ctx.servers, this.ctx.profiles);
+    const chosen = chooseView(selection, this.ctx.servers, this.ctx.profiles, this.filter);
     if ("error" in chosen) return this.replyError(req.id, chosen.error);
     this.view = chosen.view;
     this.filter = chosen.filter;

@@ -22,9 +22,26 @@ export interface ChosenView {
 /**
  * Resolves a parsed `mcpd/select` against the configured servers and profiles; the error (as sent)
  * when it names an unknown server or profile (-32602 `MCPD_UNKNOWN_SERVER`, `MCPD_UNKNOWN_PROFILE`,
- * naming what is configured), or a profile that leaves out the very server whose view it selects (-32602).
+ * naming what is configured), a profile that leaves out the very server whose view it selects (-32602),
+ * or when the connection (`current`: its filter) already made a selection (-32600).
  */
-export function chooseView(selection: Selection, servers: ServerDirectory, profiles: Profiles): ChosenView | { error: JsonRpcErrorObject } {
+export function chooseView(
+  selection: Selection,
+  servers: ServerDirectory,
+  profiles: Profiles,
+  current: ViewFilter | undefined,
+): ChosenView | { error: JsonRpcErrorObject } {
+  // A selection only ever narrows: once made (by `mcpd connect --profile`, say), the client behind it
+  // must not undo it with a select of its own before its initialize.
+  if (current !== undefined) {
+    return {
+      error: {
+        code: WireCode.InvalidRequest,
+        message: `${McpdSelect.method}: this connection's selection (${current.describe()}) is already made and cannot be changed`,
+        data: { mcpdCode: "MCPD_PROTOCOL_VIOLATION" },
+      },
+    };
+  }
   try {
     return choose(selection, servers, profiles);
   } catch (err) {
