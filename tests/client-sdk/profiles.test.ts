@@ -7,7 +7,7 @@
  */
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { McpError } from "@modelcontextprotocol/sdk/types.js";
-import { connect, McpdTransport, type McpdClient, type McpdClientOptions, type McpdError } from "@mcpd/client";
+import { connect, McpdTools, McpdTransport, type McpdClient, type McpdClientOptions, type McpdError } from "@mcpd/client";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { waitFor } from "../helpers/process.js";
 import { fixture, TestDaemon } from "./test-daemon.js";
@@ -65,6 +65,10 @@ describe("@mcpd/client with a profile", () => {
     expect(own).toContain("echo");
     expect(own).not.toContain("env");
     expect(await c.listTools({ server: "b" })).toEqual([]);
+    // Asking mcpd/tools about a wider selection never widens the connection's own.
+    const wider = await c.control(McpdTools, { tools: ["*"] });
+    expect(wider.tools.map((t) => t.exposedName).sort()).toEqual([...names].sort());
+    expect((await c.control(McpdTools, { tools: ["a__echo", "b__echo"] })).tools.map((t) => t.exposedName)).toEqual(["a__echo"]);
 
     expect((await c.callTool({ name: "a__echo", arguments: { text: "ok" } })).content).toEqual([{ type: "text", text: "ok" }]);
     const hidden = await failure(c.callTool({ name: "a__env", arguments: {} }));

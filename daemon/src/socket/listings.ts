@@ -69,9 +69,10 @@ async function settled(hs: ServerHandle[], toolsOnly: boolean): Promise<ServerHa
 }
 
 /**
- * `mcpd/tools`. Without `server`: exactly the aggregate view's `tools/list` as the selection sees it: the
- * `profile` and/or `tools` globs given, else the asking connection's own (so `@mcpd/client`'s `listTools()`
- * lists what its profile offers). With `server`: that server's tools the selection lets through.
+ * `mcpd/tools`. Without `server`: exactly the aggregate view's `tools/list` as the asking connection sees
+ * it (so `@mcpd/client`'s `listTools()` lists what its profile offers), narrowed further by the `profile`
+ * and/or `tools` globs given (what `mcpd tools --profile NAME` shows). With `server`: that server's tools
+ * both let through. A connection's own selection is never widened by what it asks about.
  * @throws NotFoundError (MCPD_UNKNOWN_SERVER, MCPD_UNKNOWN_PROFILE).
  */
 export async function listTools(
@@ -79,19 +80,22 @@ export async function listTools(
   { manager, router, session }: ListingContext,
 ): Promise<ToolsResult> {
   const hs = pick(manager, server);
-  const f: ViewFilter | undefined = profile !== undefined || tools !== undefined ? router.profiles.select(profile, tools) : session.filter;
+  const asked: ViewFilter | undefined = profile !== undefined || tools !== undefined ? router.profiles.select(profile, tools) : undefined;
+  const own = session.filter;
+  const keeps = (s: string, exposed: string): boolean =>
+    (own === undefined || own.allowsTool(s, exposed)) && (asked === undefined || asked.allowsTool(s, exposed));
   await settled(hs, true);
   if (server === undefined) {
     // The catalog is rebuilt only when a server's state or lists changed; server filters are applied in it.
     const all = router.catalog.tools();
-    const seen = f === undefined ? all : f.narrow(all, (e) => f.allowsTool(e.server, e.exposed));
+    const seen = own === undefined && asked === undefined ? all : all.filter((e) => keeps(e.server, e.exposed));
     return { tools: seen.map((e) => ({ server: e.server, exposedName: e.exposed, ...e.item })) };
   }
   return {
     tools: hs.flatMap((h) =>
       visibleTools(h.config, h.tools)
         .map((t) => ({ server: h.name, exposedName: exposedName(h.name, t.name), ...t }))
-        .filter((t) => f === undefined || f.allowsTool(h.name, t.exposedName)),
+        .filter((t) => keeps(h.name, t.exposedName)),
     ),
   };
 }
