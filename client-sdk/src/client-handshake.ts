@@ -23,16 +23,30 @@ export function viewServerOf(view: string | undefined): string | undefined {
 }
 
 /**
- * The `mcpd/select` params a client opens every connection with: events on, the view's server, and
- * `control` when asked for.
- * @throws TypeError when `control` is not a boolean.
+ * The `mcpd/select` params a client opens every connection with: events on, the view's server, the
+ * selection (`profile`, `tools`) and `control` when asked for. The daemon checks the names and globs.
+ * @throws TypeError when `control` is not a boolean, `profile` not a non-empty string, or `tools` not a
+ *   non-empty array of non-empty strings.
  */
-export function selectParams(viewServer: string | undefined, control: boolean | undefined): SelectParams {
+export function selectParams(
+  viewServer: string | undefined,
+  control: boolean | undefined,
+  selection: Pick<McpdClientOptions, "profile" | "tools"> = {},
+): SelectParams {
   if (control !== undefined && typeof control !== "boolean") {
     throw new TypeError(`control must be a boolean, got ${JSON.stringify(control)}`);
   }
+  const { profile, tools } = selection;
+  if (profile !== undefined && (typeof profile !== "string" || profile === "")) {
+    throw new TypeError(`profile must be a profile's name, got ${JSON.stringify(profile)}`);
+  }
+  if (tools !== undefined && (!Array.isArray(tools) || tools.length === 0 || tools.some((g) => typeof g !== "string" || g === ""))) {
+    throw new TypeError(`tools must be a non-empty array of tool globs such as ["github__*"], got ${JSON.stringify(tools)}`);
+  }
   const select: SelectParams = { events: true };
   if (viewServer !== undefined) select.server = viewServer;
+  if (profile !== undefined) select.profile = profile;
+  if (tools !== undefined) select.tools = [...tools];
   if (control === true) select.control = true;
   return select;
 }

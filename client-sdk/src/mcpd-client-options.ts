@@ -20,6 +20,17 @@ export interface McpdClientOptions {
   /** `"aggregate"` (default): every server. A server name: that server's transparent view. */
   view?: string;
   /**
+   * A profile of the daemon's config (`mcpd.profiles.<name>`): this connection sees only what it selects
+   * (its servers, tools, prompts, resources); anything else is left out of listings and refused by name
+   * (`MCPD_HIDDEN`). An unknown name fails `connect` with `MCPD_UNKNOWN_PROFILE`. Default: none.
+   */
+  profile?: string;
+  /**
+   * One-off tool globs over the aggregate view's names (`["github__*", "*__search"]`; `*` any run of
+   * characters, `?` one, `\` escapes): only the tools one of them matches. With `profile`, what both allow.
+   */
+  tools?: string[];
+  /**
    * Open a control connection (`mcpd/select {"control": true}` as the first message): needed for
    * `McpdClient.shutdown`, `disable`, `enable`, `restart`, `reload`, `logs` and the full `status`.
    * Default `false`: an agent's connection, refused those with `MCPD_FORBIDDEN`. Give it to operator tools

@@ -88,7 +88,7 @@ export class McpdClient extends EventEmitter<McpdClientEvents> {
       viewServer: this.viewServer,
       logger: this.logger,
     });
-    const select = selectParams(this.viewServer, options.control);
+    const select = selectParams(this.viewServer, options.control, options);
     const reconnect = options.reconnect;
     this.session = new ReconnectingSession({
       socketPath: this.socketPath,
@@ -134,7 +134,7 @@ export class McpdClient extends EventEmitter<McpdClientEvents> {
    * `MCPD_UNTRUSTED_SOCKET` (the socket or its directory is another user's, or others can write the
    * directory: nothing is sent and autostart is not tried), `MCPD_TOO_MANY_CONNECTIONS` when the daemon
    * is at its connection cap (no autostart then: it is running), or the daemon's handshake error (e.g.
-   * `view` names an unknown server).
+   * `view` names an unknown server, `MCPD_UNKNOWN_PROFILE`).
    */
   async connect(): Promise<this> {
     await openSession(this.session, this.options, this.socketPath, this.logger);
@@ -219,6 +219,7 @@ export class McpdClient extends EventEmitter<McpdClientEvents> {
   /**
    * Tools with their server. With `server` (or in a server view): that server's tools, unprefixed, from
    * its `tools/list` (every page). Without: every server's tools (`mcpd/tools`), each with `exposedName`.
+   * Either way only those this connection's `profile` and `tools` selection let through.
    */
   async listTools(filter: { server?: string } = {}, options?: CallOptions): Promise<ToolInfo[]> {
     const server = filter.server ?? this.viewServer;

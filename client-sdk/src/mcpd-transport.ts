@@ -28,6 +28,10 @@ export type TransportMessage = JsonRpcMessage | { jsonrpc: "2.0"; [key: string]:
 export interface McpdTransportOptions {
   /** A server's transparent view; omitted: the aggregate view. */
   server?: string;
+  /** A profile of the daemon's config (`mcpd.profiles.<name>`): only what it selects is seen (see `McpdClientOptions.profile`). */
+  profile?: string;
+  /** One-off tool globs over the aggregate names: only the tools they match (see `McpdClientOptions.tools`). */
+  tools?: string[];
   /** The daemon's socket. Default: found like the CLI does (`resolvePaths`). */
   socketPath?: string;
   /** Start the daemon when its socket does not answer (see {@link AutostartOption}). Default `false`. */
@@ -82,8 +86,8 @@ export class McpdTransport {
    * Connects and selects the view.
    * @throws `MCPD_DAEMON_UNAVAILABLE` (no daemon, or no answer to `mcpd/select` within `connectTimeout`),
    * `MCPD_UNTRUSTED_SOCKET` (another user could have made the socket: nothing is sent, no autostart),
-   * or the daemon's `mcpd/select` error rebuilt by `fromWireError` (an unknown server: -32602 naming
-   * the configured ones).
+   * or the daemon's `mcpd/select` error rebuilt by `fromWireError` (an unknown server or profile: -32602
+   * naming the configured ones).
    */
   async start(): Promise<void> {
     if (this.started) throw new Error("McpdTransport already started (the SDK's Client calls start() itself)");
@@ -184,6 +188,8 @@ export class McpdTransport {
       });
       const params: SelectParams = {};
       if (this.options.server !== undefined) params.server = this.options.server;
+      if (this.options.profile !== undefined) params.profile = this.options.profile;
+      if (this.options.tools !== undefined) params.tools = this.options.tools;
       if (this.options.events) params.events = true;
       socket.write(encodeLine({ jsonrpc: "2.0", id: selectId, method: McpdSelect.method, params }));
     });

@@ -129,12 +129,17 @@ export async function startDaemon(options: RunDaemonOptions): Promise<DaemonHand
   };
   const reload = async () => {
     const next = await load();
+    const before = router.filtersSnapshot();
     const result = await manager.reload(next);
+    router.applyFilters(next.settings, before);
     applyLimits(next);
     await http.apply(httpSettings(next), next.settings.maxBufferedBytesTotal ?? RUNTIME_DEFAULTS.maxBufferedBytesTotal);
     config = next;
     root.info({ ...result }, "config reloaded");
-    return { ...result, warnings: next.warnings };
+    // Globs that match nothing are judged once the servers the reload started are up.
+    const unmatched = router.filterWarnings();
+    for (const w of unmatched) root.warn({ file: next.file }, w);
+    return { ...result, warnings: [...next.warnings, ...unmatched] };
   };
 
   const router: Router = new Router(manager, {
@@ -189,6 +194,7 @@ export async function startDaemon(options: RunDaemonOptions): Promise<DaemonHand
     },
   });
   await manager.load(config);
+  router.applyFilters(config.settings, router.filtersSnapshot());
   // Before the socket answers: once `mcpd start` returns, status already says where HTTP is (or why not).
   await http.apply(httpSettings(config), config.settings.maxBufferedBytesTotal ?? RUNTIME_DEFAULTS.maxBufferedBytesTotal);
   try {
@@ -246,7 +252,12 @@ export async function startDaemon(options: RunDaemonOptions): Promise<DaemonHand
     process.on("SIGHUP", onHup);
   }
 
-  manager.startAll().catch((err: Error) => root.error({ err: err.message }, "starting servers failed"));
+  manager.startAll().then(
+    () => {
+      for (const w of router.filterWarnings()) root.warn({ file: config.file }, w);
+    },
+    (err: Error) => root.error({ err: err.message }, "starting servers failed"),
+  );
   return { paths, manager, router, done, shutdown, reload };
 }
 

@@ -69,6 +69,12 @@ export const CONFIG_DEFAULTS = {
   maxConfigFileBytes: 4 * 1024 * 1024,
   /** Deepest nesting of arrays/objects accepted in a config file. */
   maxConfigNestingDepth: 64,
+  /** Most globs in one `include` or `exclude` list (of a server's filter or a profile). */
+  maxGlobsPerList: 1_000,
+  /** Longest glob accepted, in characters (in the config, and in a connection's `tools` selection). */
+  maxGlobChars: 256,
+  /** Most profiles under `mcpd.profiles`. */
+  maxProfiles: 256,
 } as const;
 
 /** The type of {@link CONFIG_DEFAULTS}. */
@@ -115,6 +121,13 @@ export const RUNTIME_DEFAULTS = {
   partialLineTimeoutMs: 30_000,
   /** Deadline for a server-to-client request relayed to a client (sampling can take a while), in ms. */
   clientRequestTimeoutMs: 300_000,
+  /** Most globs in a connection's one-off `tools` selection (`mcpd/select {"tools": [...]}`). */
+  maxSelectionGlobs: 100,
+  /**
+   * Names whose verdict one compiled filter remembers (a Map lookup instead of a glob match on every
+   * call); past it the memory is cleared and refilled. Names come from the catalog, so it rarely fills.
+   */
+  filterMemoEntries: 10_000,
   /** Aggregate view: how long a listing or an unknown name waits for servers still starting, in ms. */
   aggregateSettleMs: 10_000,
   /** How often the daemon checks that its socket file is still there (and re-creates it when removed), in ms. */

@@ -117,6 +117,8 @@ describe("statusJson", () => {
         version: "2",
         view: "aggregate",
         server: null,
+        profile: null,
+        tools: null,
         inFlight: 1,
         connectedAt: "2025-01-01T00:00:02.000Z",
         face: "socket",
@@ -168,7 +170,7 @@ describe("renderStatus", () => {
     expect(text).toContain("  fs: last error: connect to http://bob:***@host failed");
     // A ready server's stderr is not a problem.
     expect(text).not.toContain("warming up");
-    expect(text).toMatch(/^c1 +socket +claude 2 +aggregate +1 /m);
+    expect(text).toMatch(/^c1 +socket +claude 2 +aggregate +- +1 /m);
     // Columns line up: each header starts where its cells start.
     const header = lines.find((l) => l.startsWith("SERVER")) as string;
     const row = lines.find((l) => l.startsWith("fs ")) as string;
@@ -229,6 +231,24 @@ describe("renderStatus", () => {
   it("colours states only when the palette is on", () => {
     expect(renderStatus(statusJson(raw), palette(false))).not.toContain("\u001b[");
     expect(renderStatus(statusJson(raw), palette(true))).toContain("\u001b[31mfailed\u001b[39m");
+  });
+
+  it("shows each client's profile and one-off tool globs, in the table and in --json", () => {
+    const clients = [
+      { ...raw.clients[0], id: "c2", profile: "coding", tools: null },
+      { ...raw.clients[0], id: "c3", profile: "coding", tools: ["a__*", "*__search"] },
+      { ...raw.clients[0], id: "c4", profile: null, tools: ["a__echo"] },
+    ];
+    const st = statusJson({ ...raw, clients } as unknown as DaemonStatus);
+    expect(st.clients.map((c) => [c.id, c.profile, c.tools])).toEqual([
+      ["c2", "coding", null],
+      ["c3", "coding", ["a__*", "*__search"]],
+      ["c4", null, ["a__echo"]],
+    ]);
+    const text = renderStatus(st, palette(false));
+    expect(text).toMatch(/^c2 +claude 2 +aggregate +coding +1 /m);
+    expect(text).toMatch(/^c3 +claude 2 +aggregate +coding \+ tools a__\*,\*__search +1 /m);
+    expect(text).toMatch(/^c4 +claude 2 +aggregate +tools a__echo +1 /m);
   });
 
   it("says when there are no servers or clients", () => {

@@ -184,8 +184,37 @@ export class ServerUnavailableError extends McpdError {
 /** A name (server, tool, prompt, resource) that does not exist. The message lists what does. */
 export class NotFoundError extends McpdError {
   override name = "NotFoundError";
-  constructor(code: "MCPD_UNKNOWN_SERVER" | "MCPD_UNKNOWN_TOOL" | "MCPD_UNKNOWN_PROMPT" | "MCPD_UNKNOWN_RESOURCE", message: string) {
+  constructor(
+    code: "MCPD_UNKNOWN_SERVER" | "MCPD_UNKNOWN_TOOL" | "MCPD_UNKNOWN_PROMPT" | "MCPD_UNKNOWN_RESOURCE" | "MCPD_UNKNOWN_PROFILE",
+    message: string,
+  ) {
     super(code, message, { wireCode: WireCode.InvalidParams });
+  }
+}
+
+/** What kind of item a {@link HiddenError} is about. */
+export type HiddenKind = "tool" | "prompt" | "resource";
+
+/**
+ * What hid an item: the connection's profile (`profile`), its one-off tools selection (`selection`), or
+ * the server's own filter in the config (`server`).
+ */
+export type HiddenBy = "profile" | "selection" | "server";
+
+/**
+ * A tool, prompt or resource that exists but that the connection's view hides: its profile
+ * (`mcpd.profiles.<name>`), its one-off tools selection, or the server's filter in the config. Hidden
+ * items are absent from the listings and refused when asked for by name. The message names the item
+ * and what hides it; `data` carries `kind`, `name`, `by`, and `profile` and `server` when they apply.
+ */
+export class HiddenError extends McpdError {
+  override name = "HiddenError";
+  readonly kind: HiddenKind;
+  readonly by: HiddenBy;
+  constructor(kind: HiddenKind, name: string, by: HiddenBy, message: string, extra: { profile?: string; server?: string } = {}) {
+    super("MCPD_HIDDEN", message, { wireCode: WireCode.Hidden, data: { kind, name, by, ...extra } });
+    this.kind = kind;
+    this.by = by;
   }
 }
 

@@ -42,6 +42,11 @@ export const WireCode = {
   BufferBudgetExceeded: -32073,
   /** A line from the client was not finished (no newline) within the deadline; the connection is closed. */
   LineTimeout: -32074,
+  /**
+   * The tool, prompt or resource exists but the connection's view hides it: its profile, its one-off tools
+   * selection, or the server's own filter in the config.
+   */
+  Hidden: -32075,
 } as const;
 
 export type WireCodeName = keyof typeof WireCode;

@@ -7,6 +7,7 @@ import {
   ConnectionLostError,
   DaemonUnavailableError,
   ForbiddenError,
+  HiddenError,
   HttpError,
   McpdError,
   McpRemoteError,
@@ -225,6 +226,24 @@ const ROWS: Row[] = [
     message: "mcpd/shutdown needs a control connection",
     wireCode: -32071,
     data: { method: "mcpd/shutdown" },
+  },
+  {
+    error: new HiddenError("tool", "a__fail", "profile", 'Tool "a__fail" is hidden by profile "coding"', {
+      profile: "coding",
+      server: "a",
+    }),
+    name: "HiddenError",
+    code: "MCPD_HIDDEN",
+    message: 'Tool "a__fail" is hidden by profile "coding"',
+    wireCode: -32075,
+    data: { kind: "tool", name: "a__fail", by: "profile", profile: "coding", server: "a" },
+  },
+  {
+    error: new NotFoundError("MCPD_UNKNOWN_PROFILE", 'Unknown profile "x"; configured (mcpd.profiles): coding'),
+    name: "NotFoundError",
+    code: "MCPD_UNKNOWN_PROFILE",
+    message: 'Unknown profile "x"; configured (mcpd.profiles): coding',
+    wireCode: -32602,
   },
   {
     error: new DaemonUnavailableError("mcpd is not running"),

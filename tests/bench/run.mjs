@@ -7,7 +7,7 @@
  * Flags
  *   --quick          shorter windows and fewer calls (a smoke run, under 2 minutes)
  *   --rounds N       rounds per scenario (default 3; --quick: 1)
- *   --only a,b       run only these scenario ids (latency throughput http startup footprint scale micro)
+ *   --only a,b       run only these scenario ids (latency throughput http startup footprint scale micro filter)
  *   --out DIR        where the report goes (default: docs/ for a full run of everything, else tests/bench/out/)
  *
  * Exit code 0 only when every scenario completed; any failed call or error in a scenario stops the run
@@ -30,8 +30,9 @@ import * as startup from "./scenarios/startup.mjs";
 import * as footprint from "./scenarios/footprint.mjs";
 import * as scale from "./scenarios/scale.mjs";
 import * as micro from "./scenarios/micro.mjs";
+import * as filter from "./scenarios/filter.mjs";
 
-const SCENARIOS = [latency, throughput, http, startup, footprint, scale, micro];
+const SCENARIOS = [latency, throughput, http, startup, footprint, scale, micro, filter];
 
 function usage(message) {
   process.stderr.write(

@@ -50,15 +50,19 @@ export class TestDaemon {
    * Creates a home (short path: Unix socket paths are limited to 107 bytes), writes the config, starts.
    * `servers` may be a function of the home, to put fixture logs in it.
    */
-  static async start(servers: Record<string, unknown> | ((home: string) => Record<string, unknown>)): Promise<TestDaemon> {
+  static async start(
+    servers: Record<string, unknown> | ((home: string) => Record<string, unknown>),
+    settings?: Record<string, unknown>,
+  ): Promise<TestDaemon> {
     const d = new TestDaemon(mkdtempSync(join(tmpdir(), "mcsdk-")));
-    d.writeConfig(typeof servers === "function" ? servers(d.home) : servers);
+    d.writeConfig(typeof servers === "function" ? servers(d.home) : servers, settings);
     await d.startAgain();
     return d;
   }
 
-  writeConfig(servers: Record<string, unknown>): void {
-    writeFileSync(this.configFile, JSON.stringify({ mcpServers: servers }, null, 2));
+  /** Writes the config: the servers, and `settings` as its `"mcpd"` section when given. */
+  writeConfig(servers: Record<string, unknown>, settings?: Record<string, unknown>): void {
+    writeFileSync(this.configFile, JSON.stringify({ ...(settings ? { mcpd: settings } : {}), mcpServers: servers }, null, 2));
   }
 
   /** The daemon's stderr/stdout so far (for failure messages). */

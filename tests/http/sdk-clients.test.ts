@@ -51,7 +51,7 @@ describe.each(CASES)("$kind transport, $view view", ({ kind, view }) => {
     client.setRequestHandler(CreateMessageRequestSchema, async (req) => ({
       role: "assistant",
       model: "test-model",
-      content: { type: "text", text: `sampled: ${(req.params.messages[0]?.content as { text: string }).text}` },
+      content: { type: "text", text: `sampled: ${(req.params.messages[0]?.content as { text?: string } | undefined)?.text}` },
     }));
   });
   afterAll(async () => {

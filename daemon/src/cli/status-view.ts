@@ -41,7 +41,7 @@ export interface StatusJsonServer
 }
 
 /** One client in {@link StatusJson}: its `clientInfo` name and version lifted out. */
-export interface StatusJsonClient extends Pick<ClientStatus, "id" | "view" | "server" | "inFlight"> {
+export interface StatusJsonClient extends Pick<ClientStatus, "id" | "view" | "server" | "profile" | "tools" | "inFlight"> {
   /** How it connected: `socket`, `http` (Streamable HTTP) or `sse` (legacy HTTP+SSE). */
   face: string;
   name: string | null;
@@ -131,6 +131,8 @@ export function statusJson(s: DaemonStatus): StatusJson {
       version: typeof c.clientInfo?.version === "string" ? c.clientInfo.version : null,
       view: c.view,
       server: typeof c.server === "string" ? c.server : null,
+      profile: typeof c.profile === "string" ? c.profile : null,
+      tools: Array.isArray(c.tools) ? c.tools.filter((g): g is string => typeof g === "string") : null,
       inFlight: num(c.inFlight) ?? 0,
       connectedAt: text(c.connectedAt),
       face: typeof c.face === "string" ? c.face : "socket",
@@ -147,6 +149,14 @@ export function statusJson(s: DaemonStatus): StatusJson {
         }
       : null,
   };
+}
+
+/** A client's selection in the table: its profile, its tool globs (`tools a*,b*`), both, or `-`. */
+function selectionText(cl: StatusJsonClient): string {
+  const parts: string[] = [];
+  if (cl.profile) parts.push(cl.profile);
+  if (cl.tools) parts.push(`tools ${truncate(cl.tools.join(","), 40)}`);
+  return parts.length > 0 ? parts.join(" + ") : "-";
 }
 
 function stateColour(state: string, c: Palette): string {
@@ -241,12 +251,13 @@ export function renderStatus(st: StatusJson, c: Palette, width = 100): string {
     out.push(`Clients (${st.clients.length}):`);
     out.push(
       table(
-        ["ID", "VIA", "CLIENT", "VIEW", "INFL", "CONNECTED"],
+        ["ID", "VIA", "CLIENT", "VIEW", "PROFILE", "INFL", "CONNECTED"],
         st.clients.map((cl) => [
           String(cl.id),
           cl.face,
           cl.name ? `${cl.name}${cl.version ? ` ${cl.version}` : ""}` : "-",
           cl.server ? `server ${cl.server}` : cl.view,
+          selectionText(cl),
           String(cl.inFlight),
           cl.connectedAt ?? "-",
         ]),

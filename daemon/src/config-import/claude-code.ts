@@ -1,6 +1,7 @@
 import { join } from "node:path";
 import { emptyScan, type ImportContext, type SourceScan } from "./import-types.js";
 import { convertServerMap, type VariableRules } from "./normalize-entry.js";
+import { applyClaudeCodePermissions } from "./claude-code-permissions.js";
 import { readClientFile } from "./read-client-file.js";
 
 // Claude Code expands `${VAR}` and `${VAR:-default}` from the environment, exactly as mcpd does.
@@ -20,11 +21,14 @@ function scanClaudeCodeDoc(doc: unknown, file: string, scan: SourceScan): void {
 
 /**
  * Reads Claude Code's servers: `~/.claude.json` (user and per-project entries) and `.mcp.json` in the
- * current directory (project scope), or only `ctx.file`.
+ * current directory (project scope), or only `ctx.file`. From the default locations, its permission
+ * rules that deny MCP tools are carried over as server-level tools filters (claude-code-permissions.ts).
  */
 export async function scanClaudeCode(ctx: ImportContext): Promise<SourceScan> {
   const scan = emptyScan();
-  const files = ctx.file ? [ctx.file] : [join(ctx.home, ".claude.json"), join(ctx.cwd, ".mcp.json")];
+  const userFile = join(ctx.home, ".claude.json");
+  const files = ctx.file ? [ctx.file] : [userFile, join(ctx.cwd, ".mcp.json")];
+  let userDoc: unknown;
   for (const file of files) {
     const doc = await readClientFile(file);
     if (doc === undefined) {
@@ -32,7 +36,9 @@ export async function scanClaudeCode(ctx: ImportContext): Promise<SourceScan> {
       continue;
     }
     scan.read.push(file);
+    if (file === userFile) userDoc = doc;
     scanClaudeCodeDoc(doc, file, scan);
   }
+  if (!ctx.file) await applyClaudeCodePermissions(ctx, scan, userDoc);
   return scan;
 }

@@ -2,6 +2,7 @@ import { basename, dirname, join } from "node:path";
 import { emptyScan, type ImportContext, type SourceScan } from "./import-types.js";
 import { convertServerMap, type VariableRules } from "./normalize-entry.js";
 import { readClientFile } from "./read-client-file.js";
+import { toggleWarning } from "./tool-toggles.js";
 
 /**
  * Cursor's variables (`${userHome}`, `${workspaceFolder}`, `${workspaceFolderBasename}`,
@@ -34,5 +35,6 @@ export async function scanCursor(ctx: ImportContext): Promise<SourceScan> {
     if (servers === undefined) scan.warnings.push(`${file}: no "mcpServers" key`);
     convertServerMap(servers, file, rules(ctx.home, inProject ? dirname(dirname(file)) : undefined), scan);
   }
+  if (scan.servers.length > 0) scan.warnings.push(toggleWarning("Cursor", "mcp.json"));
   return scan;
 }

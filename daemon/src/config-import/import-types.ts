@@ -31,12 +31,16 @@ export interface ServerEntry {
   url?: string;
   headers?: Record<string, string>;
   enabled?: boolean;
+  /** A server-level tools filter: the tools the source client had switched off for this server. */
+  tools?: { exclude: string[] };
 }
 
 /** A server found in a client's config, converted to mcpd's format. */
 export interface FoundServer {
   /** The name mcpd will use (the client's name, made valid when it had to be). */
   name: string;
+  /** The client's own name for it (what its per-tool settings, such as Claude Code's rules, use). */
+  sourceName: string;
   entry: ServerEntry;
   /** Where it was found: `<file>` or `<file> (project /path)`. */
   origin: string;

@@ -100,5 +100,6 @@ export function cleanEntry(e: ServerEntry): ServerEntry {
   if (e.url !== undefined) out.url = e.url;
   if (e.headers !== undefined && Object.keys(e.headers).length > 0) out.headers = e.headers;
   if (e.enabled === false) out.enabled = false;
+  if (e.tools !== undefined && e.tools.exclude.length > 0) out.tools = { exclude: [...e.tools.exclude] };
   return out;
 }

@@ -1,3 +1,4 @@
+import { literalGlob } from "../config/globs.js";
 import type { FoundServer, ServerEntry, SourceScan } from "./import-types.js";
 
 /** mcpd's server-name rule (kept in step with the config loader's SERVER_NAME_PATTERN). */
@@ -61,8 +62,10 @@ function stringRecord(value: unknown, key: string, rules: VariableRules, used: S
 /**
  * Converts one entry of a client's server map to mcpd's format.
  * Accepted: `type` (`stdio`, `http`, `sse`, `ws`; `streamable-http`/`streamableHttp` mean `http`),
- * `command`, `args`, `env`, `cwd`, `url` (or Windsurf's `serverUrl`), `headers`, and `disabled: true`
- * (becomes `enabled: false`). Other keys are dropped with a note.
+ * `command`, `args`, `env`, `cwd`, `url` (or Windsurf's `serverUrl`), `headers`, `disabled: true`
+ * (becomes `enabled: false`), and `disabledTools` (Windsurf, Roo Code, Kiro and files written for them:
+ * the tools switched off, which become a server-level `"tools": {"exclude": [...]}`). Other keys are
+ * dropped with a note.
  * Adds the result to `scan.servers`, or the reason it cannot be used to `scan.unusable`.
  */
 export function convertEntry(name: string, raw: unknown, origin: string, rules: VariableRules, scan: SourceScan): void {
@@ -110,19 +113,38 @@ export function convertEntry(name: string, raw: unknown, origin: string, rules: 
     }
     if (src.disabled === true) entry.enabled = false;
     if (src.enabled === false) entry.enabled = false;
+    const off = disabledTools(src.disabledTools, notes);
+    if (off !== undefined) entry.tools = { exclude: off };
     for (const k of Object.keys(src)) {
-      if (["type", "command", "args", "env", "cwd", "url", "serverUrl", "headers", "disabled", "enabled"].includes(k)) continue;
+      if (["type", "command", "args", "env", "cwd", "url", "serverUrl", "headers", "disabled", "enabled", "disabledTools"].includes(k))
+        continue;
       if (k === "envFile") notes.push('"envFile" is not supported: put those variables in "env" (or the daemon\'s environment)');
       else if (!IGNORED_KEYS.has(k)) dropped.push(k);
     }
     if (dropped.length > 0) notes.push(`ignored ${dropped.map((k) => `"${k}"`).join(", ")}`);
     if (used.size > 0) notes.push(`substituted ${[...used].map((v) => `\${${v}}`).join(", ")}`);
-    const found: FoundServer = { name: mcpdName, entry, origin, notes };
+    const found: FoundServer = { name: mcpdName, sourceName: name, entry, origin, notes };
     scan.servers.push(found);
   } catch (err) {
     if (!(err instanceof Unusable)) throw err;
     scan.unusable.push({ name, origin, reason: err.message });
   }
+}
+
+/**
+ * The tool names of a `disabledTools` list as exact globs, with a note saying they were carried over;
+ * undefined when there is none. A list that is not an array of names is dropped with a note.
+ */
+function disabledTools(value: unknown, notes: string[]): string[] | undefined {
+  if (value === undefined) return undefined;
+  if (!Array.isArray(value) || value.some((t) => typeof t !== "string" || t === "")) {
+    notes.push('ignored "disabledTools": not a list of tool names');
+    return undefined;
+  }
+  if (value.length === 0) return undefined;
+  const globs = [...new Set(value as string[])].map(literalGlob);
+  notes.push(`its switched-off tools (${value.length}) became "tools": {"exclude": [...]}: no mcpd client sees them`);
+  return globs;
 }
 
 /** Converts every entry of a `{ name: entry }` map. A map that is not an object is reported. */

@@ -2,6 +2,7 @@ import { basename, dirname, join } from "node:path";
 import { emptyScan, type ImportContext, type SourceScan } from "./import-types.js";
 import { convertServerMap, type VariableRules } from "./normalize-entry.js";
 import { readClientFile } from "./read-client-file.js";
+import { toggleWarning } from "./tool-toggles.js";
 
 /** VS Code's user settings directory: `~/Library/Application Support/Code/User` on macOS, `~/.config/Code/User` elsewhere. */
 export function vscodeUserDir(home: string, platform: NodeJS.Platform): string {
@@ -62,5 +63,6 @@ export async function scanVscode(ctx: ImportContext): Promise<SourceScan> {
     if (map === undefined && !isSettings) scan.warnings.push(`${file}: no "servers" key`);
     convertServerMap(map, file, rules(ctx.home, workspace), scan);
   }
+  if (scan.servers.length > 0) scan.warnings.push(toggleWarning("VS Code", "mcp.json or settings.json"));
   return scan;
 }

@@ -36,6 +36,43 @@ export interface RootConfig {
   readonly name?: string;
 }
 
+/**
+ * `include` / `exclude` globs over names (or URIs): `*` matches any run of characters, `?` one character,
+ * `\` makes the next character literal; everything else matches itself, case-sensitively, and a glob
+ * must match the whole name. docs/configuration.md, *Tool selection*.
+ */
+export interface NameFilterSpec {
+  /** Only the names one of these globs matches; absent: every name. */
+  readonly include?: readonly string[];
+  /** The names one of these globs matches are hidden, included or not. */
+  readonly exclude?: readonly string[];
+}
+
+/** What one server, or one profile, filters: its tools, prompts and resources. Absent keys filter nothing. */
+export interface ItemFilters {
+  /** Over tool names: a server's own names (server filters), the aggregate view's names (profiles). */
+  readonly tools?: NameFilterSpec;
+  /** Over prompt names, like `tools`. */
+  readonly prompts?: NameFilterSpec;
+  /** Over resource URIs and URI templates: the server's own, or their `mcpd://<server>/` form. */
+  readonly resources?: NameFilterSpec;
+}
+
+/** The kinds of item a filter applies to, in the order they are checked and reported. */
+export const FILTER_KINDS = ["tools", "prompts", "resources"] as const;
+
+/** One profile (`mcpd.profiles.<name>`): a named view over the aggregate view that a connection selects. */
+export interface ProfileSpec extends ItemFilters {
+  /** Only these configured servers; absent: every server. */
+  readonly servers?: readonly string[];
+}
+
+/** Profile names: like server names (they appear in paths such as `/profiles/<name>/mcp`). */
+export const PROFILE_NAME_PATTERN = /^[A-Za-z0-9_-]{1,48}$/;
+
+/** Keys of a profile. */
+export const PROFILE_KEYS = ["servers", ...FILTER_KINDS] as const;
+
 /** One server, validated, with every variable expanded and every default applied. */
 export interface ResolvedServerConfig {
   /** The key in `mcpServers`/`servers`; matches {@link SERVER_NAME_PATTERN}. */
@@ -67,6 +104,11 @@ export interface ResolvedServerConfig {
   readonly healthCheckIntervalMs: number;
   /** Answered for `roots/list` when no client can. Default none. */
   readonly roots: readonly RootConfig[];
+  /**
+   * The server's `tools`, `prompts` and `resources` filters, over its own names: what they hide, no
+   * client sees (aggregate or transparent view). Absent when the entry sets none.
+   */
+  readonly filters?: ItemFilters;
   /**
    * sha256 (first 16 hex digits) of this resolved config without `name`, `hash` and `transportHash`:
    * equal hashes mean nothing about the server changed. Used to diff on reload.
@@ -111,6 +153,8 @@ export interface DaemonSettings {
   readonly maxBufferedBytesTotal?: number;
   /** A client's line must be finished within this many ms of its first byte. Default `RUNTIME_DEFAULTS.partialLineTimeoutMs` (30000). */
   readonly partialLineTimeoutMs?: number;
+  /** `mcpd.profiles`: named views a connection selects (`mcpd/select {"profile": NAME}`). Default none. */
+  readonly profiles?: Readonly<Record<string, ProfileSpec>>;
 }
 
 /** The result of {@link loadConfig}/{@link parseConfig}. Deeply frozen. */
@@ -160,6 +204,7 @@ export const SETTINGS_KEYS = [
   "maxBufferedBytesTotal",
   "partialLineTimeoutMs",
   "http",
+  "profiles",
 ] as const;
 
 /** Top-level keys. `inputs` (VS Code prompts) and `$schema` are accepted and ignored. */

@@ -6,6 +6,7 @@ import type { DaemonSettings, LoadedConfig, LogLevel, ResolvedServerConfig } fro
 import { LOG_LEVELS, MCPD_SERVER_KEYS, SETTINGS_KEYS, TOP_LEVEL_KEYS } from "./config-schema.js";
 import { deepFreeze } from "./config-hash.js";
 import { ConfigIssues, describeValue, isPlainObject } from "./config-issues.js";
+import { readProfiles } from "./filter-config.js";
 import { hintFor } from "./did-you-mean.js";
 import { defaultHttpSettings, readHttpSettings } from "./http-settings.js";
 import { parseJsonc } from "./parse-jsonc.js";
@@ -84,8 +85,15 @@ export function parseConfig(
     }
   }
 
+  const profiles = isPlainObject(root.mcpd) ? readProfiles(root.mcpd.profiles, [...seen.keys()], issues) : undefined;
   if (issues.errors.length > 0) throw new ConfigError(issues.errors.join("\n"));
-  return deepFreeze({ file: absFile, source: "file", servers, settings, warnings: issues.warnings });
+  return deepFreeze({
+    file: absFile,
+    source: "file",
+    servers,
+    settings: profiles ? { ...settings, profiles } : settings,
+    warnings: issues.warnings,
+  });
 }
 
 /** The config of a missing file: zero servers, default settings. Deeply frozen. */

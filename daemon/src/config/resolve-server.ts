@@ -1,11 +1,12 @@
 import path from "node:path";
 import type { TransportConfig } from "@mcpd/transports";
 import type { ResolvedServerConfig } from "./config-schema.js";
-import { FOREIGN_SERVER_KEYS, MCPD_SERVER_KEYS, RENAMED_KEYS, SERVER_NAME_PATTERN, TRANSPORT_KEYS } from "./config-schema.js";
+import { FILTER_KINDS, FOREIGN_SERVER_KEYS, MCPD_SERVER_KEYS, RENAMED_KEYS, SERVER_NAME_PATTERN, TRANSPORT_KEYS } from "./config-schema.js";
 import { describeValue, isPlainObject, type ConfigIssues } from "./config-issues.js";
 import { hintFor } from "./did-you-mean.js";
 import { expandDeep } from "./expand-vars.js";
 import { shortHash } from "./config-hash.js";
+import { readItemFilters } from "./filter-config.js";
 import { readMcpdOptions, resolveMcpdOptions, type McpdOptions } from "./server-options.js";
 
 /** Everything {@link resolveServer} needs besides the entry. */
@@ -40,7 +41,7 @@ const TYPE_ALIASES: Readonly<Record<string, TransportType>> = {
   websocket: "ws",
 };
 
-const KNOWN_KEYS: readonly string[] = [...TRANSPORT_KEYS, ...MCPD_SERVER_KEYS];
+const KNOWN_KEYS: readonly string[] = [...TRANSPORT_KEYS, ...MCPD_SERVER_KEYS, ...FILTER_KINDS];
 const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
 const ENV_NAME = /^[^=\0]+$/;
 
@@ -82,6 +83,7 @@ export function resolveServer(name: string, raw: unknown, ctx: ServerContext): R
     }
   }
   const resolved = resolveMcpdOptions(options, ctx.defaults, { issues, where, homedir: ctx.homedir });
+  const filters = readItemFilters(raw, "", where, issues);
 
   // Only the keys mcpd uses are expanded: a foreign key's ${input:...} must not fail the file.
   const transportRaw = Object.fromEntries(TRANSPORT_KEYS.filter((k) => raw[k] !== undefined).map((k) => [k, raw[k]]));
@@ -120,7 +122,8 @@ export function resolveServer(name: string, raw: unknown, ctx: ServerContext): R
   if (!transport || issues.errors.length > errorsBefore) return undefined;
 
   const { timeout: _ignored, ...transportIdentity } = transport;
-  const body = { enabled: resolved.enabled, transport, ...withoutKeys(resolved, ["enabled", "envMode"]) };
+  // `filters` only when set: a server without filters keeps the hash it had before filters existed.
+  const body = { enabled: resolved.enabled, transport, ...withoutKeys(resolved, ["enabled", "envMode"]), ...(filters ? { filters } : {}) };
   return {
     name,
     ...body,

@@ -6,14 +6,18 @@ import {
   toWireError,
   type JsonObject,
   type JsonRpcErrorObject,
+  type Prompt,
   type RequestId,
   type ServerCapabilities,
+  type Tool,
 } from "@mcpd/protocol";
-import type { Catalog, ResourceRoute } from "./catalog.js";
+import type { Catalog, CatalogEntry, ResourceRoute } from "./catalog.js";
 import { notFound, quoted } from "./close-matches.js";
+import { ServerFilters } from "./server-filters.js";
 import type { ServerHandle } from "../supervision/server-handle.js";
 import { VERSION } from "../version.js";
 import { RUNTIME_DEFAULTS } from "../defaults.js";
+import type { ViewFilter } from "./view-filter.js";
 
 /** A field that must be a string was not; never echoes the value (it may be huge or nested too deep to print). */
 function notString(method: string, field: string): JsonRpcErrorObject {
@@ -45,13 +49,15 @@ export interface AggregateHost {
   /** The shared session of every configured server, in configuration order. */
   servers(): readonly ServerHandle[];
   readonly catalog: Catalog;
+  /** What the connection's selection hides (a profile, tool globs); undefined: nothing. */
+  filter(): ViewFilter | undefined;
   send(message: object): void;
   replyError(id: RequestId | null, error: JsonRpcErrorObject): void;
   /**
    * Serves the request on one server, as that server's own view would; `clientUri` is the namespaced
-   * resource URI the client wrote, which the answer gives back.
+   * resource URI the client wrote, which the answer gives back. `checked`: the view's filter has passed it.
    */
-  serveOnServer(id: RequestId, server: string, method: string, params: JsonObject | undefined, clientUri?: string): void;
+  serveOnServer(id: RequestId, server: string, method: string, params: JsonObject | undefined, clientUri?: string, checked?: boolean): void;
   /** Answers `logging/setLevel` for the connection. */
   setLevel(id: RequestId, params: JsonObject | undefined): void;
 }
@@ -60,9 +66,46 @@ export interface AggregateHost {
  * The aggregate view: every enabled server behind one MCP server. Tools and prompts are exposed as
  * `<server>__<name>` and routed through the catalog's lookup tables; resources keep their URIs unless
  * several servers list the same one, which is then addressed per server as `mcpd://<server>/<uri>`.
+ * A connection's {@link ViewFilter} narrows all of it: listings leave out what it hides, and a name it
+ * hides is refused (-32075 `MCPD_HIDDEN`) with a Set or Map lookup, so a call without one costs nothing more.
  */
 export class AggregateView {
   constructor(private readonly host: AggregateHost) {}
+
+  /** The tools this connection sees. */
+  private tools(f: ViewFilter | undefined): readonly CatalogEntry<Tool>[] {
+    const all = this.host.catalog.tools();
+    return f === undefined ? all : f.narrow(all, (e) => f.allowsTool(e.server, e.exposed));
+  }
+
+  /** The prompts this connection sees. */
+  private prompts(f: ViewFilter | undefined): readonly CatalogEntry<Prompt>[] {
+    const all = this.host.catalog.prompts();
+    return f === undefined ? all : f.narrow(all, (e) => f.allowsPrompt(e.server, e.exposed));
+  }
+
+  /**
+   * The refusal of a tool or prompt name the catalog does not have because its server's own filter hides
+   * it, or of one it has that the connection's filter hides; undefined when neither hides it.
+   */
+  private hidden(
+    kind: "tool" | "prompt",
+    name: string,
+    entry: CatalogEntry<unknown> | undefined,
+    f: ViewFilter | undefined,
+  ): McpdError | undefined {
+    if (entry !== undefined)
+      return f !== undefined && !(kind === "tool" ? f.allowsTool(entry.server, name) : f.allowsPrompt(entry.server, name))
+        ? f.hidden(kind, name, entry.server)
+        : undefined;
+    const server = this.host.catalog.hiddenBy(kind === "tool" ? "tools" : "prompts", name);
+    if (server === undefined) return undefined;
+    // A client that does not see the server at all is not told what its filter hides.
+    if (f !== undefined && !f.viewsServer(server)) return f.hidden(kind, name, server);
+    const h = this.host.servers().find((x) => x.name === server);
+    const filters = h ? ServerFilters.of(h.config) : undefined;
+    return filters?.hidden(kind === "tool" ? "tools" : "prompts", name);
+  }
 
   /**
    * mcpd's own initialize answer. Capabilities are the full set mcpd can route (tools, prompts,
@@ -175,22 +218,35 @@ export class AggregateView {
     switch (method) {
       case "tools/list":
         this.settle(false).then(() => {
-          s.send({ jsonrpc: "2.0", id, result: { tools: catalog.tools().map((e) => ({ ...e.item, name: e.exposed })) } });
+          s.send({ jsonrpc: "2.0", id, result: { tools: this.tools(s.filter()).map((e) => ({ ...e.item, name: e.exposed })) } });
         }, fail);
         return;
       case "prompts/list":
-        s.send({ jsonrpc: "2.0", id, result: { prompts: catalog.prompts().map((e) => ({ ...e.item, name: e.exposed })) } });
+        s.send({ jsonrpc: "2.0", id, result: { prompts: this.prompts(s.filter()).map((e) => ({ ...e.item, name: e.exposed })) } });
         return;
-      case "resources/list":
-        s.send({ jsonrpc: "2.0", id, result: { resources: catalog.resources().map((e) => e.item) } });
+      case "resources/list": {
+        const f = s.filter();
+        const all = catalog.resources();
+        const seen = f === undefined ? all : f.narrow(all, (e) => f.allowsResource(e.server, e.own));
+        s.send({ jsonrpc: "2.0", id, result: { resources: seen.map((e) => e.item) } });
         return;
-      case "resources/templates/list":
-        s.send({ jsonrpc: "2.0", id, result: { resourceTemplates: catalog.resourceTemplates().map((e) => e.item) } });
+      }
+      case "resources/templates/list": {
+        const f = s.filter();
+        const all = catalog.resourceTemplates();
+        const seen = f === undefined ? all : f.narrow(all, (e) => f.allowsResource(e.server, e.own));
+        s.send({ jsonrpc: "2.0", id, result: { resourceTemplates: seen.map((e) => e.item) } });
         return;
+      }
       case "tools/call": {
         const name = params?.name;
         if (typeof name !== "string") return s.replyError(id, notString(method, "name"));
         const entry = catalog.tool(name);
+        const f = s.filter();
+        if (f !== undefined || !entry) {
+          const refusal = this.hidden("tool", name, entry, f);
+          if (refusal) return s.replyError(id, toWireError(refusal));
+        }
         if (!entry) {
           // A tool of a disabled or failed server is not unknown: its server refuses it (-32060, state, reason).
           const owner = this.unavailableOwner(name);
@@ -200,19 +256,24 @@ export class AggregateView {
               "MCPD_UNKNOWN_TOOL",
               `Unknown tool ${quoted(name)}`,
               name,
-              catalog.tools().map((e) => e.exposed),
+              this.tools(f).map((e) => e.exposed),
               TOOLS,
             ),
           );
           return;
         }
-        s.serveOnServer(id, entry.server, method, { ...params, name: entry.item.name });
+        s.serveOnServer(id, entry.server, method, { ...params, name: entry.item.name }, undefined, true);
         return;
       }
       case "prompts/get": {
         const name = params?.name;
         if (typeof name !== "string") return s.replyError(id, notString(method, "name"));
         const entry = catalog.prompt(name);
+        const f = s.filter();
+        if (f !== undefined || !entry) {
+          const refusal = this.hidden("prompt", name, entry, f);
+          if (refusal) return s.replyError(id, toWireError(refusal));
+        }
         if (!entry) {
           const owner = this.unavailableOwner(name);
           if (owner) return s.serveOnServer(id, owner.name, method, { ...params, name: name.slice(owner.name.length + 2) });
@@ -221,13 +282,13 @@ export class AggregateView {
               "MCPD_UNKNOWN_PROMPT",
               `Unknown prompt ${quoted(name)}`,
               name,
-              catalog.prompts().map((e) => e.exposed),
+              this.prompts(f).map((e) => e.exposed),
               PROMPTS,
             ),
           );
           return;
         }
-        s.serveOnServer(id, entry.server, method, { ...params, name: entry.item.name });
+        s.serveOnServer(id, entry.server, method, { ...params, name: entry.item.name }, undefined, true);
         return;
       }
       case "resources/read":
@@ -237,6 +298,9 @@ export class AggregateView {
         if (typeof uri !== "string") return s.replyError(id, notString(method, "uri"));
         const route = catalog.resolveResource(uri);
         if (!route) {
+          const hider = catalog.hiddenBy("resources", uri);
+          const hiderFilters = hider === undefined ? undefined : this.host.servers().find((h) => h.name === hider);
+          if (hiderFilters) return s.replyError(id, toWireError(ServerFilters.of(hiderFilters.config)?.hidden("resources", uri)));
           fail(
             notFound(
               "MCPD_UNKNOWN_RESOURCE",
@@ -257,6 +321,8 @@ export class AggregateView {
         const ref = params?.ref;
         if (isObject(ref) && ref.type === "ref/prompt" && typeof ref.name === "string") {
           const entry = catalog.prompt(ref.name);
+          const refusal = this.hidden("prompt", ref.name, entry, s.filter());
+          if (refusal) return s.replyError(id, toWireError(refusal));
           if (!entry)
             return fail(
               notFound(
@@ -267,7 +333,7 @@ export class AggregateView {
                 PROMPTS,
               ),
             );
-          s.serveOnServer(id, entry.server, method, { ...params, ref: { ...ref, name: entry.item.name } });
+          s.serveOnServer(id, entry.server, method, { ...params, ref: { ...ref, name: entry.item.name } }, undefined, true);
           return;
         }
         if (isObject(ref) && ref.type === "ref/resource" && typeof ref.uri === "string") {

@@ -2,10 +2,19 @@ import { MCPD_SERVER_META, type JsonObject, type Prompt, type Resource, type Res
 import type { ServerHandle } from "../supervision/server-handle.js";
 import { exposedName } from "./exposed-names.js";
 import { namespacedUri, parseNamespacedUri } from "./resource-uris.js";
+import { ServerFilters } from "./server-filters.js";
 
 export interface CatalogEntry<T> {
   server: string;
   exposed: string;
+  item: T;
+}
+
+/** A resource (or template) as the aggregate view lists it, with its server and the server's own URI (or template). */
+export interface ExposedResource<T> {
+  server: string;
+  /** The server's own URI or URI template (the listed one may be namespaced). */
+  own: string;
   item: T;
 }
 
@@ -40,6 +49,9 @@ function tagged<T extends { [key: string]: unknown }>(item: T, server: string): 
  * Resources: a URI (or URI template) only one server lists is exposed as it is; one that several servers
  * list is exposed once per server as `mcpd://<server>/<uri>` (resource-uris.ts), so each copy can be
  * told apart and read. Every exposed resource and template carries `_meta["mcpd/server"]`.
+ *
+ * What a server's own filters (its config's `tools`, `prompts`, `resources`) hide is left out, and
+ * remembered by name, so that asking for it is refused as hidden rather than unknown.
  */
 export class Catalog {
   private dirty = true;
@@ -51,8 +63,14 @@ export class Catalog {
   private toolList: CatalogEntry<Tool>[] = [];
   private promptList: CatalogEntry<Prompt>[] = [];
   private resourceList: Array<{ server: string; item: Resource }> = [];
-  private exposedResources: Array<{ server: string; item: Resource }> = [];
-  private exposedTemplates: Array<{ server: string; item: ResourceTemplate }> = [];
+  private exposedResources: ExposedResource<Resource>[] = [];
+  private exposedTemplates: ExposedResource<ResourceTemplate>[] = [];
+  /** Exposed tool/prompt names and plain resource URIs a server's filter hides -> that server. */
+  private readonly hiddenByServer = {
+    tools: new Map<string, string>(),
+    prompts: new Map<string, string>(),
+    resources: new Map<string, string>(),
+  };
 
   constructor(private readonly servers: () => ServerHandle[]) {}
 
@@ -72,10 +90,16 @@ export class Catalog {
     this.resourceList = [];
     this.exposedResources = [];
     this.exposedTemplates = [];
+    for (const m of Object.values(this.hiddenByServer)) m.clear();
     for (const h of this.servers()) {
       if (h.state === "disabled" || h.state === "failed") continue;
+      const f = ServerFilters.of(h.config);
       for (const tool of h.tools) {
         const e = { server: h.name, exposed: exposedName(h.name, tool.name), item: tool };
+        if (f !== undefined && !f.allowsTool(tool.name)) {
+          this.hiddenByServer.tools.set(e.exposed, h.name);
+          continue;
+        }
         this.toolsByName.set(e.exposed, e);
         this.toolList.push(e);
       }
@@ -83,16 +107,25 @@ export class Catalog {
       if (!client) continue;
       for (const prompt of client.prompts) {
         const e = { server: h.name, exposed: exposedName(h.name, prompt.name), item: prompt };
+        if (f !== undefined && !f.allowsPrompt(prompt.name)) {
+          this.hiddenByServer.prompts.set(e.exposed, h.name);
+          continue;
+        }
         this.promptsByName.set(e.exposed, e);
         this.promptList.push(e);
       }
       for (const r of client.resources) {
+        if (f !== undefined && !f.allowsResource(r.uri)) {
+          this.hiddenByServer.resources.set(r.uri, h.name);
+          continue;
+        }
         const owners = this.resourceOwners.get(r.uri);
         if (!owners) this.resourceOwners.set(r.uri, [h.name]);
         else if (!owners.includes(h.name)) owners.push(h.name);
         this.resourceList.push({ server: h.name, item: r });
       }
       for (const t of client.resourceTemplates) {
+        if (f !== undefined && !f.allowsResource(t.uriTemplate)) continue;
         try {
           this.templates.push({ server: h.name, regex: templateRegex(t.uriTemplate), item: t });
         } catch {
@@ -102,7 +135,8 @@ export class Catalog {
     }
     for (const { server, item } of this.resourceList) {
       const shared = (this.resourceOwners.get(item.uri)?.length ?? 0) > 1;
-      this.exposedResources.push({ server, item: tagged(shared ? { ...item, uri: namespacedUri(server, item.uri) } : item, server) });
+      const listed = tagged(shared ? { ...item, uri: namespacedUri(server, item.uri) } : item, server);
+      this.exposedResources.push({ server, own: item.uri, item: listed });
     }
     const templateServers = new Map<string, Set<string>>();
     for (const t of this.templates) {
@@ -113,7 +147,7 @@ export class Catalog {
     for (const t of this.templates) {
       const shared = (templateServers.get(t.item.uriTemplate)?.size ?? 0) > 1;
       const item = shared ? { ...t.item, uriTemplate: namespacedUri(t.server, t.item.uriTemplate) } : t.item;
-      this.exposedTemplates.push({ server: t.server, item: tagged(item, t.server) });
+      this.exposedTemplates.push({ server: t.server, own: t.item.uriTemplate, item: tagged(item, t.server) });
     }
   }
 
@@ -126,12 +160,12 @@ export class Catalog {
     return this.promptList;
   }
   /** Resources as the aggregate view lists them (shared URIs namespaced, `_meta["mcpd/server"]` set). */
-  resources(): Array<{ server: string; item: Resource }> {
+  resources(): ExposedResource<Resource>[] {
     this.build();
     return this.exposedResources;
   }
   /** Templates as the aggregate view lists them (shared ones namespaced, `_meta["mcpd/server"]` set). */
-  resourceTemplates(): Array<{ server: string; item: ResourceTemplate }> {
+  resourceTemplates(): ExposedResource<ResourceTemplate>[] {
     this.build();
     return this.exposedTemplates;
   }
@@ -142,6 +176,11 @@ export class Catalog {
   prompt(exposed: string): CatalogEntry<Prompt> | undefined {
     this.build();
     return this.promptsByName.get(exposed);
+  }
+  /** The server whose own filter hides this exposed tool or prompt name, or plain resource URI; undefined when none does. */
+  hiddenBy(kind: "tools" | "prompts" | "resources", key: string): string | undefined {
+    this.build();
+    return this.hiddenByServer[kind].get(key);
   }
   /**
    * Where a URI goes: a namespaced `mcpd://<server>/<uri>` (any configured server, ready or not) to that

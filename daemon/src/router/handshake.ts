@@ -1,5 +1,5 @@
 /**
- * The checks and answers of a connection's handshake: `mcpd/select` (view, events, control) and
+ * The checks and answers of a connection's handshake: `mcpd/select` (view, selection, events, control) and
  * `initialize` (protocol version, the clientInfo kept). Pure functions; the session keeps the state.
  */
 import {
@@ -14,6 +14,8 @@ import {
   type JsonObject,
   type JsonRpcErrorObject,
 } from "@mcpd/protocol";
+import { globProblem } from "../config/globs.js";
+import { CONFIG_DEFAULTS, RUNTIME_DEFAULTS } from "../defaults.js";
 
 /** What a valid `mcpd/select` asks for. */
 export interface Selection {
@@ -23,12 +25,43 @@ export interface Selection {
   events: boolean;
   /** Whether it declares itself a control connection. */
   control: boolean;
+  /** The profile selected (whether it exists is for the caller to check). */
+  profile: string | undefined;
+  /** One-off tool globs, each checked to be a usable glob. */
+  tools: string[] | undefined;
+}
+
+/** A bad `mcpd/select` param: -32602 naming it. */
+function badParam(message: string): { error: JsonRpcErrorObject } {
+  return {
+    error: { code: WireCode.InvalidParams, message: `${McpdSelect.method}: ${message}`, data: { mcpdCode: "MCPD_PROTOCOL_VIOLATION" } },
+  };
+}
+
+/**
+ * Checks `tools` of `mcpd/select`: a non-empty array of at most `RUNTIME_DEFAULTS.maxSelectionGlobs`
+ * usable globs, each at most `CONFIG_DEFAULTS.maxGlobChars` characters. Never echoes a bad value whole.
+ */
+export function parseToolGlobs(value: unknown): string[] | undefined | { error: JsonRpcErrorObject } {
+  if (value === undefined) return undefined;
+  const max = RUNTIME_DEFAULTS.maxSelectionGlobs;
+  if (!Array.isArray(value) || value.length === 0 || value.length > max) {
+    return badParam(`"tools" must be an array of 1 to ${max} tool globs such as ["github__*", "*__search"]`);
+  }
+  for (const [i, glob] of value.entries()) {
+    if (typeof glob !== "string") return badParam(`"tools[${i}]" must be a string`);
+    const problem =
+      glob.length > CONFIG_DEFAULTS.maxGlobChars ? `longer than ${CONFIG_DEFAULTS.maxGlobChars} characters` : globProblem(glob);
+    if (problem !== undefined) return badParam(`"tools[${i}]" ${JSON.stringify(glob.slice(0, 80))} is not a usable glob: ${problem}`);
+  }
+  return [...new Set(value as string[])];
 }
 
 /**
  * Checks the params of `mcpd/select`: `control` is a boolean and declared only by a connection's first
  * message (an agent's MCP session, which has spoken before, never becomes a control connection), select
- * comes before initialize, `server` is a string. Whether that server exists is for the caller to check.
+ * comes before initialize, `server` and `profile` are strings, `tools` a list of usable globs. Whether
+ * that server or profile exists is for the caller to check.
  */
 export function parseSelect(
   params: JsonObject | undefined,
@@ -62,7 +95,11 @@ export function parseSelect(
   if (server !== undefined && typeof server !== "string") {
     return { error: { code: WireCode.InvalidParams, message: `${McpdSelect.method}: "server" must be a string` } };
   }
-  return { server, events: params?.events === true, control: control === true };
+  const profile = params?.profile;
+  if (profile !== undefined && (typeof profile !== "string" || profile === "")) return badParam(`"profile" must be a profile's name`);
+  const tools = parseToolGlobs(params?.tools);
+  if (tools !== undefined && "error" in tools) return tools;
+  return { server, events: params?.events === true, control: control === true, profile, tools };
 }
 
 /** The protocol version answered: the client's when mcpd supports it, else the latest. */

@@ -6,6 +6,7 @@ import {
   isObject,
   toWireError,
   type JsonObject,
+  type JsonRpcErrorObject,
   type RequestId,
 } from "@mcpd/protocol";
 import type { ServerHandle } from "../supervision/server-handle.js";
@@ -80,6 +81,19 @@ export class InFlightRequests {
 
   has(id: RequestId): boolean {
     return this.entries.has(id);
+  }
+
+  /** Why a new request `id` is refused: its id is already in flight, or `max` requests are. Undefined: accepted. */
+  refusal(id: RequestId, max: number): JsonRpcErrorObject | undefined {
+    if (this.entries.has(id)) {
+      return { code: WireCode.InvalidRequest, message: `Request id ${JSON.stringify(id)} is already in flight on this connection` };
+    }
+    if (this.entries.size < max) return undefined;
+    return {
+      code: WireCode.TooManyRequests,
+      message: `Too many requests in flight (${max} per connection)`,
+      data: { mcpdCode: "MCPD_TOO_MANY_REQUESTS" },
+    };
   }
 
   /**

@@ -1,4 +1,4 @@
-import { LOG_LEVELS, type JsonObject, type Logger, type LogLevel } from "@mcpd/protocol";
+import { LOG_LEVELS, WireCode, type JsonObject, type JsonRpcErrorObject, type Logger, type LogLevel } from "@mcpd/protocol";
 import type { ServerHandle } from "../supervision/server-handle.js";
 import type { ServerDirectory } from "./ports.js";
 
@@ -7,6 +7,13 @@ export function wantsLog(asked: LogLevel | undefined, params: JsonObject | undef
   if (asked === undefined) return true;
   const level = params?.level;
   return typeof level !== "string" || LOG_LEVELS.indexOf(level as LogLevel) >= LOG_LEVELS.indexOf(asked);
+}
+
+/** The level of a `logging/setLevel` request's params, or the -32602 error naming the levels. */
+export function levelOf(params: JsonObject | undefined): LogLevel | JsonRpcErrorObject {
+  const level = params?.level;
+  if (typeof level === "string" && (LOG_LEVELS as readonly string[]).includes(level)) return level as LogLevel;
+  return { code: WireCode.InvalidParams, message: `logging/setLevel: "level" must be one of ${LOG_LEVELS.join(", ")}` };
 }
 
 /** A connection as the logging levels see it: the level it asked for, and which servers it sees. */

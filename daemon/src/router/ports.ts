@@ -6,6 +6,7 @@
 import type { JsonObject, JsonRpcErrorObject, Logger, RequestId } from "@mcpd/protocol";
 import type { ServerHandle } from "../supervision/server-handle.js";
 import type { Catalog } from "./catalog.js";
+import type { Profiles } from "./profiles.js";
 
 /** Where a session's outgoing messages go (a socket, in the daemon). */
 export interface Outbound {
@@ -80,6 +81,8 @@ export interface SessionContext {
   readonly log: Logger;
   /** The aggregate view's lookup tables. */
   readonly catalog: Catalog;
+  /** The config's profiles, which `mcpd/select` picks from. */
+  readonly profiles: Profiles;
   readonly progress: ProgressRegistry;
   readonly subscriptions: SubscriptionRegistry;
   /** Sets a server to the most verbose logging level any connection viewing it asked for. */

@@ -1,16 +1,20 @@
 import { silentLogger, type ClientFace, type JsonObject, type Logger } from "@mcpd/protocol";
+import type { DaemonSettings } from "../config/config-schema.js";
 import type { MCPManager } from "../supervision/manager.js";
 import type { ServerHandle, StateChange } from "../supervision/server-handle.js";
 import { setLogScrubber } from "../infra/logger.js";
 import { Catalog } from "./catalog.js";
+import { filterWarnings } from "./filter-warnings.js";
 import { LogLevels } from "./log-levels.js";
 import type { Outbound, SessionContext } from "./ports.js";
+import { Profiles } from "./profiles.js";
 import { ProgressRoutes } from "./progress-routes.js";
 import { SecretScrubber } from "./secret-scrubber.js";
 import { ServerRequests } from "./server-requests.js";
 import { Session, type DownstreamSessionOptions } from "./session.js";
 import { Subscriptions } from "./subscriptions.js";
 import { UpstreamDelivery } from "./upstream-delivery.js";
+import { applyViewChanges, filtersSnapshot, type FiltersSnapshot } from "./view-changes.js";
 
 export interface RouterOptions extends DownstreamSessionOptions {
   logger?: Logger;
@@ -25,6 +29,8 @@ export interface RouterOptions extends DownstreamSessionOptions {
 export class Router {
   readonly manager: MCPManager;
   readonly catalog: Catalog;
+  /** The config's profiles (`mcpd.profiles`), which connections select; set by {@link applyFilters}. */
+  readonly profiles = new Profiles();
   readonly sessions = new Map<string, Session>();
   readonly log: Logger;
   /** Masks the configured servers' secret values in what the daemon says about them (logs, errors, status). */
@@ -56,6 +62,7 @@ export class Router {
       secrets: this.secrets,
       log: this.log,
       catalog: this.catalog,
+      profiles: this.profiles,
       progress: this.progress,
       subscriptions: this.subscriptions,
       relevel: (server) => this.levels.relevel(server),
@@ -90,6 +97,29 @@ export class Router {
       relayed: this.requests.size,
       inFlight,
     };
+  }
+
+  /** Every server's own filters now, to give {@link applyFilters} after a reload. */
+  filtersSnapshot(): FiltersSnapshot {
+    return filtersSnapshot(this.manager.servers);
+  }
+
+  /**
+   * Applies a loaded config's profiles and the servers' filters (the manager already has the new server
+   * configs): the catalog is rebuilt, each connection's filter follows its profile's new definition, and
+   * a connection whose view of tools, prompts or resources changed, and only such a connection, gets that
+   * kind's list_changed. `before`: {@link filtersSnapshot} taken before the manager reloaded.
+   */
+  applyFilters(settings: DaemonSettings, before: FiltersSnapshot): void {
+    const changed = this.profiles.update(settings.profiles);
+    this.catalog.invalidate();
+    const sent = applyViewChanges(this.sessions.values(), this.manager.servers, before, this.profiles, changed);
+    if (changed.size > 0 || sent > 0) this.log.info({ profiles: [...changed.keys()], notified: sent }, "views changed");
+  }
+
+  /** The globs of servers' filters and profiles that match nothing offered now (see filter-warnings.ts). */
+  filterWarnings(): string[] {
+    return filterWarnings(this.manager.servers, this.catalog, this.profiles);
   }
 
   /** A new downstream session whose messages go to `outbound`; `face`: how its client reached the daemon. */

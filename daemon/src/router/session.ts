@@ -1,5 +1,4 @@
 import {
-  LOG_LEVELS,
   WireCode,
   McpdSelect,
   isControlMethod,
@@ -18,11 +17,15 @@ import type { ServerHandle } from "../supervision/server-handle.js";
 import { AggregateView } from "./aggregate-view.js";
 import { boundedClientInfo, negotiateVersion, parseSelect, serverViewInitializeResult } from "./handshake.js";
 import { InFlightRequests } from "./in-flight.js";
+import { levelOf } from "./log-levels.js";
 import { OutgoingRequests } from "./outgoing-requests.js";
 import type { Downstream, Outbound, SessionContext } from "./ports.js";
 import { renamespaced } from "./resource-uris.js";
 import { routedServer, withServerMeta, withoutRoute } from "./server-meta.js";
+import { gateOnServer } from "./server-view-gate.js";
 import { SubscribedForms, subscriptionKey } from "./subscribed-forms.js";
+import type { ViewFilter } from "./view-filter.js";
+import { chooseView, selectResult, type View } from "./view-selection.js";
 
 /** What every downstream session (one agent's connection) is configured with, from the router. */
 export interface DownstreamSessionOptions {
@@ -33,8 +36,6 @@ export interface DownstreamSessionOptions {
   /** Deadline for server-to-client requests relayed to a client, in ms. */
   clientRequestTimeoutMs: number;
 }
-
-type View = { kind: "aggregate" } | { kind: "server"; server: string };
 
 /**
  * One downstream MCP session (one socket connection): its view, its handshake, its requests in flight
@@ -49,6 +50,8 @@ export class Session implements Downstream {
   private readonly ctx: SessionContext;
   private readonly opts: DownstreamSessionOptions;
   view: View = { kind: "aggregate" };
+  /** What its selection (a profile, one-off tool globs) hides of the view; undefined: nothing. The router swaps it on reload. */
+  filter: ViewFilter | undefined;
   events = false;
   initialized = false;
   /**
@@ -87,7 +90,8 @@ export class Session implements Downstream {
       catalog: context.catalog,
       send: (message) => this.send(message),
       replyError: (id, error) => this.replyError(id, error),
-      serveOnServer: (id, server, method, params, clientUri) => this.serveOnServer(id, server, method, params, clientUri),
+      filter: () => this.filter,
+      serveOnServer: (id, server, method, params, clientUri, checked) => this.serveOnServer(id, server, method, params, clientUri, checked),
       setLevel: (id, params) => this.setLevel(id, params),
     });
   }
@@ -179,21 +183,8 @@ export class Session implements Downstream {
       );
       return;
     }
-    if (this.inFlight.has(id)) {
-      this.replyError(id, {
-        code: WireCode.InvalidRequest,
-        message: `Request id ${JSON.stringify(id)} is already in flight on this connection`,
-      });
-      return;
-    }
-    if (this.inFlight.size >= this.opts.maxInFlightPerConnection) {
-      this.replyError(id, {
-        code: WireCode.TooManyRequests,
-        message: `Too many requests in flight (${this.opts.maxInFlightPerConnection} per connection)`,
-        data: { mcpdCode: "MCPD_TOO_MANY_REQUESTS" },
-      });
-      return;
-    }
+    const refused = this.inFlight.refusal(id, this.opts.maxInFlightPerConnection);
+    if (refused !== undefined) return this.replyError(id, refused);
     const params = req.params;
     const routed = routedServer(params);
     if (routed !== undefined) {
@@ -208,21 +199,13 @@ export class Session implements Downstream {
   private select(req: JsonRpcRequest): void {
     const selection = parseSelect(req.params, this.received === 1, this.initialized);
     if ("error" in selection) return this.replyError(req.id, selection.error);
-    const { server } = selection;
-    if (server !== undefined) {
-      try {
-        this.ctx.servers.require(server);
-      } catch (err) {
-        this.replyError(req.id, toWireError(err));
-        return;
-      }
-    }
-    this.view = server !== undefined ? { kind: "server", server } : { kind: "aggregate" };
+    const chosen = chooseView(selection, this.ctx.servers, this.ctx.profiles, this.filter);
+    if ("error" in chosen) return this.replyError(req.id, chosen.error);
+    this.view = chosen.view;
+    this.filter = chosen.filter;
     this.events = selection.events;
     if (selection.control) this.control = true;
-    const result: JsonObject = this.view.kind === "server" ? { view: "server", server: this.view.server } : { view: "aggregate" };
-    if (this.control) result.control = true;
-    this.reply(req.id, result);
+    this.reply(req.id, selectResult(chosen, this.control));
   }
 
   private async initialize(req: JsonRpcRequest): Promise<JsonObject> {
@@ -285,7 +268,14 @@ export class Session implements Downstream {
    * form (`mcpd://<server>/<uri>`) of the resource URI in `params`, which the answer and the updates of a
    * subscription are given back in.
    */
-  private serveOnServer(id: RequestId, server: string, method: string, params: JsonObject | undefined, clientUri?: string): void {
+  private serveOnServer(
+    id: RequestId,
+    server: string,
+    method: string,
+    params: JsonObject | undefined,
+    clientUri?: string,
+    checked = false,
+  ): void {
     let handle: ServerHandle;
     try {
       handle = this.ctx.servers.require(server);
@@ -293,17 +283,28 @@ export class Session implements Downstream {
       this.replyError(id, toWireError(err));
       return;
     }
+    // Filters are checked before any process is started for the request; `checked`: the aggregate view did.
+    const gate = checked ? undefined : gateOnServer(handle.config, this.filter, method, params);
+    if (gate !== undefined && "refuse" in gate) return this.replyError(id, toWireError(gate.refuse));
+    const adapt = gate?.adapt;
     if (handle.config.sharing === "per-client") {
       this.resolveHandle(server).then(
-        (h) => this.dispatchOnServer(id, h, method, params, clientUri),
+        (h) => this.dispatchOnServer(id, h, method, params, clientUri, adapt),
         (err: unknown) => this.replyError(id, toWireError(err)),
       );
       return;
     }
-    this.dispatchOnServer(id, handle, method, params, clientUri);
+    this.dispatchOnServer(id, handle, method, params, clientUri, adapt);
   }
 
-  private dispatchOnServer(id: RequestId, handle: ServerHandle, method: string, params: JsonObject | undefined, clientUri?: string): void {
+  private dispatchOnServer(
+    id: RequestId,
+    handle: ServerHandle,
+    method: string,
+    params: JsonObject | undefined,
+    clientUri?: string,
+    adapt?: (result: JsonObject) => JsonObject,
+  ): void {
     if (method === "logging/setLevel") return this.setLevel(id, params);
     if (method === "resources/subscribe" || method === "resources/unsubscribe") {
       const uri = params?.uri;
@@ -320,17 +321,14 @@ export class Session implements Downstream {
       return;
     }
     // A tool the server does not list goes to the server all the same: in a server's view mcpd does not
-    // judge names, and the server's own answer is what a client of that server expects.
-    this.inFlight.forward(id, handle, method, params);
+    // judge names (only filters do), and the server's own answer is what a client of that server expects.
+    this.inFlight.forward(id, handle, method, params, adapt);
   }
 
   private setLevel(id: RequestId, params: JsonObject | undefined): void {
-    const level = params?.level;
-    if (typeof level !== "string" || !(LOG_LEVELS as readonly string[]).includes(level)) {
-      this.replyError(id, { code: WireCode.InvalidParams, message: `logging/setLevel: "level" must be one of ${LOG_LEVELS.join(", ")}` });
-      return;
-    }
-    this.logLevel = level as LogLevel;
+    const level = levelOf(params);
+    if (typeof level !== "string") return this.replyError(id, level);
+    this.logLevel = level;
     for (const h of this.ctx.servers.servers) if (this.views(h)) this.ctx.relevel(h.name);
     this.reply(id, {});
   }
@@ -378,7 +376,7 @@ export class Session implements Downstream {
     // A private (per-client) session speaks only to its owner.
     if (handle !== this.ctx.servers.get(handle.name)) return this.privates.has(handle);
     if (this.view.kind === "server") return this.view.server === handle.name;
-    return true;
+    return this.filter === undefined || this.filter.viewsServer(handle.name);
   }
 
   /** This connection in messages: its id and, once initialized, its client's name. */

@@ -65,8 +65,13 @@ export class UpstreamDelivery {
         method: McpdServerStateNotification.method,
         params: { ...change, reason: this.parts.secrets.scrub(change.reason) },
       });
-    // In the aggregate view a server's tools appear or vanish with its state.
-    if (s.initialized && s.view.kind === "aggregate" && (change.state === "ready" || change.previous === "ready")) {
+    // In the aggregate view a server's tools appear or vanish with its state (unless the connection's profile leaves it out).
+    if (
+      s.initialized &&
+      s.view.kind === "aggregate" &&
+      (change.state === "ready" || change.previous === "ready") &&
+      (s.filter === undefined || s.filter.viewsServer(handle.name))
+    ) {
       s.send({ jsonrpc: "2.0", method: "notifications/tools/list_changed", params: { _meta: { [MCPD_SERVER_META]: handle.name } } });
     }
   }

@@ -3,8 +3,9 @@ import { connect } from "node:net";
 import { assertTrustedSocket } from "@mcpd/client/paths";
 import { DaemonUnavailableError, JsonLineDecoder, McpdSelect, encodeLine, isObject, type SelectParams } from "@mcpd/protocol/core";
 import { CLI_DEFAULTS } from "../cli/cli-defaults.js";
+import type { ViewSelection } from "@mcpd/protocol";
 
-export interface BridgeOptions {
+export interface BridgeOptions extends ViewSelection {
   /** Transparent view of this server; absent: the aggregate view. */
   server?: string;
   socketPath: string;
@@ -23,8 +24,10 @@ const SELECT_ID = "mcpd-connect-select";
 /**
  * `mcpd connect`: pipes an MCP client's stdio onto the daemon's socket, so any MCP client can use mcpd
  * by running `mcpd connect [SERVER]` as its server command. It first sends its own `mcpd/select` (that
- * server's transparent view when SERVER is given, else the aggregate view) and swallows the answer, so the
- * connection is never a control connection; after that bytes flow untouched in both directions.
+ * server's transparent view when SERVER is given, else the aggregate view; the `profile` and `tools`
+ * selection when given) and swallows the answer, so the connection is never a control connection; after
+ * that bytes flow untouched in both directions. A refused select (an unknown server or profile) is
+ * written to stderr and ends the bridge with exit code 1.
  * Returns the exit code: 0 when either side ends normally, 1 on errors.
  * @throws DaemonUnavailableError (MCPD_DAEMON_UNAVAILABLE) when the socket does not accept the connection,
  * or the daemon does not answer `mcpd/select` within `selectTimeoutMs` (nothing of stdin was read then);
@@ -77,7 +80,10 @@ export function runBridge(opts: BridgeOptions): Promise<number> {
       // Read lines until the select answer; anything else before it cannot exist (the client has not spoken yet).
       const onData = (chunk: Buffer): void => decoder.push(chunk);
       socket.on("data", onData);
-      const params: SelectParams = opts.server === undefined ? {} : { server: opts.server };
+      const params: SelectParams = {};
+      if (opts.server !== undefined) params.server = opts.server;
+      if (opts.profile !== undefined) params.profile = opts.profile;
+      if (opts.tools !== undefined) params.tools = opts.tools;
       socket.write(encodeLine({ jsonrpc: "2.0", id: SELECT_ID, method: McpdSelect.method, params }));
       const endSocket = (): void => void socket.end();
       opts.stdin.on("end", endSocket);

@@ -33,11 +33,11 @@ import {
   type ServerStatus,
 } from "@mcpd/protocol";
 import type { MCPManager } from "../supervision/manager.js";
-import { RUNTIME_DEFAULTS } from "../defaults.js";
 import type { ServerHandle } from "../supervision/server-handle.js";
 import type { Router } from "../router/router.js";
 import type { Session } from "../router/session.js";
-import { exposedName } from "../router/exposed-names.js";
+import { visibleTools } from "../router/server-filters.js";
+import { listPrompts, listResources, listTools, pick, toolsParams } from "./listings.js";
 import { disabledByCommand } from "../supervision/disable-reasons.js";
 
 /** What the control methods need from the running daemon. */
@@ -99,7 +99,7 @@ export function serverStatus(h: ServerHandle, sessions: number, hint?: string): 
     lastError: h.stats.lastError ?? h.lastExit ?? null,
     lastStderr: h.lastStderr ?? null,
     commandFound: command === undefined ? null : commandFound(command),
-    tools: h.tools.length,
+    tools: visibleTools(h.config, h.tools).length,
     sessions,
     hint: hint ?? null,
   };
@@ -134,20 +134,6 @@ function logsParams(params: JsonObject | undefined): LogsParams {
 }
 
 /**
- * Waits (bounded) for servers still coming up, so a listing right after `mcpd start` shows them: those
- * starting or restarting, except, for tools, those whose tools the cache already knows. For tools, a
- * lazy server never started whose tools are not cached is started, as an agent's `tools/list` does.
- */
-async function settled(hs: ServerHandle[], toolsOnly: boolean): Promise<ServerHandle[]> {
-  const unlisted = (h: ServerHandle): boolean => toolsOnly && !h.cachedTools && h.state === "stopped" && h.config.startup === "lazy";
-  const waits = hs
-    .filter((h) => ((h.state === "starting" || h.state === "restarting") && !(toolsOnly && h.cachedTools)) || unlisted(h))
-    .map((h) => h.whenReady(Math.min(h.config.timeout, RUNTIME_DEFAULTS.aggregateSettleMs)).catch(() => undefined));
-  if (waits.length > 0) await Promise.all(waits);
-  return hs;
-}
-
-/**
  * The refusal of a privileged method (its declaration says `privileged: true`: it stops the daemon, changes
  * what servers run, or reads servers' stderr and the daemon's log) on a connection that is not a control
  * connection (see {@link Session.control}). `mcpd/status` is open to every connection but reduced for
@@ -168,6 +154,8 @@ function clientStatus(s: Session, router: Router): ClientStatus {
     id: s.id,
     view: s.view.kind,
     server: s.view.kind === "server" ? s.view.server : null,
+    profile: s.filter?.profileName ?? null,
+    tools: s.filter?.toolGlobs ? [...s.filter.toolGlobs] : null,
     clientInfo: s.clientInfo ?? null,
     inFlight: s.inFlightCount,
     connectedAt: new Date(s.connectedAt).toISOString(),
@@ -195,9 +183,6 @@ function agentStatus(d: DaemonControl, session: Session): RestrictedDaemonStatus
     tables: d.router.tables(),
   };
 }
-
-/** The configured servers, or the one named. @throws NotFoundError (-32602) naming the configured ones. */
-const pick = (m: MCPManager, server?: string): ServerHandle[] => (server === undefined ? m.servers : [m.require(server)]);
 
 /**
  * The `mcpd/*` methods the dispatcher answers, one handler per declaration in @mcpd/protocol (the compiler
@@ -233,42 +218,22 @@ export const CONTROL_HANDLERS: ControlHandlers<ControlContext> = {
           enabled: h.config.enabled,
           transport: h.config.transport.type ?? "stdio",
           mode: h.client?.transport.info().mode ?? null,
-          tools: h.tools.length,
+          tools: visibleTools(h.config, h.tools).length,
         })),
       };
     },
   },
   [McpdTools.method]: {
-    params: serverFilter,
-    async handle({ server }, { d }) {
-      const hs = await settled(pick(d.manager, server), true);
-      if (server === undefined) {
-        // Every server: exactly the aggregate view's list (failed and disabled servers left out), so the
-        // CLI lists what agents see. The catalog is rebuilt only when a server's state or lists changed.
-        return { tools: d.router.catalog.tools().map((e) => ({ server: e.server, exposedName: e.exposed, ...e.item })) };
-      }
-      return { tools: hs.flatMap((h) => h.tools.map((t) => ({ server: h.name, exposedName: exposedName(h.name, t.name), ...t }))) };
-    },
+    params: toolsParams,
+    handle: (params, { d, session }) => listTools(params, { manager: d.manager, router: d.router, session }),
   },
   [McpdPrompts.method]: {
     params: serverFilter,
-    async handle({ server }, { d }) {
-      const hs = await settled(pick(d.manager, server), false);
-      const prompts = hs.flatMap((h) =>
-        (h.client?.prompts ?? []).map((p) => ({ server: h.name, exposedName: exposedName(h.name, p.name), ...p })),
-      );
-      return { prompts };
-    },
+    handle: (params, { d, session }) => listPrompts(params, { manager: d.manager, router: d.router, session }),
   },
   [McpdResources.method]: {
     params: serverFilter,
-    async handle({ server }, { d }) {
-      const hs = await settled(pick(d.manager, server), false);
-      return {
-        resources: hs.flatMap((h) => (h.client?.resources ?? []).map((r) => ({ server: h.name, ...r }))),
-        templates: hs.flatMap((h) => (h.client?.resourceTemplates ?? []).map((r) => ({ server: h.name, ...r }))),
-      };
-    },
+    handle: (params, { d, session }) => listResources(params, { manager: d.manager, router: d.router, session }),
   },
   [McpdRestart.method]: {
     params: serverFilter,

@@ -26,6 +26,7 @@ import {
   type ServersResult,
   type ShutdownResult,
   type StatusResult,
+  type ToolsParams,
   type ToolsResult,
 } from "./control-types.js";
 import { HTTP_FRONT_STATUS_FIELDS } from "./http-front-status.js";
@@ -88,8 +89,11 @@ export const McpdServers = controlMethod("mcpd/servers")<NoParams, ServersResult
   result: { servers: { presence: "required", fields: SERVER_SUMMARY_FIELDS } },
 });
 
-/** Tools with their server; without `server`, exactly the aggregate view's `tools/list`. */
-export const McpdTools = controlMethod("mcpd/tools")<ServerFilter, ToolsResult>({ privileged: false, result: { tools: "required" } });
+/**
+ * Tools with their server; without `server`, exactly the aggregate view's `tools/list` as the given
+ * profile or tool globs select it (by default, as the asking connection's own selection does).
+ */
+export const McpdTools = controlMethod("mcpd/tools")<ToolsParams, ToolsResult>({ privileged: false, result: { tools: "required" } });
 
 /** Prompts with their server. */
 export const McpdPrompts = controlMethod("mcpd/prompts")<ServerFilter, PromptsResult>({

@@ -36,8 +36,20 @@ export interface ServerParams {
 
 // ---- mcpd/select ----
 
+/**
+ * Which part of the view a connection sees: a profile of the config (`mcpd.profiles.<name>`) and/or a
+ * one-off list of tool globs over the aggregate view's names (`*` any run of characters, `?` one, `\`
+ * escapes the next). Both: what both allow. Neither: everything.
+ */
+export interface ViewSelection {
+  /** A profile's name (-32602 `MCPD_UNKNOWN_PROFILE`, listing the configured ones, when there is none). */
+  profile?: string;
+  /** Tool globs, such as `["github__*", "*__search"]`: only the tools one of them matches. */
+  tools?: string[];
+}
+
 /** Params of `mcpd/select`, the first message of a connection, before `initialize`. */
-export interface SelectParams {
+export interface SelectParams extends ViewSelection {
   /** A server's name: its transparent view. Left out: the aggregate view. */
   server?: string;
   /** Also receive `notifications/mcpd/serverState`. */
@@ -47,7 +59,7 @@ export interface SelectParams {
 }
 
 /** Result of `mcpd/select`. */
-export interface SelectResult {
+export interface SelectResult extends ViewSelection {
   view: "aggregate" | "server";
   /** The server of a transparent view. */
   server?: string;
@@ -55,7 +67,16 @@ export interface SelectResult {
   control?: true;
 }
 
-export const SELECT_RESULT_FIELDS: Fields<SelectResult> = { view: "required", server: "optional", control: "optional" };
+export const SELECT_RESULT_FIELDS: Fields<SelectResult> = {
+  view: "required",
+  server: "optional",
+  control: "optional",
+  profile: "optional",
+  tools: "optional",
+};
+
+/** Params of `mcpd/tools`: one server's tools, or what a profile or tool globs select (the asking connection's own selection when neither is given). */
+export interface ToolsParams extends ServerFilter, ViewSelection {}
 
 // ---- mcpd/servers ----
 
@@ -144,6 +165,10 @@ export interface ClientStatus {
   view: "aggregate" | "server";
   /** The server of a transparent view, else null. */
   server: string | null;
+  /** The profile it selected (`mcpd.profiles.<name>`), else null. */
+  profile: string | null;
+  /** The one-off tool globs it selected, else null. */
+  tools: string[] | null;
   /** The `clientInfo` its `initialize` sent (a huge one cut down to string name/version/title); null before. */
   clientInfo: JsonObject | null;
   inFlight: number;
@@ -159,6 +184,8 @@ export const CLIENT_STATUS_FIELDS: Fields<ClientStatus> = {
   id: "required",
   view: "required",
   server: "required",
+  profile: "required",
+  tools: "required",
   clientInfo: "required",
   inFlight: "required",
   connectedAt: "required",

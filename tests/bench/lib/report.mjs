@@ -114,7 +114,7 @@ export function markdown(results, meta, previous) {
     "npm ci",
     "npm run bench              # every scenario, 3 rounds (under 10 min on 2 cores); rewrites docs/benchmarks.md and docs/benchmarks-latency.svg",
     "npm run bench -- --quick   # a smoke run (< 2 min): 1 round, shorter windows, footprint up to 5 agents; writes tests/bench/out/ instead",
-    "npm run bench -- --only latency,micro --rounds 5   # some scenarios (ids: latency throughput http startup footprint scale micro)",
+    "npm run bench -- --only latency,micro --rounds 5   # some scenarios (ids: latency throughput http startup footprint scale micro filter)",
     "```",
     "",
     "The harness (tests/bench/) is plain ESM importing the built packages (`dist/`, built by `tsc -b` in the `bench` script) and the official SDK. Each scenario runs its clients in separate worker processes, stops at the first failed call (non-zero exit, no report), and ends every process it started and removes its temp dirs, also on failure or Ctrl-C. CPU profiles go to tests/bench/out/ (gitignored).",

@@ -4,14 +4,16 @@ import { CliError, ExitCode } from "../args.js";
 import { CLI_DEFAULTS, envTimeoutMs } from "../cli-defaults.js";
 import { eprintln, type CliContext, type Command } from "../context.js";
 import { runBridge } from "../../socket/bridge.js";
+import { SELECTION_OPTIONS, selectionOf } from "../selection-options.js";
 
 /** `mcpd connect [SERVER]`: the stdio bridge an MCP client runs as its server command. */
 export const connectCommand: Command = {
   spec: {
     name: "connect",
-    usage: "connect [SERVER] [--no-autostart]",
+    usage: "connect [SERVER] [--profile NAME] [--tools GLOB[,GLOB]] [--no-autostart]",
     summary: "Bridge stdio to the daemon: use `mcpd connect` as the command of an MCP client's server entry",
     options: {
+      ...SELECTION_OPTIONS,
       "no-autostart": { type: "boolean", description: "Do not start the daemon when it is not running (exit 3 instead)" },
     },
     minPositionals: 0,
@@ -19,6 +21,8 @@ export const connectCommand: Command = {
     details: [
       "Without SERVER the client sees every server behind one MCP server (tools named <server>__<tool>);",
       "with SERVER it sees that server as it is. The daemon is started first when it is not running.",
+      "--profile NAME shows only what that profile of the config selects; --tools GLOB[,GLOB] only the tools",
+      "the globs match (over the aggregate names); hidden tools are absent from tools/list and refused if called.",
       "stdout carries only MCP messages; diagnostics go to stderr. A daemon that does not answer within",
       "MCPD_CONNECT_TIMEOUT_MS (10000) counts as not running.",
       "",
@@ -27,6 +31,7 @@ export const connectCommand: Command = {
   },
   async run(ctx, { values, positionals }) {
     const server = positionals[0];
+    const selection = selectionOf(values, "connect");
     const socketPath = resolvePaths(ctx.env, { cwd: ctx.cwd }).socketPath;
     const bridge = (): Promise<number> =>
       runBridge({
@@ -36,6 +41,7 @@ export const connectCommand: Command = {
         stderr: ctx.stderr,
         selectTimeoutMs: envTimeoutMs(ctx.env, "MCPD_CONNECT_TIMEOUT_MS", CLI_DEFAULTS.connectTimeoutMs),
         ...(server !== undefined ? { server } : {}),
+        ...selection,
       });
     try {
       // A running daemon is the common case (every agent session runs this): connect straight away, and

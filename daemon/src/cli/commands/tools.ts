@@ -1,7 +1,8 @@
-import { McpdPrompts, McpdResources, McpdTools, type ControlMethod, type ServerFilter } from "@mcpd/protocol";
+import { McpdPrompts, McpdResources, McpdTools, type ControlMethod, type ServerFilter, type ToolsParams } from "@mcpd/protocol";
 import { println, type CliContext, type Command } from "../context.js";
 import { withClient } from "../daemon-client.js";
 import { firstLine, table, truncate } from "../format.js";
+import { SELECTION_OPTIONS, selectionOf } from "../selection-options.js";
 
 /** Room left for a description column after the other columns, at least 20 characters. */
 function descriptionRoom(ctx: CliContext, rows: string[][]): number {
@@ -25,24 +26,35 @@ export async function listing<R>(ctx: CliContext, method: ControlMethod<string, 
 export const toolsCommand: Command = {
   spec: {
     name: "tools",
-    usage: "tools [SERVER] [--json]",
+    usage: "tools [SERVER] [--profile NAME] [--tools GLOB[,GLOB]] [--json]",
     summary: "List the tools the servers offer, under the names agents see",
-    options: { json: { type: "boolean", description: "Print JSON: [{server, name, exposedName, description, inputSchema}]" } },
+    options: {
+      ...SELECTION_OPTIONS,
+      json: { type: "boolean", description: "Print JSON: [{server, name, exposedName, description, inputSchema}]" },
+    },
     minPositionals: 0,
     maxPositionals: 1,
     details: [
       "NAME is the aggregate view's name (`<server>__<tool>`); `mcpd connect SERVER` shows TOOL as is.",
       "Without SERVER: exactly what agents' tools/list gets (lazy servers not started yet are started for it).",
+      "With --profile NAME (and/or --tools GLOB[,GLOB]): exactly what an agent connected with them sees.",
     ].join("\n"),
   },
   async run(ctx, { values, positionals }) {
-    const tools = (await listing(ctx, McpdTools, positionals[0])).tools ?? [];
+    const params: ToolsParams = { ...selectionOf(values, "tools"), ...(positionals[0] !== undefined ? { server: positionals[0] } : {}) };
+    const tools = (await withClient(ctx, (c) => c.control(McpdTools, params))).tools ?? [];
     if (values.json) {
       println(ctx, JSON.stringify(tools, null, 2));
       return 0;
     }
     if (tools.length === 0) {
-      println(ctx, "No tools (servers still starting, failed or none configured: see 'mcpd status').");
+      const selected = params.profile !== undefined || params.tools !== undefined;
+      println(
+        ctx,
+        selected
+          ? "No tools in this selection (its globs match none of the tools offered now: see 'mcpd tools' for every tool)."
+          : "No tools (servers still starting, failed or none configured: see 'mcpd status').",
+      );
       return 0;
     }
     const rows = tools.map((t) => [t.exposedName ?? t.name ?? "", t.server, t.name ?? ""]);

@@ -1,0 +1,94 @@
+import { isObject, type JsonObject, type McpdError } from "@mcpd/protocol";
+import { exposedName } from "./exposed-names.js";
+import { ServerFilters } from "./server-filters.js";
+import type { ResolvedServerConfig } from "../config/config-schema.js";
+import type { ViewFilter } from "./view-filter.js";
+
+/** What the filters say about one request served as a server's own view. */
+export type Gate = { refuse: McpdError } | { adapt: (result: JsonObject) => JsonObject } | undefined;
+
+/** The list methods whose answers are filtered, with the key of their items and what names an item. */
+const LISTS: Readonly<Record<string, { key: string; kind: "tool" | "prompt" | "resource"; field: "name" | "uri" | "uriTemplate" }>> = {
+  "tools/list": { key: "tools", kind: "tool", field: "name" },
+  "prompts/list": { key: "prompts", kind: "prompt", field: "name" },
+  "resources/list": { key: "resources", kind: "resource", field: "uri" },
+  "resources/templates/list": { key: "resourceTemplates", kind: "resource", field: "uriTemplate" },
+};
+
+/** Whether one item (by its server-side name or URI) passes both the server's filters and the view's. */
+function allows(
+  server: string,
+  sf: ServerFilters | undefined,
+  vf: ViewFilter | undefined,
+  kind: "tool" | "prompt" | "resource",
+  name: string,
+): boolean {
+  switch (kind) {
+    case "tool":
+      return (sf === undefined || sf.allowsTool(name)) && (vf === undefined || vf.allowsTool(server, exposedName(server, name)));
+    case "prompt":
+      return (sf === undefined || sf.allowsPrompt(name)) && (vf === undefined || vf.allowsPrompt(server, exposedName(server, name)));
+    default:
+      return (sf === undefined || sf.allowsResource(name)) && (vf === undefined || vf.allowsResource(server, name));
+  }
+}
+
+/** The refusal of a hidden item: the server's filter's when it is the one hiding it, else the view's. */
+function refusal(
+  server: string,
+  sf: ServerFilters | undefined,
+  vf: ViewFilter | undefined,
+  kind: "tool" | "prompt" | "resource",
+  name: string,
+): McpdError {
+  const serverHides =
+    sf !== undefined && (kind === "tool" ? !sf.allowsTool(name) : kind === "prompt" ? !sf.allowsPrompt(name) : !sf.allowsResource(name));
+  if (serverHides || vf === undefined)
+    return (sf as ServerFilters).hidden(kind === "tool" ? "tools" : kind === "prompt" ? "prompts" : "resources", name);
+  return vf.hidden(kind, name, server, kind === "resource" ? name : exposedName(server, name));
+}
+
+/**
+ * The filters' say on a request served as server `config.name`'s own view (its transparent view, a
+ * per-request routed request, or an aggregate request routed by URI): a list answer loses the items they
+ * hide (`adapt`); a request naming a hidden tool, prompt or resource is refused (`refuse`) before it
+ * goes upstream. Names here are the server's own; a view's globs are matched against their aggregate
+ * form. Called only when the server has filters or the connection a view filter.
+ */
+export function gateOnServer(
+  config: ResolvedServerConfig,
+  view: ViewFilter | undefined,
+  method: string,
+  params: JsonObject | undefined,
+): Gate {
+  const server = config.name;
+  const sf = ServerFilters.of(config);
+  if (sf === undefined && view === undefined) return undefined;
+  const list = LISTS[method];
+  if (list !== undefined) {
+    return {
+      adapt: (result) => {
+        const items = result[list.key];
+        if (!Array.isArray(items)) return result;
+        const kept = items.filter(
+          (item) =>
+            !isObject(item) || typeof item[list.field] !== "string" || allows(server, sf, view, list.kind, item[list.field] as string),
+        );
+        return { ...result, [list.key]: kept };
+      },
+    };
+  }
+  let kind: "tool" | "prompt" | "resource" | undefined;
+  let name: unknown;
+  if (method === "tools/call") [kind, name] = ["tool", params?.name];
+  else if (method === "prompts/get") [kind, name] = ["prompt", params?.name];
+  else if (method === "resources/read" || method === "resources/subscribe") [kind, name] = ["resource", params?.uri];
+  else if (method === "completion/complete" && isObject(params?.ref)) {
+    const ref = params.ref as JsonObject;
+    if (ref.type === "ref/prompt") [kind, name] = ["prompt", ref.name];
+    else if (ref.type === "ref/resource") [kind, name] = ["resource", ref.uri];
+  }
+  // A name that is not a string is left for the server to refuse, as without filters.
+  if (kind === undefined || typeof name !== "string" || allows(server, sf, view, kind, name)) return undefined;
+  return { refuse: refusal(server, sf, view, kind, name) };
+}
