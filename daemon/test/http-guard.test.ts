@@ -74,11 +74,12 @@ describe("bearer and Host/Origin checks", () => {
 
 describe("routes", () => {
   it("maps the endpoints and nothing else", () => {
-    expect(routeOf("/mcp")).toEqual({ kind: "streamable", path: "/mcp", server: undefined });
-    expect(routeOf("/mcp/")).toEqual({ kind: "streamable", path: "/mcp", server: undefined });
-    expect(routeOf("/servers/my%20fs/mcp")).toEqual({ kind: "streamable", path: "/servers/my%20fs/mcp", server: "my fs" });
-    expect(routeOf("/sse")).toEqual({ kind: "legacy-stream", server: undefined, messagesPath: "/messages" });
-    expect(routeOf("/servers/fx/messages")).toEqual({ kind: "legacy-post", server: "fx" });
+    expect(routeOf("/mcp")).toEqual({ kind: "streamable", path: "/mcp", view: {} });
+    expect(routeOf("/mcp/")).toEqual({ kind: "streamable", path: "/mcp", view: {} });
+    expect(routeOf("/profiles/coding/mcp")).toEqual({ kind: "streamable", path: "/profiles/coding/mcp", view: { profile: "coding" } });
+    expect(routeOf("/servers/my%20fs/mcp")).toEqual({ kind: "streamable", path: "/servers/my%20fs/mcp", view: { server: "my fs" } });
+    expect(routeOf("/sse")).toEqual({ kind: "legacy-stream", view: {}, messagesPath: "/messages" });
+    expect(routeOf("/servers/fx/messages")).toEqual({ kind: "legacy-post", view: { server: "fx" } });
     for (const p of ["/", "/mcpx", "/servers/fx", "/servers/%E0%A4%A/mcp", "/servers/a/b/mcp"]) expect(routeOf(p), p).toBeUndefined();
   });
 });

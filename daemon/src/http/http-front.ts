@@ -231,7 +231,7 @@ export class HttpFront {
         res,
         404,
         WireCode.InvalidRequest,
-        `Not found: ${url.pathname.slice(0, 200)} (endpoints: /mcp, /servers/<name>/mcp, /sse, /servers/<name>/sse)`,
+        `Not found: ${url.pathname.slice(0, 200)} (endpoints: /mcp, /servers/<name>/mcp, /profiles/<name>/mcp, and /sse in place of /mcp)`,
         "MCPD_HTTP_NOT_FOUND",
       );
       return;
@@ -243,7 +243,7 @@ export class HttpFront {
     };
     const method = req.method ?? "GET";
     if (route.kind === "streamable") {
-      const ctx: EndpointContext = { sessions: this.sessions, path: route.path, server: route.server, maxBodyBytes: limits.maxBodyBytes };
+      const ctx: EndpointContext = { sessions: this.sessions, path: route.path, view: route.view, maxBodyBytes: limits.maxBodyBytes };
       if (method === "POST") return void handlePost(req, res, ctx).catch(onError);
       if (method === "GET") return handleGet(req, res, ctx);
       if (method === "DELETE") return handleDelete(req, res, ctx);
@@ -251,7 +251,7 @@ export class HttpFront {
     }
     if (route.kind === "legacy-stream") {
       if (method !== "GET") return this.notAllowed(res, "GET");
-      return handleLegacyStream(req, res, this.sessions, route.server, route.messagesPath);
+      return handleLegacyStream(req, res, this.sessions, route.view, route.messagesPath);
     }
     if (method !== "POST") return this.notAllowed(res, "POST");
     void handleLegacyPost(req, res, this.sessions, url.searchParams, limits.maxBodyBytes).catch(onError);

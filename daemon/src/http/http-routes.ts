@@ -1,36 +1,46 @@
 /** What a request path names on the HTTP front end. */
 export type Route =
-  | { kind: "streamable"; path: string; server: string | undefined }
-  | { kind: "legacy-stream"; server: string | undefined; messagesPath: string }
-  | { kind: "legacy-post"; server: string | undefined };
+  | { kind: "streamable"; path: string; view: ViewChoice }
+  | { kind: "legacy-stream"; view: ViewChoice; messagesPath: string }
+  | { kind: "legacy-post"; view: ViewChoice };
+
+/** The view an endpoint serves: one server's (`/servers/<name>/...`), a profile's (`/profiles/<name>/...`), or the aggregate view. */
+export interface ViewChoice {
+  server?: string;
+  profile?: string;
+}
 
 /**
- * Maps a request path to an endpoint: `/mcp` (the aggregate view) and `/servers/<name>/mcp` (one server's
- * transparent view) for Streamable HTTP; `/sse` + `/messages` and `/servers/<name>/sse` +
- * `/servers/<name>/messages` for the legacy HTTP+SSE transport. Undefined for anything else.
+ * Maps a request path to an endpoint: `/mcp` (the aggregate view), `/servers/<name>/mcp` (one server's
+ * transparent view) and `/profiles/<name>/mcp` (the aggregate view through a profile of the config) for
+ * Streamable HTTP; `sse` + `messages` in place of `mcp` for the legacy HTTP+SSE transport. Undefined for
+ * anything else.
  */
 export function routeOf(pathname: string): Route | undefined {
   const p = pathname.length > 1 && pathname.endsWith("/") ? pathname.slice(0, -1) : pathname;
   let prefix = "";
-  let server: string | undefined;
+  const view: ViewChoice = {};
   let last = p;
-  const m = /^\/servers\/([^/]+)(\/[^/]+)$/.exec(p);
+  const m = /^\/(servers|profiles)\/([^/]+)(\/[^/]+)$/.exec(p);
   if (m) {
+    let name: string;
     try {
-      server = decodeURIComponent(m[1] as string);
+      name = decodeURIComponent(m[2] as string);
     } catch {
       return undefined;
     }
-    prefix = `/servers/${m[1]}`;
-    last = m[2] as string;
+    if (m[1] === "servers") view.server = name;
+    else view.profile = name;
+    prefix = `/${m[1]}/${m[2]}`;
+    last = m[3] as string;
   }
   switch (last) {
     case "/mcp":
-      return { kind: "streamable", path: `${prefix}/mcp`, server };
+      return { kind: "streamable", path: `${prefix}/mcp`, view };
     case "/sse":
-      return { kind: "legacy-stream", server, messagesPath: `${prefix}/messages` };
+      return { kind: "legacy-stream", view, messagesPath: `${prefix}/messages` };
     case "/messages":
-      return { kind: "legacy-post", server };
+      return { kind: "legacy-post", view };
     default:
       return undefined;
   }

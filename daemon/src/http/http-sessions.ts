@@ -1,5 +1,6 @@
 import type { ServerResponse } from "node:http";
-import { WireCode, type Logger } from "@mcpd/protocol";
+import { WireCode, type JsonObject, type Logger } from "@mcpd/protocol";
+import type { ViewChoice } from "./http-routes.js";
 import type { Router } from "../router/router.js";
 import { LegacySseSession } from "./legacy-session.js";
 import type { Exchange } from "./streamable-session.js";
@@ -27,6 +28,13 @@ export interface HttpSessionLimits {
 export interface OpenRefusal {
   status: number;
   error: { code: number; message: string; mcpdCode: string };
+}
+
+/** The view could not be chosen (an unknown server or profile): 404 with the router's own answer. */
+function selectRefusal(err: JsonObject): OpenRefusal {
+  const data = err.data as { mcpdCode?: unknown } | undefined;
+  const mcpdCode = typeof data?.mcpdCode === "string" ? data.mcpdCode : "MCPD_UNKNOWN_SERVER";
+  return { status: 404, error: { code: Number(err.code), message: String(err.message), mcpdCode } };
 }
 
 /**
@@ -75,7 +83,8 @@ export class HttpSessions {
     return this.legacies.get(id);
   }
 
-  private refusal(server: string | undefined): OpenRefusal | undefined {
+  private refusal(view: ViewChoice): OpenRefusal | undefined {
+    const server = view.server;
     if (this.size >= this.limits.maxSessions) {
       this.refused++;
       return {
@@ -101,15 +110,15 @@ export class HttpSessions {
     return undefined;
   }
 
-  /** A new Streamable HTTP session on `path`, in `server`'s view (aggregate when undefined), or why not. */
-  openStreamable(path: string, server: string | undefined): StreamableSession | OpenRefusal {
-    const refused = this.refusal(server);
+  /** A new Streamable HTTP session on `path`, in `view`, or why not. */
+  openStreamable(path: string, view: ViewChoice): StreamableSession | OpenRefusal {
+    const refused = this.refusal(view);
     if (refused) return refused;
     const s = new StreamableSession(this.router, path, this.limits, this.log, this.budget);
-    const err = s.select(server);
+    const err = s.select(view);
     if (err) {
       this.drop(s.session);
-      return { status: 404, error: { code: Number(err.code), message: String(err.message), mcpdCode: "MCPD_UNKNOWN_SERVER" } };
+      return selectRefusal(err);
     }
     this.streamables.set(s.id, s);
     return s;
@@ -123,14 +132,14 @@ export class HttpSessions {
   }
 
   /** A new legacy SSE session streaming on `res`, or why not. */
-  openLegacy(res: ServerResponse, server: string | undefined): LegacySseSession | OpenRefusal {
-    const refused = this.refusal(server);
+  openLegacy(res: ServerResponse, view: ViewChoice): LegacySseSession | OpenRefusal {
+    const refused = this.refusal(view);
     if (refused) return refused;
     const s = new LegacySseSession(this.router, res, this.limits.maxOutgoingBytes, this.log);
-    const err = s.select(server);
+    const err = s.select(view);
     if (err) {
       this.drop(s.session);
-      return { status: 404, error: { code: Number(err.code), message: String(err.message), mcpdCode: "MCPD_UNKNOWN_SERVER" } };
+      return selectRefusal(err);
     }
     this.legacies.set(s.id, s);
     res.once("close", () => {

@@ -1,6 +1,7 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { WireCode, classify, type McpdError } from "@mcpd/protocol";
 import { accepts, readBody, sendError } from "./http-respond.js";
+import type { ViewChoice } from "./http-routes.js";
 import type { HttpSessions } from "./http-sessions.js";
 
 /** `GET .../sse` of the legacy HTTP+SSE transport: opens a session whose every message comes on this stream. */
@@ -8,7 +9,7 @@ export function handleLegacyStream(
   req: IncomingMessage,
   res: ServerResponse,
   sessions: HttpSessions,
-  server: string | undefined,
+  view: ViewChoice,
   messagesPath: string,
 ): void {
   if (!accepts(req.headers.accept, "text/event-stream")) {
@@ -21,7 +22,7 @@ export function handleLegacyStream(
     );
     return;
   }
-  const opened = sessions.openLegacy(res, server);
+  const opened = sessions.openLegacy(res, view);
   if ("status" in opened) {
     sendError(res, opened.status, opened.error.code, opened.error.message, opened.error.mcpdCode);
     return;

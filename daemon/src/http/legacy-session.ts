@@ -4,6 +4,7 @@ import type { JsonObject, Logger } from "@mcpd/protocol";
 import type { Router } from "../router/router.js";
 import type { Session } from "../router/session.js";
 import { encodeOutgoing } from "../infra/encode-outgoing.js";
+import type { ViewChoice } from "./http-routes.js";
 import { ViewSelection } from "./view-selection.js";
 
 /**
@@ -30,9 +31,9 @@ export class LegacySseSession {
     this.session = router.attach({ send: (message) => this.deliver(message) }, "sse");
   }
 
-  /** Chooses the view (aggregate when `server` is undefined) before anything else reaches the session; the error answer when it cannot. */
-  select(server: string | undefined): JsonObject | undefined {
-    return this.view.select(this.session, server);
+  /** Chooses the view before anything else reaches the session; the error answer when it cannot. */
+  select(view: ViewChoice): JsonObject | undefined {
+    return this.view.select(this.session, view);
   }
 
   /** Opens the stream: headers, then the `endpoint` event naming where to POST (`messagesPath?sessionId=...`). */

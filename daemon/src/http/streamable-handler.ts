@@ -1,6 +1,7 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { SUPPORTED_PROTOCOL_VERSIONS, WireCode, classify, isObject, type JsonObject, type McpdError, type RequestId } from "@mcpd/protocol";
 import { accepts, readBody, sendError } from "./http-respond.js";
+import type { ViewChoice } from "./http-routes.js";
 import type { HttpSessions } from "./http-sessions.js";
 import { parseEventId } from "./sse-stream.js";
 import type { Exchange, StreamableSession } from "./streamable-session.js";
@@ -13,8 +14,8 @@ export interface EndpointContext {
   sessions: HttpSessions;
   /** The endpoint's path (`/mcp`, `/servers/<name>/mcp`). */
   path: string;
-  /** The view it serves: one server's, or the aggregate view (undefined). */
-  server: string | undefined;
+  /** The view it serves: one server's, a profile's, or the aggregate view. */
+  view: ViewChoice;
   maxBodyBytes: number;
 }
 
@@ -116,7 +117,7 @@ export async function handlePost(req: IncomingMessage, res: ServerResponse, ctx:
     if (messages.length > 1) return bad(res, 400, "Invalid Request: initialize must be sent on its own");
     if (typeof req.headers[SESSION_HEADER] === "string")
       return bad(res, 400, "Invalid Request: initialize opens a new session; send it without Mcp-Session-Id");
-    const opened = ctx.sessions.openStreamable(ctx.path, ctx.server);
+    const opened = ctx.sessions.openStreamable(ctx.path, ctx.view);
     if ("status" in opened) return sendError(res, opened.status, opened.error.code, opened.error.message, opened.error.mcpdCode);
     session = opened;
     headers[SESSION_HEADER] = session.id;

@@ -4,6 +4,7 @@ import type { JsonObject, Logger, RequestId } from "@mcpd/protocol";
 import type { Router } from "../router/router.js";
 import type { Session } from "../router/session.js";
 import { encodeOutgoing } from "../infra/encode-outgoing.js";
+import type { ViewChoice } from "./http-routes.js";
 import { ViewSelection } from "./view-selection.js";
 import { SseStream, type StreamOwner } from "./sse-stream.js";
 
@@ -104,9 +105,9 @@ export class StreamableSession implements StreamOwner {
     return this.limits.maxOutgoingBytes;
   }
 
-  /** Chooses the view (aggregate when `server` is undefined) before anything else reaches the session; the error answer when it cannot. */
-  select(server: string | undefined): JsonObject | undefined {
-    return this.view.select(this.session, server);
+  /** Chooses the view before anything else reaches the session; the error answer when it cannot. */
+  select(view: ViewChoice): JsonObject | undefined {
+    return this.view.select(this.session, view);
   }
 
   /** Whether anything is under way: a POST being answered or a stream being read. */

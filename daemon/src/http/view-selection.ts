@@ -1,5 +1,6 @@
 import { McpdSelect, type JsonObject } from "@mcpd/protocol";
 import type { Session } from "../router/session.js";
+import type { ViewChoice } from "./http-routes.js";
 
 /** The request id of the selection mcpd makes itself when an HTTP session opens (its answer never leaves). */
 const SELECT_ID = "mcpd-http-select";
@@ -21,9 +22,12 @@ export class ViewSelection {
     return true;
   }
 
-  /** Selects `server`'s view (the aggregate view when undefined); the error answer when it cannot be chosen. */
-  select(session: Session, server: string | undefined): JsonObject | undefined {
-    session.handle({ jsonrpc: "2.0", id: SELECT_ID, method: McpdSelect.method, params: server === undefined ? {} : { server } });
+  /** Selects a server's view, a profile, or the aggregate view (`{}`); the error answer when it cannot be chosen. */
+  select(session: Session, view: ViewChoice): JsonObject | undefined {
+    const params: JsonObject = {};
+    if (view.server !== undefined) params.server = view.server;
+    if (view.profile !== undefined) params.profile = view.profile;
+    session.handle({ jsonrpc: "2.0", id: SELECT_ID, method: McpdSelect.method, params });
     const reply = this.reply;
     this.reply = undefined;
     return reply && "error" in reply ? (reply.error as JsonObject) : undefined;
