@@ -42,6 +42,8 @@ export const WireCode = {
   BufferBudgetExceeded: -32073,
   /** A line from the client was not finished (no newline) within the deadline; the connection is closed. */
   LineTimeout: -32074,
+  /** The server needs the user to authorize mcpd (OAuth): run `mcpd auth SERVER`. */
+  AuthRequired: -32076,
 } as const;
 
 export type WireCodeName = keyof typeof WireCode;
