@@ -1,4 +1,5 @@
 import { rmSync } from "node:fs";
+import { join } from "node:path";
 import { McpdError, McpdShutdown, WireCode, type Logger } from "@mcpd/protocol";
 import { createTransport } from "@mcpd/transports";
 import { resolvePaths, type McpdPaths } from "@mcpd/client";
@@ -17,6 +18,8 @@ import { SocketWatch, assertNoDaemonWithoutSocket } from "./socket/socket-watch.
 import { preparePrivateDir, writePrivateFile } from "./infra/state-dir.js";
 import { StderrLog, ignoreStdioErrors } from "./infra/stderr-log.js";
 import { VERSION } from "./version.js";
+import { AuthStore } from "./auth/auth-store.js";
+import { AuthFlows } from "./auth/auth-flows.js";
 
 export interface RunDaemonOptions {
   configFile?: string;
@@ -79,14 +82,20 @@ export async function startDaemon(options: RunDaemonOptions): Promise<DaemonHand
   const log = root as unknown as Logger;
   for (const w of config.warnings) root.warn({ file: config.file }, w);
 
+  // OAuth tokens and client registrations: 0600 files in <stateDir>/auth, never anywhere else.
+  const authStore = new AuthStore(join(paths.stateDir, "auth"), log);
   const manager = new MCPManager({
-    createTransport: (cfg, logger) => createTransport(cfg, { logger }),
+    createTransport: (cfg, logger, server) => {
+      const auth = authFlows.providerFor(server);
+      return createTransport(cfg, auth ? { logger, auth } : { logger });
+    },
     logger: log,
     cacheDir: paths.cacheDir,
     childrenFile: paths.childrenFile,
     // Declared upstream on behalf of clients; requests are relayed only to a client that declared them.
     clientCapabilities: { roots: { listChanged: true }, sampling: {}, elicitation: {} },
   });
+  const authFlows = new AuthFlows(authStore, manager, log);
   const startedAt = Date.now();
   let shuttingDown: Promise<number> | undefined;
   let resolveDone: (code: number) => void = () => {};
@@ -133,6 +142,7 @@ export async function startDaemon(options: RunDaemonOptions): Promise<DaemonHand
     logger: log,
     maxInFlightPerConnection: RUNTIME_DEFAULTS.maxInFlightPerConnection,
     clientRequestTimeoutMs: RUNTIME_DEFAULTS.clientRequestTimeoutMs,
+    extraSecrets: authStore,
     control: createControl({
       manager,
       get router() {
@@ -155,6 +165,7 @@ export async function startDaemon(options: RunDaemonOptions): Promise<DaemonHand
       reload,
       shutdown: () => void shutdown(McpdShutdown.method),
       logTail: (n) => sink.tail(n),
+      auth: authFlows,
     }),
   });
   const server = new SocketServer({
@@ -190,6 +201,7 @@ export async function startDaemon(options: RunDaemonOptions): Promise<DaemonHand
       const err = new McpdError("MCPD_SHUTTING_DOWN", "mcpd is shutting down", { wireCode: WireCode.ShuttingDown });
       for (const s of router.sessions.values()) s.failAll(err);
       server.closeAll();
+      authFlows.close();
       await manager.shutdown();
       rmSync(paths.socketPath, { force: true });
       rmSync(paths.pidFile, { force: true });

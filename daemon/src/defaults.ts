@@ -116,6 +116,13 @@ export const RUNTIME_DEFAULTS = {
   serverStderrHistoryLines: 200,
   /** ...and at most this many bytes of them (UTF-8); a line longer than a quarter of it is cut. */
   serverStderrHistoryBytes: 64 * 1024,
+  /**
+   * `mcpd auth`: how long the daemon waits for the browser to come back to its loopback listener after
+   * the authorization URL was handed out, in ms.
+   */
+  authFlowTimeoutMs: 300_000,
+  /** Secret values of replaced OAuth tokens still masked in logs and errors (a late line may quote one). */
+  retiredSecretsKept: 64,
   /** The background daemon's log file rotates at this size... */
   logFileMaxBytes: 10 * 1024 * 1024,
   /** ...keeping this many old files. */

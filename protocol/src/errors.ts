@@ -285,7 +285,14 @@ export class AuthRequiredError extends McpdError {
   override name = "AuthRequiredError";
   readonly server: string;
   readonly command: string;
-  constructor(server: string, why: string, options: { cause?: unknown } = {}) {
+  /** Why, in words: `no access token yet`, `the refresh token was refused (invalid_grant)`, ... */
+  readonly reason: string;
+  /**
+   * True when only the request that asked needs more scopes (403 `insufficient_scope`): the server's
+   * token still works for everything else.
+   */
+  readonly stepUp: boolean;
+  constructor(server: string, why: string, options: { cause?: unknown; stepUp?: boolean } = {}) {
     const command = `mcpd auth ${server}`;
     super("MCPD_AUTH_REQUIRED", `Server "${server}" needs authorization (${why}): run \`${command}\``, {
       cause: options.cause,
@@ -294,6 +301,8 @@ export class AuthRequiredError extends McpdError {
     });
     this.server = server;
     this.command = command;
+    this.reason = why;
+    this.stepUp = options.stepUp ?? false;
   }
 }
 

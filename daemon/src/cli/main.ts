@@ -4,6 +4,7 @@ import { eprintln, println, processContext, type CliContext, type Command } from
 import { commandHelp, overviewHelp } from "./help.js";
 import { suggestKey } from "../config/did-you-mean.js";
 import { VERSION } from "../version.js";
+import { authCommand } from "./commands/auth.js";
 import { callCommand } from "./commands/call.js";
 import { configCommand } from "./commands/config.js";
 import { connectCommand } from "./commands/connect.js";
@@ -33,6 +34,7 @@ export const COMMANDS: readonly Command[] = [
   resourcesCommand,
   callCommand,
   connectCommand,
+  authCommand,
   configCommand,
   installServiceCommand,
   uninstallServiceCommand,

@@ -73,7 +73,7 @@ export class Catalog {
     this.exposedResources = [];
     this.exposedTemplates = [];
     for (const h of this.servers()) {
-      if (h.state === "disabled" || h.state === "failed") continue;
+      if (h.state === "disabled" || h.state === "failed" || h.state === "needs-auth") continue;
       for (const tool of h.tools) {
         const e = { server: h.name, exposed: exposedName(h.name, tool.name), item: tool };
         this.toolsByName.set(e.exposed, e);

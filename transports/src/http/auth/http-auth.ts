@@ -33,8 +33,9 @@ export class HttpAuth {
   }
 
   /**
-   * Sends a request with the access token (`send` is called with the headers to use). A 401 is answered
-   * once by a refresh or a new authorization and the request sent again; a 403 `insufficient_scope` by a
+   * Sends a request with the access token (`send` is called with the headers to use). A 401 (with a
+   * `Bearer` challenge, or none) is answered once by a refresh or a new authorization and the request
+   * sent again; a 403 `insufficient_scope` by a
    * step-up, at most `TRANSPORT_DEFAULTS.oauthStepUpAttempts` times. Returns the last answer (still a 401
    * or 403 when that did not help); the bodies of the answers replaced are discarded.
    * @throws what the OAuth client throws (OAuthError, the provider's refusal); `signal.reason`.
@@ -52,7 +53,8 @@ export class HttpAuth {
       const status = res.statusCode;
       if (status !== 401 && status !== 403) return res;
       const challenge = headerValue(res.headers, "www-authenticate");
-      if (status === 401 && !reauthorized) {
+      // A challenge of another scheme only (Basic, ...) is not OAuth's to answer.
+      if (status === 401 && !reauthorized && (challenge === undefined || parseBearerChallenge(challenge) !== undefined)) {
         reauthorized = true;
         discardBody(res.body);
         await this.client.unauthorized(challenge, token, signal);
