@@ -161,6 +161,20 @@ describe("OAuth through the daemon", () => {
     expect((await serverStatus("oauthy")).state).toBe("ready");
   });
 
+  it("a call that needs more scopes (403 insufficient_scope) fails with -32076 naming `mcpd auth`; the server stays ready; mcpd auth asks for them", async () => {
+    const err = await callError("oauthy__admin");
+    expect(err.code).toBe(-32076);
+    expect(err.message).toContain("more scopes needed: mcp:read mcp:write mcp:admin");
+    expect(err.message).toContain("run `mcpd auth oauthy`");
+    expect((await serverStatus("oauthy")).state).toBe("ready");
+    expect(await call("oauthy__echo", { text: "other calls work" })).toBe("other calls work");
+
+    const r = await mcpd(["auth", "oauthy"]);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toContain("authorized oauthy; scopes granted: mcp:read mcp:write mcp:admin");
+    expect(await call("oauthy__admin")).toBe("admin ok");
+  });
+
   it("a revoked refresh token puts the server in needs-auth with a clear error; other servers are unaffected; mcpd auth recovers", async () => {
     await fetch(`${issuer}/admin/revoke`, { method: "POST" });
     const err = await callError("oauthy__echo");

@@ -237,6 +237,8 @@ export class OAuthClient {
       return true;
     } catch (err) {
       if (!(err instanceof OAuthError) || err.oauthError === undefined) throw err;
+      // Another client of the same server (a per-client session) may have rotated it first: its tokens stand.
+      if ((await this.tokens())?.refreshToken !== tokens.refreshToken) return true;
       this.refreshFailure = `the refresh token was refused (${err.oauthError})`;
       this.log.warn({ url: redactUrl(this.serverUrl), oauthError: err.oauthError }, "refresh token refused; a new authorization is needed");
       await this.provider.saveTokens(undefined);
