@@ -180,7 +180,9 @@ describe("renderStatus", () => {
     const reason = "the refresh token was refused (invalid_grant): run `mcpd auth linear-with-a-long-name`";
     const s = statusJson({
       ...raw,
-      servers: [{ ...server, name: "linear-with-a-long-name", state: "needs-auth", stateReason: reason, lastError: null, lastStderr: null }],
+      servers: [
+        { ...server, name: "linear-with-a-long-name", state: "needs-auth", stateReason: reason, lastError: null, lastStderr: null },
+      ],
     } as unknown as DaemonStatus);
     expect(renderStatus(s, palette(false), 40)).toContain(`  linear-with-a-long-name: needs-auth: ${reason}\n`);
     expect(renderStatus(s, palette(true))).toContain("\u001b[31mneeds-auth\u001b[39m");
