@@ -101,6 +101,8 @@ export class LoopbackRedirect {
       server.once("error", reject);
       server.listen(port, "127.0.0.1", () => {
         server.off("error", reject);
+        // A later server error (out of descriptors at accept) must not crash the process; the wait's timeout ends it.
+        server.on("error", () => {});
         this.server = server;
         this.portValue = (server.address() as { port: number }).port;
         resolve();
