@@ -165,22 +165,26 @@ describe("private_key_jwt client assertions", () => {
 });
 
 describe("OAuthClient token lifetime", () => {
-  /** A token endpoint that answers refresh_token grants with new tokens, counting them. */
-  async function tokenEndpoint(): Promise<{ url: string; refreshes: () => number }> {
+  /** A token endpoint that answers refresh_token grants with new tokens, counting them; `rotate`: each refresh token works once. */
+  async function tokenEndpoint(rotate = false): Promise<{ url: string; refreshes: () => number }> {
     let count = 0;
+    let valid = "rt-1";
     const server = createServer((req, res) => {
       let body = "";
       req.on("data", (d) => (body += d));
       req.on("end", () => {
         const form = new URLSearchParams(body);
-        if (form.get("grant_type") !== "refresh_token" || form.get("refresh_token") !== "rt-1") {
+        if (form.get("grant_type") !== "refresh_token" || form.get("refresh_token") !== valid) {
           res.writeHead(400, { "content-type": "application/json" }).end(JSON.stringify({ error: "invalid_grant" }));
           return;
         }
         count++;
-        res
-          .writeHead(200, { "content-type": "application/json" })
-          .end(JSON.stringify({ access_token: `at-${count + 1}`, token_type: "Bearer", expires_in: 3600 }));
+        const answer: Record<string, unknown> = { access_token: `at-${count + 1}`, token_type: "Bearer", expires_in: 3600 };
+        if (rotate) {
+          valid = `rt-${count + 1}`;
+          answer.refresh_token = valid;
+        }
+        res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify(answer));
       });
     });
     servers.push(server);
@@ -225,6 +229,16 @@ describe("OAuthClient token lifetime", () => {
     expect(await new OAuthClient(new URL("http://127.0.0.1/mcp"), due).accessToken()).toBe("at-2");
     expect(ep.refreshes()).toBe(1);
     expect(due.stored).toMatchObject({ accessToken: "at-2", refreshToken: "rt-1", scopes: ["s"] });
+  });
+
+  it("regression: two sessions of one server refreshing at once keep the tokens of the one that won (rotation refused the other's refresh token)", async () => {
+    const ep = await tokenEndpoint(true);
+    const shared = provider(tokens(ep.url, 10_000));
+    const url = new URL("http://127.0.0.1/mcp");
+    const [a, b] = await Promise.all([new OAuthClient(url, shared).accessToken(), new OAuthClient(url, shared).accessToken()]);
+    expect(ep.refreshes()).toBe(1);
+    expect([a, b]).toEqual(["at-2", "at-2"]);
+    expect(shared.stored).toMatchObject({ accessToken: "at-2", refreshToken: "rt-2" });
   });
 
   it("ignores stored tokens for another resource (the server's URL changed)", async () => {
