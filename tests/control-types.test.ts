@@ -63,7 +63,7 @@ const wrongState: ControlHandler<typeof McpdEnable, null> = {
 const complete: ControlHandlers<null> = {
   "mcpd/status": stub, "mcpd/servers": stub, "mcpd/tools": stub, "mcpd/prompts": stub, "mcpd/resources": stub,
   "mcpd/restart": stub, "mcpd/enable": stub, "mcpd/disable": stub, "mcpd/reload": stub, "mcpd/logs": stub,
-  "mcpd/shutdown": stub,
+  "mcpd/shutdown": stub, "mcpd/authStart": stub, "mcpd/authWait": stub, "mcpd/authLogout": stub,
 };
 const missing: ControlHandlers<null> = { // error
   "mcpd/status": stub, "mcpd/servers": stub, "mcpd/tools": stub, "mcpd/prompts": stub, "mcpd/resources": stub,
@@ -72,7 +72,7 @@ const missing: ControlHandlers<null> = { // error
 const extra: ControlHandlers<null> = {
   "mcpd/status": stub, "mcpd/servers": stub, "mcpd/tools": stub, "mcpd/prompts": stub, "mcpd/resources": stub,
   "mcpd/restart": stub, "mcpd/enable": stub, "mcpd/disable": stub, "mcpd/reload": stub, "mcpd/logs": stub,
-  "mcpd/shutdown": stub,
+  "mcpd/shutdown": stub, "mcpd/authStart": stub, "mcpd/authWait": stub, "mcpd/authLogout": stub,
   "mcpd/select": stub, // error
 };
 void [restart, wrongResult, wrongParams, wrongState, complete, missing, extra];

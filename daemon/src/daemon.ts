@@ -19,6 +19,8 @@ import { SocketWatch, assertNoDaemonWithoutSocket } from "./socket/socket-watch.
 import { preparePrivateDir, writePrivateFile } from "./infra/state-dir.js";
 import { StderrLog, ignoreStdioErrors } from "./infra/stderr-log.js";
 import { VERSION } from "./version.js";
+import { AuthStore } from "./auth/auth-store.js";
+import { AuthFlows } from "./auth/auth-flows.js";
 
 export interface RunDaemonOptions {
   configFile?: string;
@@ -81,14 +83,20 @@ export async function startDaemon(options: RunDaemonOptions): Promise<DaemonHand
   const log = root as unknown as Logger;
   for (const w of config.warnings) root.warn({ file: config.file }, w);
 
+  // OAuth tokens and client registrations: 0600 files in <stateDir>/auth, never anywhere else.
+  const authStore = new AuthStore(join(paths.stateDir, "auth"), log);
   const manager = new MCPManager({
-    createTransport: (cfg, logger) => createTransport(cfg, { logger }),
+    createTransport: (cfg, logger, server) => {
+      const auth = authFlows.providerFor(server);
+      return createTransport(cfg, auth ? { logger, auth } : { logger });
+    },
     logger: log,
     cacheDir: paths.cacheDir,
     childrenFile: paths.childrenFile,
     // Declared upstream on behalf of clients; requests are relayed only to a client that declared them.
     clientCapabilities: { roots: { listChanged: true }, sampling: {}, elicitation: {} },
   });
+  const authFlows = new AuthFlows(authStore, manager, log);
   const startedAt = Date.now();
   let shuttingDown: Promise<number> | undefined;
   let resolveDone: (code: number) => void = () => {};
@@ -146,6 +154,7 @@ export async function startDaemon(options: RunDaemonOptions): Promise<DaemonHand
     logger: log,
     maxInFlightPerConnection: RUNTIME_DEFAULTS.maxInFlightPerConnection,
     clientRequestTimeoutMs: RUNTIME_DEFAULTS.clientRequestTimeoutMs,
+    extraSecrets: authStore,
     control: createControl({
       manager,
       get router() {
@@ -169,6 +178,7 @@ export async function startDaemon(options: RunDaemonOptions): Promise<DaemonHand
       reload,
       shutdown: () => void shutdown(McpdShutdown.method),
       logTail: (n) => sink.tail(n),
+      auth: authFlows,
     }),
   });
   const server = new SocketServer({
@@ -226,6 +236,7 @@ export async function startDaemon(options: RunDaemonOptions): Promise<DaemonHand
       for (const s of router.sessions.values()) s.failAll(err);
       await http.close();
       server.closeAll();
+      authFlows.close();
       await manager.shutdown();
       rmSync(paths.socketPath, { force: true });
       rmSync(paths.pidFile, { force: true });

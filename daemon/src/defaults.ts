@@ -157,6 +157,13 @@ export const RUNTIME_DEFAULTS = {
   httpSseRetryMs: 1_000,
   /** HTTP front end: a request's headers and body must arrive within this many ms. */
   httpRequestTimeoutMs: 30_000,
+  /**
+   * `mcpd auth`: how long the daemon waits for the browser to come back to its loopback listener after
+   * the authorization URL was handed out, in ms.
+   */
+  authFlowTimeoutMs: 300_000,
+  /** Secret values of replaced OAuth tokens still masked in logs and errors (a late line may quote one). */
+  retiredSecretsKept: 64,
   /** The background daemon's log file rotates at this size... */
   logFileMaxBytes: 10 * 1024 * 1024,
   /** ...keeping this many old files. */

@@ -5,7 +5,7 @@ import { fileURLToPath } from "node:url";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { backupName, importConfig, type ImportOptions } from "../src/config-import/import-config.js";
 import { mergeServers } from "../src/config-import/merge-servers.js";
-import { convertEntry, sanitizeServerName } from "../src/config-import/normalize-entry.js";
+import { NEEDS_AUTH_NOTE, convertEntry, sanitizeServerName } from "../src/config-import/normalize-entry.js";
 import { emptyScan } from "../src/config-import/import-types.js";
 
 const FIXTURES = fileURLToPath(new URL("../../tests/cli/fixtures/", import.meta.url));
@@ -130,11 +130,11 @@ describe("import from Claude Desktop", () => {
     const real = await importConfig(opts("claude-desktop", { file, env: {} }));
     for (const r of [dry, real]) {
       expect(r.outcomes.map((o) => [o.name, o.action, o.notes, o.entry])).toEqual([
-        ["api", "added", [], { url: "${API_BASE_URL:-https://api.example.com}/mcp" }],
+        ["api", "added", [NEEDS_AUTH_NOTE("api")], { url: "${API_BASE_URL:-https://api.example.com}/mcp" }],
         [
           "later",
           "added",
-          ['"url" uses ${LATER_URL}, which is not set here: the daemon needs it in its environment'],
+          [NEEDS_AUTH_NOTE("later"), '"url" uses ${LATER_URL}, which is not set here: the daemon needs it in its environment'],
           { url: "${LATER_URL}/mcp" },
         ],
       ]);
@@ -247,6 +247,24 @@ describe("pieces", () => {
     ]);
     expect(scan.servers[0]?.entry).toEqual({ command: "x", enabled: false });
     expect(scan.servers[0]?.notes).toEqual(['ignored "weird"']);
+  });
+
+  it("marks an imported URL-only server as needing `mcpd auth`, not one with headers, a ws server or a local one", () => {
+    const scan = emptyScan();
+    const rules = { vars: {}, bareIsEnv: true };
+    convertEntry("linear", { type: "http", url: "https://mcp.linear.app/mcp" }, "f", rules, scan);
+    convertEntry("legacy", { type: "sse", url: "https://mcp.example.com/sse" }, "f", rules, scan);
+    convertEntry("keyed", { url: "https://api.example.com/mcp", headers: { Authorization: "Bearer ${TOKEN}" } }, "f", rules, scan);
+    convertEntry("socket", { type: "ws", url: "wss://ws.example.com/mcp" }, "f", rules, scan);
+    convertEntry("local", { command: "x" }, "f", rules, scan);
+    expect(scan.servers.map((s) => [s.name, s.notes])).toEqual([
+      ["linear", [NEEDS_AUTH_NOTE("linear")]],
+      ["legacy", [NEEDS_AUTH_NOTE("legacy")]],
+      ["keyed", []],
+      ["socket", []],
+      ["local", []],
+    ]);
+    expect(NEEDS_AUTH_NOTE("linear")).toContain("`mcpd auth linear`");
   });
 
   it("merge refuses a config whose mcpServers is not an object", () => {

@@ -211,6 +211,19 @@ describe("renderStatus", () => {
     expect(text).toContain("  down: stderr: Error: boom");
   });
 
+  it("shows a needs-auth server in red with its whole reason, the command to run at its end, even on a narrow terminal", () => {
+    const server = raw.servers[0] as unknown as Record<string, unknown>;
+    const reason = "the refresh token was refused (invalid_grant): run `mcpd auth linear-with-a-long-name`";
+    const s = statusJson({
+      ...raw,
+      servers: [
+        { ...server, name: "linear-with-a-long-name", state: "needs-auth", stateReason: reason, lastError: null, lastStderr: null },
+      ],
+    } as unknown as DaemonStatus);
+    expect(renderStatus(s, palette(false), 40)).toContain(`  linear-with-a-long-name: needs-auth: ${reason}\n`);
+    expect(renderStatus(s, palette(true))).toContain("\u001b[31mneeds-auth\u001b[39m");
+  });
+
   it.each([
     ["starting", "started", undefined],
     ["starting", "started on demand", undefined],

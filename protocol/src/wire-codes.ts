@@ -47,6 +47,8 @@ export const WireCode = {
    * selection, or the server's own filter in the config.
    */
   Hidden: -32075,
+  /** The server needs the user to authorize mcpd (OAuth): run `mcpd auth SERVER`. */
+  AuthRequired: -32076,
 } as const;
 
 export type WireCodeName = keyof typeof WireCode;

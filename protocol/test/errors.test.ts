@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import {
   AbortedError,
+  AuthRequiredError,
   CapabilityError,
   ConfigError,
   ConnectionLimitError,
@@ -14,6 +15,7 @@ import {
   MessageTooLargeError,
   NoResponseError,
   NotFoundError,
+  OAuthError,
   ParseError,
   ProtocolError,
   QueueFullError,
@@ -38,6 +40,29 @@ interface Row {
 }
 
 const ROWS: Row[] = [
+  {
+    error: new AuthRequiredError("linear", "no access token yet"),
+    name: "AuthRequiredError",
+    code: "MCPD_AUTH_REQUIRED",
+    message: 'Server "linear" needs authorization (no access token yet): run `mcpd auth linear`',
+    wireCode: -32076,
+    data: { server: "linear", command: "mcpd auth linear" },
+  },
+  {
+    error: new OAuthError("MCPD_OAUTH_TOKEN_REFUSED", "token request refused", { oauthError: "invalid_grant" }),
+    name: "OAuthError",
+    code: "MCPD_OAUTH_TOKEN_REFUSED",
+    message: "token request refused",
+    wireCode: -32067,
+    data: { oauthError: "invalid_grant" },
+  },
+  {
+    error: new OAuthError("MCPD_OAUTH_RESOURCE_MISMATCH", "metadata for another resource"),
+    name: "OAuthError",
+    code: "MCPD_OAUTH_RESOURCE_MISMATCH",
+    message: "metadata for another resource",
+    wireCode: -32067,
+  },
   { error: new McpdError("MCPD_X", "plain"), name: "McpdError", code: "MCPD_X", message: "plain", wireCode: -32603 },
   {
     error: new TransportClosedError(),

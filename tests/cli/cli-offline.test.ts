@@ -231,7 +231,7 @@ describe("mcpd config", () => {
         expect(out).toMatch(/^skipped broken: "url" is not a valid URL: "mcp\.example\.com\/mcp" \(from .*\.mcp\.json\)$/m);
         // The entry each server gets, as written: references kept, so the daemon resolves them when it loads.
         expect(out).toMatch(
-          /^(would add|added) api \(from .*\)\n {4}\{"type":"http","url":"\$\{API_BASE_URL:-https:\/\/api\.example\.com\}\/mcp"\}$/m,
+          /^(would add|added) api \(from .*\)\n {4}note: no credentials in its entry: .* `mcpd auth api`\n {4}\{"type":"http","url":"\$\{API_BASE_URL:-https:\/\/api\.example\.com\}\/mcp"\}$/m,
         );
         expect(out).toContain(
           `{"type":"sse","url":"\${API_BASE_URL:-https://api.example.com}/sse","headers":{"Authorization":"Bearer \${API_TOKEN:-}","X-Team":"***"}}`,
@@ -241,7 +241,7 @@ describe("mcpd config", () => {
         );
         // Unset without a default: not an error here (the daemon's environment may have it), but said.
         expect(out).toMatch(
-          /^(would add|added) gateway .*\n +note: "url" uses \$\{GATEWAY_URL\}, which is not set here: the daemon needs it in its environment$/m,
+          /^(would add|added) gateway .*\n +note: no credentials in its entry: .*\n +note: "url" uses \$\{GATEWAY_URL\}, which is not set here: the daemon needs it in its environment$/m,
         );
         // Claude Code gave its servers its whole environment; mcpd does not: said, with the remedy.
         expect(out).toMatch(/^environment: Claude Code starts its local servers with its whole environment/m);

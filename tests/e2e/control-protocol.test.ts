@@ -4,6 +4,8 @@
  * `notifications/mcpd/serverState` as declared, refuses exactly the declarations marked `privileged` on an
  * agent's connection, and knows no `mcpd/*` method that is not declared.
  */
+import { spawn, type ChildProcess } from "node:child_process";
+import { createInterface } from "node:readline";
 import { afterEach, describe, expect, it } from "vitest";
 import {
   CONTROL_METHODS,
@@ -14,14 +16,33 @@ import {
   type FieldSpec,
   type Presence,
 } from "@mcpd/protocol";
+import { fixturePath } from "../helpers/process.js";
 import { fixture, startTestDaemon, until, type RawClient, type TestDaemon } from "./harness.js";
 
 let daemon: TestDaemon | undefined;
+let oauthServer: ChildProcess | undefined;
 
 afterEach(async () => {
   await daemon?.stop();
   daemon = undefined;
+  if (oauthServer && oauthServer.exitCode === null && oauthServer.signalCode === null) {
+    const gone = new Promise((resolve) => oauthServer?.once("exit", resolve));
+    oauthServer.kill("SIGKILL");
+    await gone;
+  }
+  oauthServer = undefined;
 });
+
+/** Starts the OAuth-protected MCP fixture (tests/fixtures/servers/oauth-mcp.mjs); resolves with its MCP URL. */
+async function startOAuthServer(): Promise<string> {
+  const child = spawn(process.execPath, [fixturePath("oauth-mcp.mjs")], { stdio: ["ignore", "pipe", "inherit"] });
+  oauthServer = child;
+  const line = await new Promise<string>((resolve, reject) => {
+    createInterface({ input: child.stdout! }).once("line", resolve);
+    child.once("exit", (code) => reject(new Error(`oauth fixture exited with ${code}`)));
+  });
+  return (JSON.parse(line) as { url: string }).url;
+}
 
 /**
  * Where `value` differs from `fields`: a required field missing, a field the declaration lacks, and the
@@ -61,7 +82,7 @@ describe("shapeProblems (the check the tests below rely on)", () => {
   });
 });
 
-/** Params for each declared method that work on a control connection against server `fx`. */
+/** Params for each declared method that work on a control connection against server `fx` (OAuth: `oauthy`). */
 const PARAMS: Record<string, object | undefined> = {
   "mcpd/select": { control: true, events: true },
   "mcpd/status": undefined,
@@ -75,6 +96,9 @@ const PARAMS: Record<string, object | undefined> = {
   "mcpd/reload": undefined,
   "mcpd/logs": { server: "fx", lines: 5 },
   "mcpd/shutdown": undefined,
+  "mcpd/authStart": { server: "oauthy" },
+  "mcpd/authWait": { server: "oauthy" },
+  "mcpd/authLogout": { server: "oauthy" },
 };
 
 const FORBIDDEN = -32071;
@@ -83,7 +107,8 @@ const METHOD_NOT_FOUND = -32601;
 describe("the control protocol as declared", () => {
   it("answers every declared method with its declared shape on a control connection, and the state notification as declared", async () => {
     expect(Object.keys(PARAMS).sort(), "a params entry per declaration").toEqual(CONTROL_METHODS.map((d) => d.method).sort());
-    daemon = await startTestDaemon({ fx: fixture("fx", ["--resource", "file:///a.txt"]) });
+    const url = await startOAuthServer();
+    daemon = await startTestDaemon({ fx: fixture("fx", ["--resource", "file:///a.txt"]), oauthy: { type: "http", url } });
     const d = daemon;
     const c: RawClient = await d.raw();
     // mcpd/select must be the first message; mcpd/shutdown comes last.
@@ -99,8 +124,10 @@ describe("the control protocol as declared", () => {
       expect(shapeProblems(r.result, decl.result), `${decl.method} answered ${JSON.stringify(r.result)}`).toEqual([]);
       if (decl.method === "mcpd/status") {
         expect(r.result.restricted).toBeUndefined();
-        expect(r.result.servers.length).toBe(1);
+        expect(r.result.servers.length).toBe(2);
       }
+      // The browser's part of the authorization: the fixture approves at once and redirects to the daemon.
+      if (decl.method === "mcpd/authStart") expect((await fetch(r.result.url, { redirect: "follow" })).status).toBe(200);
     }
     const notes = c.messages.filter((m) => m.method === McpdServerStateNotification.method);
     expect(notes.length).toBeGreaterThan(0);

@@ -175,11 +175,29 @@ describe("faults: upstream HTTP server", () => {
     await stopAndExpectNothingLeft(d);
   });
 
-  it("answers 401 with WWW-Authenticate: reported failed, with the status and the challenge in stateReason and lastError", async () => {
+  it("answers 401 with a Bearer challenge: needs-auth naming `mcpd auth h`, its calls fail with -32076, other servers unaffected", async () => {
+    const challenge = 'Bearer resource_metadata="http://127.0.0.1/.well-known/oauth-protected-resource"';
+    const f = (http = await startHttpFixture({ status: { code: 401, body: "unauthorized", headers: { "www-authenticate": challenge } } }));
+    const d = (daemon = await startTestDaemon({ h: { type: "http", url: f.url }, b: fixture("b") }));
+    const [c0] = await openClients(d, 1);
+    await until(async () => (await serverStatus(c0!, "h")).state === "needs-auth", "h needs-auth");
+    const h = await serverStatus(await d.control(), "h");
+    expect(h.stateReason).toBe("no access token yet: run `mcpd auth h`");
+    expect(h.restarts).toBe(0);
+    const m = await c0!.request("tools/call", { name: "echo", arguments: {}, _meta: { "mcpd/server": "h" } });
+    expect(m.error?.code).toBe(-32076);
+    expect(m.error.message).toBe('Server "h" needs authorization (no access token yet): run `mcpd auth h`');
+    expect(m.error.data).toMatchObject({ mcpdCode: "MCPD_AUTH_REQUIRED", server: "h", command: "mcpd auth h" });
+    expect(textOf(await call(c0!, "b__echo", { text: "b ok" }))).toBe("b ok");
+    ledger.add(await serverPid(c0!, "b"));
+    await stopAndExpectNothingLeft(d);
+  });
+
+  it('answers 401 with WWW-Authenticate to a server with "auth": false: reported failed, with the status and the challenge in stateReason and lastError', async () => {
     const challenge = 'Bearer resource_metadata="http://127.0.0.1/.well-known/oauth-protected-resource"';
     const f = (http = await startHttpFixture({ status: { code: 401, body: "unauthorized", headers: { "www-authenticate": challenge } } }));
     const d = (daemon = await startTestDaemon({
-      h: { type: "http", url: f.url, restart: { maxRestarts: 1, initialDelayMs: 50 } },
+      h: { type: "http", url: f.url, auth: false, restart: { maxRestarts: 1, initialDelayMs: 50 } },
       b: fixture("b"),
     }));
     const [c0] = await openClients(d, 1);

@@ -45,4 +45,22 @@ export const TRANSPORT_DEFAULTS = {
   sseDrainGraceMs: 5_000,
   /** HTTP: bytes of an error response body kept in `HttpError` (the rest is discarded unread). */
   httpErrorBodyMaxBytes: 4 * 1024,
+  /** OAuth: deadline of one request to an authorization server or a metadata endpoint. */
+  oauthRequestTimeoutMs: 30_000,
+  /** OAuth: largest metadata document or token response read, in bytes. */
+  oauthMaxBodyBytes: 256 * 1024,
+  /** OAuth: how long the loopback listener waits for the browser's redirect after sending the user there. */
+  oauthAuthorizationTimeoutMs: 300_000,
+  /**
+   * OAuth: an access token is refreshed when a request finds it this close to its expiry (or a fifth of
+   * its lifetime, if that is less), so it never expires in flight.
+   */
+  oauthRefreshMarginMs: 60_000,
+  /**
+   * OAuth: step-up authorizations (403 `insufficient_scope`) one request may start before it fails; with
+   * the first authorization after a 401, at most three authorizations per request.
+   */
+  oauthStepUpAttempts: 2,
+  /** OAuth: lifetime of a `private_key_jwt` client assertion. */
+  oauthAssertionLifetimeMs: 300_000,
 } as const;

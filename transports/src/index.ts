@@ -12,3 +12,14 @@ export { HttpTransport, type HttpTransportOptions, type HttpTransportMode } from
 export { callMCP, type CallMcpOptions } from "./http/call-mcp.js";
 export { stderrHeadline, stderrErrorLine, lastStderrLine } from "./stdio/stderr-headline.js";
 export { TRUNCATED, cutToBytes } from "./stdio/stderr-ring.js";
+export { OAuthClient, type OAuthClientOptions } from "./http/auth/oauth-client.js";
+export type {
+  AuthorizationContext,
+  ClientRegistration,
+  OAuthGrant,
+  OAuthProvider,
+  OAuthSettings,
+  OAuthTokens,
+} from "./http/auth/oauth-provider.js";
+export { parseBearerChallenge, type BearerChallenge } from "./http/auth/www-authenticate.js";
+export { JWT_ALGORITHMS, readPrivateKey } from "./http/auth/jwt-assertion.js";

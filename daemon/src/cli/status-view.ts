@@ -161,13 +161,13 @@ function selectionText(cl: StatusJsonClient): string {
 
 function stateColour(state: string, c: Palette): string {
   if (state === "ready") return c.green(state);
-  if (state === "failed") return c.red(state);
+  if (state === "failed" || state === "needs-auth") return c.red(state);
   if (state === "disabled" || state === "stopped") return c.dim(state);
   return c.yellow(state);
 }
 
-/** States that are a problem: the server is down and mcpd is retrying, or has given up. */
-const PROBLEM_STATES: ReadonlySet<string> = new Set(["failed", "restarting"]);
+/** States that are a problem: the server is down and mcpd is retrying, has given up, or waits for `mcpd auth`. */
+const PROBLEM_STATES: ReadonlySet<string> = new Set(["failed", "restarting", "needs-auth"]);
 
 /**
  * The note line about a server's state, without its name; `undefined` when there is nothing to say. A
@@ -234,8 +234,9 @@ export function renderStatus(st: StatusJson, c: Palette, width = 100): string {
       const room = Math.max(20, width - v.name.length - 16);
       if (v.commandFound === false) notes.push(`${c.red("!")} ${v.name}: command not found on the daemon's PATH`);
       const note = stateNote(v);
-      // A disabled server's note is advice (who disabled it, how to enable it): never cut off its end.
-      if (note) notes.push(`  ${v.name}: ${v.state === "disabled" ? note : truncate(note, room)}`);
+      // A disabled server's note is advice (who disabled it, how to enable it), a needs-auth one ends with
+      // the command to run: never cut off their end.
+      if (note) notes.push(`  ${v.name}: ${v.state === "disabled" || v.state === "needs-auth" ? note : truncate(note, room)}`);
       if (v.lastError) notes.push(`  ${v.name}: last error: ${truncate(v.lastError, room)}`);
       // A healthy server's stderr is chatter ("listening on stdio"); a down server's says why.
       if (v.lastStderr && PROBLEM_STATES.has(v.state)) notes.push(`  ${v.name}: stderr: ${truncate(v.lastStderr, room)}`);

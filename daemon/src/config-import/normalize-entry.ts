@@ -31,6 +31,10 @@ export function sanitizeServerName(name: string): string {
 
 class Unusable extends Error {}
 
+/** The note on an imported remote server that carries no credentials of its own. */
+export const NEEDS_AUTH_NOTE = (name: string): string =>
+  `no credentials in its entry: if it uses OAuth (most hosted servers do), authorize mcpd once with \`mcpd auth ${name}\``;
+
 /** Applies {@link VariableRules} to one string. @throws Unusable for an unknown client variable. */
 function substitute(value: string, rules: VariableRules, used: Set<string>): string {
   return value.replace(/\$\{([^}]*)\}/g, (whole, inner: string) => {
@@ -110,6 +114,8 @@ export function convertEntry(name: string, raw: unknown, origin: string, rules: 
       entry.url = substitute(url, rules, used);
       if (src.headers !== undefined) entry.headers = stringRecord(src.headers, "headers", rules, used);
       for (const k of ["command", "args", "env", "cwd"]) if (src[k] !== undefined) dropped.push(k);
+      // A URL and nothing else: the client that held it did the OAuth dance itself; mcpd does it once per server.
+      if (type !== "ws" && Object.keys(entry.headers ?? {}).length === 0) notes.push(NEEDS_AUTH_NOTE(mcpdName));
     }
     if (src.disabled === true) entry.enabled = false;
     if (src.enabled === false) entry.enabled = false;

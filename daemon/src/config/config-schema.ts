@@ -1,4 +1,7 @@
 import type { TransportConfig } from "@mcpd/transports";
+import type { AuthConfig } from "./auth-config.js";
+
+export type { AuthConfig };
 
 /**
  * The shape of a loaded, validated and fully resolved mcpd configuration. Every object reachable from a
@@ -109,6 +112,11 @@ export interface ResolvedServerConfig {
    * client sees (aggregate or transparent view). Absent when the entry sets none.
    */
   readonly filters?: ItemFilters;
+  /**
+   * http/sse only: the OAuth client settings (`auth` in the file), `false` when OAuth is turned off;
+   * absent when not written (OAuth with defaults, unless an `Authorization` header is configured).
+   */
+  readonly auth?: AuthConfig | false;
   /**
    * sha256 (first 16 hex digits) of this resolved config without `name`, `hash` and `transportHash`:
    * equal hashes mean nothing about the server changed. Used to diff on reload.

@@ -10,13 +10,23 @@ const SECRET_NAME =
 
 /**
  * A copy of a server config that is safe to print or log: every `env` and `headers` value becomes
- * `"***"` (names kept), credentials in URLs are masked (user:password@ and secret-looking query
+ * `"***"` (names kept), so do `auth.clientSecret` and `auth.privateKey`, credentials in URLs are masked (user:password@ and secret-looking query
  * parameters), and secret-looking arguments (`--token=x`, `--api-key x`, URLs with credentials) are
  * masked. Best effort for `args`: a secret passed as a bare positional argument cannot be recognized.
  * Accepts a {@link ResolvedServerConfig} or a bare transport config; returns the same shape, unfrozen.
  */
 export function redactServerConfig<T extends ResolvedServerConfig | TransportConfig>(cfg: T): T {
-  if ("transport" in cfg) return { ...cfg, transport: redactTransport(cfg.transport) } as T;
+  if ("transport" in cfg) {
+    const copy = { ...cfg, transport: redactTransport(cfg.transport) };
+    // OAuth client credentials: the secret and the private key (a key file's path is not a secret).
+    if (cfg.auth) {
+      const auth = { ...cfg.auth };
+      if (auth.clientSecret !== undefined) auth.clientSecret = REDACTED;
+      if (auth.privateKey !== undefined) auth.privateKey = REDACTED;
+      (copy as { auth?: unknown }).auth = auth;
+    }
+    return copy as T;
+  }
   return redactTransport(cfg as TransportConfig) as T;
 }
 

@@ -8,6 +8,7 @@ import { expandDeep } from "./expand-vars.js";
 import { shortHash } from "./config-hash.js";
 import { readItemFilters } from "./filter-config.js";
 import { readMcpdOptions, resolveMcpdOptions, type McpdOptions } from "./server-options.js";
+import { readAuthConfig, type AuthConfig } from "./auth-config.js";
 
 /** Everything {@link resolveServer} needs besides the entry. */
 export interface ServerContext {
@@ -41,7 +42,7 @@ const TYPE_ALIASES: Readonly<Record<string, TransportType>> = {
   websocket: "ws",
 };
 
-const KNOWN_KEYS: readonly string[] = [...TRANSPORT_KEYS, ...MCPD_SERVER_KEYS, ...FILTER_KINDS];
+const KNOWN_KEYS: readonly string[] = [...TRANSPORT_KEYS, ...MCPD_SERVER_KEYS, ...FILTER_KINDS, "auth"];
 const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
 const ENV_NAME = /^[^=\0]+$/;
 
@@ -86,7 +87,8 @@ export function resolveServer(name: string, raw: unknown, ctx: ServerContext): R
   const filters = readItemFilters(raw, "", where, issues);
 
   // Only the keys mcpd uses are expanded: a foreign key's ${input:...} must not fail the file.
-  const transportRaw = Object.fromEntries(TRANSPORT_KEYS.filter((k) => raw[k] !== undefined).map((k) => [k, raw[k]]));
+  // `auth` is expanded with them: its secret belongs in a variable, not in the file.
+  const transportRaw = Object.fromEntries([...TRANSPORT_KEYS, "auth"].filter((k) => raw[k] !== undefined).map((k) => [k, raw[k]]));
   const defer = ctx.unsetVariables === "defer";
   const expanded = expandDeep(transportRaw, ctx.env, "", { keepUnset: defer });
   // Strings holding an unset variable: already reported, so their value is not judged again (a url).
@@ -119,17 +121,48 @@ export function resolveServer(name: string, raw: unknown, ctx: ServerContext): R
     raw.envMode !== undefined,
     unresolved.has("url"),
   );
-  if (!transport || issues.errors.length > errorsBefore) return undefined;
+  const auth = readServerAuth(entry.auth, transport, { ...ctx, where });
+  if (!transport || auth === null || issues.errors.length > errorsBefore) return undefined;
 
   const { timeout: _ignored, ...transportIdentity } = transport;
   // `filters` only when set: a server without filters keeps the hash it had before filters existed.
-  const body = { enabled: resolved.enabled, transport, ...withoutKeys(resolved, ["enabled", "envMode"]), ...(filters ? { filters } : {}) };
+  const body = {
+    enabled: resolved.enabled,
+    transport,
+    ...withoutKeys(resolved, ["enabled", "envMode"]),
+    ...(filters ? { filters } : {}),
+    ...(auth === undefined ? {} : { auth }),
+  };
   return {
     name,
     ...body,
     hash: shortHash(body),
-    transportHash: shortHash(transportIdentity),
+    // The OAuth client is part of who the server is talking to (its tokens, its scopes); without one the
+    // hash stays what it was before `auth` existed, so tool caches keep their keys.
+    transportHash: shortHash(auth === undefined ? transportIdentity : { ...transportIdentity, auth }),
   };
+}
+
+/**
+ * A server's `auth` (see {@link readAuthConfig}), for an http or sse server only; it cannot sit beside a
+ * configured `Authorization` header. Null when invalid (reported).
+ */
+function readServerAuth(
+  value: unknown,
+  transport: TransportConfig | undefined,
+  ctx: ServerContext & { where: string },
+): AuthConfig | false | undefined | null {
+  if (value === undefined || transport === undefined) return undefined;
+  if (transport.type !== "http" && transport.type !== "sse") {
+    ctx.issues.warn(ctx.where, `"auth" is ignored for a ${transport.type ?? "stdio"} server (OAuth applies to "http" and "sse" servers)`);
+    return undefined;
+  }
+  const auth = readAuthConfig(value, { issues: ctx.issues, where: ctx.where, homedir: ctx.homedir, baseDir: ctx.baseDir });
+  if (auth && Object.keys(transport.headers ?? {}).some((h) => h.toLowerCase() === "authorization")) {
+    ctx.issues.error(ctx.where, `has both an "Authorization" header and "auth" (OAuth); keep one`);
+    return null;
+  }
+  return auth;
 }
 
 function withoutKeys<T extends object, K extends keyof T>(obj: T, keys: readonly K[]): Omit<T, K> {

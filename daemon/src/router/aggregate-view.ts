@@ -182,7 +182,7 @@ export class AggregateView {
   }
 
   /**
-   * The server an exposed name `<server>__<name>` belongs to when that server is `disabled` or `failed`
+   * The server an exposed name `<server>__<name>` belongs to when that server is `disabled`, `failed` or `needs-auth`
    * (its tools and prompts are then out of the catalog): the longest configured name that prefixes it.
    * Server names are `[A-Za-z0-9_-]{1,48}`, so the prefix of an exposed name is never altered by the
    * sanitizing of exposedName.
@@ -192,7 +192,7 @@ export class AggregateView {
     for (const h of this.host.servers()) {
       if (exposed.startsWith(`${h.name}__`) && (!owner || h.name.length > owner.name.length)) owner = h;
     }
-    return owner && (owner.state === "disabled" || owner.state === "failed") ? owner : undefined;
+    return owner && (owner.state === "disabled" || owner.state === "failed" || owner.state === "needs-auth") ? owner : undefined;
   }
 
   private get unsettled(): boolean {
@@ -248,7 +248,7 @@ export class AggregateView {
           if (refusal) return s.replyError(id, toWireError(refusal));
         }
         if (!entry) {
-          // A tool of a disabled or failed server is not unknown: its server refuses it (-32060, state, reason).
+          // A tool of a disabled, failed or needs-auth server is not unknown: its server refuses it (-32060 or -32076, with the reason).
           const owner = this.unavailableOwner(name);
           if (owner) return s.serveOnServer(id, owner.name, method, { ...params, name: name.slice(owner.name.length + 2) });
           fail(

@@ -92,7 +92,7 @@ export class Catalog {
     this.exposedTemplates = [];
     for (const m of Object.values(this.hiddenByServer)) m.clear();
     for (const h of this.servers()) {
-      if (h.state === "disabled" || h.state === "failed") continue;
+      if (h.state === "disabled" || h.state === "failed" || h.state === "needs-auth") continue;
       const f = ServerFilters.of(h.config);
       for (const tool of h.tools) {
         const e = { server: h.name, exposed: exposedName(h.name, tool.name), item: tool };

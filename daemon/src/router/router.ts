@@ -18,6 +18,8 @@ import { applyViewChanges, filtersSnapshot, type FiltersSnapshot } from "./view-
 
 export interface RouterOptions extends DownstreamSessionOptions {
   logger?: Logger;
+  /** Secrets outside the configs (OAuth tokens) for the scrubber: see {@link SecretScrubber}. */
+  extraSecrets?: { readonly version: number; secrets(): string[] };
 }
 
 /**
@@ -48,7 +50,7 @@ export class Router {
   constructor(manager: MCPManager, options: RouterOptions) {
     this.manager = manager;
     this.log = options.logger ?? silentLogger;
-    this.secrets = new SecretScrubber(() => manager.servers.map((h) => h.config));
+    this.secrets = new SecretScrubber(() => manager.servers.map((h) => h.config), options.extraSecrets);
     setLogScrubber(this.log, (line) => this.secrets.scrub(line));
     this.sessionOptions = options;
     this.catalog = new Catalog(() => manager.servers);

@@ -197,7 +197,8 @@ function settingSecrets(name: string, value: string): string[] {
  * - the credential after `Bearer `/`Basic `/`Token `;
  * - values of secret-looking arguments (those {@link redactArgs} masks: `--api-key=X`, `--token X`);
  * - the user, password and secret-looking query values of URLs (the server's own, and any in its env,
- *   headers or arguments).
+ *   headers or arguments);
+ * - the OAuth `auth.clientSecret` and `auth.privateKey` (and each line of the key).
  * Never the server's own name. Values under {@link MIN_SCRUBBED_SECRET_CHARS} are dropped later.
  */
 export function secretValues(config: ResolvedServerConfig): string[] {
@@ -218,8 +219,21 @@ export function secretValues(config: ResolvedServerConfig): string[] {
   } else {
     out.push(...urlSecrets(t.url));
     for (const [name, value] of Object.entries(t.headers ?? {})) out.push(...settingSecrets(name, value));
+    if (config.auth) {
+      // The OAuth client's credentials; its key also line by line, in case a line of it is quoted alone.
+      if (config.auth.clientSecret !== undefined) out.push(config.auth.clientSecret);
+      if (config.auth.privateKey !== undefined) out.push(config.auth.privateKey, ...pemLines(config.auth.privateKey));
+    }
   }
   return out.filter((v) => v !== config.name);
+}
+
+/** The base64 lines of a PEM block (not its BEGIN/END lines). */
+export function pemLines(pem: string): string[] {
+  return pem
+    .split(/\r?\n/)
+    .map((l) => l.trim())
+    .filter((l) => l !== "" && !l.startsWith("-----"));
 }
 
 /** Credentials in a URL (or in a string holding one): user, password, secret-looking query values. */
@@ -260,15 +274,33 @@ export class SecretScrubber {
   /** Every server name seen: never masked, nor any part of one. */
   private readonly names = new Set<string>();
   private needles: string[] = [];
+  /** The secrets {@link extra} gave at its last version (replaced whole when its version changes). */
+  private extraValues = new Set<string>();
+  private extraVersion = -1;
 
   /**
    * @param source the configs whose secrets to scrub; asked again on every use. Secrets of configs that
    * are gone (a server removed or changed by reload) stay scrubbed: its last lines may still come.
+   * @param extra secrets that are not in any config (OAuth tokens and client secrets), read again
+   * whenever its `version` changes.
    */
-  constructor(private readonly source: () => Iterable<ResolvedServerConfig>) {}
+  constructor(
+    private readonly source: () => Iterable<ResolvedServerConfig>,
+    private readonly extra?: { readonly version: number; secrets(): string[] },
+  ) {}
 
   private refresh(): void {
     let changed = false;
+    if (this.extra && this.extra.version !== this.extraVersion) {
+      this.extraVersion = this.extra.version;
+      this.extraValues = new Set(
+        this.extra
+          .secrets()
+          .filter((v) => v.length >= MIN_SCRUBBED_SECRET_CHARS)
+          .flatMap((v) => [v, encodeURIComponent(v), JSON.stringify(v).slice(1, -1)]),
+      );
+      changed = true;
+    }
     for (const c of this.source()) {
       if (this.seen.has(c)) continue;
       this.seen.add(c);
@@ -291,7 +323,9 @@ export class SecretScrubber {
     // and a name is in the config file, the socket's answers and every log line anyway.
     const names = [...this.names];
     // Longest first, so a secret that contains another is replaced whole.
-    this.needles = [...this.values].filter((v) => !names.some((n) => n.includes(v))).sort((a, b) => b.length - a.length);
+    this.needles = [...new Set([...this.values, ...this.extraValues])]
+      .filter((v) => !names.some((n) => n.includes(v)))
+      .sort((a, b) => b.length - a.length);
   }
 
   /** `text` with every known secret value replaced by `***`. */

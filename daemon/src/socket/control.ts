@@ -5,6 +5,9 @@ import {
   ProtocolError,
   WireCode,
   McpdError,
+  McpdAuthLogout,
+  McpdAuthStart,
+  McpdAuthWait,
   McpdDisable,
   McpdEnable,
   McpdLogs,
@@ -39,6 +42,7 @@ import type { Session } from "../router/session.js";
 import { visibleTools } from "../router/server-filters.js";
 import { listPrompts, listResources, listTools, pick, toolsParams } from "./listings.js";
 import { disabledByCommand } from "../supervision/disable-reasons.js";
+import type { AuthFlows } from "../auth/auth-flows.js";
 
 /** What the control methods need from the running daemon. */
 export interface DaemonControl {
@@ -50,6 +54,8 @@ export interface DaemonControl {
   reload: () => Promise<ReloadDiff & { warnings: readonly string[] }>;
   shutdown: () => void;
   logTail: (lines: number) => string[];
+  /** The `mcpd auth` flows (and the servers' OAuth providers). */
+  auth: AuthFlows;
 }
 
 /** What each control handler is given besides its params: the daemon, and the session asking. */
@@ -274,6 +280,26 @@ export const CONTROL_HANDLERS: ControlHandlers<ControlContext> = {
       // Kept across restarts, with a marker line where each run ended, so the reason it failed is there.
       const tail = d.manager.require(server).stderrTail(lines);
       return { server, lines: tail.map((l) => d.router.secrets.scrub(l)) };
+    },
+  },
+  [McpdAuthStart.method]: {
+    params: serverParams,
+    async handle({ server }, { d }) {
+      return d.auth.start(server);
+    },
+  },
+  [McpdAuthWait.method]: {
+    params: serverParams,
+    async handle({ server }, { d }) {
+      const r = await d.auth.wait(server);
+      // The state reason may quote what a server said.
+      return { ...r, stateReason: d.router.secrets.scrub(r.stateReason) };
+    },
+  },
+  [McpdAuthLogout.method]: {
+    params: serverParams,
+    async handle({ server }, { d }) {
+      return d.auth.logout(server);
     },
   },
   [McpdShutdown.method]: {

@@ -8,7 +8,7 @@ import { ToolCache } from "./tool-cache.js";
 import { disabledInConfig } from "./disable-reasons.js";
 
 export interface ManagerOptions {
-  createTransport: (config: TransportConfig, logger: Logger) => MCPTransport;
+  createTransport: (config: TransportConfig, logger: Logger, server: ResolvedServerConfig) => MCPTransport;
   logger?: Logger;
   /** Directory of the on-disk tool cache. */
   cacheDir?: string;

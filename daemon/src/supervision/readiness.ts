@@ -1,4 +1,4 @@
-import { ServerUnavailableError, type ServerState } from "@mcpd/protocol";
+import { AuthRequiredError, ServerUnavailableError, type ServerState } from "@mcpd/protocol";
 import type { UpstreamClient } from "./upstream-client.js";
 
 /** What waiting for a server needs from its handle (all public on ServerHandle). */
@@ -16,7 +16,8 @@ export interface ReadySubject {
 /**
  * Whether a request may wait for its server to become ready, and the error that says why it cannot:
  * a `failed` or `disabled` server, or one whose last start failed before it became ready
- * ({@link startFailure}), fails at once; a stopped one is started on demand.
+ * ({@link startFailure}), fails at once; so does a `needs-auth` one, with {@link authRequired}; a stopped
+ * one is started on demand.
  */
 export class Readiness {
   /**
@@ -24,6 +25,8 @@ export class Readiness {
    * server is stopped. While set, requests fail at once instead of waiting for the next restart.
    */
   startFailure: string | undefined;
+  /** Why the server is `needs-auth`: requests fail at once with this error (naming `mcpd auth SERVER`). */
+  authRequired: AuthRequiredError | undefined;
   private readonly server: ReadySubject;
 
   constructor(server: ReadySubject) {
@@ -38,6 +41,7 @@ export class Readiness {
    */
   async wait(timeoutMs: number, signal?: AbortSignal): Promise<UpstreamClient> {
     const server = this.server;
+    if (server.state === "needs-auth") throw this.authError();
     if (server.state === "failed" || server.state === "disabled" || this.startFailure !== undefined) throw this.unavailable();
     if (server.state === "stopped") void server.start("started on demand");
     return new Promise<UpstreamClient>((resolve, reject) => {
@@ -50,6 +54,9 @@ export class Readiness {
         if (server.state === "ready" && server.client) {
           done();
           resolve(server.client);
+        } else if (server.state === "needs-auth") {
+          done();
+          reject(this.authError());
         } else if (
           server.state === "failed" ||
           server.state === "disabled" ||
@@ -90,6 +97,10 @@ export class Readiness {
   private detail(): string {
     const why = this.why();
     return why ? ` (${why})` : "";
+  }
+
+  private authError(): AuthRequiredError {
+    return this.authRequired ?? new AuthRequiredError(this.server.name, this.server.stateReason || "authorization needed");
   }
 
   private unavailable(): ServerUnavailableError {

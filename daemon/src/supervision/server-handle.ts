@@ -1,6 +1,7 @@
 import { EventEmitter } from "node:events";
 import PQueue from "p-queue";
 import {
+  AuthRequiredError,
   McpdError,
   QueueFullError,
   TransportClosedError,
@@ -166,6 +167,8 @@ export class ServerHandle extends EventEmitter {
       const why = startFailureReason(err);
       await run.abandon(err, why);
       if (this.generation !== gen) return;
+      // Only the user can fix this (`mcpd auth`): no restart would help.
+      if (err instanceof AuthRequiredError) return this.enterNeedsAuth(err);
       this.readiness.startFailure = why;
       if (isPermanentStartFailure(err)) {
         this.setState("failed", `start failed: ${why}; not retried until the config changes or \`mcpd restart ${this.name}\``);
@@ -221,6 +224,25 @@ export class ServerHandle extends EventEmitter {
     this.scheduleRestart(`session closed: ${info.reason}`);
   }
 
+  /**
+   * The server needs the user to authorize mcpd (no token, a refused refresh token): `needs-auth`, whose
+   * requests fail at once with `err` (-32076, naming `mcpd auth SERVER`) until `mcpd auth` restarts it.
+   */
+  private enterNeedsAuth(err: AuthRequiredError): void {
+    this.readiness.authRequired = err;
+    this.setState("needs-auth", `${err.reason}: run \`${err.command}\``);
+  }
+
+  /** A live session lost its authorization (a request failed with `err`): it ends, the server is `needs-auth`. */
+  private async dropForAuth(err: AuthRequiredError): Promise<void> {
+    const client = this.client;
+    this.generation++; // the old session's close event must not schedule a restart
+    [this.client, this.pid] = [undefined, undefined];
+    this.health.stop();
+    this.enterNeedsAuth(err);
+    await client?.close().catch(() => {});
+  }
+
   /** Restarts the session after a backoff delay, or marks the server `failed` once the crash-loop breaker trips. */
   private scheduleRestart(reason: string): void {
     const policy = this.config.restart;
@@ -266,6 +288,7 @@ export class ServerHandle extends EventEmitter {
     this.generation++;
     this.starting = undefined;
     this.readiness.startFailure = undefined;
+    this.readiness.authRequired = undefined;
     clearTimeout(this.restartTimer);
     this.restartTimer = undefined;
     this.health.stop();
@@ -353,6 +376,8 @@ export class ServerHandle extends EventEmitter {
     } catch (err) {
       const e = this.clarify(err);
       this.stats.end(started, e);
+      // A step-up concerns this request only; otherwise no request can succeed any more.
+      if (e instanceof AuthRequiredError && !e.stepUp && this.state === "ready" && this.client === client) void this.dropForAuth(e);
       throw e;
     }
   }

@@ -6,7 +6,8 @@ import type { ServerStderr } from "./server-stderr.js";
 
 /** How a server's runs are made, and whom they tell about the processes they spawn. */
 export interface ServerRunOptions {
-  createTransport: (config: TransportConfig, logger: Logger) => MCPTransport;
+  /** Makes the transport of one run; `server` is the whole config (its name and `auth` choose the OAuth provider). */
+  createTransport: (config: TransportConfig, logger: Logger, server: ResolvedServerConfig) => MCPTransport;
   logger?: Logger;
   clientCapabilities?: ClientCapabilities;
   onChildStarted?: (pid: number) => void;
@@ -31,7 +32,7 @@ export class ServerRun {
     this.opts = options;
     this.stderr = stderr;
     const log = options.logger ?? silentLogger;
-    const transport = options.createTransport(config.transport, log);
+    const transport = options.createTransport(config.transport, log, config);
     this.transport = transport;
     const keepsStderr = stderr.runStarting(transport);
     this.client = new UpstreamClient(transport, {

@@ -7,6 +7,9 @@
 import { controlMethod, controlNotification, type ControlHandler } from "./control-method.js";
 import {
   CLIENT_STATUS_FIELDS,
+  type AuthLogoutResult,
+  type AuthStartResult,
+  type AuthWaitResult,
   SELECT_RESULT_FIELDS,
   SERVER_STATUS_FIELDS,
   SERVER_SUMMARY_FIELDS,
@@ -140,6 +143,28 @@ export const McpdLogs = controlMethod("mcpd/logs")<LogsParams, LogsResult>({
 /** Answers, then shuts the daemon down gracefully. */
 export const McpdShutdown = controlMethod("mcpd/shutdown")<NoParams, ShutdownResult>({ privileged: true, result: { ok: "required" } });
 
+/**
+ * Starts authorizing mcpd with a server's OAuth authorization server (`mcpd auth SERVER`): the daemon
+ * runs the flow (discovery, client registration, a loopback listener for the redirect) and answers with
+ * the URL to open. Any authorization of that server still waiting is abandoned.
+ */
+export const McpdAuthStart = controlMethod("mcpd/authStart")<ServerParams, AuthStartResult>({
+  privileged: true,
+  result: { server: "required", url: "required", scopes: "required", redirectUri: "required" },
+});
+
+/** Waits for the authorization `mcpd/authStart` began, stores the tokens and restarts the server with them. */
+export const McpdAuthWait = controlMethod("mcpd/authWait")<ServerParams, AuthWaitResult>({
+  privileged: true,
+  result: { server: "required", scopes: "required", state: "required", stateReason: "required" },
+});
+
+/** Forgets a server's tokens and client registration (`mcpd auth --logout SERVER`) and restarts it. */
+export const McpdAuthLogout = controlMethod("mcpd/authLogout")<ServerParams, AuthLogoutResult>({
+  privileged: true,
+  result: { server: "required", forgotten: "required", state: "required" },
+});
+
 /** A server's state changed; sent to connections that selected `events: true`. */
 export const McpdServerStateNotification = controlNotification("notifications/mcpd/serverState")<ServerStateParams>({
   params: { server: "required", state: "required", previous: "required", reason: "required" },
@@ -159,6 +184,9 @@ export const CONTROL_METHODS = [
   McpdReload,
   McpdLogs,
   McpdShutdown,
+  McpdAuthStart,
+  McpdAuthWait,
+  McpdAuthLogout,
 ] as const;
 
 /** Any declared control method. */

@@ -1,6 +1,7 @@
 import { ConfigError, type Logger } from "@mcpd/protocol";
 import { TRANSPORT_DEFAULTS } from "../defaults.js";
 import type { HttpServerConfig, TransportOptions } from "../transport.js";
+import type { OAuthProvider } from "./auth/oauth-provider.js";
 
 /** Options of {@link HttpTransport} besides its config. Every bound has a default in `TRANSPORT_DEFAULTS`. */
 export interface HttpTransportOptions extends TransportOptions {
@@ -17,6 +18,12 @@ export interface HttpTransportOptions extends TransportOptions {
   deleteTimeoutMs?: number;
   /** Keep-alive connections per origin. Default `httpConnections` (16). */
   connections?: number;
+  /**
+   * OAuth (the MCP authorization spec): the provider of the client settings, token and registration
+   * storage and the user interaction. Absent: no OAuth (a 401 is an HttpError). Cannot be combined with a
+   * configured `Authorization` header.
+   */
+  auth?: OAuthProvider;
 }
 
 /** A config and options checked and filled in by {@link resolveHttpConfig}. */
@@ -36,6 +43,7 @@ export interface ResolvedHttpConfig {
   deleteTimeoutMs: number;
   connections: number;
   logger: Logger | undefined;
+  auth: OAuthProvider | undefined;
 }
 
 /** Headers the transport owns; a configured value for them would break the protocol. */
@@ -54,11 +62,15 @@ export function resolveHttpConfig(config: HttpServerConfig, options: HttpTranspo
   }
   const url = parseHttpUrl(config.url);
   if (config.timeout !== undefined) checkTimeoutMs(config.timeout, '"timeout"');
+  const headers = checkHeaders(config.headers);
+  if (options.auth !== undefined && Object.keys(headers).some((h) => h.toLowerCase() === "authorization")) {
+    throw new ConfigError(`HTTP transport: an "Authorization" header and OAuth ("auth") cannot both be used; keep one`);
+  }
   return {
     type: config.type,
     url,
     safeUrl: redactUrl(url),
-    headers: checkHeaders(config.headers),
+    headers,
     timeoutMs: config.timeout,
     maxBodyBytes: checkCount(options.maxBodyBytes, TRANSPORT_DEFAULTS.maxMessageBytes, "maxBodyBytes", 1),
     sseResumeAttempts: checkCount(options.sseResumeAttempts, TRANSPORT_DEFAULTS.sseResumeAttempts, "sseResumeAttempts", 0),
@@ -73,6 +85,7 @@ export function resolveHttpConfig(config: HttpServerConfig, options: HttpTranspo
     deleteTimeoutMs: checkCount(options.deleteTimeoutMs, TRANSPORT_DEFAULTS.deleteTimeoutMs, "deleteTimeoutMs", 1),
     connections: checkCount(options.connections, TRANSPORT_DEFAULTS.httpConnections, "connections", 1),
     logger: options.logger,
+    auth: options.auth,
   };
 }
 

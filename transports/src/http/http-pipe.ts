@@ -1,5 +1,6 @@
 import type { Agent, Dispatcher } from "undici";
 import {
+  HttpError,
   TransportClosedError,
   type JsonRpcMessage,
   type JsonRpcRequest,
@@ -16,6 +17,7 @@ import { HttpInbox, STANDALONE } from "./http-inbox.js";
 import { HttpReplyReader, type ReplyOutcome } from "./http-reply.js";
 import { HttpSession } from "./http-session.js";
 import { createHttpAgent, discardBody, encodeJson, errorText, httpErrorFrom, waitOrAbort } from "./http-wire.js";
+import { HttpAuth } from "./auth/http-auth.js";
 import { LegacySseConnection } from "./legacy-sse.js";
 import { SseListener } from "./sse-listener.js";
 import { loadUndici } from "./undici.js";
@@ -54,12 +56,17 @@ export class HttpPipe implements MessagePipe {
   private listener: SseListener | undefined;
   private closeReason: string | undefined;
   private closePromise: Promise<void> | undefined;
+  /** The OAuth client, when the transport was given an `auth` provider. */
+  private readonly auth: HttpAuth | undefined;
 
   constructor(
     private readonly cfg: ResolvedHttpConfig,
     private readonly events: PipeEvents,
     private readonly log: Logger,
   ) {
+    // The OAuth client's requests (rare: a refresh, an authorization) use undici's global dispatcher: the
+    // transport's keep-alive agent is made only once connect() has loaded undici.
+    this.auth = cfg.auth ? new HttpAuth(cfg.url, cfg.auth, undefined, log) : undefined;
     this.inbox = new HttpInbox(events, this.session, log, cfg.safeUrl);
     this.modeValue = cfg.type === "sse" ? "legacy-sse" : "streamable-http";
     this.replies = new HttpReplyReader({
@@ -70,7 +77,7 @@ export class HttpPipe implements MessagePipe {
       sseResumeAttempts: cfg.sseResumeAttempts,
       sseResumeDelayMs: cfg.sseResumeDelayMs,
       log,
-      resumeHeaders: () => ({ ...cfg.headers, ...this.session.headers(undefined) }),
+      resumeHeaders: async () => ({ ...(await this.baseHeaders()), ...this.session.headers(undefined) }),
       dispatch: (value, context) => this.inbox.dispatchAll(value, context),
       onSkippedEvent: (type) => {
         this.log.debug({ url: cfg.safeUrl, event: type }, "ignored SSE event of unknown type");
@@ -160,7 +167,7 @@ export class HttpPipe implements MessagePipe {
     this.listener = new SseListener({
       url: this.cfg.url,
       agent: this.agent,
-      headers: () => ({ ...this.cfg.headers, ...this.session.headers(undefined) }),
+      headers: async () => ({ ...(await this.baseHeaders()), ...this.session.headers(undefined) }),
       maxEventBytes: this.cfg.maxBodyBytes,
       initialDelayMs: this.cfg.listenerInitialDelayMs,
       maxDelayMs: this.cfg.listenerMaxDelayMs,
@@ -184,8 +191,9 @@ export class HttpPipe implements MessagePipe {
     this.closeReason ??= "closed by client";
     this.abortEverything("closed by client");
     if (wasOpen && this.modeValue === "streamable-http" && this.session.id !== undefined) {
-      // The server may already be gone; the session dies with it either way.
-      const outcome = await this.session.delete(this.agent, this.cfg.url, this.cfg.headers, this.cfg.deleteTimeoutMs);
+      // The server may already be gone; the session dies with it either way. No refresh on the way out.
+      const headers = this.auth ? await this.auth.storedHeaders(this.cfg.headers) : this.cfg.headers;
+      const outcome = await this.session.delete(this.agent, this.cfg.url, headers, this.cfg.deleteTimeoutMs);
       this.log.debug({ url: this.cfg.safeUrl, ...outcome }, "error" in outcome ? "session DELETE failed" : "session DELETE answered");
     }
     await this.agentValue?.destroy().catch(() => {});
@@ -209,13 +217,15 @@ export class HttpPipe implements MessagePipe {
     this.inflight.clear();
     this.listener?.stop();
     this.legacy?.close();
+    this.auth?.client.close(new TransportClosedError(reason, { cause }));
   }
 
-  private async openLegacy(exchange: HttpExchange): Promise<void> {
+  private async openLegacy(exchange: HttpExchange, retried = false): Promise<void> {
+    const token = await this.auth?.client.accessToken(exchange.signal);
     const legacy = new LegacySseConnection({
       url: this.cfg.url,
       agent: this.agent,
-      headers: () => ({ ...this.cfg.headers }),
+      headers: () => HttpAuth.withToken(this.cfg.headers, token),
       maxEventBytes: this.cfg.maxBodyBytes,
       log: this.log,
       onMessage: (value) => this.inbox.dispatchAll(value, {}),
@@ -227,6 +237,10 @@ export class HttpPipe implements MessagePipe {
       await legacy.open(exchange.signal);
     } catch (err) {
       if (this.legacy === legacy) this.legacy = undefined;
+      if (this.auth && !retried && err instanceof HttpError && err.status === 401) {
+        await this.auth.client.unauthorized(err.wwwAuthenticate, token, exchange.signal);
+        return this.openLegacy(exchange, true);
+      }
       throw err;
     }
   }
@@ -360,9 +374,17 @@ export class HttpPipe implements MessagePipe {
     }
   }
 
-  /** One POST with the protocol headers (see {@link HttpSession.post}). */
+  /** One POST with the protocol headers (see {@link HttpSession.post}) and, with OAuth, the access token (see {@link HttpAuth.send}). */
   private post(url: URL, body: string, method: string | undefined, signal: AbortSignal): Promise<Dispatcher.ResponseData> {
-    return this.session.post(this.agent, url, this.cfg.headers, body, method, signal, this.modeValue === "legacy-sse");
+    const legacy = this.modeValue === "legacy-sse";
+    const send = (headers: Record<string, string>): Promise<Dispatcher.ResponseData> =>
+      this.session.post(this.agent, url, headers, body, method, signal, legacy);
+    return this.auth ? this.auth.send(this.cfg.headers, send, signal) : send(this.cfg.headers);
+  }
+
+  /** The configured headers with the current access token, for GETs. */
+  private async baseHeaders(): Promise<Record<string, string>> {
+    return this.auth ? this.auth.headers(this.cfg.headers) : this.cfg.headers;
   }
 
   // --- helpers ---

@@ -28,7 +28,7 @@ export interface HttpReplyDeps {
   sseResumeDelayMs: number;
   log: Logger;
   /** Headers of a resumption GET (configured headers, session id, protocol version). */
-  resumeHeaders: () => Record<string, string>;
+  resumeHeaders: () => Record<string, string> | Promise<Record<string, string>>;
   /** Routes one parsed body or event (a message or a batch); a response settles its exchange. */
   dispatch: (value: unknown, context: MessageContext) => void;
   /** An SSE event of a type other than `message`, skipped. */
@@ -120,7 +120,7 @@ export class HttpReplyReader {
       try {
         res = await request(deps.url, {
           method: "GET",
-          headers: { ...deps.resumeHeaders(), accept: ACCEPT_SSE, "last-event-id": lastEventId },
+          headers: { ...(await deps.resumeHeaders()), accept: ACCEPT_SSE, "last-event-id": lastEventId },
           signal: exchange.signal,
           dispatcher: deps.agent(),
         });

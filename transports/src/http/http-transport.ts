@@ -37,6 +37,11 @@ export type { HttpTransportMode } from "./http-pipe.js";
  * `notifications/cancelled` once the POST had started (never for `initialize`). After close(),
  * everything rejects with `TransportClosedError` (`MCPD_TRANSPORT_CLOSED`).
  *
+ * **OAuth** (`options.auth`, an `OAuthProvider`): every request carries the provider's access token
+ * (refreshed first when close to expiry); a 401 is answered once by a refresh or a new authorization and
+ * the request sent again, a 403 `insufficient_scope` by a step-up (bounded); see `OAuthClient` and
+ * docs/auth.md. What the OAuth client throws (`OAuthError`, the provider's refusal) rejects the request.
+ *
  * The requests' bookkeeping is the {@link JsonRpcPeer}'s; the exchanges are {@link HttpPipe}'s.
  */
 export class HttpTransport extends PipeTransport<HttpPipe> {

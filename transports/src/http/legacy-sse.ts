@@ -10,7 +10,7 @@ export interface LegacySseDeps {
   url: URL;
   agent: Agent;
   /** Headers for the GET (configured headers). */
-  headers: () => Record<string, string>;
+  headers: () => Record<string, string> | Promise<Record<string, string>>;
   maxEventBytes: number;
   log: Logger;
   /** Each parsed `message` event. */
@@ -66,7 +66,7 @@ export class LegacySseConnection {
     try {
       const res = await request(url, {
         method: "GET",
-        headers: { ...this.deps.headers(), accept: ACCEPT_SSE },
+        headers: { ...(await this.deps.headers()), accept: ACCEPT_SSE },
         signal: this.controller.signal,
         dispatcher: agent,
       });

@@ -10,7 +10,7 @@ export interface SseListenerDeps {
   url: URL;
   agent: Agent;
   /** Headers for each GET: configured headers, session id, protocol version. */
-  headers: () => Record<string, string>;
+  headers: () => Record<string, string> | Promise<Record<string, string>>;
   maxEventBytes: number;
   initialDelayMs: number;
   maxDelayMs: number;
@@ -91,7 +91,7 @@ export class SseListener {
   /** One GET and its stream, until the stream ends. `cursor.events` tells whether it delivered anything. */
   private async connectOnce(safeUrl: string): Promise<void> {
     this.cursor.events = 0;
-    const headers: Record<string, string> = { ...this.deps.headers(), accept: ACCEPT_SSE };
+    const headers: Record<string, string> = { ...(await this.deps.headers()), accept: ACCEPT_SSE };
     if (this.cursor.lastEventId !== undefined) headers["last-event-id"] = this.cursor.lastEventId;
     this.connects++;
     const res = await request(this.deps.url, { method: "GET", headers, signal: this.controller.signal, dispatcher: this.deps.agent });

@@ -1,0 +1,86 @@
+#!/usr/bin/env node
+// An MCP conformance client for the `auth/*` scenarios, built on mcpd's HttpTransport and its OAuth
+// client: `node auth-client.mjs <server-url>` with MCP_CONFORMANCE_SCENARIO set, and for some scenarios
+// MCP_CONFORMANCE_CONTEXT (JSON: client_id, client_secret, private_key_pem, signing_algorithm).
+// Tokens and the registration live in memory; the "browser" follows the authorization redirect with
+// fetch, which lands on the transport's loopback listener. Exit 0: the client did its part (the
+// tool judges what the servers saw); scenarios that expect a refusal end with exit 1.
+import { HttpTransport } from "@mcpd/transports";
+
+const url = process.argv[process.argv.length - 1];
+const scenario = process.env.MCP_CONFORMANCE_SCENARIO ?? "";
+const context = JSON.parse(process.env.MCP_CONFORMANCE_CONTEXT ?? "{}");
+// The URL the basic-cimd scenario expects as the client id (mcpd's Client ID Metadata Document).
+const CLIENT_METADATA_URL = "https://conformance-test.local/client-metadata.json";
+
+const log = (...args) => console.error(`[mcpd-conformance ${scenario}]`, ...args);
+
+/** The `auth` settings a user would configure for this scenario's server. */
+function settings() {
+  if (scenario === "auth/client-credentials-jwt") {
+    return {
+      grant: "client_credentials",
+      clientId: context.client_id,
+      privateKey: context.private_key_pem,
+      signingAlgorithm: context.signing_algorithm,
+    };
+  }
+  if (scenario === "auth/client-credentials-basic") {
+    return { grant: "client_credentials", clientId: context.client_id, clientSecret: context.client_secret };
+  }
+  return {
+    clientMetadataUrl: CLIENT_METADATA_URL,
+    ...(context.client_id ? { clientId: context.client_id } : {}),
+    ...(context.client_secret ? { clientSecret: context.client_secret } : {}),
+  };
+}
+
+function memoryProvider() {
+  let tokens;
+  let registration;
+  return {
+    settings: settings(),
+    tokens: () => tokens,
+    saveTokens: (t) => void (tokens = t),
+    registration: () => registration,
+    saveRegistration: (r) => void (registration = r),
+    async redirect(authorizationUrl, ctx) {
+      log(`authorizing (${ctx.reason}; scopes: ${ctx.scopes.join(" ") || "(none)"})`);
+      // The scenario's authorization server approves at once and redirects to our loopback listener.
+      const res = await fetch(authorizationUrl, { redirect: "follow" });
+      await res.text();
+      log(`redirect followed: HTTP ${res.status}`);
+    },
+  };
+}
+
+async function main() {
+  const transport = new HttpTransport({ type: "http", url, timeout: 20_000 }, { auth: memoryProvider() });
+  transport.onError = (err) => log("transport error:", err.message);
+  await transport.connect();
+  try {
+    const init = await transport.request("initialize", {
+      protocolVersion: "2025-11-25",
+      capabilities: {},
+      clientInfo: { name: "mcpd-conformance-client", version: "0.1.0" },
+    });
+    log("initialized:", JSON.stringify(init.serverInfo));
+    await transport.notify("notifications/initialized");
+    const { tools } = await transport.request("tools/list");
+    log("tools:", tools.map((t) => t.name).join(", ") || "(none)");
+    if (tools[0]) {
+      const result = await transport.request("tools/call", { name: tools[0].name, arguments: {} });
+      log("tool result:", JSON.stringify(result.content));
+    }
+  } finally {
+    await transport.close();
+  }
+}
+
+try {
+  await main();
+  process.exit(0);
+} catch (err) {
+  log("failed:", err?.message ?? String(err));
+  process.exit(1);
+}

@@ -1,0 +1,152 @@
+import { createServer, type Server } from "node:http";
+import { OAuthError } from "@mcpd/protocol";
+
+/** The authorization response the browser brought back. */
+export interface AuthorizationResponse {
+  code: string;
+  /** The authorization server's `iss` (RFC 9207), when it sent one. */
+  iss?: string;
+}
+
+// Each answer closes its connection, so the listener closes as soon as the answer is out.
+const HTML = { "content-type": "text/html; charset=utf-8", connection: "close" };
+const TEXT = { "content-type": "text/plain", connection: "close" };
+
+const PAGE = (title: string, text: string): string =>
+  `<!doctype html><html><head><meta charset="utf-8"><title>${title}</title></head>` +
+  `<body style="font-family:sans-serif;margin:3em"><h2>${title}</h2><p>${text}</p></body></html>`;
+
+/**
+ * The loopback listener of the authorization code grant (RFC 8252 section 7.3): an HTTP server on
+ * `127.0.0.1` whose `/callback` receives the browser's redirect. Only a redirect carrying the expected
+ * `state` counts: one with another state is answered 400 and ignored (it may be an old tab or a forged
+ * link); an `error` with the right state ends the wait with it. Every other path is 404. The listener
+ * closes when the wait ends.
+ */
+export class LoopbackRedirect {
+  private server: Server | undefined;
+  private portValue = 0;
+  private settle: ((outcome: { response?: AuthorizationResponse; error?: Error }) => void) | undefined;
+  private readonly outcome: Promise<{ response?: AuthorizationResponse; error?: Error }>;
+
+  constructor(private readonly state: string) {
+    this.outcome = new Promise((resolve) => (this.settle = resolve));
+  }
+
+  /** `http://127.0.0.1:<port>/callback`, once listening. */
+  get redirectUri(): string {
+    return `http://127.0.0.1:${this.portValue}/callback`;
+  }
+
+  /**
+   * Listens on 127.0.0.1:`port` (0: any free port). When `port` is taken and `fallback` is true, listens
+   * on any free port instead (loopback redirects may use any port, RFC 8252 section 7.3).
+   * @throws the listen error (EADDRINUSE when `port` is taken and there is no fallback).
+   */
+  async listen(port: number, fallback: boolean): Promise<void> {
+    try {
+      await this.listenOn(port);
+    } catch (err) {
+      if (!fallback || port === 0 || (err as NodeJS.ErrnoException).code !== "EADDRINUSE") throw err;
+      await this.listenOn(0);
+    }
+  }
+
+  private listenOn(port: number): Promise<void> {
+    const server = createServer((req, res) => {
+      const url = new URL(req.url ?? "/", "http://127.0.0.1");
+      if (req.method !== "GET" || url.pathname !== "/callback") {
+        res.writeHead(404, TEXT).end("not found");
+        return;
+      }
+      const q = url.searchParams;
+      if (q.get("state") !== this.state) {
+        res
+          .writeHead(400, HTML)
+          .end(
+            PAGE(
+              "mcpd: authorization not recognized",
+              "This redirect does not belong to the authorization mcpd is waiting for. Start again with the link mcpd printed.",
+            ),
+          );
+        return;
+      }
+      const error = q.get("error");
+      if (error !== null) {
+        const description = q.get("error_description");
+        res.writeHead(400, HTML).end(PAGE("mcpd: authorization failed", `The authorization server said: ${escapeHtml(error)}.`));
+        this.settle?.({
+          error: new OAuthError(
+            "MCPD_OAUTH_AUTHORIZATION_FAILED",
+            `the authorization was not granted: ${error.slice(0, 100)}${description ? ` (${description.slice(0, 300)})` : ""}`,
+            { oauthError: error.slice(0, 100) },
+          ),
+        });
+        return;
+      }
+      const code = q.get("code");
+      if (!code) {
+        res.writeHead(400, HTML).end(PAGE("mcpd: authorization failed", "The redirect carried no authorization code."));
+        this.settle?.({ error: new OAuthError("MCPD_OAUTH_AUTHORIZATION_FAILED", "the redirect carried no authorization code") });
+        return;
+      }
+      res.writeHead(200, HTML).end(PAGE("mcpd is authorized", "You can close this tab and return to your terminal."));
+      const iss = q.get("iss");
+      this.settle?.({ response: { code, ...(iss ? { iss } : {}) } });
+    });
+    // The browser's request is tiny; nothing may hold the listener open.
+    server.headersTimeout = 10_000;
+    server.requestTimeout = 10_000;
+    return new Promise((resolve, reject) => {
+      server.once("error", reject);
+      server.listen(port, "127.0.0.1", () => {
+        server.off("error", reject);
+        // A later server error (out of descriptors at accept) must not crash the process; the wait's timeout ends it.
+        server.on("error", () => {});
+        this.server = server;
+        this.portValue = (server.address() as { port: number }).port;
+        resolve();
+      });
+    });
+  }
+
+  /**
+   * Waits for the redirect, at most `timeoutMs`, or until `signal` aborts; closes the listener either way.
+   * @throws OAuthError (`MCPD_OAUTH_AUTHORIZATION_FAILED`) when the server sent an error, no code, or
+   *   nothing came in time; `signal.reason`.
+   */
+  async wait(timeoutMs: number, signal?: AbortSignal): Promise<AuthorizationResponse> {
+    const timer = setTimeout(
+      () =>
+        this.settle?.({
+          error: new OAuthError(
+            "MCPD_OAUTH_AUTHORIZATION_FAILED",
+            `no redirect came back to ${this.redirectUri} within ${Math.round(timeoutMs / 1000)} s (was the link opened and the access granted?)`,
+          ),
+        }),
+      timeoutMs,
+    );
+    const onAbort = (): void => this.settle?.({ error: signal?.reason as Error });
+    if (signal?.aborted) onAbort();
+    else signal?.addEventListener("abort", onAbort, { once: true });
+    try {
+      const outcome = await this.outcome;
+      if (outcome.error) throw outcome.error;
+      return outcome.response as AuthorizationResponse;
+    } finally {
+      clearTimeout(timer);
+      signal?.removeEventListener("abort", onAbort);
+      this.close();
+    }
+  }
+
+  /** Stops listening. Idempotent. */
+  close(): void {
+    this.server?.close();
+    this.server = undefined;
+  }
+}
+
+function escapeHtml(text: string): string {
+  return text.slice(0, 100).replace(/[<>&"']/g, (c) => `&#${c.charCodeAt(0)};`);
+}
