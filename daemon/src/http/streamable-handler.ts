@@ -137,7 +137,7 @@ export async function handlePost(req: IncomingMessage, res: ServerResponse, ctx:
   }
   if (ids.size === 0) {
     res.writeHead(202).end();
-    for (const m of messages) session.session.handle(m);
+    for (const m of messages) session.receive(m);
     return;
   }
   if (session.openExchanges >= session.limits.maxStreamsPerSession) {
@@ -161,7 +161,7 @@ export async function handlePost(req: IncomingMessage, res: ServerResponse, ctx:
     initialize: isInit,
   };
   session.begin(exchange, progress);
-  for (const m of messages) session.session.handle(m);
+  for (const m of messages) session.receive(m);
   if (isInit) ctx.sessions.afterInitialize(session, exchange);
 }
 

@@ -155,6 +155,22 @@ export class StreamableSession implements StreamOwner {
     this.open.clear();
   }
 
+  /**
+   * Hands one message from the client to the router. A request the client cancels with
+   * `notifications/cancelled` is never answered by the router (as MCP says): its POST is settled without it,
+   * so the POST ends, its id is free again, and the session can idle out.
+   */
+  receive(message: unknown): void {
+    const m = message as { method?: unknown; params?: { requestId?: unknown } };
+    const id = m.method === "notifications/cancelled" ? m.params?.requestId : undefined;
+    const silenced = (typeof id === "string" || typeof id === "number") && this.session.inFlight.has(id);
+    this.session.handle(message);
+    const ex = silenced ? this.exchanges.get(id) : undefined;
+    if (!ex) return;
+    this.release(ex, id as RequestId);
+    if (ex.ids.size === 0) this.complete(ex);
+  }
+
   // --- StreamOwner ---
 
   replayBytesChanged(delta: number): void {
@@ -216,21 +232,29 @@ export class StreamableSession implements StreamOwner {
       this.droppedAnswers++;
       return;
     }
+    this.release(ex, id);
+    if (ex.initialize && text.includes('"error":')) this.initializeFailed = true;
+    if (ex.stream) ex.stream.push(text);
+    else if (ex.gone) this.droppedAnswers++;
+    else ex.answers.push(text);
+    if (ex.ids.size === 0) this.complete(ex);
+  }
+
+  /** Request `id` of `ex` needs nothing more: answered, or cancelled by the client. */
+  private release(ex: Exchange, id: RequestId): void {
     this.exchanges.delete(id);
     ex.ids.delete(id);
-    if (ex.initialize && text.includes('"error":')) this.initializeFailed = true;
     for (const [token, rid] of this.progressTokens) if (rid === id) this.progressTokens.delete(token);
-    if (ex.stream) {
-      ex.stream.push(text);
-      if (ex.ids.size === 0) this.finishStream(ex.stream);
+  }
+
+  /** Every request of `ex` is settled: its stream ends, or its JSON answers go (202 when every one was cancelled). */
+  private complete(ex: Exchange): void {
+    if (ex.stream) return this.finishStream(ex.stream);
+    if (ex.gone) return;
+    if (ex.answers.length === 0) {
+      ex.res.writeHead(202, ex.headers).end();
       return;
     }
-    if (ex.gone) {
-      this.droppedAnswers++;
-      return;
-    }
-    ex.answers.push(text);
-    if (ex.ids.size > 0) return;
     const body = ex.batch ? `[${ex.answers.join(",")}]` : (ex.answers[0] as string);
     ex.res.writeHead(200, { ...ex.headers, "content-type": "application/json" });
     ex.res.end(body);
