@@ -97,3 +97,30 @@ describe("a request the client cancels", () => {
     expect(await (res as Response).json()).toEqual([{ jsonrpc: "2.0", id: 4, result: {} }]);
   });
 });
+
+describe("request ids", () => {
+  it("regression: a request whose id was mcpd's own view-selection id (mcpd-http-select) never got its answer", async () => {
+    const sid = await openSession(front, "/mcp");
+    const call = post(front, "/mcp", { jsonrpc: "2.0", id: "mcpd-http-select", method: "ping" }, { "mcp-session-id": sid });
+    const res = await within(call, 20_000);
+    expect(res, "the POST is still open").not.toBe("pending");
+    expect(await (res as Response).json()).toEqual({ jsonrpc: "2.0", id: "mcpd-http-select", result: {} });
+  });
+
+  it("regression: a legacy SSE client's request with id mcpd-http-select never got its answer", async () => {
+    const stream = await fetch(new URL("/sse", front.origin), {
+      headers: { authorization: `Bearer ${front.token}`, accept: "text/event-stream" },
+    });
+    const events = sseReader(stream);
+    const endpoint = await events.next();
+    const r = await fetch(new URL(endpoint.data, front.origin), {
+      method: "POST",
+      headers: { authorization: `Bearer ${front.token}`, "content-type": "application/json" },
+      body: JSON.stringify({ jsonrpc: "2.0", id: "mcpd-http-select", method: "ping" }),
+    });
+    expect(r.status).toBe(202);
+    await r.text();
+    expect(JSON.parse((await events.next(20_000)).data)).toEqual({ jsonrpc: "2.0", id: "mcpd-http-select", result: {} });
+    await events.cancel();
+  });
+});
