@@ -70,11 +70,11 @@ export class HttpFront {
     this.startSweep(settings.sessionIdleMs);
     const same = prev && prev.enabled === settings.enabled && prev.port === settings.port && prev.host === settings.host;
     if (same && (this.servers.length > 0 || !settings.enabled)) return;
+    // The sessions go with the address they were opened on; their open streams would also keep the old
+    // server from closing (and this reload from completing) for as long as their clients hold them.
+    this.sessions.closeAll();
     await this.stopListening();
-    if (!settings.enabled) {
-      this.sessions.closeAll();
-      return;
-    }
+    if (!settings.enabled) return;
     if (!isLoopbackAddress(settings.host) && !settings.allowRemote) {
       this.fail(
         `"mcpd.http.host" ${settings.host} is not a loopback address; set "mcpd.http.allowRemote": true to serve beyond this machine`,
