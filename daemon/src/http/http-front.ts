@@ -68,7 +68,13 @@ export class HttpFront {
       maxReplayBytesTotal: bufferBudgetBytes,
     };
     this.startSweep(settings.sessionIdleMs);
-    const same = prev && prev.enabled === settings.enabled && prev.port === settings.port && prev.host === settings.host;
+    const same =
+      prev &&
+      prev.enabled === settings.enabled &&
+      prev.port === settings.port &&
+      prev.host === settings.host &&
+      // Withdrawn permission to serve beyond loopback stops a front end that does.
+      (prev.allowRemote === settings.allowRemote || isLoopbackAddress(settings.host));
     if (same && (this.servers.length > 0 || !settings.enabled)) return;
     // The sessions go with the address they were opened on; their open streams would also keep the old
     // server from closing (and this reload from completing) for as long as their clients hold them.
