@@ -109,7 +109,8 @@ export async function handlePost(req: IncomingMessage, res: ServerResponse, ctx:
   for (const m of messages) {
     if (classify(m) === "invalid") return bad(res, 400, "Invalid Request: not a JSON-RPC 2.0 message");
   }
-  const isInit = messages.some((m) => (m as JsonObject).method === "initialize");
+  // Only an initialize *request* opens a session: its id goes back with the answer, and nothing else has one.
+  const isInit = messages.some((m) => classify(m) === "request" && (m as JsonObject).method === "initialize");
   let session: StreamableSession | undefined;
   const headers: Record<string, string> = {};
   if (isInit) {
