@@ -115,10 +115,14 @@ export class HttpSessions {
     return s;
   }
 
-  /** An initialize answered with an error leaves no session behind. */
+  /**
+   * An initialize answered with an error leaves no session behind; nor does one whose client went away
+   * before its JSON answer (and so the session's id, which comes with it) was sent.
+   */
   afterInitialize(s: StreamableSession, exchange: Exchange): void {
     exchange.res.once("close", () => {
       if (s.initializeFailed) this.end(s, "its initialize failed");
+      else if (exchange.gone) this.end(s, "its client went away before the initialize was answered");
     });
   }
 
