@@ -32,6 +32,7 @@ beforeAll(async () => {
     // Never ready while these tests run: its initialize is never answered.
     stuck: fixture("stuck", ["--init-delay", "600000"], { timeout: 300_000 }),
     errkey: { command: process.execPath, args: ["-e", ERROR_KEY_SERVER] },
+    broken: fixture("broken", ["--exit-at-start", "1"], { timeout: 2_000 }),
   });
   front = await httpFront(d);
 });
@@ -89,5 +90,19 @@ describe("opening a session", () => {
     const ping = await post(front, "/servers/errkey/mcp", { jsonrpc: "2.0", id: 2, method: "ping" }, { "mcp-session-id": sid });
     expect(ping.status).toBe(200);
     expect(await ping.json()).toMatchObject({ id: 2, result: {} });
+  });
+
+  it("an initialize answered with an error still leaves no session behind", async () => {
+    const before = await sessionCount();
+    const r = await post(front, "/servers/broken/mcp", INIT);
+    const body = await r.json();
+    expect(body.error).toBeDefined();
+    const sid = r.headers.get("mcp-session-id");
+    await until(async () => (await sessionCount()) === before, "the failed initialize's session ended");
+    if (sid) {
+      const ping = await post(front, "/servers/broken/mcp", { jsonrpc: "2.0", id: 2, method: "ping" }, { "mcp-session-id": sid });
+      expect(ping.status).toBe(404);
+      await ping.text();
+    }
   });
 });

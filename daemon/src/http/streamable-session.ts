@@ -219,21 +219,22 @@ export class StreamableSession implements StreamOwner {
     const text = encodeOutgoing(message, this.log);
     if (text === undefined) return true;
     if (m.method === undefined) {
-      this.answer(m.id as RequestId, text);
+      this.answer(m.id as RequestId, text, "error" in m);
       return true;
     }
     this.target(m.method, m.params).push(text);
     return true;
   }
 
-  private answer(id: RequestId, text: string): void {
+  /** @param failed it is an error answer (judged on the message: its text may hold `"error":` anywhere) */
+  private answer(id: RequestId, text: string, failed: boolean): void {
     const ex = this.exchanges.get(id);
     if (!ex) {
       this.droppedAnswers++;
       return;
     }
     this.release(ex, id);
-    if (ex.initialize && text.includes('"error":')) this.initializeFailed = true;
+    if (ex.initialize && failed) this.initializeFailed = true;
     if (ex.stream) ex.stream.push(text);
     else if (ex.gone) this.droppedAnswers++;
     else ex.answers.push(text);
