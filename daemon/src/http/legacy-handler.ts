@@ -2,6 +2,7 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import { WireCode, classify, type McpdError } from "@mcpd/protocol";
 import { accepts, readBody, sendError } from "./http-respond.js";
 import type { HttpSessions } from "./http-sessions.js";
+import type { LegacySseSession } from "./legacy-session.js";
 
 /** `GET .../sse` of the legacy HTTP+SSE transport: opens a session whose every message comes on this stream. */
 export function handleLegacyStream(
@@ -38,8 +39,8 @@ export async function handleLegacyPost(
   maxBodyBytes: number,
 ): Promise<void> {
   const id = query.get("sessionId");
-  const session = id === null ? undefined : sessions.legacy(id);
-  if (!session) {
+  const current = (): LegacySseSession | undefined => (id === null ? undefined : sessions.legacy(id));
+  const notFound = (): void =>
     sendError(
       res,
       404,
@@ -47,8 +48,8 @@ export async function handleLegacyPost(
       "Session not found: open GET .../sse first and POST to the endpoint it names",
       "MCPD_HTTP_SESSION_NOT_FOUND",
     );
-    return;
-  }
+  const session = current();
+  if (!session) return notFound();
   let body: Buffer;
   try {
     body = await readBody(req, maxBodyBytes);
@@ -69,6 +70,9 @@ export async function handleLegacyPost(
     sendError(res, 400, WireCode.InvalidRequest, "Invalid Request: not a JSON-RPC 2.0 message", "MCPD_PROTOCOL_VIOLATION");
     return;
   }
+  // Its stream may have closed while the body arrived: an ended session must not act (a per-client
+  // server started for it would never be stopped).
+  if (current() !== session) return notFound();
   res.writeHead(202, { "content-type": "text/plain" }).end("Accepted");
   for (const m of messages) session.session.handle(m);
 }
