@@ -41,6 +41,11 @@ export class HttpFront {
   private allowed = new Set<string>(LOOPBACK_NAMES);
   private state: { url: string | null; error: string | null; addresses: string[] } = { url: null, error: null, addresses: [] };
   private sweepTimer: NodeJS.Timeout | undefined;
+  /** TCP connections open over every listening server, and how many may be at once. */
+  private connections = 0;
+  private maxConnections = Number.POSITIVE_INFINITY;
+  /** Connections closed at once for being over {@link maxConnections}, since start. */
+  refusedConnections = 0;
 
   constructor(options: HttpFrontOptions) {
     this.opts = options;
@@ -94,6 +99,16 @@ export class HttpFront {
       return;
     }
     await this.listen(settings);
+  }
+
+  /**
+   * Bounds the TCP connections held at once over both address families (the daemon's client connection
+   * cap: `mcpd.maxConnections`, less when the open-file limit leaves less room). Loopback TCP is open to
+   * every local user, token or not, so without it anyone could take every open file of the daemon.
+   * Past it a new connection is closed at once.
+   */
+  setMaxConnections(max: number): void {
+    this.maxConnections = max;
   }
 
   /** Checks for idle sessions a few times per idle period (at most once a second, at least once a minute). */
@@ -176,6 +191,19 @@ export class HttpFront {
 
   private createServer(): Server {
     const server = createServer((req, res) => this.handle(req, res));
+    server.on("connection", (socket) => {
+      if (this.connections >= this.maxConnections) {
+        if (this.refusedConnections++ % 1000 === 0)
+          this.log.warn(
+            { maxConnections: this.maxConnections, refused: this.refusedConnections },
+            "HTTP connection refused: too many open",
+          );
+        socket.destroy();
+        return;
+      }
+      this.connections++;
+      socket.once("close", () => this.connections--);
+    });
     server.requestTimeout = this.opts.limits.requestTimeoutMs;
     server.headersTimeout = Math.min(this.opts.limits.requestTimeoutMs, 60_000);
     return server;
