@@ -2,6 +2,7 @@
  * Regressions found reviewing resumption (`Last-Event-ID`) on the HTTP front end: a stream can be
  * resumed while it has something left to give, and not for ever after.
  */
+import { connect } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type TestDaemon, fixture, startTestDaemon, until } from "../e2e/harness.js";
 import { type HttpFrontInfo, authHeaders, httpFront, openSession, post, sseReader } from "./http-harness.js";
@@ -63,5 +64,34 @@ describe("resuming a stream whose kept events were dropped", () => {
     expect(third.status).toBe(409);
     await third.text();
     await standalone.cancel();
+  });
+});
+
+describe("a response waiting its turn on a pipelined connection", () => {
+  it("regression: a GET stream queued behind another response on a connection that closed stayed 'open' for ever (every later GET got 409, the session never idled out)", async () => {
+    const sid = await openSession(front, PATH);
+    const u = new URL(front.url);
+    const sock = connect(Number(u.port), "127.0.0.1");
+    sock.on("error", () => {});
+    await new Promise((r) => sock.once("connect", r));
+    const body = JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "slow", arguments: { ms: 60_000 } } });
+    const head = `Host: 127.0.0.1:${u.port}\r\nAuthorization: Bearer ${front.token}\r\nMcp-Session-Id: ${sid}\r\n`;
+    // HTTP/1.1 pipelining: a POST answered as JSON (not yet), then the GET stream, whose response waits behind it.
+    sock.write(
+      `POST ${PATH} HTTP/1.1\r\n${head}Content-Type: application/json\r\nAccept: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}` +
+        `GET ${PATH} HTTP/1.1\r\n${head}Accept: text/event-stream\r\n\r\n`,
+    );
+    await until(async () => {
+      const r = await get(sid);
+      await r.body?.cancel();
+      return r.status === 409;
+    }, "the pipelined GET stream taken");
+    sock.destroy();
+    // The connection is gone, and the GET stream with it: the client can open another.
+    await until(async () => {
+      const r = await get(sid);
+      await r.body?.cancel();
+      return r.status === 200;
+    }, "a new GET stream accepted");
   });
 });

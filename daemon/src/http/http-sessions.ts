@@ -1,6 +1,7 @@
 import type { ServerResponse } from "node:http";
 import { WireCode, type Logger } from "@mcpd/protocol";
 import type { Router } from "../router/router.js";
+import { onGone } from "./http-respond.js";
 import { LegacySseSession } from "./legacy-session.js";
 import type { Exchange } from "./streamable-session.js";
 import { StreamableSession } from "./streamable-session.js";
@@ -120,7 +121,7 @@ export class HttpSessions {
    * before its JSON answer (and so the session's id, which comes with it) was sent.
    */
   afterInitialize(s: StreamableSession, exchange: Exchange): void {
-    exchange.res.once("close", () => {
+    onGone(exchange.res, () => {
       if (s.initializeFailed) this.end(s, "its initialize failed");
       else if (exchange.gone) this.end(s, "its client went away before the initialize was answered");
     });
@@ -137,7 +138,7 @@ export class HttpSessions {
       return { status: 404, error: { code: Number(err.code), message: String(err.message), mcpdCode: "MCPD_UNKNOWN_SERVER" } };
     }
     this.legacies.set(s.id, s);
-    res.once("close", () => {
+    onGone(res, () => {
       if (s.slowReader) this.slowReadersOfEnded++;
       this.legacies.delete(s.id);
       s.close();

@@ -1,4 +1,5 @@
 import type { ServerResponse } from "node:http";
+import { onGone } from "./http-respond.js";
 
 /** One event kept for replay: its sequence number in the stream and its wire text. */
 interface LoggedEvent {
@@ -60,7 +61,7 @@ export class SseStream {
   attach(res: ServerResponse, afterSeq?: number, primed = true): void {
     this.detach();
     this.res = res;
-    res.once("close", () => {
+    onGone(res, () => {
       if (this.res === res) this.res = undefined;
     });
     if (!res.headersSent) {

@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { SUPPORTED_PROTOCOL_VERSIONS, WireCode, classify, isObject, type JsonObject, type McpdError, type RequestId } from "@mcpd/protocol";
-import { accepts, readBody, sendError } from "./http-respond.js";
+import { accepts, onGone, readBody, sendError } from "./http-respond.js";
 import type { HttpSessions } from "./http-sessions.js";
 import { parseEventId } from "./sse-stream.js";
 import type { Exchange, StreamableSession } from "./streamable-session.js";
@@ -186,7 +186,7 @@ export function handleGet(req: IncomingMessage, res: ServerResponse, ctx: Endpoi
   const stream = resume ? session.stream(resume.stream) : undefined;
   if (resume && stream) {
     stream.attach(res, resume.seq, false);
-    res.once("close", () => session.settle(stream));
+    onGone(res, () => session.settle(stream));
     session.settle(stream);
     return;
   }

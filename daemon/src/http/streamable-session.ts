@@ -4,6 +4,7 @@ import type { JsonObject, Logger, RequestId } from "@mcpd/protocol";
 import type { Router } from "../router/router.js";
 import type { Session } from "../router/session.js";
 import { encodeOutgoing } from "../infra/encode-outgoing.js";
+import { onGone } from "./http-respond.js";
 import { ViewSelection } from "./view-selection.js";
 import { SseStream, type StreamOwner } from "./sse-stream.js";
 
@@ -132,7 +133,7 @@ export class StreamableSession implements StreamOwner {
     for (const id of exchange.ids) this.exchanges.set(id, exchange);
     for (const [id, token] of progress) this.progressTokens.set(token, id);
     this.open.add(exchange);
-    exchange.res.once("close", () => {
+    onGone(exchange.res, () => {
       this.lastActiveAt = Date.now();
       if (exchange.ids.size > 0 && !exchange.stream) exchange.gone = true;
       this.open.delete(exchange);
