@@ -78,7 +78,7 @@ describe("routes", () => {
     expect(routeOf("/mcp/")).toEqual({ kind: "streamable", path: "/mcp", server: undefined });
     expect(routeOf("/servers/my%20fs/mcp")).toEqual({ kind: "streamable", path: "/servers/my%20fs/mcp", server: "my fs" });
     expect(routeOf("/sse")).toEqual({ kind: "legacy-stream", server: undefined, messagesPath: "/messages" });
-    expect(routeOf("/servers/fx/messages")).toEqual({ kind: "legacy-post", server: "fx" });
+    expect(routeOf("/servers/fx/messages")).toEqual({ kind: "legacy-post", server: "fx", path: "/servers/fx/messages" });
     for (const p of ["/", "/mcpx", "/servers/fx", "/servers/%E0%A4%A/mcp", "/servers/a/b/mcp"]) expect(routeOf(p), p).toBeUndefined();
   });
 });

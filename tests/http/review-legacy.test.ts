@@ -79,3 +79,25 @@ describe("legacy sessions", () => {
     expect((await status()).servers.find((s: any) => s.name === "pc").sessions).toBe(0);
   });
 });
+
+describe("legacy endpoints", () => {
+  it("regression: a legacy session could be posted to through another endpoint's messages path (as Streamable HTTP's, it is 404)", async () => {
+    const { events, endpoint } = await openLegacy("/servers/fx/sse");
+    expect(endpoint).toMatch(/^\/servers\/fx\/messages\?sessionId=/);
+    const elsewhere = endpoint.replace("/servers/fx/messages", "/messages");
+    const ping = (path: string): Promise<Response> =>
+      fetch(new URL(path, front.origin), {
+        method: "POST",
+        headers: { ...authHeaders(front), "content-type": "application/json" },
+        body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "ping" }),
+      });
+    const wrong = await ping(elsewhere);
+    expect(wrong.status).toBe(404);
+    expect((await wrong.json()).error.data.mcpdCode).toBe("MCPD_HTTP_SESSION_NOT_FOUND");
+    const right = await ping(endpoint);
+    expect(right.status).toBe(202);
+    await right.text();
+    expect(JSON.parse((await events.next()).data)).toEqual({ jsonrpc: "2.0", id: 1, result: {} });
+    await events.cancel();
+  });
+});

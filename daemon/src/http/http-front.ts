@@ -288,7 +288,7 @@ export class HttpFront {
       return handleLegacyStream(req, res, this.sessions, route.server, route.messagesPath);
     }
     if (method !== "POST") return this.notAllowed(res, "POST");
-    void handleLegacyPost(req, res, this.sessions, url.searchParams, limits.maxBodyBytes).catch(onError);
+    void handleLegacyPost(req, res, this.sessions, route.path, url.searchParams, limits.maxBodyBytes).catch(onError);
   }
 
   private notAllowed(res: ServerResponse, allow: string): void {

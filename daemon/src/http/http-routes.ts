@@ -2,7 +2,7 @@
 export type Route =
   | { kind: "streamable"; path: string; server: string | undefined }
   | { kind: "legacy-stream"; server: string | undefined; messagesPath: string }
-  | { kind: "legacy-post"; server: string | undefined };
+  | { kind: "legacy-post"; server: string | undefined; path: string };
 
 /**
  * Maps a request path to an endpoint: `/mcp` (the aggregate view) and `/servers/<name>/mcp` (one server's
@@ -30,7 +30,7 @@ export function routeOf(pathname: string): Route | undefined {
     case "/sse":
       return { kind: "legacy-stream", server, messagesPath: `${prefix}/messages` };
     case "/messages":
-      return { kind: "legacy-post", server };
+      return { kind: "legacy-post", server, path: `${prefix}/messages` };
     default:
       return undefined;
   }

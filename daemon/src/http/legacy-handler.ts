@@ -30,16 +30,23 @@ export function handleLegacyStream(
   opened.start(messagesPath);
 }
 
-/** `POST .../messages?sessionId=...`: one message (or a batch) for a legacy session; its answers come on the stream. */
+/**
+ * `POST .../messages?sessionId=...`: one message (or a batch) for a legacy session; its answers come on the
+ * stream. `path`: the messages endpoint posted to; a session is reached only through the one its stream named.
+ */
 export async function handleLegacyPost(
   req: IncomingMessage,
   res: ServerResponse,
   sessions: HttpSessions,
+  path: string,
   query: URLSearchParams,
   maxBodyBytes: number,
 ): Promise<void> {
   const id = query.get("sessionId");
-  const current = (): LegacySseSession | undefined => (id === null ? undefined : sessions.legacy(id));
+  const current = (): LegacySseSession | undefined => {
+    const s = id === null ? undefined : sessions.legacy(id);
+    return s?.messagesPath === path ? s : undefined;
+  };
   const notFound = (): void =>
     sendError(
       res,
