@@ -45,7 +45,7 @@ export class HttpFront {
   private connections = 0;
   private maxConnections = Number.POSITIVE_INFINITY;
   /** Connections closed at once for being over {@link maxConnections}, since start. */
-  refusedConnections = 0;
+  private refusedConnections = 0;
 
   constructor(options: HttpFrontOptions) {
     this.opts = options;
