@@ -124,6 +124,7 @@ export async function startDaemon(options: RunDaemonOptions): Promise<DaemonHand
   const applyLimits = (cfg: LoadedConfig): void => {
     const limits = socketLimits(cfg);
     server.setLimits(limits);
+    http.setMaxConnections(limits.maxConnections);
     root.info(
       { maxConnections: limits.maxConnections, why: limits.maxConnectionsWhy, openFileLimit: fdLimit ?? null, fdsInUse },
       "client connection limit",

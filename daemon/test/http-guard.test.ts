@@ -79,7 +79,7 @@ describe("routes", () => {
     expect(routeOf("/profiles/coding/mcp")).toEqual({ kind: "streamable", path: "/profiles/coding/mcp", view: { profile: "coding" } });
     expect(routeOf("/servers/my%20fs/mcp")).toEqual({ kind: "streamable", path: "/servers/my%20fs/mcp", view: { server: "my fs" } });
     expect(routeOf("/sse")).toEqual({ kind: "legacy-stream", view: {}, messagesPath: "/messages" });
-    expect(routeOf("/servers/fx/messages")).toEqual({ kind: "legacy-post", view: { server: "fx" } });
+    expect(routeOf("/servers/fx/messages")).toEqual({ kind: "legacy-post", view: { server: "fx" }, path: "/servers/fx/messages" });
     for (const p of ["/", "/mcpx", "/servers/fx", "/servers/%E0%A4%A/mcp", "/servers/a/b/mcp"]) expect(routeOf(p), p).toBeUndefined();
   });
 });

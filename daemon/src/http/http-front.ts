@@ -41,6 +41,11 @@ export class HttpFront {
   private allowed = new Set<string>(LOOPBACK_NAMES);
   private state: { url: string | null; error: string | null; addresses: string[] } = { url: null, error: null, addresses: [] };
   private sweepTimer: NodeJS.Timeout | undefined;
+  /** TCP connections open over every listening server, and how many may be at once. */
+  private connections = 0;
+  private maxConnections = Number.POSITIVE_INFINITY;
+  /** Connections closed at once for being over {@link maxConnections}, since start. */
+  private refusedConnections = 0;
 
   constructor(options: HttpFrontOptions) {
     this.opts = options;
@@ -68,13 +73,19 @@ export class HttpFront {
       maxReplayBytesTotal: bufferBudgetBytes,
     };
     this.startSweep(settings.sessionIdleMs);
-    const same = prev && prev.enabled === settings.enabled && prev.port === settings.port && prev.host === settings.host;
+    const same =
+      prev &&
+      prev.enabled === settings.enabled &&
+      prev.port === settings.port &&
+      prev.host === settings.host &&
+      // Withdrawn permission to serve beyond loopback stops a front end that does.
+      (prev.allowRemote === settings.allowRemote || isLoopbackAddress(settings.host));
     if (same && (this.servers.length > 0 || !settings.enabled)) return;
+    // The sessions go with the address they were opened on; their open streams would also keep the old
+    // server from closing (and this reload from completing) for as long as their clients hold them.
+    this.sessions.closeAll();
     await this.stopListening();
-    if (!settings.enabled) {
-      this.sessions.closeAll();
-      return;
-    }
+    if (!settings.enabled) return;
     if (!isLoopbackAddress(settings.host) && !settings.allowRemote) {
       this.fail(
         `"mcpd.http.host" ${settings.host} is not a loopback address; set "mcpd.http.allowRemote": true to serve beyond this machine`,
@@ -88,6 +99,16 @@ export class HttpFront {
       return;
     }
     await this.listen(settings);
+  }
+
+  /**
+   * Bounds the TCP connections held at once over both address families (the daemon's client connection
+   * cap: `mcpd.maxConnections`, less when the open-file limit leaves less room). Loopback TCP is open to
+   * every local user, token or not, so without it anyone could take every open file of the daemon.
+   * Past it a new connection is closed at once.
+   */
+  setMaxConnections(max: number): void {
+    this.maxConnections = max;
   }
 
   /** Checks for idle sessions a few times per idle period (at most once a second, at least once a minute). */
@@ -170,6 +191,19 @@ export class HttpFront {
 
   private createServer(): Server {
     const server = createServer((req, res) => this.handle(req, res));
+    server.on("connection", (socket) => {
+      if (this.connections >= this.maxConnections) {
+        if (this.refusedConnections++ % 1000 === 0)
+          this.log.warn(
+            { maxConnections: this.maxConnections, refused: this.refusedConnections },
+            "HTTP connection refused: too many open",
+          );
+        socket.destroy();
+        return;
+      }
+      this.connections++;
+      socket.once("close", () => this.connections--);
+    });
     server.requestTimeout = this.opts.limits.requestTimeoutMs;
     server.headersTimeout = Math.min(this.opts.limits.requestTimeoutMs, 60_000);
     return server;
@@ -254,7 +288,7 @@ export class HttpFront {
       return handleLegacyStream(req, res, this.sessions, route.view, route.messagesPath);
     }
     if (method !== "POST") return this.notAllowed(res, "POST");
-    void handleLegacyPost(req, res, this.sessions, url.searchParams, limits.maxBodyBytes).catch(onError);
+    void handleLegacyPost(req, res, this.sessions, route.path, url.searchParams, limits.maxBodyBytes).catch(onError);
   }
 
   private notAllowed(res: ServerResponse, allow: string): void {

@@ -23,6 +23,24 @@ export function sendError(
 }
 
 /**
+ * Calls `fn` once the client can no longer get `res`: at its `close`, or when its connection closes while
+ * it still waits its turn behind an earlier response (HTTP/1.1 pipelining), which gets no `close` at all.
+ */
+export function onGone(res: ServerResponse, fn: () => void): void {
+  const socket = res.req.socket;
+  let called = false;
+  const gone = (): void => {
+    if (called) return;
+    called = true;
+    socket.off("close", gone);
+    fn();
+  };
+  res.once("close", gone);
+  if (socket.destroyed) queueMicrotask(gone);
+  else socket.once("close", gone);
+}
+
+/**
  * Reads a request body of at most `limit` bytes (a declared `Content-Length` over it is refused before
  * anything is read; a body that grows past it is cut off).
  * @throws MessageTooLargeError (MCPD_MESSAGE_TOO_LARGE); the stream's error when the client goes away.

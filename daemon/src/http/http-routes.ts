@@ -2,7 +2,7 @@
 export type Route =
   | { kind: "streamable"; path: string; view: ViewChoice }
   | { kind: "legacy-stream"; view: ViewChoice; messagesPath: string }
-  | { kind: "legacy-post"; view: ViewChoice };
+  | { kind: "legacy-post"; view: ViewChoice; path: string };
 
 /** The view an endpoint serves: one server's (`/servers/<name>/...`), a profile's (`/profiles/<name>/...`), or the aggregate view. */
 export interface ViewChoice {
@@ -40,7 +40,7 @@ export function routeOf(pathname: string): Route | undefined {
     case "/sse":
       return { kind: "legacy-stream", view, messagesPath: `${prefix}/messages` };
     case "/messages":
-      return { kind: "legacy-post", view };
+      return { kind: "legacy-post", view, path: `${prefix}/messages` };
     default:
       return undefined;
   }

@@ -2,6 +2,7 @@ import type { ServerResponse } from "node:http";
 import { WireCode, type JsonObject, type Logger } from "@mcpd/protocol";
 import type { ViewChoice } from "./http-routes.js";
 import type { Router } from "../router/router.js";
+import { onGone } from "./http-respond.js";
 import { LegacySseSession } from "./legacy-session.js";
 import type { Exchange } from "./streamable-session.js";
 import { StreamableSession } from "./streamable-session.js";
@@ -124,10 +125,14 @@ export class HttpSessions {
     return s;
   }
 
-  /** An initialize answered with an error leaves no session behind. */
+  /**
+   * An initialize answered with an error leaves no session behind; nor does one whose client went away
+   * before its JSON answer (and so the session's id, which comes with it) was sent.
+   */
   afterInitialize(s: StreamableSession, exchange: Exchange): void {
-    exchange.res.once("close", () => {
+    onGone(exchange.res, () => {
       if (s.initializeFailed) this.end(s, "its initialize failed");
+      else if (exchange.gone) this.end(s, "its client went away before the initialize was answered");
     });
   }
 
@@ -142,7 +147,7 @@ export class HttpSessions {
       return selectRefusal(err);
     }
     this.legacies.set(s.id, s);
-    res.once("close", () => {
+    onGone(res, () => {
       if (s.slowReader) this.slowReadersOfEnded++;
       this.legacies.delete(s.id);
       s.close();

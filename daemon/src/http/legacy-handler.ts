@@ -3,6 +3,7 @@ import { WireCode, classify, type McpdError } from "@mcpd/protocol";
 import { accepts, readBody, sendError } from "./http-respond.js";
 import type { ViewChoice } from "./http-routes.js";
 import type { HttpSessions } from "./http-sessions.js";
+import type { LegacySseSession } from "./legacy-session.js";
 
 /** `GET .../sse` of the legacy HTTP+SSE transport: opens a session whose every message comes on this stream. */
 export function handleLegacyStream(
@@ -30,17 +31,24 @@ export function handleLegacyStream(
   opened.start(messagesPath);
 }
 
-/** `POST .../messages?sessionId=...`: one message (or a batch) for a legacy session; its answers come on the stream. */
+/**
+ * `POST .../messages?sessionId=...`: one message (or a batch) for a legacy session; its answers come on the
+ * stream. `path`: the messages endpoint posted to; a session is reached only through the one its stream named.
+ */
 export async function handleLegacyPost(
   req: IncomingMessage,
   res: ServerResponse,
   sessions: HttpSessions,
+  path: string,
   query: URLSearchParams,
   maxBodyBytes: number,
 ): Promise<void> {
   const id = query.get("sessionId");
-  const session = id === null ? undefined : sessions.legacy(id);
-  if (!session) {
+  const current = (): LegacySseSession | undefined => {
+    const s = id === null ? undefined : sessions.legacy(id);
+    return s?.messagesPath === path ? s : undefined;
+  };
+  const notFound = (): void =>
     sendError(
       res,
       404,
@@ -48,8 +56,8 @@ export async function handleLegacyPost(
       "Session not found: open GET .../sse first and POST to the endpoint it names",
       "MCPD_HTTP_SESSION_NOT_FOUND",
     );
-    return;
-  }
+  const session = current();
+  if (!session) return notFound();
   let body: Buffer;
   try {
     body = await readBody(req, maxBodyBytes);
@@ -70,6 +78,9 @@ export async function handleLegacyPost(
     sendError(res, 400, WireCode.InvalidRequest, "Invalid Request: not a JSON-RPC 2.0 message", "MCPD_PROTOCOL_VIOLATION");
     return;
   }
+  // Its stream may have closed while the body arrived: an ended session must not act (a per-client
+  // server started for it would never be stopped).
+  if (current() !== session) return notFound();
   res.writeHead(202, { "content-type": "text/plain" }).end("Accepted");
   for (const m of messages) session.session.handle(m);
 }

@@ -21,6 +21,8 @@ export class LegacySseSession {
   private readonly log: Logger;
   private readonly view = new ViewSelection();
   private closed = false;
+  /** The endpoint its client POSTs to (named by the stream's first event); set by {@link start}. */
+  messagesPath: string | undefined;
   /** Set when the reader fell too far behind and was disconnected. */
   slowReader = false;
 
@@ -38,6 +40,7 @@ export class LegacySseSession {
 
   /** Opens the stream: headers, then the `endpoint` event naming where to POST (`messagesPath?sessionId=...`). */
   start(messagesPath: string): void {
+    this.messagesPath = messagesPath;
     this.res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache, no-transform", connection: "keep-alive" });
     this.write(`event: endpoint\ndata: ${messagesPath}?sessionId=${this.id}\n\n`);
   }

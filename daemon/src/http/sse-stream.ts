@@ -1,4 +1,5 @@
 import type { ServerResponse } from "node:http";
+import { onGone } from "./http-respond.js";
 
 /** One event kept for replay: its sequence number in the stream and its wire text. */
 interface LoggedEvent {
@@ -60,7 +61,7 @@ export class SseStream {
   attach(res: ServerResponse, afterSeq?: number, primed = true): void {
     this.detach();
     this.res = res;
-    res.once("close", () => {
+    onGone(res, () => {
       if (this.res === res) this.res = undefined;
     });
     if (!res.headersSent) {
@@ -73,7 +74,12 @@ export class SseStream {
     // it how soon to reconnect.
     if (primed) this.write(`id: ${this.id}.${from}\nretry: ${this.owner.retryMs}\ndata: \n\n`);
     for (const e of this.log) if (e.seq > from) this.write(e.text, e.seq);
-    if (this.finished) this.end();
+    if (this.finished) {
+      // Everything still kept went to this reader: nothing more can come (events dropped over the replay
+      // bound are gone for good), so the stream is drained rather than resumable, empty, for ever.
+      if (this.res === res) this.written = this.seq;
+      this.end();
+    }
   }
 
   /** Adds one message as an event: written now if a client is reading, kept for replay either way. */

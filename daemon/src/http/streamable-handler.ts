@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { SUPPORTED_PROTOCOL_VERSIONS, WireCode, classify, isObject, type JsonObject, type McpdError, type RequestId } from "@mcpd/protocol";
-import { accepts, readBody, sendError } from "./http-respond.js";
+import { accepts, onGone, readBody, sendError } from "./http-respond.js";
 import type { ViewChoice } from "./http-routes.js";
 import type { HttpSessions } from "./http-sessions.js";
 import { parseEventId } from "./sse-stream.js";
@@ -110,7 +110,8 @@ export async function handlePost(req: IncomingMessage, res: ServerResponse, ctx:
   for (const m of messages) {
     if (classify(m) === "invalid") return bad(res, 400, "Invalid Request: not a JSON-RPC 2.0 message");
   }
-  const isInit = messages.some((m) => (m as JsonObject).method === "initialize");
+  // Only an initialize *request* opens a session: its id goes back with the answer, and nothing else has one.
+  const isInit = messages.some((m) => classify(m) === "request" && (m as JsonObject).method === "initialize");
   let session: StreamableSession | undefined;
   const headers: Record<string, string> = {};
   if (isInit) {
@@ -138,7 +139,7 @@ export async function handlePost(req: IncomingMessage, res: ServerResponse, ctx:
   }
   if (ids.size === 0) {
     res.writeHead(202).end();
-    for (const m of messages) session.session.handle(m);
+    for (const m of messages) session.receive(m);
     return;
   }
   if (session.openExchanges >= session.limits.maxStreamsPerSession) {
@@ -162,7 +163,7 @@ export async function handlePost(req: IncomingMessage, res: ServerResponse, ctx:
     initialize: isInit,
   };
   session.begin(exchange, progress);
-  for (const m of messages) session.session.handle(m);
+  for (const m of messages) session.receive(m);
   if (isInit) ctx.sessions.afterInitialize(session, exchange);
 }
 
@@ -186,7 +187,7 @@ export function handleGet(req: IncomingMessage, res: ServerResponse, ctx: Endpoi
   const stream = resume ? session.stream(resume.stream) : undefined;
   if (resume && stream) {
     stream.attach(res, resume.seq, false);
-    res.once("close", () => session.settle(stream));
+    onGone(res, () => session.settle(stream));
     session.settle(stream);
     return;
   }

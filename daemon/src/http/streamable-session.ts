@@ -5,6 +5,7 @@ import type { Router } from "../router/router.js";
 import type { Session } from "../router/session.js";
 import { encodeOutgoing } from "../infra/encode-outgoing.js";
 import type { ViewChoice } from "./http-routes.js";
+import { onGone } from "./http-respond.js";
 import { ViewSelection } from "./view-selection.js";
 import { SseStream, type StreamOwner } from "./sse-stream.js";
 
@@ -133,7 +134,7 @@ export class StreamableSession implements StreamOwner {
     for (const id of exchange.ids) this.exchanges.set(id, exchange);
     for (const [id, token] of progress) this.progressTokens.set(token, id);
     this.open.add(exchange);
-    exchange.res.once("close", () => {
+    onGone(exchange.res, () => {
       this.lastActiveAt = Date.now();
       if (exchange.ids.size > 0 && !exchange.stream) exchange.gone = true;
       this.open.delete(exchange);
@@ -154,6 +155,22 @@ export class StreamableSession implements StreamOwner {
     this.streams.clear();
     for (const ex of this.open) if (!ex.res.writableEnded) ex.res.destroy();
     this.open.clear();
+  }
+
+  /**
+   * Hands one message from the client to the router. A request the client cancels with
+   * `notifications/cancelled` is never answered by the router (as MCP says): its POST is settled without it,
+   * so the POST ends, its id is free again, and the session can idle out.
+   */
+  receive(message: unknown): void {
+    const m = message as { method?: unknown; params?: { requestId?: unknown } };
+    const id = m.method === "notifications/cancelled" ? m.params?.requestId : undefined;
+    const silenced = (typeof id === "string" || typeof id === "number") && this.session.inFlight.has(id);
+    this.session.handle(message);
+    const ex = silenced ? this.exchanges.get(id) : undefined;
+    if (!ex) return;
+    this.release(ex, id as RequestId);
+    if (ex.ids.size === 0) this.complete(ex);
   }
 
   // --- StreamOwner ---
@@ -204,34 +221,43 @@ export class StreamableSession implements StreamOwner {
     const text = encodeOutgoing(message, this.log);
     if (text === undefined) return true;
     if (m.method === undefined) {
-      this.answer(m.id as RequestId, text);
+      this.answer(m.id as RequestId, text, "error" in m);
       return true;
     }
     this.target(m.method, m.params).push(text);
     return true;
   }
 
-  private answer(id: RequestId, text: string): void {
+  /** @param failed it is an error answer (judged on the message: its text may hold `"error":` anywhere) */
+  private answer(id: RequestId, text: string, failed: boolean): void {
     const ex = this.exchanges.get(id);
     if (!ex) {
       this.droppedAnswers++;
       return;
     }
+    this.release(ex, id);
+    if (ex.initialize && failed) this.initializeFailed = true;
+    if (ex.stream) ex.stream.push(text);
+    else if (ex.gone) this.droppedAnswers++;
+    else ex.answers.push(text);
+    if (ex.ids.size === 0) this.complete(ex);
+  }
+
+  /** Request `id` of `ex` needs nothing more: answered, or cancelled by the client. */
+  private release(ex: Exchange, id: RequestId): void {
     this.exchanges.delete(id);
     ex.ids.delete(id);
-    if (ex.initialize && text.includes('"error":')) this.initializeFailed = true;
     for (const [token, rid] of this.progressTokens) if (rid === id) this.progressTokens.delete(token);
-    if (ex.stream) {
-      ex.stream.push(text);
-      if (ex.ids.size === 0) this.finishStream(ex.stream);
+  }
+
+  /** Every request of `ex` is settled: its stream ends, or its JSON answers go (202 when every one was cancelled). */
+  private complete(ex: Exchange): void {
+    if (ex.stream) return this.finishStream(ex.stream);
+    if (ex.gone) return;
+    if (ex.answers.length === 0) {
+      ex.res.writeHead(202, ex.headers).end();
       return;
     }
-    if (ex.gone) {
-      this.droppedAnswers++;
-      return;
-    }
-    ex.answers.push(text);
-    if (ex.ids.size > 0) return;
     const body = ex.batch ? `[${ex.answers.join(",")}]` : (ex.answers[0] as string);
     ex.res.writeHead(200, { ...ex.headers, "content-type": "application/json" });
     ex.res.end(body);

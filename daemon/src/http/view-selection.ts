@@ -13,11 +13,13 @@ const SELECT_ID = "mcpd-http-select";
  */
 export class ViewSelection {
   private reply: JsonObject | undefined;
+  /** Only while the selection is made (the session answers it at once): later, that id is the client's own. */
+  private selecting = false;
 
   /** True (and kept) when `message` is the answer to the selection; it is not the client's to see. */
   intercept(message: object): boolean {
     const m = message as { id?: unknown; method?: unknown };
-    if (m.method !== undefined || m.id !== SELECT_ID) return false;
+    if (!this.selecting || m.method !== undefined || m.id !== SELECT_ID) return false;
     this.reply = message as JsonObject;
     return true;
   }
@@ -27,7 +29,12 @@ export class ViewSelection {
     const params: JsonObject = {};
     if (view.server !== undefined) params.server = view.server;
     if (view.profile !== undefined) params.profile = view.profile;
-    session.handle({ jsonrpc: "2.0", id: SELECT_ID, method: McpdSelect.method, params });
+    this.selecting = true;
+    try {
+      session.handle({ jsonrpc: "2.0", id: SELECT_ID, method: McpdSelect.method, params });
+    } finally {
+      this.selecting = false;
+    }
     const reply = this.reply;
     this.reply = undefined;
     return reply && "error" in reply ? (reply.error as JsonObject) : undefined;
