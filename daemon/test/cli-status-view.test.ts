@@ -259,9 +259,9 @@ describe("renderStatus", () => {
       ["c4", null, ["a__echo"]],
     ]);
     const text = renderStatus(st, palette(false));
-    expect(text).toMatch(/^c2 +claude 2 +aggregate +coding +1 /m);
-    expect(text).toMatch(/^c3 +claude 2 +aggregate +coding \+ tools a__\*,\*__search +1 /m);
-    expect(text).toMatch(/^c4 +claude 2 +aggregate +tools a__echo +1 /m);
+    expect(text).toMatch(/^c2 +socket +claude 2 +aggregate +coding +1 /m);
+    expect(text).toMatch(/^c3 +socket +claude 2 +aggregate +coding \+ tools a__\*,\*__search +1 /m);
+    expect(text).toMatch(/^c4 +socket +claude 2 +aggregate +tools a__echo +1 /m);
   });
 
   it("says when there are no servers or clients", () => {

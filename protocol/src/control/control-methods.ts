@@ -7,9 +7,6 @@
 import { controlMethod, controlNotification, type ControlHandler } from "./control-method.js";
 import {
   CLIENT_STATUS_FIELDS,
-  type AuthLogoutResult,
-  type AuthStartResult,
-  type AuthWaitResult,
   SELECT_RESULT_FIELDS,
   SERVER_STATUS_FIELDS,
   SERVER_SUMMARY_FIELDS,
@@ -32,6 +29,7 @@ import {
   type ToolsParams,
   type ToolsResult,
 } from "./control-types.js";
+import type { AuthLogoutResult, AuthStartResult, AuthWaitResult } from "./auth-types.js";
 import { HTTP_FRONT_STATUS_FIELDS } from "./http-front-status.js";
 
 /**

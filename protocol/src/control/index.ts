@@ -4,3 +4,4 @@ export * from "./control-method.js";
 export * from "./control-methods.js";
 export type { Fields, FieldSpec, Presence } from "./fields.js";
 export * from "./http-front-status.js";
+export * from "./auth-types.js";

@@ -1,14 +1,13 @@
 import type { Agent, Dispatcher } from "undici";
 import {
-  HttpError,
   TransportClosedError,
   type JsonRpcMessage,
   type JsonRpcRequest,
   type JsonRpcResponse,
   type Logger,
+  type ParseError,
   type TimeoutKind,
 } from "@mcpd/protocol";
-import { TRANSPORT_DEFAULTS } from "../defaults.js";
 import type { MessagePipe, PipeEvents } from "../message-pipe.js";
 import type { TransportInfo } from "../transport.js";
 import type { ResolvedHttpConfig } from "./http-config.js";
@@ -16,9 +15,10 @@ import { HttpExchange } from "./http-exchange.js";
 import { HttpInbox, STANDALONE } from "./http-inbox.js";
 import { HttpReplyReader, type ReplyOutcome } from "./http-reply.js";
 import { HttpSession } from "./http-session.js";
-import { createHttpAgent, discardBody, encodeJson, errorText, httpErrorFrom, waitOrAbort } from "./http-wire.js";
+import { createHttpAgent, ownDeadlineMs, discardBody, encodeJson, errorText, httpErrorFrom, waitOrAbort } from "./http-wire.js";
 import { HttpAuth } from "./auth/http-auth.js";
-import { LegacySseConnection } from "./legacy-sse.js";
+import type { LegacySseConnection } from "./legacy-sse.js";
+import { openLegacyConnection } from "./legacy-open.js";
 import { SseListener } from "./sse-listener.js";
 import { loadUndici } from "./undici.js";
 
@@ -125,7 +125,7 @@ export class HttpPipe implements MessagePipe {
     await loadUndici();
     if ((this.state as State) === "closed") throw this.closedError();
     if (this.modeValue === "legacy-sse") {
-      const exchange = this.track(new HttpExchange(undefined, undefined, "request", this.ownDeadlineMs()));
+      const exchange = this.track(new HttpExchange(undefined, undefined, "request", ownDeadlineMs(this.cfg.timeoutMs)));
       try {
         await this.openLegacy(exchange);
       } finally {
@@ -220,29 +220,21 @@ export class HttpPipe implements MessagePipe {
     this.auth?.client.close(new TransportClosedError(reason, { cause }));
   }
 
-  private async openLegacy(exchange: HttpExchange, retried = false): Promise<void> {
-    const token = await this.auth?.client.accessToken(exchange.signal);
-    const legacy = new LegacySseConnection({
-      url: this.cfg.url,
+  private async openLegacy(exchange: HttpExchange): Promise<void> {
+    const { url, headers, maxBodyBytes: maxEventBytes } = this.cfg;
+    const onMessage = (value: unknown): void => this.inbox.dispatchAll(value, {});
+    const onEnd = (reason: string, cause?: unknown): void => this.fail(reason, cause);
+    const deps = {
+      url,
       agent: this.agent,
-      headers: () => HttpAuth.withToken(this.cfg.headers, token),
-      maxEventBytes: this.cfg.maxBodyBytes,
+      headers,
+      maxEventBytes,
       log: this.log,
-      onMessage: (value) => this.inbox.dispatchAll(value, {}),
-      onParseError: (error) => this.inbox.drop(error),
-      onEnd: (reason, cause) => this.fail(reason, cause),
-    });
-    this.legacy = legacy;
-    try {
-      await legacy.open(exchange.signal);
-    } catch (err) {
-      if (this.legacy === legacy) this.legacy = undefined;
-      if (this.auth && !retried && err instanceof HttpError && err.status === 401) {
-        await this.auth.client.unauthorized(err.wwwAuthenticate, token, exchange.signal);
-        return this.openLegacy(exchange, true);
-      }
-      throw err;
-    }
+      onMessage,
+      onEnd,
+      onParseError: (error: ParseError) => this.inbox.drop(error),
+    };
+    await openLegacyConnection(deps, this.auth, (legacy) => (this.legacy = legacy), exchange.signal);
   }
 
   // --- exchanges ---
@@ -358,7 +350,7 @@ export class HttpPipe implements MessagePipe {
 
   /** A notification or an answer to a server request: POSTed, any 2xx accepted, no reply read. */
   private async sendOneWay(body: string, method: string | undefined, kind: "notify" | "request", waitForSession = true): Promise<void> {
-    const exchange = this.track(new HttpExchange(undefined, method, kind, this.ownDeadlineMs()));
+    const exchange = this.track(new HttpExchange(undefined, method, kind, ownDeadlineMs(this.cfg.timeoutMs)));
     try {
       if (waitForSession) await this.sessionReady(exchange);
       const target = this.modeValue === "legacy-sse" ? this.legacy?.endpoint : this.cfg.url;
@@ -403,11 +395,5 @@ export class HttpPipe implements MessagePipe {
 
   private untrack(exchange: HttpExchange): void {
     this.inflight.delete(exchange);
-  }
-
-  /** The own deadline of one-way exchanges and the legacy connect, in ms, or undefined for none. */
-  private ownDeadlineMs(): number | undefined {
-    const ms = this.cfg.timeoutMs ?? TRANSPORT_DEFAULTS.requestTimeoutMs;
-    return ms === 0 || !Number.isFinite(ms) ? undefined : ms;
   }
 }

@@ -163,3 +163,9 @@ export function encodeJson(message: object): string {
     throw new ProtocolError(`message cannot be serialized as JSON: ${errorText(err)}`, { cause: err });
   }
 }
+
+/** The own deadline of one-way exchanges and the legacy connect (the configured `timeout`), in ms; undefined for none. */
+export function ownDeadlineMs(timeoutMs: number | undefined): number | undefined {
+  const ms = timeoutMs ?? TRANSPORT_DEFAULTS.requestTimeoutMs;
+  return ms === 0 || !Number.isFinite(ms) ? undefined : ms;
+}
