@@ -50,13 +50,15 @@ function valueText(h) {
 }
 
 /** The HTTP front-end section: every scenario's `front` rows in one table, then the hand-written reading. */
-function frontSection(results, previous) {
+function frontSection(results, meta, previous) {
   const rows = results.flatMap((r) => (r.front ?? []).map((f) => ({ ...f, scenario: `${r.title.split(".")[0]} (${r.id})` })));
   const reading = section(previous, "http-front");
   if (rows.length === 0 && reading === undefined) return [];
   const out = ["## The HTTP front end against `mcpd connect`", ""];
   out.push(
-    "The daemon serves MCP over Streamable HTTP itself (`http://127.0.0.1:<port>/mcp`, one server at `/servers/<name>/mcp`, bearer token required), so an agent that speaks HTTP needs no bridge process. Path (e) is the official SDK's `Client` on its `StreamableHTTPClientTransport` with the token in `requestInit` headers, as a client configured from `mcpd http` runs; (d) is the same SDK client running `mcpd connect` as its stdio server, the way an unmodified client used mcpd before. The figures below are gathered from the scenarios named in the first column (see each one's section for how it is measured); the last column is (e) / (d), taken inside each round.",
+    "The daemon serves MCP over Streamable HTTP itself (`http://127.0.0.1:<port>/mcp`, one server at `/servers/<name>/mcp`, bearer token required), so an agent that speaks HTTP needs no bridge process. Path (e) is the official SDK's `Client` on its `StreamableHTTPClientTransport` with the token in `requestInit` headers, as a client configured from `mcpd http` runs; (d) is the same SDK client running `mcpd connect` as its stdio server, how a client that only speaks stdio uses mcpd. The figures below are gathered from the scenarios named in the first column (see each one's section for how it is measured); the last column is (e) / (d), taken inside each round.",
+    "",
+    `From \`${meta.command}\` at commit \`${meta.machine.commit}\` on ${meta.machine.date.slice(0, 10)}, the median over ${meta.rounds} rounds with the min–max in parentheses.`,
     "",
   );
   if (rows.length) {
@@ -175,7 +177,7 @@ export function markdown(results, meta, previous) {
       out.push(mdTable(t.columns, t.rows), "");
     }
   }
-  out.push(...frontSection(results, previous));
+  out.push(...frontSection(results, meta, previous));
   out.push("## Analysis", "");
   out.push("<!-- analysis:start -->", analysis, "<!-- analysis:end -->", "");
   return out.join("\n");

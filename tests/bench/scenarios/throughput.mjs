@@ -103,14 +103,17 @@ export async function run(ctx) {
           ),
         );
         for (const load of LOADS.filter((l) => l.clients === clients)) {
-          const per = Object.fromEntries(paths.map((p) => [p, { rate: [], p99: [], cpu: [], client: [] }]));
+          const per = Object.fromEntries(paths.map((p) => [p, { rate: [], p99: [], cpu: [], client: [], bridge: [] }]));
           const ratios = { cOverA: [], cOverB: [], dOverA: [], eOverD: [], eOverC: [], eCpuOverC: [], eCpuOverD: [] };
           for (let r = 0; r < rounds; r++) {
             const rate = {};
             const cpu = {};
             for (const p of rotate(paths, r)) {
               const via = VIA.includes(p);
-              const w = await loadWindow(workers[p], { inFlight: load.inFlight, durationMs, watch: via ? { daemon: daemon.pid } : {} });
+              // (d) runs one more process per client, the `mcpd connect` bridge: its CPU is counted apart.
+              const bridges = p === "d" ? workers.d.flatMap((w) => w.ready.pids).map((pid, i) => [`bridge${i}`, pid]) : [];
+              const watch = via ? { daemon: daemon.pid, ...Object.fromEntries(bridges) } : {};
+              const w = await loadWindow(workers[p], { inFlight: load.inFlight, durationMs, watch });
               rate[p] = w.rate;
               per[p].rate.push(w.rate);
               per[p].p99.push(w.hist.quantile(0.99));
@@ -119,8 +122,10 @@ export async function run(ctx) {
                 cpu[p] = w.cpuUsPerCall.daemon;
                 per[p].cpu.push(cpu[p]);
               }
+              const bridgeCpu = bridges.reduce((sum, [k]) => sum + w.cpuUsPerCall[k], 0);
+              if (bridges.length) per[p].bridge.push(bridgeCpu);
               log(
-                `  ${load.label} round ${r + 1} ${p}: ${num(w.rate)} calls/s, p99 ${num(w.hist.quantile(0.99))} µs, client ${num(w.clientCpuUsPerCall)} µs CPU/call${via ? `, daemon ${num(cpu[p])} µs CPU/call` : ""}`,
+                `  ${load.label} round ${r + 1} ${p}: ${num(w.rate)} calls/s, p99 ${num(w.hist.quantile(0.99))} µs, client ${num(w.clientCpuUsPerCall)} µs CPU/call${bridges.length ? `, bridge ${num(bridgeCpu)} µs CPU/call` : ""}${via ? `, daemon ${num(cpu[p])} µs CPU/call` : ""}`,
               );
             }
             ratios.cOverA.push(rate.c / rate.a);
@@ -140,6 +145,7 @@ export async function run(ctx) {
                   p99: summarize(per[p].p99),
                   client: summarize(per[p].client),
                   cpu: per[p].cpu.length ? summarize(per[p].cpu) : undefined,
+                  bridge: per[p].bridge.length ? summarize(per[p].bridge) : undefined,
                 },
               ]),
             ),
@@ -169,6 +175,7 @@ export async function run(ctx) {
         ratio(s.rate.median / out[load.key].per.a.rate.median),
         range(s.p99, us),
         range(s.client, us),
+        s.bridge ? range(s.bridge, us) : "",
         s.cpu ? range(s.cpu, us) : "",
       ]);
     }
@@ -184,8 +191,8 @@ export async function run(ctx) {
   return {
     id,
     title,
-    description: `Each round runs every path for ${durationMs / 1000} s after a 0.3 s warm-up; calls/s counts the calls completed inside the window. One client process holds 64, then 16 calls in flight; with 8 clients the 64 calls in flight are spread over 8 separate client processes (8 each), started together. Path (e) is scenario 1's: the SDK client over Streamable HTTP to the daemon's HTTP front end, one session per client process (the front end answers at most 64 POSTs of one session at once); the reference row below it drives the same endpoint with mcpd's own \`HttpTransport\`, a client that costs less CPU per call, to show what the front end does with a lighter client (one client process only). Before the first window every path makes the same ${WARMUP_CALLS[quick ? "quick" : "full"].toLocaleString("en-US")} untimed calls (16 in flight, spread over its client processes). CPU per call: user+system time over the window divided by the calls, of the client processes (their own count, which excludes the servers direct paths spawn) and of the daemon (from /proc).`,
-    tables: [{ columns: ["clients", "path", "calls/s", "vs (a)", "p99", "client CPU/call", "daemon CPU/call"], rows }],
+    description: `Each round runs every path for ${durationMs / 1000} s after a 0.3 s warm-up; calls/s counts the calls completed inside the window. One client process holds 64, then 16 calls in flight; with 8 clients the 64 calls in flight are spread over 8 separate client processes (8 each), started together. Path (e) is scenario 1's: the SDK client over Streamable HTTP to the daemon's HTTP front end, one session per client process (the front end answers at most 64 POSTs of one session at once); the reference row below it drives the same endpoint with mcpd's own \`HttpTransport\`, a client that costs less CPU per call, to show what the front end does with a lighter client (one client process only). Before the first window every path makes the same ${WARMUP_CALLS[quick ? "quick" : "full"].toLocaleString("en-US")} untimed calls (16 in flight, spread over its client processes). CPU per call: user+system time over the window divided by the calls, of the client processes (their own count, which excludes the servers direct paths spawn and the \`mcpd connect\` bridges of (d)), of those bridges, and of the daemon (from /proc).`,
+    tables: [{ columns: ["clients", "path", "calls/s", "vs (a)", "p99", "client CPU/call", "bridge CPU/call", "daemon CPU/call"], rows }],
     headline: [
       {
         metric: "(c) calls/s, 64 in flight, 1 client / (a) SDK direct",
@@ -218,6 +225,7 @@ export async function run(ctx) {
       row("calls/s, 16 in flight, 1 client", "rate", num, "eOverD", "higher"),
       row("p99 latency, 16 in flight", "p99", us, undefined, "lower"),
       row("client CPU per call, 16 in flight", "client", us, undefined, "lower"),
+      row("`mcpd connect` bridge CPU per call, 16 in flight", "bridge", us, undefined, "lower"),
       row("daemon CPU per call, 16 in flight", "cpu", us, "eCpuOverD", "lower"),
     ],
     data: out,
