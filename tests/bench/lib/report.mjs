@@ -6,7 +6,8 @@
  *
  * Scenarios may return `front`: rows comparing the daemon's HTTP front end with the other ways in
  * (`{figure, format, better: "lower"|"higher", values: {a, c, d, e, "e-ht"}, ratio}`, each value a summary over
- * rounds, `ratio` the (e)/(d) ratio taken inside each round); they are gathered into one section.
+ * rounds, `ratio` the (e)/(d) ratio taken inside each round) and `frontHow`, one sentence on how it measured them;
+ * they are gathered into one section.
  */
 import { existsSync, readFileSync } from "node:fs";
 import { num } from "./format.mjs";
@@ -56,11 +57,13 @@ function frontSection(results, meta, previous) {
   if (rows.length === 0 && reading === undefined) return [];
   const out = ["## The HTTP front end against `mcpd connect`", ""];
   out.push(
-    "The daemon serves MCP over Streamable HTTP itself (`http://127.0.0.1:<port>/mcp`, one server at `/servers/<name>/mcp`, bearer token required), so an agent that speaks HTTP needs no bridge process. Path (e) is the official SDK's `Client` on its `StreamableHTTPClientTransport` with the token in `requestInit` headers, as a client configured from `mcpd http` runs; (d) is the same SDK client running `mcpd connect` as its stdio server, how a client that only speaks stdio uses mcpd. The figures below are gathered from the scenarios named in the first column (see each one's section for how it is measured); the last column is (e) / (d), taken inside each round.",
+    "The daemon serves MCP over Streamable HTTP itself (`http://127.0.0.1:<port>/mcp`, one server at `/servers/<name>/mcp`, bearer token required), so an agent that speaks HTTP needs no bridge process. Path (e) is the official SDK's `Client` on its `StreamableHTTPClientTransport` with the token in `requestInit` headers, as a client configured from `mcpd http` runs; (d) is the same SDK client running `mcpd connect` as its stdio server, how a client that only speaks stdio uses mcpd. The figures below are gathered from the scenarios named in the first column (how each measures them is listed first; its own section has the rest); the last column is (e) / (d), taken inside each round.",
     "",
-    `From \`${meta.command}\` at commit \`${meta.machine.commit}\` on ${meta.machine.date.slice(0, 10)}, the median over ${meta.rounds} rounds with the min–max in parentheses.`,
+    `From \`${meta.command}\` at commit \`${meta.machine.commit}\` on ${meta.machine.date.slice(0, 10)}, the median over ${meta.rounds} round${meta.rounds === 1 ? "" : "s"} with the min–max in parentheses.`,
     "",
   );
+  const hows = results.filter((r) => r.front?.length && r.frontHow).map((r) => `- ${r.title.split(".")[0]} (${r.id}): ${r.frontHow}`);
+  if (hows.length) out.push("How each scenario measures it:", "", ...hows, "");
   if (rows.length) {
     out.push(
       mdTable(

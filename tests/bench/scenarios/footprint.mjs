@@ -348,6 +348,7 @@ export async function run(ctx) {
       },
       { metric: "Daemon RSS growth per agent: (e) HTTP session / (c) socket connection", value: ad.eOverC, format: ratio },
     ],
+    frontHow: `(e) and (c): a fresh daemon with one server, its RSS after ${SESSIONS_WARM} + ${SESSIONS_MEASURED} agents minus after ${SESSIONS_WARM}, over ${SESSIONS_MEASURED} (each agent made one call); (d) and (a): the RSS of the bridge or server process, the median of ${PROCESSES_READ}.`,
     front: [
       {
         figure:

@@ -91,6 +91,7 @@ export async function run(ctx) {
         { metric: "(e) HTTP front end p99 latency / (d) `mcpd connect` p99", value: r.eOverDp99, format: ratio },
         { metric: "(e) HTTP front end p50 latency / (c) @mcpd/client p50", value: r.eOverC, format: ratio },
       ],
+      frontHow: `${calls.toLocaleString("en-US")} sequential calls per path and round after ${warmup.toLocaleString("en-US")} warm-up calls, one client process per path, (c), (d) and (e) through one daemon with one server; (e) on \`/servers/fast/mcp\`.`,
       front: ["p50", "p99"].map((q) => ({
         figure: `${q} latency, sequential calls`,
         format: us,

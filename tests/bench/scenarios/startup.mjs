@@ -153,6 +153,7 @@ export async function run(ctx) {
           format: ratio,
         },
       ],
+      frontHow: `a fresh agent process per measurement listing every tool of ${SERVER_COUNT} servers the daemon already runs (aggregate view: \`mcpd connect\` without a server, \`/mcp\` over HTTP); one untimed start of each first.`,
       front: [
         {
           figure:

@@ -221,6 +221,7 @@ export async function run(ctx) {
         format: ratio,
       },
     ],
+    frontHow: `one client process per path holding 16 calls in flight for ${durationMs / 1000} s windows (after the same ${WARMUP_CALLS[quick ? "quick" : "full"].toLocaleString("en-US")} untimed calls on every path and a 0.3 s warm-up); CPU per call is user + system time over the window (from /proc for the daemon and the bridges) divided by the calls completed in it.`,
     front: [
       row("calls/s, 16 in flight, 1 client", "rate", num, "eOverD", "higher"),
       row("p99 latency, 16 in flight", "p99", us, undefined, "lower"),
