@@ -7,9 +7,13 @@
  *   hop  (b) with a zero-work pass-through process between client and server: the floor of one extra hop
  *   c    `@mcpd/client` `connect()` + `callTool({server, name})` through a running daemon
  *   d    official SDK `Client` over `StdioClientTransport` running `mcpd connect <server>` (the bridge)
+ *   e    official SDK `Client` over `StreamableHTTPClientTransport` to the daemon's own HTTP front end
+ *        (`/servers/<server>/mcp`, the same transparent view as (d)), with the bearer token from its file
+ *   e-ht mcpd's `HttpTransport` to the same endpoint as (e): a reference, the front end with a light client
  *   http-mcpd  mcpd's `HttpTransport` to a Streamable HTTP server
  *   http-sdk   official SDK `Client` over `StreamableHTTPClientTransport` to the same server
  */
+import { readFileSync } from "node:fs";
 import { MCPD_BIN, PASS_THROUGH } from "./env.mjs";
 
 // Each path imports only what it uses: client processes start faster, and none pays for a library
@@ -25,6 +29,8 @@ export const PATH_LABELS = {
   hop: "(b) + a zero-work pass-through process",
   c: "(c) @mcpd/client via mcpd",
   d: "(d) SDK Client via `mcpd connect`",
+  e: "(e) SDK Client via mcpd's HTTP front end",
+  "e-ht": "(e) with mcpd's HttpTransport as the client (reference)",
   "http-sdk": "SDK StreamableHTTPClientTransport",
   "http-mcpd": "mcpd HttpTransport",
 };
@@ -50,8 +56,18 @@ async function initialize(transport) {
 }
 
 /**
+ * The `requestInit` that puts the daemon's bearer token (read from `tokenFile`, as a client configured from
+ * `mcpd http` would send it) on every request of an SDK StreamableHTTPClientTransport.
+ */
+export function bearerInit(tokenFile) {
+  const token = readFileSync(tokenFile, "utf8").trim();
+  if (!token) throw new Error(`the token file ${tokenFile} is empty`);
+  return { headers: { Authorization: `Bearer ${token}` } };
+}
+
+/**
  * Opens one client on a path.
- * @param spec {path, server: {command, args}, serverName, socketPath, url}
+ * @param spec {path, server: {command, args}, serverName, socketPath, url, tokenFile}
  * @returns {call(): Promise<void>, close(): Promise<void>, pids: number[]}
  */
 export async function openPath(spec) {
@@ -109,6 +125,21 @@ export async function openPath(spec) {
         close: () => client.close(),
       };
     }
+    case "e": {
+      const [Client, StreamableHTTPClientTransport] = await Promise.all([sdkClient(), sdkHttp()]);
+      const transport = new StreamableHTTPClientTransport(new URL(spec.url), { requestInit: bearerInit(spec.tokenFile) });
+      const client = new Client(CLIENT_INFO);
+      await client.connect(transport);
+      return {
+        pids: [],
+        call: async () => check(await client.callTool(ECHO)),
+        // DELETE ends the daemon's session at once, as a well-behaved client does (else it idles out).
+        close: async () => {
+          await transport.terminateSession().catch(() => {});
+          await client.close();
+        },
+      };
+    }
     case "http-sdk": {
       const [Client, StreamableHTTPClientTransport] = await Promise.all([sdkClient(), sdkHttp()]);
       const transport = new StreamableHTTPClientTransport(new URL(spec.url));
@@ -123,10 +154,15 @@ export async function openPath(spec) {
         },
       };
     }
+    case "e-ht":
     case "http-mcpd": {
       const { HttpTransport } = await mcpdTransports();
       if (typeof HttpTransport !== "function") throw new Error("@mcpd/transports does not export HttpTransport");
-      const transport = new HttpTransport({ type: "http", url: spec.url });
+      const transport = new HttpTransport({
+        type: "http",
+        url: spec.url,
+        ...(spec.tokenFile ? { headers: bearerInit(spec.tokenFile).headers } : {}),
+      });
       await transport.connect();
       await initialize(transport);
       return {

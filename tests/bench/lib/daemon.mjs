@@ -1,6 +1,7 @@
 /**
  * Starts the real mcpd daemon (`mcpd start --foreground`) in a fresh short MCPD_HOME with a given set of
- * servers, waits until every server is ready, and stops it (SIGTERM: the daemon ends its servers).
+ * servers, waits until every server is ready, and stops it (SIGTERM: the daemon ends its servers). Its HTTP
+ * front end listens on a free port (MCPD_HTTP_PORT=0), so a run never collides with a daemon on 7767.
  */
 import { existsSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -25,7 +26,7 @@ export async function startDaemon(resources, servers, opts = {}) {
   const config = { mcpServers: servers };
   if (opts.mcpd) config.mcpd = opts.mcpd;
   writeFileSync(configFile, JSON.stringify(config, null, 2));
-  const env = { ...process.env, MCPD_HOME: home, MCPD_CONFIG: configFile, MCPD_SOCKET: join(home, "mcpd.sock") };
+  const env = { ...process.env, MCPD_HOME: home, MCPD_CONFIG: configFile, MCPD_SOCKET: join(home, "mcpd.sock"), MCPD_HTTP_PORT: "0" };
   delete env.XDG_RUNTIME_DIR;
   const proc = resources.spawn(
     "mcpd daemon",
@@ -74,6 +75,7 @@ export async function startDaemon(resources, servers, opts = {}) {
   }
   if (fatal) throw fatal;
   resources.noteTrees();
+  const controlClient = () => connect({ socketPath, reconnect: false, control: true, clientInfo: { name: "bench-control", version: "1" } });
   return {
     home,
     socketPath,
@@ -82,7 +84,28 @@ export async function startDaemon(resources, servers, opts = {}) {
     proc,
     pid: proc.pid,
     /** A control client (caller closes it). */
-    control: () => connect({ socketPath, reconnect: false, control: true, clientInfo: { name: "bench-control", version: "1" } }),
+    control: controlClient,
+    /**
+     * The HTTP front end, from `mcpd/status` on a control connection: `{url, tokenFile, serverUrl(name)}`
+     * (`url` is the aggregate view's endpoint; `serverUrl` one server's transparent view). Throws when it
+     * is not listening.
+     */
+    async httpFront() {
+      const control = await controlClient();
+      let http;
+      try {
+        http = (await control.status()).http;
+      } finally {
+        await control.close();
+      }
+      if (!http?.url) throw new Error(`the daemon's HTTP front end is not listening: ${http?.error ?? "no http in mcpd/status"}`);
+      const base = new URL(http.url);
+      return {
+        url: http.url,
+        tokenFile: http.tokenFile,
+        serverUrl: (name) => new URL(`/servers/${encodeURIComponent(name)}/mcp`, base).href,
+      };
+    },
     async stop() {
       const diedEarly = proc.exitCode !== null || proc.signalCode !== null;
       await resources.stop(proc, 10_000);

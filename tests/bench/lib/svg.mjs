@@ -3,7 +3,7 @@
  * path, latency (log scale) against percentile on an HdrHistogram-style axis (0%, 90%, 99%, 99.9%) so both
  * the median and the tail are readable.
  */
-const COLORS = ["#1f77b4", "#2ca02c", "#d62728", "#9467bd", "#ff7f0e", "#8c564b"];
+const COLORS = ["#1f77b4", "#2ca02c", "#d62728", "#9467bd", "#ff7f0e", "#8c564b", "#e377c2", "#7f7f7f"];
 const W = 860;
 const H = 460;
 const M = { left: 78, right: 24, top: 48, bottom: 96 };
@@ -36,13 +36,15 @@ export function latencySvg(series, title, subtitle) {
   const hi = 10 ** Math.ceil(Math.log10(Math.max(...all)));
   const pw = W - M.left - M.right;
   const ph = H - M.top - M.bottom;
+  // The legend takes two series per row under the plot: more than six series make the picture taller.
+  const height = Math.max(H, M.top + ph + 56 + (Math.ceil(series.length / 2) - 1) * 18 + 16);
   const x = (q) => M.left + (pw * -Math.log10(Math.max(1e-12, 1 - q))) / MAX_NINES;
   const y = (v) => M.top + ph - (ph * (Math.log10(v) - Math.log10(lo))) / (Math.log10(hi) - Math.log10(lo));
   const out = [];
   out.push(
-    `<svg xmlns="http://www.w3.org/2000/svg" width="${W}" height="${H}" viewBox="0 0 ${W} ${H}" font-family="Helvetica, Arial, sans-serif" font-size="12">`,
+    `<svg xmlns="http://www.w3.org/2000/svg" width="${W}" height="${height}" viewBox="0 0 ${W} ${height}" font-family="Helvetica, Arial, sans-serif" font-size="12">`,
   );
-  out.push(`<rect width="${W}" height="${H}" fill="#ffffff"/>`);
+  out.push(`<rect width="${W}" height="${height}" fill="#ffffff"/>`);
   out.push(`<text x="${M.left}" y="22" font-size="16" font-weight="bold">${esc(title)}</text>`);
   out.push(`<text x="${M.left}" y="39" fill="#555">${esc(subtitle)}</text>`);
   // Y grid: 1-2-5 per decade.

@@ -3,16 +3,19 @@
  * connected clients (held by separate client processes; every client has made one call). (B) Processes and
  * summed RSS of the whole process trees when N = 1, 5, 10 agents (quick mode: 1, 5) each use the same 5 servers: each agent
  * spawning them directly (official SDK), versus every agent going through one mcpd (SDK over McpdTransport).
+ * (C) Memory one more connected agent costs, by path: the daemon's RSS growth per socket connection (c) and
+ * per HTTP front-end session (e), each in a fresh daemon; the RSS of the `mcpd connect` bridge process (d);
+ * the RSS of the server process a direct agent spawns (a).
  */
 import { join } from "node:path";
 import { mkdirSync } from "node:fs";
 import { AGENT_WORKER, CLIENT_WORKER, MCP_FIXTURE, sleep } from "../lib/env.mjs";
-import { startDaemon } from "../lib/daemon.mjs";
-import { median, summarize } from "../lib/stats.mjs";
+import { fastServer, startDaemon } from "../lib/daemon.mjs";
+import { median, rotate, summarize } from "../lib/stats.mjs";
 import { rssKb, treeFootprint } from "../lib/procfs.mjs";
 import { asConfig, realisticServers } from "../lib/servers.mjs";
 import { Worker, checkWorkers, startWorker } from "../lib/worker-host.mjs";
-import { int, mb, num, range, ratio } from "../lib/format.mjs";
+import { int, mb, num, range, ratio, size } from "../lib/format.mjs";
 
 /** Processes per server: a whole number when it is one. */
 const count = (v) => (Number.isInteger(v) ? String(v) : num(v));
@@ -24,6 +27,12 @@ const AGENT_SERVERS = 5;
 const CLIENT_STEPS = [0, 100, 1_000];
 const CLIENTS_PER_WORKER = 250;
 const AGENTS_AT_ONCE = 3;
+/** (C): sessions opened before the baseline reading (first-use costs out of the figure), then the measured ones. */
+const SESSIONS_WARM = 10;
+/** Under the front end's default cap of 256 sessions with the warm ones. */
+const SESSIONS_MEASURED = 200;
+/** (C): bridge processes and direct servers whose RSS is read (the median is reported). */
+const PROCESSES_READ = 3;
 
 /** Median of 5 VmRSS readings 100 ms apart, in MB (RSS moves with allocation and GC; one reading is noisy). */
 async function sampleRssMb(pid) {
@@ -143,6 +152,86 @@ async function agents(ctx, r, dir, AGENT_COUNTS) {
   return out;
 }
 
+/**
+ * (C) The daemon's RSS growth per connected agent on `path` ("c": a socket connection, "e": an HTTP front-end
+ * session), in MB: a fresh daemon with one fast server, RSS read after SESSIONS_WARM agents and again after
+ * SESSIONS_MEASURED more, every agent having made one `tools/call` (HTTP agents also hold the standalone
+ * GET stream the SDK opens). Checks the daemon counts them all.
+ */
+async function daemonGrowth(ctx, r, path) {
+  const { resources, log } = ctx;
+  const daemon = await startDaemon(resources, { fast: fastServer("fast") });
+  const workers = [];
+  try {
+    const front = await daemon.httpFront();
+    const rss = [];
+    for (const n of [SESSIONS_WARM, SESSIONS_MEASURED]) {
+      const w = await startWorker(
+        resources,
+        CLIENT_WORKER,
+        {
+          path,
+          serverName: "fast",
+          socketPath: daemon.socketPath,
+          url: front.serverUrl("fast"),
+          tokenFile: front.tokenFile,
+          connections: n,
+        },
+        { name: `growth-${path}-${workers.length}` },
+      );
+      workers.push(w);
+      await w.request({ cmd: "each" }, "each");
+      rss.push(await sampleRssMb(daemon.pid));
+    }
+    checkWorkers(workers);
+    const total = SESSIONS_WARM + SESSIONS_MEASURED;
+    const control = await daemon.control();
+    try {
+      const status = await control.status();
+      const counted = path === "e" ? status.http?.sessions : status.clients.length;
+      if (counted !== total) throw new Error(`(C) ${path}: the daemon reports ${counted} sessions, expected ${total}`);
+    } finally {
+      await control.close();
+    }
+    const per = (rss[1] - rss[0]) / SESSIONS_MEASURED;
+    log(
+      `  round ${r + 1}: daemon RSS ${num(rss[0])} MB with ${SESSIONS_WARM} ${path === "e" ? "HTTP sessions" : "socket connections"}, ${num(rss[1])} MB with ${total}: ${num(per * 1024)} KB each`,
+    );
+    return per;
+  } finally {
+    await Promise.all(workers.map((w) => w.stop().catch(() => {})));
+    await daemon.stop();
+  }
+}
+
+/** (C) Median RSS in MB of the processes an agent adds on `path` ("a": the server it spawns, "d": its bridge). */
+async function addedProcessRss(ctx, r, path) {
+  const { resources, log } = ctx;
+  const daemon = path === "d" ? await startDaemon(resources, { fast: fastServer("fast") }) : undefined;
+  let w;
+  try {
+    w = await startWorker(
+      resources,
+      CLIENT_WORKER,
+      { path, server: fastServer("direct"), serverName: "fast", socketPath: daemon?.socketPath, connections: PROCESSES_READ },
+      { name: `added-${path}` },
+    );
+    await w.request({ cmd: "each" }, "each");
+    if (w.ready.pids.length !== PROCESSES_READ)
+      throw new Error(`(C) ${path}: ${w.ready.pids.length} processes, expected ${PROCESSES_READ}`);
+    const v = [];
+    for (const pid of w.ready.pids) v.push(await sampleRssMb(pid));
+    checkWorkers([w]);
+    log(
+      `  round ${r + 1}: ${path === "d" ? "`mcpd connect` bridge" : "directly spawned server"} RSS ${v.map((x) => `${num(x)} MB`).join(", ")}`,
+    );
+    return median(v);
+  } finally {
+    await w?.stop().catch(() => {});
+    await daemon?.stop();
+  }
+}
+
 export async function run(ctx) {
   const { resources, rounds, quick } = ctx;
   // Quick mode (a smoke run) stops at 5 agents: 10 direct agents are 60 processes to start.
@@ -152,7 +241,16 @@ export async function run(ctx) {
   const rss = Object.fromEntries(CLIENT_STEPS.map((c) => [c, []]));
   const ag = {};
   for (const n of AGENT_COUNTS) ag[n] = { dProc: [], dRss: [], mProc: [], mRss: [], rssRatio: [], procRatio: [], perServer: [] };
+  const added = { a: [], c: [], d: [], e: [], dTotal: [], eOverD: [], eOverC: [] };
   for (let r = 0; r < rounds; r++) {
+    const x = {};
+    for (const p of rotate(["c", "e"], r)) x[p] = await daemonGrowth(ctx, r, p);
+    for (const p of ["a", "d"]) x[p] = await addedProcessRss(ctx, r, p);
+    for (const p of ["a", "c", "d", "e"]) added[p].push(x[p]);
+    // A `mcpd connect` agent costs its bridge process and, in the daemon, one socket connection.
+    added.dTotal.push(x.d + x.c);
+    added.eOverD.push(x.e / (x.d + x.c));
+    added.eOverC.push(x.e / x.c);
     const d = await daemonRss(ctx, r);
     for (const c of CLIENT_STEPS) rss[c].push(d[c]);
     const a = await agents(ctx, r, dir, AGENT_COUNTS);
@@ -173,11 +271,12 @@ export async function run(ctx) {
   );
   const perClientKb = summarize(rss[1000].map((v, i) => ((v - rss[0][i]) * 1024) / 1000));
   const maxPerServer = Math.max(...Object.values(ag).flatMap((v) => v.perServer));
+  const ad = Object.fromEntries(Object.entries(added).map(([k, v]) => [k, summarize(v)]));
   const top = CLIENT_STEPS.at(-1);
   return {
     id,
     title,
-    description: `(A) ${DAEMON_SERVERS} servers (tests/fixtures/servers/mcp-fixture.mjs, ~20 tools, prompts and resources each); clients are @mcpd/client connections held by client processes of ${CLIENTS_PER_WORKER} connections each, every one having made one \`tools/call\`; RSS is the median of 5 readings 100 ms apart. (B) The 5 servers: server-everything, server-memory and 3 mcp-fixture copies; agents are started three at a time (1, then 4 more, then 5 more) and hold their sessions while the trees are measured (processes and summed VmRSS of every process in the agents' trees, plus the daemon's tree through mcpd; RSS sums count shared pages once per process, as \`ps\` does).`,
+    description: `(A) ${DAEMON_SERVERS} servers (tests/fixtures/servers/mcp-fixture.mjs, ~20 tools, prompts and resources each); clients are @mcpd/client connections held by client processes of ${CLIENTS_PER_WORKER} connections each, every one having made one \`tools/call\`; RSS is the median of 5 readings 100 ms apart. (B) The 5 servers: server-everything, server-memory and 3 mcp-fixture copies; agents are started three at a time (1, then 4 more, then 5 more) and hold their sessions while the trees are measured (processes and summed VmRSS of every process in the agents' trees, plus the daemon's tree through mcpd; RSS sums count shared pages once per process, as \`ps\` does). (C) One server (the fast server); the daemon's growth per agent is its RSS after ${SESSIONS_WARM} + ${SESSIONS_MEASURED} agents minus its RSS after ${SESSIONS_WARM}, over ${SESSIONS_MEASURED}, in a fresh daemon per path, every agent having made one \`tools/call\` (HTTP agents are SDK clients over \`StreamableHTTPClientTransport\`, each holding the standalone GET stream the SDK opens); a process's RSS is the median over ${PROCESSES_READ} of them. A negative growth is the noise of RSS readings (a few hundred KB) over ${SESSIONS_MEASURED} agents.`,
     tables: [
       {
         caption: "(A) Daemon RSS with 20 servers",
@@ -208,6 +307,22 @@ export async function run(ctx) {
           range(as[n].perServer, count),
         ]),
       },
+      {
+        caption: "(C) Memory one more connected agent costs, by path",
+        columns: ["path", "processes added per agent", "RSS of the added process", "daemon RSS growth per agent", "total per agent"],
+        rows: [
+          ["(a) SDK Client, direct stdio", "1 (the server it spawns)", range(ad.a, size), "", range(ad.a, size)],
+          ["(c) @mcpd/client via mcpd", "0", "", range(ad.c, size), range(ad.c, size)],
+          [
+            "(d) SDK Client via `mcpd connect`",
+            "1 (the bridge)",
+            range(ad.d, size),
+            "as (c): one socket connection",
+            range(ad.dTotal, size),
+          ],
+          ["(e) SDK Client via mcpd's HTTP front end", "0", "", range(ad.e, size), range(ad.e, size)],
+        ],
+      },
     ],
     headline: [
       {
@@ -226,7 +341,24 @@ export async function run(ctx) {
       },
       { metric: `${topN} agents x 5 servers: total RSS direct / via mcpd`, value: as[topN].rssRatio, format: ratio },
       { metric: `${topN} agents x 5 servers: processes direct / via mcpd`, value: as[topN].procRatio, format: ratio },
+      {
+        metric: "Memory per connected agent: (e) HTTP front end / (d) `mcpd connect` (bridge + connection)",
+        value: ad.eOverD,
+        format: ratio,
+      },
+      { metric: "Daemon RSS growth per agent: (e) HTTP session / (c) socket connection", value: ad.eOverC, format: ratio },
     ],
-    data: { rss: rs, agents: as, perClientKb },
+    frontHow: `(e) and (c): a fresh daemon with one server, its RSS after ${SESSIONS_WARM} + ${SESSIONS_MEASURED} agents minus after ${SESSIONS_WARM}, over ${SESSIONS_MEASURED} (each agent made one call); (d) and (a): the RSS of the bridge or server process, the median of ${PROCESSES_READ}.`,
+    front: [
+      {
+        figure:
+          "memory per connected agent ((a): the server it spawns; (c), (e): the daemon's growth; (d): the bridge process + the daemon's growth as (c))",
+        format: size,
+        better: "lower",
+        values: { a: ad.a, c: ad.c, d: ad.dTotal, e: ad.e },
+        ratio: ad.eOverD,
+      },
+    ],
+    data: { rss: rs, agents: as, perClientKb, added: ad },
   };
 }

@@ -1,9 +1,9 @@
 /**
  * Scenario 1: per-call latency. One client makes sequential tiny `tools/call echo` calls to one fast server
  * over each path (a: SDK direct, b: mcpd StdioTransport direct, c: @mcpd/client via mcpd, d: SDK via
- * `mcpd connect`), plus (b) through a zero-work pass-through process: the floor of one extra process hop
- * on this machine, which any relay pays. Reports p50/p99 and calls/s per path, and the ratios between
- * paths in each round.
+ * `mcpd connect`, e: SDK over Streamable HTTP to the daemon's HTTP front end), plus (b) through a zero-work
+ * pass-through process: the floor of one extra process hop on this machine, which any relay pays. Reports
+ * p50/p99 and calls/s per path, and the ratios between paths in each round.
  */
 import { CLIENT_WORKER } from "../lib/env.mjs";
 import { fastServer, startDaemon } from "../lib/daemon.mjs";
@@ -16,7 +16,7 @@ import { percentilePoints } from "../lib/svg.mjs";
 
 export const id = "latency";
 export const title = "1. Per-call latency (sequential, one client)";
-const PATHS = ["a", "b", "hop", "c", "d"];
+const PATHS = ["a", "b", "hop", "c", "d", "e", "e-ht"];
 
 export async function run(ctx) {
   const { resources, quick, rounds, log } = ctx;
@@ -26,18 +26,20 @@ export async function run(ctx) {
   const workers = {};
   try {
     const server = fastServer("direct");
+    const front = await daemon.httpFront();
     for (const p of PATHS) {
       workers[p] = await startWorker(
         resources,
         CLIENT_WORKER,
-        { path: p, server, serverName: "fast", socketPath: daemon.socketPath },
+        { path: p, server, serverName: "fast", socketPath: daemon.socketPath, url: front.serverUrl("fast"), tokenFile: front.tokenFile },
         { name: `latency-${p}` },
       );
     }
     const per = Object.fromEntries(PATHS.map((p) => [p, { p50: [], p99: [], rate: [], hist: new Histogram() }]));
-    const ratios = { cOverB: [], cOverA: [], dOverA: [], hopOverB: [], cOverHop: [] };
+    const ratios = { cOverB: [], cOverA: [], dOverA: [], hopOverB: [], cOverHop: [], eOverD: [], eOverDp99: [], eOverC: [] };
     for (let r = 0; r < rounds; r++) {
       const p50 = {};
+      const p99 = {};
       for (const p of rotate(PATHS, r)) {
         const res = await workers[p].request({ cmd: "latency", calls, warmup }, "latency");
         const h = Histogram.fromJSON(res.hist);
@@ -46,6 +48,7 @@ export async function run(ctx) {
         per[p].rate.push((res.calls / res.elapsedMs) * 1000);
         per[p].hist.merge(h);
         p50[p] = h.quantile(0.5);
+        p99[p] = h.quantile(0.99);
         log(`  round ${r + 1} ${p}: p50 ${num(p50[p])} µs, p99 ${num(h.quantile(0.99))} µs`);
       }
       ratios.cOverB.push(p50.c / p50.b);
@@ -53,6 +56,9 @@ export async function run(ctx) {
       ratios.dOverA.push(p50.d / p50.a);
       ratios.hopOverB.push(p50.hop / p50.b);
       ratios.cOverHop.push(p50.c / p50.hop);
+      ratios.eOverD.push(p50.e / p50.d);
+      ratios.eOverDp99.push(p99.e / p99.d);
+      ratios.eOverC.push(p50.e / p50.c);
     }
     checkWorkers(Object.values(workers));
     const s = Object.fromEntries(
@@ -62,7 +68,7 @@ export async function run(ctx) {
     return {
       id,
       title,
-      description: `${calls.toLocaleString("en-US")} sequential \`tools/call\` per path and round (after ${warmup} warm-up calls), against the benchmark's fast server (tests/bench/fixtures/fast-server.mjs). Paths (a) and (b) spawn their own copy of the server; (c) and (d) share the daemon's. The pass-through row is (b) with tests/bench/fixtures/pass-through.mjs between client and server, a process that copies bytes and does nothing else: what one extra process hop costs on this machine, the floor under any relay's latency.`,
+      description: `${calls.toLocaleString("en-US")} sequential \`tools/call\` per path and round (after ${warmup} warm-up calls), against the benchmark's fast server (tests/bench/fixtures/fast-server.mjs). Paths (a) and (b) spawn their own copy of the server; (c), (d) and (e) share the daemon's. (e) is the official SDK's \`Client\` on its \`StreamableHTTPClientTransport\` to the daemon's own HTTP front end (\`/servers/fast/mcp\`, the same one-server view \`mcpd connect fast\` gives (d)), with the bearer token in \`requestInit\` headers; the daemon answers each \`tools/call\` on an SSE stream. The reference row below it drives the same endpoint with mcpd's own \`HttpTransport\` (a client that costs less CPU per call): what the front end gives a lighter client. The pass-through row is (b) with tests/bench/fixtures/pass-through.mjs between client and server, a process that copies bytes and does nothing else: what one extra process hop costs on this machine, the floor under any relay's latency.`,
       tables: [
         {
           columns: ["path", "p50", "p99", "calls/s", "p50 vs (b)"],
@@ -81,7 +87,18 @@ export async function run(ctx) {
         { metric: "(c) p50 latency / that floor", value: r.cOverHop, format: ratio },
         { metric: "(c) p50 latency / (a) SDK direct p50", value: r.cOverA, format: ratio },
         { metric: "(d) p50 latency / (a) SDK direct p50", value: r.dOverA, format: ratio },
+        { metric: "(e) HTTP front end p50 latency / (d) `mcpd connect` p50", value: r.eOverD, format: ratio },
+        { metric: "(e) HTTP front end p99 latency / (d) `mcpd connect` p99", value: r.eOverDp99, format: ratio },
+        { metric: "(e) HTTP front end p50 latency / (c) @mcpd/client p50", value: r.eOverC, format: ratio },
       ],
+      frontHow: `${calls.toLocaleString("en-US")} sequential calls per path and round after ${warmup.toLocaleString("en-US")} warm-up calls, one client process per path, (c), (d) and (e) through one daemon with one server; (e) on \`/servers/fast/mcp\`.`,
+      front: ["p50", "p99"].map((q) => ({
+        figure: `${q} latency, sequential calls`,
+        format: us,
+        better: "lower",
+        values: Object.fromEntries(["a", "c", "d", "e", "e-ht"].map((p) => [p, s[p][q]])),
+        ratio: q === "p50" ? r.eOverD : r.eOverDp99,
+      })),
       chart: {
         kind: "latency-cdf",
         series: PATHS.map((p) => ({

@@ -1,12 +1,13 @@
 /**
  * Scenario 4: agent start-up. Time from an agent process's start (Node's bootstrap included) to "every tool
  * of 10 servers listed": spawning the servers itself with the official SDK, versus connecting to a warm mcpd
- * that already runs the same 10 servers (with @mcpd/client, and with the SDK Client over McpdTransport).
- * Then the `mcpd` command's own start-up on that daemon, beside Node's (lib/cli-startup.mjs).
+ * that already runs the same 10 servers (with @mcpd/client, with the SDK Client over McpdTransport, over
+ * `mcpd connect`, and over Streamable HTTP to the daemon's HTTP front end). Then the `mcpd` command's own
+ * start-up on that daemon, beside Node's (lib/cli-startup.mjs).
  */
 import { join } from "node:path";
 import { mkdirSync } from "node:fs";
-import { AGENT_WORKER } from "../lib/env.mjs";
+import { AGENT_WORKER, MCPD_BIN } from "../lib/env.mjs";
 import { startDaemon } from "../lib/daemon.mjs";
 import { asConfig, realisticServers } from "../lib/servers.mjs";
 import { rotate, summarize } from "../lib/stats.mjs";
@@ -17,11 +18,13 @@ import { CLI_LABELS, CLI_ROWS, cliStartupRound } from "../lib/cli-startup.mjs";
 export const id = "startup";
 export const title = "4. Agent start-up with 10 servers";
 const SERVER_COUNT = 10;
-const MODES = ["direct", "mcpd-client", "mcpd-sdk"];
+const MODES = ["direct", "mcpd-client", "mcpd-sdk", "mcpd-connect", "mcpd-http"];
 const LABELS = {
   direct: "SDK Client, spawning the 10 servers",
   "mcpd-client": "@mcpd/client on a warm mcpd (connect + mcpd/tools)",
   "mcpd-sdk": "SDK Client over McpdTransport on a warm mcpd (connect + tools/list)",
+  "mcpd-connect": "SDK Client via `mcpd connect` on a warm mcpd (spawn the bridge + initialize + tools/list)",
+  "mcpd-http": "SDK Client via mcpd's HTTP front end, warm (initialize + tools/list)",
 };
 
 /** Runs one agent to "listed" and lets it exit. */
@@ -44,15 +47,21 @@ export async function run(ctx) {
   const direct = realisticServers(SERVER_COUNT, join(dir, "direct"));
   const daemon = await startDaemon(resources, asConfig(realisticServers(SERVER_COUNT, join(dir, "daemon"))));
   try {
+    const front = await daemon.httpFront();
     const specs = {
       direct: { mode: "direct", servers: direct },
       "mcpd-client": { mode: "mcpd-client", socketPath: daemon.socketPath },
       "mcpd-sdk": { mode: "mcpd-sdk", socketPath: daemon.socketPath },
+      "mcpd-connect": {
+        mode: "mcpd-connect",
+        bridge: { command: process.execPath, args: [MCPD_BIN, "connect", "--no-autostart"], env: { MCPD_SOCKET: daemon.socketPath } },
+      },
+      "mcpd-http": { mode: "mcpd-http", url: front.url, tokenFile: front.tokenFile },
     };
     // One untimed start of each, so every path starts with the same warm file cache.
     for (const m of MODES) await runAgent(resources, specs[m], `agent-warmup-${m}`);
     const per = Object.fromEntries(MODES.map((m) => [m, { at: [], afterBoot: [], boot: [], imp: [], conn: [], list: [] }]));
-    const ratios = { client: [], sdk: [], clientAfterBoot: [], work: [] };
+    const ratios = { client: [], sdk: [], clientAfterBoot: [], work: [], httpOverConnect: [], httpOverConnectAt: [] };
     const tools = {};
     for (let r = 0; r < rounds; r++) {
       const at = {};
@@ -80,6 +89,10 @@ export async function run(ctx) {
       ratios.clientAfterBoot.push(afterBoot.direct / afterBoot["mcpd-client"]);
       // Getting the tools once the library is loaded: spawn+connect+list directly vs connect+list on mcpd.
       ratios.work.push(per.direct.list.at(-1) / (per["mcpd-client"].conn.at(-1) + per["mcpd-client"].list.at(-1)));
+      // An agent's connect time: connect + initialize + tools/list, once its client library is loaded.
+      const connectTime = (m) => per[m].conn.at(-1) + per[m].list.at(-1);
+      ratios.httpOverConnect.push(connectTime("mcpd-http") / connectTime("mcpd-connect"));
+      ratios.httpOverConnectAt.push(at["mcpd-http"] / at["mcpd-connect"]);
     }
     const opt = (v) => (v.every(Number.isNaN) ? undefined : summarize(v));
     const s = Object.fromEntries(
@@ -92,6 +105,8 @@ export async function run(ctx) {
           imp: summarize(per[m].imp),
           conn: opt(per[m].conn),
           list: summarize(per[m].list),
+          // connect + initialize + tools/list once the library is loaded (direct: spawning included).
+          connectTime: summarize(per[m].list.map((l, i) => l + (Number.isNaN(per[m].conn[i]) ? 0 : per[m].conn[i]))),
         },
       ]),
     );
@@ -113,7 +128,7 @@ export async function run(ctx) {
     return {
       id,
       title,
-      description: `The 10 servers: @modelcontextprotocol/server-everything (stdio), @modelcontextprotocol/server-memory and 8 copies of tests/fixtures/servers/mcp-fixture.mjs, all run with \`node\` directly (no npx). Time is \`performance.now()\` inside the agent when the last listing arrived, i.e. from the agent process's start, Node's own bootstrap (~"boot" below) and the import of the client library included. The tool counts differ because mcpd declares sampling, elicitation and roots upstream, so server-everything registers more tools for it (${tools.direct} direct vs ${tools["mcpd-client"]} through mcpd).`,
+      description: `The 10 servers: @modelcontextprotocol/server-everything (stdio), @modelcontextprotocol/server-memory and 8 copies of tests/fixtures/servers/mcp-fixture.mjs, all run with \`node\` directly (no npx). Time is \`performance.now()\` inside the agent when the last listing arrived, i.e. from the agent process's start, Node's own bootstrap (~"boot" below) and the import of the client library included. The tool counts differ because mcpd declares sampling, elicitation and roots upstream, so server-everything registers more tools for it (${tools.direct} direct vs ${tools["mcpd-client"]} through mcpd). \`mcpd connect\` and the HTTP front end serve the aggregate view (tools named \`<server>__<tool>\`); over \`mcpd connect\`, "connecting" includes spawning the bridge process (a Node process of its own), over HTTP it is the initialize POST that opens a session (the bearer token is read from the daemon's token file first).`,
       tables: [
         {
           columns: ["agent", "from process start", "after Node's bootstrap", "tools"],
@@ -168,6 +183,34 @@ export async function run(ctx) {
         { metric: "`mcpd --version` / `node -e 0`, whole runs", value: cliVsNode("version"), format: ratio },
         { metric: "`mcpd status` / `node -e 0`, whole runs", value: cliVsNode("status"), format: ratio },
         { metric: "`mcpd connect` RSS at its initialize answer", value: c.connectRssMb, format: mb },
+        {
+          metric: "Agent connect + initialize + tools/list, 10 servers: HTTP front end / `mcpd connect`",
+          value: r.httpOverConnect,
+          format: ratio,
+        },
+      ],
+      frontHow: `a fresh agent process per measurement listing every tool of ${SERVER_COUNT} servers the daemon already runs (aggregate view: \`mcpd connect\` without a server, \`/mcp\` over HTTP); one untimed start of each first.`,
+      front: [
+        {
+          figure:
+            "an agent's connect + initialize + tools/list of 10 servers, once its client library is loaded (direct: spawning the servers; (c): connect + mcpd/tools)",
+          format: ms,
+          better: "lower",
+          values: {
+            a: s.direct.connectTime,
+            c: s["mcpd-client"].connectTime,
+            d: s["mcpd-connect"].connectTime,
+            e: s["mcpd-http"].connectTime,
+          },
+          ratio: r.httpOverConnect,
+        },
+        {
+          figure: "the same, from the agent process's start (Node's bootstrap and the library's import included)",
+          format: ms,
+          better: "lower",
+          values: { a: s.direct.at, c: s["mcpd-client"].at, d: s["mcpd-connect"].at, e: s["mcpd-http"].at },
+          ratio: r.httpOverConnectAt,
+        },
       ],
       data: { summary: s, ratios: r, tools, cli: c },
     };

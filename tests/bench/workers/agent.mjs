@@ -11,6 +11,11 @@
  *   direct       official SDK Client + StdioClientTransport per server, all started in parallel
  *   mcpd-client  @mcpd/client connect() + listTools() (one `mcpd/tools`) on a running daemon
  *   mcpd-sdk     official SDK Client over @mcpd/client's McpdTransport (aggregate view): connect + tools/list
+ *   mcpd-connect official SDK Client over StdioClientTransport running `spec.bridge` (`mcpd connect`, the
+ *                aggregate view): spawn the bridge + initialize + tools/list
+ *   mcpd-http    official SDK Client over StreamableHTTPClientTransport to `spec.url` (the daemon's HTTP front
+ *                end, aggregate view `/mcp`) with the bearer token read from `spec.tokenFile`: initialize +
+ *                tools/list; the session is ended with DELETE on close
  */
 const bootMs = performance.now();
 const spec = JSON.parse(process.argv[2]);
@@ -80,6 +85,47 @@ async function main() {
     const list = await listAllSdk(client);
     tools = list.length;
     // Aggregate names are <server>__<tool>.
+    servers = new Set(list.map((t) => t.name.split("__")[0])).size;
+  } else if (spec.mode === "mcpd-connect") {
+    const [{ Client }, { StdioClientTransport }] = await Promise.all([
+      import("@modelcontextprotocol/sdk/client/index.js"),
+      import("@modelcontextprotocol/sdk/client/stdio.js"),
+    ]);
+    importedMs = performance.now();
+    const transport = new StdioClientTransport({
+      command: spec.bridge.command,
+      args: spec.bridge.args,
+      env: { ...process.env, ...spec.bridge.env },
+      stderr: "ignore",
+    });
+    const client = new Client(CLIENT_INFO);
+    closers.push(() => client.close());
+    await client.connect(transport);
+    connectedMs = performance.now();
+    pids.push(transport.pid);
+    const list = await listAllSdk(client);
+    tools = list.length;
+    servers = new Set(list.map((t) => t.name.split("__")[0])).size;
+  } else if (spec.mode === "mcpd-http") {
+    const [{ Client }, { StreamableHTTPClientTransport }, { readFileSync }] = await Promise.all([
+      import("@modelcontextprotocol/sdk/client/index.js"),
+      import("@modelcontextprotocol/sdk/client/streamableHttp.js"),
+      import("node:fs"),
+    ]);
+    importedMs = performance.now();
+    const token = readFileSync(spec.tokenFile, "utf8").trim();
+    const transport = new StreamableHTTPClientTransport(new URL(spec.url), {
+      requestInit: { headers: { Authorization: `Bearer ${token}` } },
+    });
+    const client = new Client(CLIENT_INFO);
+    closers.push(async () => {
+      await transport.terminateSession().catch(() => {});
+      await client.close();
+    });
+    await client.connect(transport);
+    connectedMs = performance.now();
+    const list = await listAllSdk(client);
+    tools = list.length;
     servers = new Set(list.map((t) => t.name.split("__")[0])).size;
   } else {
     throw new Error(`unknown mode ${JSON.stringify(spec.mode)}`);

@@ -8,9 +8,11 @@
  *                                                      times) the calls that complete inside [startAt,
  *                                                      startAt + durationMs] (epoch ms); no new call after it
  *   {cmd: "each"}                                      one call on every client (so each session has been used)
+ *   {cmd: "warmup", calls, inFlight}                   `calls` untimed calls on the first client, `inFlight` at
+ *                                                      once (JIT and connection pools warm before a timed window)
  *   {cmd: "exit"} or stdin EOF                          close every client, exit 0
  *
- * Replies: {type: "ready", pids}, {type: "latency", ...}, {type: "load", ...}, {type: "each", calls},
+ * Replies: {type: "ready", pids}, {type: "latency", ...}, {type: "load", ...}, {type: "each", calls}, {type: "warmup"},
  * {type: "error", message}.
  * Any failure to open a client is fatal (exit 1); call errors are counted and reported, never hidden.
  */
@@ -91,7 +93,14 @@ async function main() {
     if (cmd.cmd === "exit") break;
     if (cmd.cmd === "latency") send(await latency(cmd));
     else if (cmd.cmd === "load") send(await load(cmd));
-    else if (cmd.cmd === "each") {
+    else if (cmd.cmd === "warmup") {
+      let left = cmd.calls;
+      const lane = async () => {
+        while (left-- > 0) await clients[0].call();
+      };
+      await Promise.all(Array.from({ length: cmd.inFlight }, lane));
+      send({ type: "warmup" });
+    } else if (cmd.cmd === "each") {
       await mapLimit(clients, 64, (c) => c.call());
       send({ type: "each", calls: clients.length });
     } else throw new Error(`unknown command ${JSON.stringify(cmd.cmd)}`);
