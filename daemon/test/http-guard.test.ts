@@ -2,7 +2,7 @@ import { chmodSync, mkdtempSync, readFileSync, rmSync, statSync, symlinkSync, wr
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { bearerMatches, checkHostAndOrigin, hostOf, LOOPBACK_NAMES } from "../src/http/http-guard.js";
+import { bearerMatches, checkHostAndOrigin, hostOf, LOOPBACK_NAMES, tokenDigest } from "../src/http/http-guard.js";
 import { routeOf } from "../src/http/http-routes.js";
 import { loadOrCreateToken } from "../src/http/http-token.js";
 
@@ -48,10 +48,10 @@ describe("the front end's token file", () => {
 describe("bearer and Host/Origin checks", () => {
   const allowed = new Set(LOOPBACK_NAMES);
   it("matches only `Bearer <token>` exactly", () => {
-    expect(bearerMatches("Bearer abc", "abc")).toBe(true);
-    expect(bearerMatches("bearer abc", "abc")).toBe(true);
+    expect(bearerMatches("Bearer abc", tokenDigest("abc"))).toBe(true);
+    expect(bearerMatches("bearer abc", tokenDigest("abc"))).toBe(true);
     for (const h of [undefined, "", "Bearer", "Bearer abcd", "Bearer ab", "Basic abc", "Bearer abc def"])
-      expect(bearerMatches(h, "abc")).toBe(false);
+      expect(bearerMatches(h, tokenDigest("abc"))).toBe(false);
   });
   it("reads host names out of Host headers, IPv6 included", () => {
     expect(hostOf("localhost:7767")).toBe("localhost");

@@ -2,7 +2,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import { WireCode, silentLogger, type HttpFrontStatus, type Logger } from "@mcpd/protocol";
 import type { HttpSettings } from "../config/index.js";
 import type { Router } from "../router/router.js";
-import { LOOPBACK_NAMES, bearerMatches, checkHostAndOrigin, isLoopbackAddress } from "./http-guard.js";
+import { LOOPBACK_NAMES, bearerMatches, checkHostAndOrigin, isLoopbackAddress, tokenDigest } from "./http-guard.js";
 import { sendError } from "./http-respond.js";
 import { routeOf } from "./http-routes.js";
 import { HttpSessions, type HttpSessionLimits } from "./http-sessions.js";
@@ -37,7 +37,8 @@ export class HttpFront {
   readonly sessions: HttpSessions;
   private servers: Server[] = [];
   private settings: HttpSettings | undefined;
-  private token = "";
+  /** The bearer token's digest (see tokenDigest); empty until a token is loaded, which no digest matches. */
+  private token: Buffer = Buffer.alloc(0);
   private allowed = new Set<string>(LOOPBACK_NAMES);
   private state: { url: string | null; error: string | null; addresses: string[] } = { url: null, error: null, addresses: [] };
   private sweepTimer: NodeJS.Timeout | undefined;
@@ -93,7 +94,7 @@ export class HttpFront {
       return;
     }
     try {
-      this.token = loadOrCreateToken(this.opts.tokenFile);
+      this.token = tokenDigest(loadOrCreateToken(this.opts.tokenFile));
     } catch (err) {
       this.fail(`cannot keep the token in ${this.opts.tokenFile}: ${(err as Error).message}`);
       return;

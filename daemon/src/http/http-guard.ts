@@ -49,17 +49,19 @@ export function checkHostAndOrigin(host: string | undefined, origin: string | un
   return undefined;
 }
 
-function digest(text: string): Buffer {
+/** The SHA-256 digest a token is compared by (computed once per token, not per request). */
+export function tokenDigest(text: string): Buffer {
   return createHash("sha256").update(text).digest();
 }
 
 /**
- * Whether an `Authorization` header carries `Bearer <token>`, compared in constant time (over digests,
- * so neither the length nor a prefix of the token leaks through timing).
+ * Whether an `Authorization` header carries `Bearer <token>`, where `expected` is the token's
+ * {@link tokenDigest}: compared in constant time over digests, so neither the length nor a prefix of the
+ * token leaks through timing.
  */
-export function bearerMatches(header: string | undefined, token: string): boolean {
+export function bearerMatches(header: string | undefined, expected: Buffer): boolean {
   if (header === undefined) return false;
   const m = /^Bearer\s+(\S+)\s*$/i.exec(header);
   if (!m) return false;
-  return timingSafeEqual(digest(m[1] as string), digest(token));
+  return timingSafeEqual(tokenDigest(m[1] as string), expected);
 }

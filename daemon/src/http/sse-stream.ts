@@ -66,8 +66,9 @@ export class SseStream {
     });
     if (!res.headersSent) {
       res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache, no-transform", connection: "keep-alive" });
-      res.flushHeaders();
     }
+    // A corked response (a POST's, see StreamableSession) sends its headers with its first bytes, on purpose.
+    if (res.writableCorked === 0) res.flushHeaders();
     const from = afterSeq ?? this.written;
     // A priming event (an id and no data) first: the client learns an id to resume from before anything
     // else happens (the point replay starts from, so nothing after it can be skipped), and `retry:` tells

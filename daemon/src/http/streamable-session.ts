@@ -3,6 +3,7 @@ import type { ServerResponse } from "node:http";
 import type { JsonObject, Logger, RequestId } from "@mcpd/protocol";
 import type { Router } from "../router/router.js";
 import type { Session } from "../router/session.js";
+import { RUNTIME_DEFAULTS } from "../defaults.js";
 import { encodeOutgoing } from "../infra/encode-outgoing.js";
 import type { ViewChoice } from "./http-routes.js";
 import { onGone } from "./http-respond.js";
@@ -283,6 +284,10 @@ export class StreamableSession implements StreamOwner {
     const stream = this.newStream();
     ex.stream = stream;
     ex.res.writeHead(200, { ...ex.headers, "content-type": "text/event-stream", "cache-control": "no-cache, no-transform" });
+    // Headers, priming event and an answer that comes at once leave in one write (end() flushes): a fast
+    // tools/call costs one syscall, not three. A slower answer's priming goes out after a few ms.
+    ex.res.cork();
+    setTimeout(() => ex.res.uncork(), RUNTIME_DEFAULTS.httpSseCoalesceMs).unref();
     stream.attach(ex.res);
     for (const a of ex.answers.splice(0)) stream.push(a);
     if (ex.ids.size === 0) this.finishStream(stream);
