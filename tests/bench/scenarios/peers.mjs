@@ -180,7 +180,7 @@ export async function run(ctx) {
   // Relays over HTTP take milliseconds per call on 2 loaded cores: these counts keep 9 rows x 3 rounds near 3 minutes.
   const calls = quick ? 150 : 300;
   const warmup = quick ? 30 : 50;
-  const durationMs = quick ? 700 : 1_500;
+  const durationMs = quick ? 1_000 : 1_500;
   const connects = quick ? 3 : 5;
 
   const peers = {};
@@ -208,19 +208,22 @@ export async function run(ctx) {
     for (const [name, why] of Object.entries(skipped)) log(`  SKIPPED ${name}: ${why}`);
     const live = ROWS.filter((r) => !skipped[r.relay]);
     for (const r of live) workers[r.id] = await startWorker(resources, PEER_AGENT, r.spec(relays[r.relay]), { name: `peers-${r.id}` });
+    // One untimed window each first: the first burst of concurrent calls opens connections and compiles code
+    // paths the sequential warm-up does not reach, which the first timed row would otherwise pay alone.
+    for (const r of live) await loadWindow([workers[r.id]], { inFlight: IN_FLIGHT, durationMs: 500, warmupMs: 100 });
     for (let round = 0; round < rounds; round++) {
       for (const r of rotate(live, round)) {
         const w = workers[r.id];
         const l = await w.request({ cmd: "latency", calls, warmup }, "latency");
         const p50 = Histogram.fromJSON(l.hist).quantile(0.5);
-        const load = await loadWindow([w], { inFlight: IN_FLIGHT, durationMs });
+        const load = await loadWindow([w], { inFlight: IN_FLIGHT, durationMs, warmupMs: 500 });
         const cl = await w.request({ cmd: "connect-list", times: connects }, "connect-list", 180_000);
         const connect = median(cl.ms);
         per[r.id].p50.push(p50);
         per[r.id].rate.push(load.rate);
         per[r.id].connect.push(connect);
         log(
-          `  round ${round + 1} ${r.id}: p50 ${num(p50)} µs, ${num(load.rate)} calls/s with ${IN_FLIGHT} in flight, connect + list ${num(connect)} ms`,
+          `  round ${round + 1} ${r.id}: p50 ${num(p50)} µs, ${num(load.rate)} calls/s with ${IN_FLIGHT} in flight (p99 ${num(load.hist.quantile(0.99) / 1000)} ms, max ${num(load.hist.maxUs / 1000)} ms), connect + list ${num(connect)} ms`,
         );
       }
     }
@@ -274,7 +277,7 @@ export async function run(ctx) {
     title,
     description: [
       `Every row calls \`echo\` on the same fast server (tests/bench/fixtures/fast-server.mjs), one agent process per row (tests/bench/workers/peer-agent.mjs) using the official SDK \`Client\` (@modelcontextprotocol/sdk ${packageVersion("node_modules/@modelcontextprotocol/sdk")}) except the \`@mcpd/client\` row. mcpd runs one daemon for its rows; each peer runs in front of its own copy of the server, started as its README says (tests/bench/lib/peer-relays.mjs), on 127.0.0.1 and a free port. Versions: ${versions.join("; ")}. The peers are installed at bench time into tests/bench/.peers/ (gitignored), not as dependencies.`,
-      `p50: ${calls.toLocaleString("en-US")} sequential calls after ${warmup} warm-up calls. Calls/s: ${IN_FLIGHT} calls in flight from the one client for ${durationMs / 1000} s after a 0.3 s warm-up. Connect + list: a new client opened (initialize; spawning the server for direct stdio, \`mcpd connect\` for its row, a new session over HTTP) and its tools listed, the median of ${connects} one after the other, the SDK already loaded. ${AGENTS} agents: on a relay started for them, ${AGENTS} agent processes connected at once, each having made a call; server processes are the fast-server processes in the relay's and the agents' trees; relay processes are everything else in those trees but the agents (the daemon or the peer, the shells a peer runs its server through, each agent's \`mcpd connect\`); RSS per agent is their summed VmRSS (median of 5 readings) divided by ${AGENTS}. The peers keep their default logging except supergateway (\`--logLevel none\`); mcpd runs at \`--log-level warn\`.`,
+      `p50: ${calls.toLocaleString("en-US")} sequential calls after ${warmup} warm-up calls. Calls/s: ${IN_FLIGHT} calls in flight from the one client for ${durationMs / 1000} s after a 0.5 s warm-up (and, before the first round, one untimed 0.6 s window per row). Connect + list: a new client opened (initialize; spawning the server for direct stdio, \`mcpd connect\` for its row, a new session over HTTP) and its tools listed, the median of ${connects} one after the other, the SDK already loaded. ${AGENTS} agents: on a relay started for them, ${AGENTS} agent processes connected at once, each having made a call; server processes are the fast-server processes in the relay's and the agents' trees; relay processes are everything else in those trees but the agents (the daemon or the peer, the shells a peer runs its server through, each agent's \`mcpd connect\`); RSS per agent is their summed VmRSS (median of 5 readings) divided by ${AGENTS}. The peers keep their default logging except supergateway (\`--logLevel none\`); mcpd runs at \`--log-level warn\`.`,
       ...Object.entries(skipped).map(([name, why]) => `Skipped: ${name}: ${String(why).split("\n")[0]}`),
     ].join("\n\n"),
     tables: [
