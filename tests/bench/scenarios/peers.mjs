@@ -194,7 +194,9 @@ export async function run(ctx) {
   // Calls and connections: one relay of each kind for the whole phase, one agent per row.
   const relays = {};
   const workers = {};
-  const per = Object.fromEntries(ROWS.map((r) => [r.id, { p50: [], rate: [], connect: [], servers: [], relayProcesses: [], rss: [] }]));
+  const per = Object.fromEntries(
+    ROWS.map((r) => [r.id, { p50: [], rate: [], relayCpu: [], connect: [], servers: [], relayProcesses: [], rss: [] }]),
+  );
   try {
     for (const kind of new Set(ROWS.map((r) => r.relay))) {
       if (skipped[kind]) continue;
@@ -216,14 +218,20 @@ export async function run(ctx) {
         const w = workers[r.id];
         const l = await w.request({ cmd: "latency", calls, warmup }, "latency");
         const p50 = Histogram.fromJSON(l.hist).quantile(0.5);
-        const load = await loadWindow([w], { inFlight: IN_FLIGHT, durationMs, warmupMs: 500 });
+        // The relay's CPU over the window: the daemon or the peer, and the agent's own `mcpd connect`.
+        const watch = Object.fromEntries(
+          [relays[r.relay].pid, ...(r.id === "mcpd-connect" ? w.ready.pids : [])].filter(Boolean).map((p) => [p, p]),
+        );
+        const load = await loadWindow([w], { inFlight: IN_FLIGHT, durationMs, warmupMs: 500, watch });
+        const relayCpu = Object.values(load.cpuUsPerCall).reduce((a, b) => a + b, 0);
         const cl = await w.request({ cmd: "connect-list", times: connects }, "connect-list", 180_000);
         const connect = median(cl.ms);
         per[r.id].p50.push(p50);
         per[r.id].rate.push(load.rate);
+        per[r.id].relayCpu.push(relayCpu);
         per[r.id].connect.push(connect);
         log(
-          `  round ${round + 1} ${r.id}: p50 ${num(p50)} µs, ${num(load.rate)} calls/s with ${IN_FLIGHT} in flight (p99 ${num(load.hist.quantile(0.99) / 1000)} ms, max ${num(load.hist.maxUs / 1000)} ms), connect + list ${num(connect)} ms`,
+          `  round ${round + 1} ${r.id}: p50 ${num(p50)} µs, ${num(load.rate)} calls/s with ${IN_FLIGHT} in flight (p99 ${num(load.hist.quantile(0.99) / 1000)} ms, max ${num(load.hist.maxUs / 1000)} ms; relay CPU ${num(relayCpu)} µs/call), connect + list ${num(connect)} ms`,
         );
       }
     }
@@ -263,6 +271,7 @@ export async function run(ctx) {
     ? [
         ["p50 latency: best peer / best mcpd HTTP endpoint", vsBest("p50", "lower")],
         [`calls/s, ${IN_FLIGHT} in flight: best mcpd HTTP endpoint / best peer`, vsBest("rate", "higher")],
+        [`relay CPU per call, ${IN_FLIGHT} in flight: best peer / best mcpd HTTP endpoint`, vsBest("relayCpu", "lower")],
         ["agent connect + list: best peer / best mcpd HTTP endpoint", vsBest("connect", "lower")],
         [`relay RSS per agent, ${AGENTS} agents: best peer / best mcpd HTTP endpoint`, vsBest("rss", "lower")],
       ].map(([metric, value]) => ({ metric: `Peers, ${metric}`, value, format: ratio, target: ">= 1x", pass: value.median >= 1 }))
@@ -277,7 +286,7 @@ export async function run(ctx) {
     title,
     description: [
       `Every row calls \`echo\` on the same fast server (tests/bench/fixtures/fast-server.mjs), one agent process per row (tests/bench/workers/peer-agent.mjs) using the official SDK \`Client\` (@modelcontextprotocol/sdk ${packageVersion("node_modules/@modelcontextprotocol/sdk")}) except the \`@mcpd/client\` row. mcpd runs one daemon for its rows; each peer runs in front of its own copy of the server, started as its README says (tests/bench/lib/peer-relays.mjs), on 127.0.0.1 and a free port. Versions: ${versions.join("; ")}. The peers are installed at bench time into tests/bench/.peers/ (gitignored), not as dependencies.`,
-      `p50: ${calls.toLocaleString("en-US")} sequential calls after ${warmup} warm-up calls. Calls/s: ${IN_FLIGHT} calls in flight from the one client for ${durationMs / 1000} s after a 0.5 s warm-up (and, before the first round, one untimed 0.6 s window per row). Connect + list: a new client opened (initialize; spawning the server for direct stdio, \`mcpd connect\` for its row, a new session over HTTP) and its tools listed, the median of ${connects} one after the other, the SDK already loaded. ${AGENTS} agents: on a relay started for them, ${AGENTS} agent processes connected at once, each having made a call; server processes are the fast-server processes in the relay's and the agents' trees; relay processes are everything else in those trees but the agents (the daemon or the peer, the shells a peer runs its server through, each agent's \`mcpd connect\`); RSS per agent is their summed VmRSS (median of 5 readings) divided by ${AGENTS}. The peers keep their default logging except supergateway (\`--logLevel none\`); mcpd runs at \`--log-level warn\`.`,
+      `p50: ${calls.toLocaleString("en-US")} sequential calls after ${warmup} warm-up calls. Calls/s: ${IN_FLIGHT} calls in flight from the one client for ${durationMs / 1000} s after a 0.5 s warm-up (and, before the first round, one untimed 0.6 s window per row); relay CPU per call is the user + system time over that window of the daemon or the peer process (plus the agent's \`mcpd connect\`), read from /proc, divided by the calls. Connect + list: a new client opened (initialize; spawning the server for direct stdio, \`mcpd connect\` for its row, a new session over HTTP) and its tools listed, the median of ${connects} one after the other, the SDK already loaded. ${AGENTS} agents: on a relay started for them, ${AGENTS} agent processes connected at once, each having made a call; server processes are the fast-server processes in the relay's and the agents' trees; relay processes are everything else in those trees but the agents (the daemon or the peer, the shells a peer runs its server through, each agent's \`mcpd connect\`); RSS per agent is their summed VmRSS (median of 5 readings) divided by ${AGENTS}. The peers keep their default logging except supergateway (\`--logLevel none\`); mcpd runs at \`--log-level warn\`.`,
       ...Object.entries(skipped).map(([name, why]) => `Skipped: ${name}: ${String(why).split("\n")[0]}`),
     ].join("\n\n"),
     tables: [
@@ -290,9 +299,10 @@ export async function run(ctx) {
           `server processes, ${AGENTS} agents`,
           `relay processes, ${AGENTS} agents`,
           "relay RSS per agent",
+          `relay CPU per call, ${IN_FLIGHT} in flight`,
         ],
         rows: ROWS.map((r) => {
-          if (skipped[r.relay]) return [r.label, "skipped", "", "", "", "", ""];
+          if (skipped[r.relay]) return [r.label, "skipped", "", "", "", "", "", ""];
           const x = s[r.id];
           return [
             r.label,
@@ -302,6 +312,7 @@ export async function run(ctx) {
             range(x.servers, int),
             range(x.relayProcesses, int),
             r.relay === "none" ? "none" : range(x.rss, mb),
+            r.relay === "none" ? "none" : range(x.relayCpu, us),
           ];
         }),
       },
