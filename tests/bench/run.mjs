@@ -7,7 +7,8 @@
  * Flags
  *   --quick          shorter windows and fewer calls (a smoke run, under 2 minutes)
  *   --rounds N       rounds per scenario (default 3; --quick: 1)
- *   --only a,b       run only these scenario ids (latency throughput http startup footprint scale micro filter)
+ *   --only a,b       run only these scenario ids (latency throughput http startup footprint scale micro filter peers;
+ *                    peers installs mcp-proxy, supergateway and mcp-hub into tests/bench/.peers/ on first use)
  *   --out DIR        where the report goes (default: docs/ for a full run of everything, else tests/bench/out/)
  *
  * Exit code 0 only when every scenario completed; any failed call or error in a scenario stops the run
@@ -31,8 +32,9 @@ import * as footprint from "./scenarios/footprint.mjs";
 import * as scale from "./scenarios/scale.mjs";
 import * as micro from "./scenarios/micro.mjs";
 import * as filter from "./scenarios/filter.mjs";
+import * as peers from "./scenarios/peers.mjs";
 
-const SCENARIOS = [latency, throughput, http, startup, footprint, scale, micro, filter];
+const SCENARIOS = [latency, throughput, http, startup, footprint, scale, micro, filter, peers];
 
 function usage(message) {
   process.stderr.write(
