@@ -81,11 +81,17 @@ describe("a response waiting its turn on a pipelined connection", () => {
       `POST ${PATH} HTTP/1.1\r\n${head}Content-Type: application/json\r\nAccept: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}` +
         `GET ${PATH} HTTP/1.1\r\n${head}Accept: text/event-stream\r\n\r\n`,
     );
+    // Wait until the daemon has both pipelined requests without probing with a GET of our own (a probe
+    // could take the stream first): the POST's call in flight means the GET that followed it was read too.
+    const c = await d.control();
     await until(async () => {
-      const r = await get(sid);
-      await r.body?.cancel();
-      return r.status === 409;
-    }, "the pipelined GET stream taken");
+      const st = (await c.request("mcpd/status")).result;
+      return st.clients.some((cl: { face?: string; inFlight: number }) => cl.face === "http" && cl.inFlight >= 1);
+    }, "the pipelined POST in flight");
+    c.close();
+    const taken = await get(sid);
+    await taken.body?.cancel();
+    expect(taken.status).toBe(409);
     sock.destroy();
     // The connection is gone, and the GET stream with it: the client can open another.
     await until(async () => {
