@@ -1,5 +1,5 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
-import { MessageTooLargeError } from "@mcpd/protocol";
+import { MessageTooLargeError, WireCode, classify, type McpdError } from "@mcpd/protocol";
 
 /**
  * Answers an HTTP request with a status and a JSON-RPC error body (what MCP clients show their users):
@@ -76,4 +76,47 @@ export function accepts(header: string | undefined, type: string): boolean {
     const range = (part.split(";")[0] ?? "").trim().toLowerCase();
     return range === type || range === "*/*" || range === `${major}/*`;
   });
+}
+
+/** A POST's JSON-RPC content: its messages, and whether they came as a batch. */
+export interface PostedMessages {
+  messages: unknown[];
+  batch: boolean;
+}
+
+/**
+ * Reads a POST's body (at most `maxBodyBytes`) as one JSON-RPC message or a batch of them. Anything else
+ * is answered here, and undefined returned: 413 past the size, 400 for JSON that does not parse
+ * (-32700), an empty batch, or a value that is not a JSON-RPC 2.0 message; nothing when the client went
+ * away mid-body.
+ */
+export async function readMessages(req: IncomingMessage, res: ServerResponse, maxBodyBytes: number): Promise<PostedMessages | undefined> {
+  let body: Buffer;
+  try {
+    body = await readBody(req, maxBodyBytes);
+  } catch (err) {
+    const e = err as McpdError;
+    if (e.code === "MCPD_MESSAGE_TOO_LARGE") sendError(res, 413, WireCode.MessageTooLarge, e.message, e.code);
+    return undefined;
+  }
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(body.toString("utf8"));
+  } catch (err) {
+    sendError(res, 400, WireCode.ParseError, `Parse error: ${(err as Error).message}`, "MCPD_PARSE_ERROR");
+    return undefined;
+  }
+  const batch = Array.isArray(parsed);
+  const messages: unknown[] = batch ? (parsed as unknown[]) : [parsed];
+  const why =
+    messages.length === 0
+      ? "Invalid Request: an empty batch"
+      : messages.some((m) => classify(m) === "invalid")
+        ? "Invalid Request: not a JSON-RPC 2.0 message"
+        : undefined;
+  if (why) {
+    sendError(res, 400, WireCode.InvalidRequest, why, "MCPD_PROTOCOL_VIOLATION");
+    return undefined;
+  }
+  return { messages, batch };
 }

@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
-import { WireCode, classify, type McpdError } from "@mcpd/protocol";
-import { accepts, readBody, sendError } from "./http-respond.js";
+import { WireCode } from "@mcpd/protocol";
+import { accepts, readMessages, sendError } from "./http-respond.js";
 import type { ViewChoice } from "./http-routes.js";
 import type { HttpSessions } from "./http-sessions.js";
 import type { LegacySseSession } from "./legacy-session.js";
@@ -58,26 +58,9 @@ export async function handleLegacyPost(
     );
   const session = current();
   if (!session) return notFound();
-  let body: Buffer;
-  try {
-    body = await readBody(req, maxBodyBytes);
-  } catch (err) {
-    const e = err as McpdError;
-    if (e.code === "MCPD_MESSAGE_TOO_LARGE") sendError(res, 413, WireCode.MessageTooLarge, e.message, e.code);
-    return;
-  }
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(body.toString("utf8"));
-  } catch (err) {
-    sendError(res, 400, WireCode.ParseError, `Parse error: ${(err as Error).message}`, "MCPD_PARSE_ERROR");
-    return;
-  }
-  const messages = Array.isArray(parsed) ? parsed : [parsed];
-  if (messages.length === 0 || messages.some((m) => classify(m) === "invalid")) {
-    sendError(res, 400, WireCode.InvalidRequest, "Invalid Request: not a JSON-RPC 2.0 message", "MCPD_PROTOCOL_VIOLATION");
-    return;
-  }
+  const posted = await readMessages(req, res, maxBodyBytes);
+  if (!posted) return;
+  const { messages } = posted;
   // Its stream may have closed while the body arrived: an ended session must not act (a per-client
   // server started for it would never be stopped).
   if (current() !== session) return notFound();

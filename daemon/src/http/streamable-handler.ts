@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
-import { SUPPORTED_PROTOCOL_VERSIONS, WireCode, classify, isObject, type JsonObject, type McpdError, type RequestId } from "@mcpd/protocol";
-import { accepts, onGone, readBody, sendError } from "./http-respond.js";
+import { SUPPORTED_PROTOCOL_VERSIONS, WireCode, classify, isObject, type JsonObject, type RequestId } from "@mcpd/protocol";
+import { accepts, onGone, readMessages, sendError } from "./http-respond.js";
 import type { ViewChoice } from "./http-routes.js";
 import type { HttpSessions } from "./http-sessions.js";
 import { parseEventId } from "./sse-stream.js";
@@ -89,27 +89,9 @@ export async function handlePost(req: IncomingMessage, res: ServerResponse, ctx:
     );
     return;
   }
-  let body: Buffer;
-  try {
-    body = await readBody(req, ctx.maxBodyBytes);
-  } catch (err) {
-    const e = err as McpdError;
-    if (e.code === "MCPD_MESSAGE_TOO_LARGE") sendError(res, 413, WireCode.MessageTooLarge, e.message, e.code);
-    return;
-  }
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(body.toString("utf8"));
-  } catch (err) {
-    sendError(res, 400, WireCode.ParseError, `Parse error: ${(err as Error).message}`, "MCPD_PARSE_ERROR");
-    return;
-  }
-  const batch = Array.isArray(parsed);
-  const messages: unknown[] = batch ? (parsed as unknown[]) : [parsed];
-  if (messages.length === 0) return bad(res, 400, "Invalid Request: an empty batch");
-  for (const m of messages) {
-    if (classify(m) === "invalid") return bad(res, 400, "Invalid Request: not a JSON-RPC 2.0 message");
-  }
+  const posted = await readMessages(req, res, ctx.maxBodyBytes);
+  if (!posted) return;
+  const { messages, batch } = posted;
   // Only an initialize *request* opens a session: its id goes back with the answer, and nothing else has one.
   const isInit = messages.some((m) => classify(m) === "request" && (m as JsonObject).method === "initialize");
   let session: StreamableSession | undefined;
