@@ -125,29 +125,18 @@ export async function openPath(spec) {
         close: () => client.close(),
       };
     }
-    case "e": {
-      const [Client, StreamableHTTPClientTransport] = await Promise.all([sdkClient(), sdkHttp()]);
-      const transport = new StreamableHTTPClientTransport(new URL(spec.url), { requestInit: bearerInit(spec.tokenFile) });
-      const client = new Client(CLIENT_INFO);
-      await client.connect(transport);
-      return {
-        pids: [],
-        call: async () => check(await client.callTool(ECHO)),
-        // DELETE ends the daemon's session at once, as a well-behaved client does (else it idles out).
-        close: async () => {
-          await transport.terminateSession().catch(() => {});
-          await client.close();
-        },
-      };
-    }
+    // (e), the daemon's HTTP front end (bearer token from its file), and a plain Streamable HTTP server.
+    case "e":
     case "http-sdk": {
       const [Client, StreamableHTTPClientTransport] = await Promise.all([sdkClient(), sdkHttp()]);
-      const transport = new StreamableHTTPClientTransport(new URL(spec.url));
+      const options = spec.tokenFile ? { requestInit: bearerInit(spec.tokenFile) } : {};
+      const transport = new StreamableHTTPClientTransport(new URL(spec.url), options);
       const client = new Client(CLIENT_INFO);
       await client.connect(transport);
       return {
         pids: [],
         call: async () => check(await client.callTool(ECHO)),
+        // DELETE ends the server's session at once, as a well-behaved client does (else it idles out).
         close: async () => {
           await transport.terminateSession().catch(() => {});
           await client.close();
