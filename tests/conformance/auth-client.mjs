@@ -5,7 +5,7 @@
 // Tokens and the registration live in memory; the "browser" follows the authorization redirect with
 // fetch, which lands on the transport's loopback listener. Exit 0: the client did its part (the
 // tool judges what the servers saw); scenarios that expect a refusal end with exit 1.
-import { HttpTransport } from "@mcpd/transports";
+import { withSession } from "./client-session.mjs";
 
 const url = process.argv[process.argv.length - 1];
 const scenario = process.env.MCP_CONFORMANCE_SCENARIO ?? "";
@@ -55,26 +55,14 @@ function memoryProvider() {
 }
 
 async function main() {
-  const transport = new HttpTransport({ type: "http", url, timeout: 20_000 }, { auth: memoryProvider() });
-  transport.onError = (err) => log("transport error:", err.message);
-  await transport.connect();
-  try {
-    const init = await transport.request("initialize", {
-      protocolVersion: "2025-11-25",
-      capabilities: {},
-      clientInfo: { name: "mcpd-conformance-client", version: "0.1.0" },
-    });
-    log("initialized:", JSON.stringify(init.serverInfo));
-    await transport.notify("notifications/initialized");
+  await withSession(url, { auth: memoryProvider() }, log, async (transport) => {
     const { tools } = await transport.request("tools/list");
     log("tools:", tools.map((t) => t.name).join(", ") || "(none)");
     if (tools[0]) {
       const result = await transport.request("tools/call", { name: tools[0].name, arguments: {} });
       log("tool result:", JSON.stringify(result.content));
     }
-  } finally {
-    await transport.close();
-  }
+  });
 }
 
 try {

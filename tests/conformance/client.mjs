@@ -2,30 +2,15 @@
 // An MCP conformance client built on mcpd's HttpTransport, for `@modelcontextprotocol/conformance client`.
 // The tool runs `node client.mjs <server-url>` with MCP_CONFORMANCE_SCENARIO set; exit 0 means the client
 // did its part (the tool then judges what the server saw). Scenarios: initialize, tools_call, sse-retry.
-import { HttpTransport } from "@mcpd/transports";
+import { withSession } from "./client-session.mjs";
 
 const url = process.argv[process.argv.length - 1];
 const scenario = process.env.MCP_CONFORMANCE_SCENARIO ?? "initialize";
 
 const log = (...args) => console.error(`[mcpd-conformance ${scenario}]`, ...args);
 
-async function session(fn) {
-  const transport = new HttpTransport({ type: "http", url, timeout: 20_000 });
-  transport.onError = (err) => log("transport error:", err.message);
-  await transport.connect();
-  try {
-    const init = await transport.request("initialize", {
-      protocolVersion: "2025-11-25",
-      capabilities: {},
-      clientInfo: { name: "mcpd-conformance-client", version: "0.1.0" },
-    });
-    log("initialized:", JSON.stringify(init.serverInfo), init.protocolVersion);
-    await transport.notify("notifications/initialized");
-    await fn(transport);
-  } finally {
-    await transport.close();
-  }
-}
+/** Runs `fn` on an initialized session with the conformance server at `url`. */
+const session = (fn) => withSession(url, {}, log, fn);
 
 const scenarios = {
   async initialize() {
