@@ -49,6 +49,24 @@ describe("the bearer token", () => {
     expect(front.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/mcp$/);
   });
 
+  it("listens on 127.0.0.1 and ::1 (same port) and nowhere else", async ({ skip }) => {
+    const port = new URL(front.url).port;
+    expect(front.status.addresses[0]).toBe(`127.0.0.1:${port}`);
+    if (!front.status.addresses.includes(`[::1]:${port}`)) skip("this machine has no IPv6 loopback (::1 could not be bound)");
+    const r = await fetch(`http://[::1]:${port}/mcp`, {
+      method: "POST",
+      headers: {
+        authorization: `Bearer ${front.token}`,
+        "content-type": "application/json",
+        accept: "application/json, text/event-stream",
+      },
+      body: JSON.stringify(INIT),
+    });
+    expect(r.status).toBe(200);
+    await r.text();
+    expect(front.status.addresses).toEqual([`127.0.0.1:${port}`, `[::1]:${port}`]);
+  });
+
   it("is required: none or a wrong one gets 401 with WWW-Authenticate and a message saying how to get it", async () => {
     for (const authorization of [
       undefined,
