@@ -11,6 +11,8 @@ export default defineConfig({
     hookTimeout: 60_000,
     teardownTimeout: 30_000,
     pool: "forks",
+    // Tests spawn daemon/bin/mcpd.js, which runs the bundled command: rebuild it from the dist/ just compiled.
+    globalSetup: ["tests/helpers/bundle-cli-setup.ts"],
     // Every daemon a test starts binds its HTTP front end to a free port, not the fixed default: tests run in parallel.
     env: { MCPD_HTTP_PORT: "0" },
     reporters: ["default"],

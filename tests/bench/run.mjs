@@ -68,7 +68,13 @@ if (args.only !== undefined) {
 }
 const complete = selected.length === SCENARIOS.length && !quick;
 const outDir = args.out ?? (complete ? join(ROOT, "docs") : OUT_DIR);
-for (const built of ["protocol/dist/index.js", "transports/dist/index.js", "client-sdk/dist/index.js", "daemon/dist/cli/main.js"]) {
+for (const built of [
+  "protocol/dist/index.js",
+  "transports/dist/index.js",
+  "client-sdk/dist/index.js",
+  "daemon/dist/cli/main.js",
+  "daemon/dist/cli-bundle/main.js",
+]) {
   if (!existsSync(join(ROOT, built))) usage(`${built} is missing: build first (npm run build, or use npm run bench)`);
 }
 

@@ -22,7 +22,7 @@ afterEach(async () => {
   await world.dispose();
 });
 
-/** The command modules (`daemon/dist/cli/commands/<name>.js`) among `urls`, by file name. */
+/** The command modules (`daemon/dist/cli/commands/<name>.js`, also inside a bundle file) among `urls`, by file name. */
 function commandModules(urls: readonly string[]): string[] {
   return urls.flatMap((u) => /\/cli\/commands\/([^/]+)\.js$/.exec(u)?.[1] ?? []).sort();
 }
@@ -66,6 +66,9 @@ describe("the mcpd command loads only what the command it runs needs", () => {
       ).toBe(true);
       expect(commandModules(urls)).toEqual(["connect"]);
       expect(npmPackages(urls)).toEqual([]);
+      // ...and from the bundled command (dist/cli-bundle/), not module by module from the compiled packages.
+      const files = [...new Set(urls.filter((u) => u.startsWith("file://")).map((u) => u.split("#")[0] as string))];
+      expect(files.filter((f) => !f.includes("/daemon/dist/cli-bundle/") && !f.endsWith("/daemon/bin/mcpd.js"))).toEqual([]);
       // A running daemon is found by connecting to it: the full client (sessions, reconnection) is never needed.
       expect(urls.filter((u) => /\/client-sdk\/dist\/(mcpd-client|socket-connection|reconnecting-session)\.js$/.test(u))).toEqual([]);
     } finally {

@@ -16,8 +16,35 @@ export function recordingEnv(env: NodeJS.ProcessEnv, logFile: string): NodeJS.Pr
   return { ...env, NODE_OPTIONS: options, MCPD_TEST_MODULE_LOG: logFile };
 }
 
-/** The module URLs process `pid` loaded (every process's when `pid` is undefined), in load order. */
+/**
+ * The module URLs process `pid` loaded (every process's when `pid` is undefined), in load order. A file of
+ * the bundled `mcpd` command (dist/cli-bundle/, see daemon/scripts/bundle-cli.mjs) stands for the compiled
+ * modules it holds: it is listed as one URL per module, `<file URL>#/<module path in the repository>` (e.g.
+ * `.../dist/cli-bundle/connect-Ab12.js#/daemon/dist/cli/commands/connect.js`), so a test can still ask which
+ * of mcpd's modules a process loaded, and from where.
+ */
 export function loadedModules(logFile: string, pid?: number): string[] {
+  return recordedUrls(logFile, pid).flatMap(expandBundleFile);
+}
+
+const BUNDLE_FILE = /^file:\/\/(.*\/cli-bundle)\/([^/]+\.js)$/;
+const manifests = new Map<string, Record<string, string[]>>();
+
+function expandBundleFile(url: string): string[] {
+  const m = BUNDLE_FILE.exec(url);
+  if (!m) return [url];
+  const dir = m[1] as string;
+  let manifest = manifests.get(dir);
+  if (!manifest) {
+    manifest = JSON.parse(readFileSync(join(dir, "modules.json"), "utf8")) as Record<string, string[]>;
+    manifests.set(dir, manifest);
+  }
+  const modules = manifest[m[2] as string];
+  if (!modules) throw new Error(`${url} is not in ${dir}/modules.json: the bundle and its manifest disagree`);
+  return modules.map((mod) => `${url}#/${mod}`);
+}
+
+function recordedUrls(logFile: string, pid?: number): string[] {
   let text = "";
   try {
     text = readFileSync(logFile, "utf8");

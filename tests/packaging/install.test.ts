@@ -68,7 +68,7 @@ function withoutNpmVariables(from: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
 }
 
 beforeAll(async () => {
-  if (!existsSync(join(ROOT, "daemon/dist/cli/main.js"))) throw new Error("the packages are not built: run `npx tsc -b` first");
+  if (!existsSync(join(ROOT, "daemon/dist/cli-bundle/main.js"))) throw new Error("the packages are not built: run `npm run build` first");
   world = new CliWorld();
   prefix = join(world.root, "prefix");
   const packs = join(world.root, "tarballs");
@@ -148,7 +148,8 @@ describe("mcpd installed from the tarballs, outside the repository", () => {
     const ours = loadedModules(log, pid).filter(
       (u) => u.startsWith("file://") && /\/(@mcpd|daemon|protocol|transports|client-sdk)\//.test(u),
     );
-    expect(ours.some((u) => u.includes("/@mcpd/daemon/dist/daemon.js"))).toBe(true);
+    // The installed command runs its bundle (dist/cli-bundle/), the daemon's code inside it.
+    expect(ours.some((u) => u.includes("/@mcpd/daemon/dist/cli-bundle/") && u.endsWith("#/daemon/dist/daemon.js"))).toBe(true);
     expect(ours.filter((u) => !u.startsWith(`file://${prefix}/`))).toEqual([]);
 
     const call = await mcpd(["call", "fx", "echo", '{"text":"from the install"}']);

@@ -1,4 +1,3 @@
-import { fileURLToPath } from "node:url";
 import { palette, useColour, type Palette } from "./format.js";
 import type { CommandSpec, ParsedCommand } from "./args.js";
 
@@ -45,12 +44,6 @@ export function processContext(): CliContext {
     out: palette(useColour(stdout, process.env)),
     err: palette(useColour(stderr, process.env)),
   };
-}
-
-/** Absolute path of the `mcpd` bin script (daemon/bin/mcpd.js), which spawns and service files run. */
-export function binPath(): string {
-  // This file is dist/cli/context.js; the bin is ../../bin/mcpd.js from here, in git and when installed.
-  return fileURLToPath(new URL("../../bin/mcpd.js", import.meta.url));
 }
 
 /** Writes a line to stdout. */

@@ -1,7 +1,8 @@
 import { homedir } from "node:os";
 import { resolvePaths } from "@mcpd/client";
 import { UsageError } from "../args.js";
-import { binPath, println, type CliContext, type Command } from "../context.js";
+import { println, type CliContext, type Command } from "../context.js";
+import { binPath } from "../../infra/package-root.js";
 import { defaultServiceKind, installService, renderService, uninstallService, type ServiceKind } from "../../service/service-install.js";
 
 function kindOf(ctx: CliContext, values: Record<string, unknown>, command: string): ServiceKind {
