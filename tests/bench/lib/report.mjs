@@ -169,7 +169,7 @@ export function markdown(results, meta, previous) {
     "npm run bench -- --only peers --quick --rounds 3   # mcpd beside mcp-proxy, supergateway and mcp-hub (installed into tests/bench/.peers/ on first use)",
     "```",
     "",
-    "The harness (tests/bench/) is plain ESM importing the built packages (`dist/`, built by `tsc -b` in the `bench` script) and the official SDK. Each scenario runs its clients in separate worker processes, stops at the first failed call (non-zero exit, no report), and ends every process it started and removes its temp dirs, also on failure or Ctrl-C. CPU profiles go to tests/bench/out/ (gitignored).",
+    "The harness (tests/bench/) is plain ESM importing the built packages (`dist/`, and the bundled `mcpd` command in `daemon/dist/cli-bundle/`, built by `npm run build` in the `bench` script) and the official SDK. Each scenario runs its clients in separate worker processes, stops at the first failed call (non-zero exit, no report), and ends every process it started and removes its temp dirs, also on failure or Ctrl-C. CPU profiles go to tests/bench/out/ (gitignored).",
     "",
   );
   out.push("## Results", "");
