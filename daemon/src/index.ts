@@ -5,6 +5,7 @@
 export { runDaemon, startDaemon, type RunDaemonOptions, type DaemonHandle } from "./daemon.js";
 export { runBridge, type BridgeOptions } from "./socket/bridge.js";
 export { DAEMON_ALLOCATOR_ENV } from "./infra/allocator-env.js";
+export { DAEMON_NODE_FLAGS } from "./infra/node-flags.js";
 export { UpstreamClient, type ListKind, type UpstreamClientOptions, type UpstreamRequestHandler } from "./supervision/upstream-client.js";
 export { MCPManager, type ManagerOptions, type ReloadDiff } from "./supervision/manager.js";
 export { ServerHandle, type ServerState, type StateChange } from "./supervision/server-handle.js";

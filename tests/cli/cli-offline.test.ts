@@ -274,11 +274,12 @@ describe("mcpd config", () => {
 describe("mcpd install-service", () => {
   const hasSystemdAnalyze = spawnSync("sh", ["-c", "command -v systemd-analyze"]).status === 0;
 
-  it("--print --systemd: a unit with absolute node and mcpd, Restart=on-failure and the installing PATH", async () => {
+  it("--print --systemd: a unit with absolute node and mcpd, the daemon's node flags, Restart=on-failure and the installing PATH", async () => {
     const env = { ...world.env, PATH: `/opt/special/bin:${process.env.PATH}` };
     const r = await world.run(["install-service", "--print", "--systemd"], { env });
     expect(r.code).toBe(0);
-    expect(r.stdout).toContain(`ExecStart="${process.execPath}" "${MCPD_BIN}" start --foreground`);
+    // The young generation is capped as for the daemon `mcpd start` launches (docs/operations.md).
+    expect(r.stdout).toContain(`ExecStart="${process.execPath}" "--max-semi-space-size=2" "${MCPD_BIN}" start --foreground`);
     expect(r.stdout).toContain("Restart=on-failure");
     expect(r.stdout).toContain(`Environment="PATH=/opt/special/bin:`);
     expect(r.stdout).toContain(`Environment="MCPD_HOME=${world.mcpdHome}"`);
@@ -293,14 +294,14 @@ describe("mcpd install-service", () => {
     }
   });
 
-  it("--print --launchd: a well-formed plist", async () => {
+  it("--print --launchd: a well-formed plist, with the daemon's node flags", async () => {
     const r = await world.run(["install-service", "--print", "--launchd"], {
       env: { ...world.env, PATH: "/opt/special/bin:/usr/bin:/bin" },
     });
     expect(r.code).toBe(0);
     const plist = parsePlist(r.stdout) as Record<string, unknown>;
     expect(plist.Label).toBe("dev.mcpd");
-    expect(plist.ProgramArguments).toEqual([process.execPath, MCPD_BIN, "start", "--in-process"]);
+    expect(plist.ProgramArguments).toEqual([process.execPath, "--max-semi-space-size=2", MCPD_BIN, "start", "--in-process"]);
     expect(plist.KeepAlive).toEqual({ SuccessfulExit: false });
     expect((plist.EnvironmentVariables as Record<string, string>).PATH).toBe("/opt/special/bin:/usr/bin:/bin");
     expect(plist.StandardErrorPath).toBe(join(world.mcpdHome, "launchd.stderr.log"));

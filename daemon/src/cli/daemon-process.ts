@@ -11,6 +11,7 @@ import { fullStatus, isUntrustedSocket, openClient } from "./daemon-client.js";
 import { formatLogLine } from "./log-format.js";
 import { holdsListeningSocket } from "../socket/socket-watch.js";
 import { withAllocatorEnv } from "../infra/allocator-env.js";
+import { daemonNodeFlags } from "../infra/node-flags.js";
 import { openPrivateAppend, preparePrivateDir } from "../infra/state-dir.js";
 import { isPidAlive } from "../infra/process-alive.js";
 
@@ -208,7 +209,8 @@ export async function ensureDaemon(ctx: CliContext, options: EnsureDaemonOptions
   // hold one pointing at a file of ours).
   preparePrivateDir(paths.stateDir, "state directory");
   const offset = fileSize(paths.logFile);
-  const args = [binPath(), "start", "--in-process"];
+  // The daemon's node flags go before the script, where node reads them (see node-flags.ts).
+  const args = [...daemonNodeFlags(ctx.env), binPath(), "start", "--in-process"];
   // The file resolved here, not the raw flag: the daemon's working directory is not ours.
   if (options.configFile) args.push("--config", paths.configFile);
   if (options.logLevel) args.push("--log-level", options.logLevel);

@@ -18,6 +18,7 @@ import type { ServerHandle } from "../supervision/server-handle.js";
 import { VERSION } from "../version.js";
 import { RUNTIME_DEFAULTS } from "../defaults.js";
 import type { ViewFilter } from "./view-filter.js";
+import type { ServerDirectory } from "./ports.js";
 
 /** A field that must be a string was not; never echoes the value (it may be huge or nested too deep to print). */
 function notString(method: string, field: string): JsonRpcErrorObject {
@@ -44,13 +45,10 @@ const PROMPTS = { noun: "prompt", method: "prompts/list" };
 const RESOURCES = { noun: "resource", method: "resources/list" };
 const TEMPLATES = { noun: "resource template", method: "resources/templates/list" };
 
-/** What the aggregate view calls: the servers, the catalog, and its connection's answers and routes. */
+/** What the aggregate view calls on its connection (the connection's Session itself: no closures per connection). */
 export interface AggregateHost {
-  /** The shared session of every configured server, in configuration order. */
-  servers(): readonly ServerHandle[];
-  readonly catalog: Catalog;
   /** What the connection's selection hides (a profile, tool globs); undefined: nothing. */
-  filter(): ViewFilter | undefined;
+  readonly filter: ViewFilter | undefined;
   send(message: object): void;
   replyError(id: RequestId | null, error: JsonRpcErrorObject): void;
   /**
@@ -62,6 +60,13 @@ export interface AggregateHost {
   setLevel(id: RequestId, params: JsonObject | undefined): void;
 }
 
+/** What the aggregate view shares with every connection's: the servers and the catalog. */
+export interface AggregateShared {
+  /** `servers.servers`: the shared session of every configured server, in configuration order. */
+  readonly servers: Pick<ServerDirectory, "servers">;
+  readonly catalog: Catalog;
+}
+
 /**
  * The aggregate view: every enabled server behind one MCP server. Tools and prompts are exposed as
  * `<server>__<name>` and routed through the catalog's lookup tables; resources keep their URIs unless
@@ -70,17 +75,20 @@ export interface AggregateHost {
  * hides is refused (-32075 `MCPD_HIDDEN`) with a Set or Map lookup, so a call without one costs nothing more.
  */
 export class AggregateView {
-  constructor(private readonly host: AggregateHost) {}
+  constructor(
+    private readonly host: AggregateHost,
+    private readonly shared: AggregateShared,
+  ) {}
 
   /** The tools this connection sees. */
   private tools(f: ViewFilter | undefined): readonly CatalogEntry<Tool>[] {
-    const all = this.host.catalog.tools();
+    const all = this.shared.catalog.tools();
     return f === undefined ? all : f.narrow(all, (e) => f.allowsTool(e.server, e.exposed));
   }
 
   /** The prompts this connection sees. */
   private prompts(f: ViewFilter | undefined): readonly CatalogEntry<Prompt>[] {
-    const all = this.host.catalog.prompts();
+    const all = this.shared.catalog.prompts();
     return f === undefined ? all : f.narrow(all, (e) => f.allowsPrompt(e.server, e.exposed));
   }
 
@@ -98,11 +106,11 @@ export class AggregateView {
       return f !== undefined && !(kind === "tool" ? f.allowsTool(entry.server, name) : f.allowsPrompt(entry.server, name))
         ? f.hidden(kind, name, entry.server)
         : undefined;
-    const server = this.host.catalog.hiddenBy(kind === "tool" ? "tools" : "prompts", name);
+    const server = this.shared.catalog.hiddenBy(kind === "tool" ? "tools" : "prompts", name);
     if (server === undefined) return undefined;
     // A client that does not see the server at all is not told what its filter hides.
     if (f !== undefined && !f.viewsServer(server)) return f.hidden(kind, name, server);
-    const h = this.host.servers().find((x) => x.name === server);
+    const h = this.shared.servers.servers.find((x) => x.name === server);
     const filters = h ? ServerFilters.of(h.config) : undefined;
     return filters?.hidden(kind === "tool" ? "tools" : "prompts", name);
   }
@@ -122,7 +130,7 @@ export class AggregateView {
       completions: {},
     };
     const instructions: string[] = [];
-    for (const h of this.host.servers()) {
+    for (const h of this.shared.servers.servers) {
       const c = h.state === "ready" ? h.client : undefined;
       if (c?.instructions) instructions.push(`## ${h.name}\n${c.instructions}`);
     }
@@ -141,7 +149,7 @@ export class AggregateView {
    */
   private async settle(all: boolean, found?: () => boolean): Promise<void> {
     const waits: Promise<unknown>[] = [];
-    for (const h of this.host.servers()) {
+    for (const h of this.shared.servers.servers) {
       const unknown = !h.cachedTools && (h.state === "starting" || (h.state === "stopped" && h.config.startup === "lazy"));
       const pending = all && (h.state === "starting" || h.state === "restarting");
       if (unknown || pending) waits.push(h.whenReady(Math.min(h.config.timeout, RUNTIME_DEFAULTS.aggregateSettleMs)).catch(() => {}));
@@ -151,7 +159,7 @@ export class AggregateView {
       let left = waits.length;
       for (const w of waits) {
         void w.then(() => {
-          this.host.catalog.invalidate();
+          this.shared.catalog.invalidate();
           if (--left === 0 || found?.() === true) resolve();
         });
       }
@@ -160,7 +168,7 @@ export class AggregateView {
 
   /** Whether the name or URI a request needs is in the catalog now (a retry would find it). */
   private resolvable(method: string, params: JsonObject | undefined): boolean {
-    const catalog = this.host.catalog;
+    const catalog = this.shared.catalog;
     const name = params?.name;
     const uri = params?.uri;
     const ref = params?.ref;
@@ -189,22 +197,22 @@ export class AggregateView {
    */
   private unavailableOwner(exposed: string): ServerHandle | undefined {
     let owner: ServerHandle | undefined;
-    for (const h of this.host.servers()) {
+    for (const h of this.shared.servers.servers) {
       if (exposed.startsWith(`${h.name}__`) && (!owner || h.name.length > owner.name.length)) owner = h;
     }
     return owner && (owner.state === "disabled" || owner.state === "failed" || owner.state === "needs-auth") ? owner : undefined;
   }
 
   private get unsettled(): boolean {
-    return this.host
-      .servers()
-      .some((h) => h.state === "starting" || h.state === "restarting" || (h.state === "stopped" && h.config.startup === "lazy"));
+    return this.shared.servers.servers.some(
+      (h) => h.state === "starting" || h.state === "restarting" || (h.state === "stopped" && h.config.startup === "lazy"),
+    );
   }
 
   /** Serves one request; a name or URI not found while servers are still coming up is looked up again once they are. */
   serve(id: RequestId, method: string, params: JsonObject | undefined, retried = false): void {
     const s = this.host;
-    const catalog = this.host.catalog;
+    const catalog = this.shared.catalog;
     const fail = (err: unknown): void => {
       if (!retried && err instanceof NotFoundError && this.unsettled) {
         this.settle(true, () => this.resolvable(method, params)).then(
@@ -218,21 +226,21 @@ export class AggregateView {
     switch (method) {
       case "tools/list":
         this.settle(false).then(() => {
-          s.send({ jsonrpc: "2.0", id, result: { tools: this.tools(s.filter()).map((e) => ({ ...e.item, name: e.exposed })) } });
+          s.send({ jsonrpc: "2.0", id, result: { tools: this.tools(s.filter).map((e) => ({ ...e.item, name: e.exposed })) } });
         }, fail);
         return;
       case "prompts/list":
-        s.send({ jsonrpc: "2.0", id, result: { prompts: this.prompts(s.filter()).map((e) => ({ ...e.item, name: e.exposed })) } });
+        s.send({ jsonrpc: "2.0", id, result: { prompts: this.prompts(s.filter).map((e) => ({ ...e.item, name: e.exposed })) } });
         return;
       case "resources/list": {
-        const f = s.filter();
+        const f = s.filter;
         const all = catalog.resources();
         const seen = f === undefined ? all : f.narrow(all, (e) => f.allowsResource(e.server, e.own));
         s.send({ jsonrpc: "2.0", id, result: { resources: seen.map((e) => e.item) } });
         return;
       }
       case "resources/templates/list": {
-        const f = s.filter();
+        const f = s.filter;
         const all = catalog.resourceTemplates();
         const seen = f === undefined ? all : f.narrow(all, (e) => f.allowsResource(e.server, e.own));
         s.send({ jsonrpc: "2.0", id, result: { resourceTemplates: seen.map((e) => e.item) } });
@@ -242,7 +250,7 @@ export class AggregateView {
         const name = params?.name;
         if (typeof name !== "string") return s.replyError(id, notString(method, "name"));
         const entry = catalog.tool(name);
-        const f = s.filter();
+        const f = s.filter;
         if (f !== undefined || !entry) {
           const refusal = this.hidden("tool", name, entry, f);
           if (refusal) return s.replyError(id, toWireError(refusal));
@@ -269,7 +277,7 @@ export class AggregateView {
         const name = params?.name;
         if (typeof name !== "string") return s.replyError(id, notString(method, "name"));
         const entry = catalog.prompt(name);
-        const f = s.filter();
+        const f = s.filter;
         if (f !== undefined || !entry) {
           const refusal = this.hidden("prompt", name, entry, f);
           if (refusal) return s.replyError(id, toWireError(refusal));
@@ -299,7 +307,7 @@ export class AggregateView {
         const route = catalog.resolveResource(uri);
         if (!route) {
           const hider = catalog.hiddenBy("resources", uri);
-          const hiderFilters = hider === undefined ? undefined : this.host.servers().find((h) => h.name === hider);
+          const hiderFilters = hider === undefined ? undefined : this.shared.servers.servers.find((h) => h.name === hider);
           if (hiderFilters) return s.replyError(id, toWireError(ServerFilters.of(hiderFilters.config)?.hidden("resources", uri)));
           fail(
             notFound(
@@ -321,7 +329,7 @@ export class AggregateView {
         const ref = params?.ref;
         if (isObject(ref) && ref.type === "ref/prompt" && typeof ref.name === "string") {
           const entry = catalog.prompt(ref.name);
-          const refusal = this.hidden("prompt", ref.name, entry, s.filter());
+          const refusal = this.hidden("prompt", ref.name, entry, s.filter);
           if (refusal) return s.replyError(id, toWireError(refusal));
           if (!entry)
             return fail(

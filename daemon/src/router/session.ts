@@ -14,7 +14,7 @@ import {
   type RequestId,
 } from "@mcpd/protocol";
 import type { ServerHandle } from "../supervision/server-handle.js";
-import { AggregateView } from "./aggregate-view.js";
+import { AggregateView, type AggregateHost } from "./aggregate-view.js";
 import { boundedClientInfo, negotiateVersion, parseSelect, serverViewInitializeResult } from "./handshake.js";
 import { InFlightRequests } from "./in-flight.js";
 import { levelOf } from "./log-levels.js";
@@ -44,7 +44,7 @@ export interface DownstreamSessionOptions {
  * its {@link SessionContext}; what servers send it is delivered by the Router (upstream-delivery.ts,
  * server-requests.ts).
  */
-export class Session implements Downstream {
+export class Session implements Downstream, AggregateHost {
   readonly id: string;
   private readonly out: Outbound;
   private readonly ctx: SessionContext;
@@ -66,16 +66,16 @@ export class Session implements Downstream {
   clientCapabilities: ClientCapabilities = {};
   logLevel: LogLevel | undefined;
   readonly connectedAt = Date.now();
-  /** The `<server>\0<uri>` keys this connection is subscribed to. */
-  readonly subscriptions = new Set<string>();
+  /** See {@link subscriptions}. */
+  private subscribed: Set<string> | undefined;
   private readonly uriForms = new SubscribedForms();
   /** Its requests in flight to servers. */
   readonly inFlight: InFlightRequests;
   /** The requests servers sent it through mcpd, waiting for its answers. */
   readonly outgoing: OutgoingRequests;
   private closed = false;
-  /** Private (per-client) sessions this connection owns. */
-  private readonly privates = new Set<ServerHandle>();
+  /** Private (per-client) sessions this connection owns; made by the first (most connections have none). */
+  private privates: Set<ServerHandle> | undefined;
   private readonly aggregate: AggregateView;
 
   constructor(id: string, out: Outbound, context: SessionContext, options: DownstreamSessionOptions) {
@@ -85,15 +85,17 @@ export class Session implements Downstream {
     this.opts = options;
     this.inFlight = new InFlightRequests(this, context.progress);
     this.outgoing = new OutgoingRequests(options.clientRequestTimeoutMs, (message) => !this.closed && this.out.send(message));
-    this.aggregate = new AggregateView({
-      servers: () => context.servers.servers,
-      catalog: context.catalog,
-      send: (message) => this.send(message),
-      replyError: (id, error) => this.replyError(id, error),
-      filter: () => this.filter,
-      serveOnServer: (id, server, method, params, clientUri, checked) => this.serveOnServer(id, server, method, params, clientUri, checked),
-      setLevel: (id, params) => this.setLevel(id, params),
-    });
+    // The session is the view's host: no closures per connection.
+    this.aggregate = new AggregateView(this, context);
+  }
+
+  /**
+   * The `<server>\0<uri>` keys this connection is subscribed to. Made on first use: most connections never
+   * subscribe, and each Set or Map costs ~0.2 KB per connection.
+   */
+  get subscriptions(): Set<string> {
+    this.subscribed ??= new Set();
+    return this.subscribed;
   }
 
   /** Requests in flight to servers. */
@@ -235,7 +237,7 @@ export class Session implements Downstream {
       case "notifications/roots/list_changed":
         // Only to this connection's own (per-client) processes: a shared server's roots are its configured
         // `roots`, the same for every agent, so one agent's change means nothing to it.
-        for (const h of this.privates) {
+        for (const h of this.privates ?? []) {
           if (h.state === "ready") h.client?.transport.notify(method, params).catch(() => {});
         }
         return;
@@ -259,7 +261,7 @@ export class Session implements Downstream {
   private async resolveHandle(server: string): Promise<ServerHandle> {
     const handle = await this.ctx.servers.handleFor(server, this.id);
     this.ctx.adopt(handle);
-    if (handle !== this.ctx.servers.get(server)) this.privates.add(handle);
+    if (handle !== this.ctx.servers.get(server)) (this.privates ??= new Set()).add(handle);
     return handle;
   }
 
@@ -268,14 +270,7 @@ export class Session implements Downstream {
    * form (`mcpd://<server>/<uri>`) of the resource URI in `params`, which the answer and the updates of a
    * subscription are given back in.
    */
-  private serveOnServer(
-    id: RequestId,
-    server: string,
-    method: string,
-    params: JsonObject | undefined,
-    clientUri?: string,
-    checked = false,
-  ): void {
+  serveOnServer(id: RequestId, server: string, method: string, params: JsonObject | undefined, clientUri?: string, checked = false): void {
     let handle: ServerHandle;
     try {
       handle = this.ctx.servers.require(server);
@@ -325,7 +320,8 @@ export class Session implements Downstream {
     this.inFlight.forward(id, handle, method, params, adapt);
   }
 
-  private setLevel(id: RequestId, params: JsonObject | undefined): void {
+  /** Answers `logging/setLevel` for this connection. */
+  setLevel(id: RequestId, params: JsonObject | undefined): void {
     const level = levelOf(params);
     if (typeof level !== "string") return this.replyError(id, level);
     this.logLevel = level;
@@ -374,7 +370,7 @@ export class Session implements Downstream {
   /** Whether notifications of this server reach this session. */
   views(handle: ServerHandle): boolean {
     // A private (per-client) session speaks only to its owner.
-    if (handle !== this.ctx.servers.get(handle.name)) return this.privates.has(handle);
+    if (handle !== this.ctx.servers.get(handle.name)) return this.privates?.has(handle) === true;
     if (this.view.kind === "server") return this.view.server === handle.name;
     return this.filter === undefined || this.filter.viewsServer(handle.name);
   }
@@ -392,6 +388,6 @@ export class Session implements Downstream {
 
   /** Whether this connection owns that private (per-client) session. */
   ownsPrivate(handle: ServerHandle): boolean {
-    return this.privates.has(handle);
+    return this.privates?.has(handle) === true;
   }
 }

@@ -9,10 +9,11 @@ export function subscriptionKey(server: string, uri: string): string {
  * by the URI it used.
  */
 export class SubscribedForms {
-  /** `<server>\0<uri>` -> forms. */
-  private readonly forms = new Map<string, Set<string>>();
+  /** `<server>\0<uri>` -> forms. Made by the first subscription: most connections never subscribe. */
+  private forms: Map<string, Set<string>> | undefined;
 
   add(key: string, form: string): void {
+    this.forms ??= new Map();
     const forms = this.forms.get(key) ?? new Set<string>();
     forms.add(form);
     this.forms.set(key, forms);
@@ -20,14 +21,19 @@ export class SubscribedForms {
 
   /** Drops one form; true when it was the last of that key (the connection's subscription then ends). */
   remove(key: string, form: string): boolean {
-    const forms = this.forms.get(key);
+    const forms = this.forms?.get(key);
     forms?.delete(form);
     if (forms && forms.size > 0) return false;
-    this.forms.delete(key);
+    this.forms?.delete(key);
     return true;
   }
 
   of(key: string): ReadonlySet<string> | undefined {
-    return this.forms.get(key);
+    return this.forms?.get(key);
+  }
+
+  /** Whether its table exists (a subscription was ever made). */
+  get allocated(): boolean {
+    return this.forms !== undefined;
   }
 }

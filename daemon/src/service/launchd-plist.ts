@@ -22,7 +22,7 @@ export interface LaunchdOptions {
  */
 export function launchdPlist(spec: ServiceSpec, options: LaunchdOptions): string {
   const str = (s: string): string => `<string>${xmlEscape(s)}</string>`;
-  const args = [spec.nodePath, spec.binPath, "start", "--in-process"];
+  const args = [spec.nodePath, ...spec.nodeFlags, spec.binPath, "start", "--in-process"];
   const lines = [
     '<?xml version="1.0" encoding="UTF-8"?>',
     '<!DOCTYPE plist PUBLIC "-//Apple//DTD PLIST 1.0//EN" "http://www.apple.com/DTDs/PropertyList-1.0.dtd">',

@@ -1,4 +1,5 @@
 import { DAEMON_ALLOCATOR_ENV, withAllocatorEnv } from "../infra/allocator-env.js";
+import type { DAEMON_NODE_FLAGS } from "../infra/node-flags.js";
 /**
  * What a service definition needs to know about the installing shell: which node and which `mcpd`
  * to run, and the environment to give the daemon.
@@ -6,6 +7,11 @@ import { DAEMON_ALLOCATOR_ENV, withAllocatorEnv } from "../infra/allocator-env.j
 export interface ServiceSpec {
   /** Absolute path of the node binary (`process.execPath`). */
   nodePath: string;
+  /**
+   * Node flags for the daemon, before the script: {@link DAEMON_NODE_FLAGS}, always (a service does not
+   * carry the shell's NODE_OPTIONS; edit the file to change them).
+   */
+  nodeFlags: readonly string[];
   /** Absolute path of the `mcpd` bin script. */
   binPath: string;
   /** Environment variables for the daemon: PATH and every MCPD_* variable, in a stable order. */

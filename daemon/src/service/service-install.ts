@@ -1,5 +1,6 @@
 import { mkdir, rm, writeFile, lstat } from "node:fs/promises";
 import { dirname, join } from "node:path";
+import { DAEMON_NODE_FLAGS } from "../infra/node-flags.js";
 import { serviceEnvironment, type ServiceSpec } from "./service-env.js";
 import { SYSTEMD_UNIT_NAME, systemdDisableCommands, systemdEnableCommands, systemdUnit } from "./systemd-unit.js";
 import { LAUNCHD_LABEL, launchdDisableCommands, launchdEnableCommands, launchdPlist } from "./launchd-plist.js";
@@ -34,7 +35,12 @@ export interface ServiceInputs {
 
 /** The service file's text for the installing shell. */
 export function renderService(inputs: ServiceInputs): string {
-  const spec: ServiceSpec = { nodePath: inputs.nodePath, binPath: inputs.binPath, env: serviceEnvironment(inputs.env) };
+  const spec: ServiceSpec = {
+    nodePath: inputs.nodePath,
+    nodeFlags: DAEMON_NODE_FLAGS,
+    binPath: inputs.binPath,
+    env: serviceEnvironment(inputs.env),
+  };
   if (inputs.kind === "systemd") return systemdUnit(spec);
   const dir = dirname(inputs.logFile);
   return launchdPlist(spec, { stdoutPath: join(dir, "launchd.stdout.log"), stderrPath: join(dir, "launchd.stderr.log") });

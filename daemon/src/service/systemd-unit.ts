@@ -15,12 +15,19 @@ export function systemdQuote(word: string, execLine = false): string {
 }
 
 /**
- * A systemd user unit that runs `mcpd start --foreground` (logs go to the journal).
+ * A systemd user unit that runs `mcpd start --foreground` (logs go to the journal), node given the daemon's
+ * flags.
  * `KillMode=mixed` sends SIGTERM to the daemon only, so it can shut its servers down in order (closing
  * stdin first, as MCP asks) before systemd kills whatever is left in the cgroup.
  */
 export function systemdUnit(spec: ServiceSpec): string {
-  const exec = [systemdQuote(spec.nodePath, true), systemdQuote(spec.binPath, true), "start", "--foreground"].join(" ");
+  const exec = [
+    systemdQuote(spec.nodePath, true),
+    ...spec.nodeFlags.map((f) => systemdQuote(f, true)),
+    systemdQuote(spec.binPath, true),
+    "start",
+    "--foreground",
+  ].join(" ");
   const lines = [
     "# Written by `mcpd install-service`. Remove with `mcpd uninstall-service`.",
     "[Unit]",

@@ -2,6 +2,7 @@ import { chmodSync, renameSync, rmSync } from "node:fs";
 import { createServer, type Server, type Socket } from "node:net";
 import { JsonLineDecoder, WireCode, encodeLine, silentLogger, type Logger } from "@mcpd/protocol";
 import { encodeOutgoing } from "../infra/encode-outgoing.js";
+import { FieldLogger } from "../infra/field-logger.js";
 import { ClientLimits, type ClientConn, type SocketLimits, type SocketServerStats } from "./client-limits.js";
 import type { Router } from "../router/router.js";
 import type { Session } from "../router/session.js";
@@ -164,7 +165,7 @@ export class SocketServer {
       },
     });
     const session = s;
-    conn.log = (this.log as Logger & { child?: (b: object) => Logger }).child?.({ client: session.id }) ?? this.log;
+    conn.log = new FieldLogger(this.log, { client: session.id });
     conn.log.debug("client connected");
     socket.on("data", (chunk: Buffer) => {
       if (conn.gone) return;

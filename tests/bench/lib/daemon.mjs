@@ -2,10 +2,13 @@
  * Starts the real mcpd daemon (`mcpd start --foreground`) in a fresh short MCPD_HOME with a given set of
  * servers, waits until every server is ready, and stops it (SIGTERM: the daemon ends its servers). Its HTTP
  * front end listens on a free port (MCPD_HTTP_PORT=0), so a run never collides with a daemon on 7767.
+ * It runs as the daemon `mcpd start` and the service files launch does: with the daemon's node flags
+ * (DAEMON_NODE_FLAGS) and allocator settings (DAEMON_ALLOCATOR_ENV), which `--foreground` cannot give itself.
  */
 import { existsSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { connect } from "@mcpd/client";
+import { DAEMON_ALLOCATOR_ENV, DAEMON_NODE_FLAGS } from "@mcpd/daemon";
 import { FAST_SERVER, MCPD_BIN, until } from "./env.mjs";
 
 /** A server entry running the benchmark's fast server. */
@@ -26,12 +29,19 @@ export async function startDaemon(resources, servers, opts = {}) {
   const config = { mcpServers: servers };
   if (opts.mcpd) config.mcpd = opts.mcpd;
   writeFileSync(configFile, JSON.stringify(config, null, 2));
-  const env = { ...process.env, MCPD_HOME: home, MCPD_CONFIG: configFile, MCPD_SOCKET: join(home, "mcpd.sock"), MCPD_HTTP_PORT: "0" };
+  const env = {
+    ...DAEMON_ALLOCATOR_ENV,
+    ...process.env,
+    MCPD_HOME: home,
+    MCPD_CONFIG: configFile,
+    MCPD_SOCKET: join(home, "mcpd.sock"),
+    MCPD_HTTP_PORT: "0",
+  };
   delete env.XDG_RUNTIME_DIR;
   const proc = resources.spawn(
     "mcpd daemon",
     process.execPath,
-    [...(opts.nodeArgs ?? []), MCPD_BIN, "start", "--foreground", "--log-level", "warn"],
+    [...DAEMON_NODE_FLAGS, ...(opts.nodeArgs ?? []), MCPD_BIN, "start", "--foreground", "--log-level", "warn"],
     {
       env,
       stdio: ["ignore", "pipe", "pipe"],

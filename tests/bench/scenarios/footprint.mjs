@@ -8,6 +8,7 @@
  * the RSS of the server process a direct agent spawns (a).
  */
 import { join } from "node:path";
+import { DAEMON_NODE_FLAGS } from "@mcpd/daemon";
 import { mkdirSync } from "node:fs";
 import { AGENT_WORKER, CLIENT_WORKER, MCP_FIXTURE, sleep } from "../lib/env.mjs";
 import { fastServer, startDaemon } from "../lib/daemon.mjs";
@@ -276,7 +277,7 @@ export async function run(ctx) {
   return {
     id,
     title,
-    description: `(A) ${DAEMON_SERVERS} servers (tests/fixtures/servers/mcp-fixture.mjs, ~20 tools, prompts and resources each); clients are @mcpd/client connections held by client processes of ${CLIENTS_PER_WORKER} connections each, every one having made one \`tools/call\`; RSS is the median of 5 readings 100 ms apart. (B) The 5 servers: server-everything, server-memory and 3 mcp-fixture copies; agents are started three at a time (1, then 4 more, then 5 more) and hold their sessions while the trees are measured (processes and summed VmRSS of every process in the agents' trees, plus the daemon's tree through mcpd; RSS sums count shared pages once per process, as \`ps\` does). (C) One server (the fast server); the daemon's growth per agent is its RSS after ${SESSIONS_WARM} + ${SESSIONS_MEASURED} agents minus its RSS after ${SESSIONS_WARM}, over ${SESSIONS_MEASURED}, in a fresh daemon per path, every agent having made one \`tools/call\` (HTTP agents are SDK clients over \`StreamableHTTPClientTransport\`, each holding the standalone GET stream the SDK opens); a process's RSS is the median over ${PROCESSES_READ} of them. A negative growth is the noise of RSS readings (a few hundred KB) over ${SESSIONS_MEASURED} agents.`,
+    description: `The daemon runs as \`mcpd start\` launches it: with its node flags (\`${DAEMON_NODE_FLAGS.join(" ")}\`) and glibc allocator settings. (A) ${DAEMON_SERVERS} servers (tests/fixtures/servers/mcp-fixture.mjs, ~20 tools, prompts and resources each); clients are @mcpd/client connections held by client processes of ${CLIENTS_PER_WORKER} connections each, every one having made one \`tools/call\`; RSS is the median of 5 readings 100 ms apart. (B) The 5 servers: server-everything, server-memory and 3 mcp-fixture copies; agents are started three at a time (1, then 4 more, then 5 more) and hold their sessions while the trees are measured (processes and summed VmRSS of every process in the agents' trees, plus the daemon's tree through mcpd; RSS sums count shared pages once per process, as \`ps\` does). (C) One server (the fast server); the daemon's growth per agent is its RSS after ${SESSIONS_WARM} + ${SESSIONS_MEASURED} agents minus its RSS after ${SESSIONS_WARM}, over ${SESSIONS_MEASURED}, in a fresh daemon per path, every agent having made one \`tools/call\` (HTTP agents are SDK clients over \`StreamableHTTPClientTransport\`, each holding the standalone GET stream the SDK opens); a process's RSS is the median over ${PROCESSES_READ} of them. A negative growth is the noise of RSS readings (a few hundred KB) over ${SESSIONS_MEASURED} agents.`,
     tables: [
       {
         caption: "(A) Daemon RSS with 20 servers",

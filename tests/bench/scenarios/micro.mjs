@@ -6,6 +6,7 @@
  * profile (saved under tests/bench/out/profiles/) is summarised here.
  */
 import { mkdirSync, renameSync } from "node:fs";
+import { DAEMON_NODE_FLAGS } from "@mcpd/daemon";
 import { join, relative } from "node:path";
 import { OUT_DIR, ROOT, ROUTER_PROFILE_WORKER } from "../lib/env.mjs";
 import { newestProfile, summarizeProfile } from "../lib/profile.mjs";
@@ -44,7 +45,11 @@ export async function run(ctx) {
     }
     const res = {};
     for (const mode of rotate(["direct", "daemon"], r)) {
-      res[mode] = await once(resources, ROUTER_PROFILE_WORKER, { mode, durationMs, warmupMs: 500, home }, "router", `router-${mode}`);
+      // Both modes run with the node flags the daemon gets from `mcpd start` (the daemon mode's daemon is in
+      // the worker's process), so the difference is the daemon's cost as it runs.
+      res[mode] = await once(resources, ROUTER_PROFILE_WORKER, { mode, durationMs, warmupMs: 500, home }, "router", `router-${mode}`, [
+        ...DAEMON_NODE_FLAGS,
+      ]);
       router[mode].rate.push(res[mode].rate);
       router[mode].cpu.push(res[mode].cpuUsPerCall);
       log(`  round ${r + 1} router ${mode}: ${num(res[mode].rate)} calls/s, ${num(res[mode].cpuUsPerCall)} µs CPU per call`);
@@ -62,7 +67,7 @@ export async function run(ctx) {
     { mode: "daemon", durationMs, warmupMs: 500, home },
     "router",
     "router-profiled",
-    ["--cpu-prof", "--cpu-prof-dir", tmpProf],
+    [...DAEMON_NODE_FLAGS, "--cpu-prof", "--cpu-prof-dir", tmpProf],
   );
   const profFile = join(profDir, "router-daemon.cpuprofile");
   renameSync(newestProfile(tmpProf), profFile);
@@ -80,7 +85,7 @@ export async function run(ctx) {
   return {
     id,
     title,
-    description: `(A) A 16 MiB stream of JSON-RPC responses of the given size in 64 KiB chunks, decoded repeatedly for at least ${minMs} ms per measurement in a fresh process; the baseline uses StringDecoder, \`+=\`, split("\\n") and JSON.parse. (B) One process, a minimal pipelined JSONL client (no SDK) with 64 \`tools/call\` in flight for ${durationMs / 1000} s: \`direct\` to the fast server's stdio; \`daemon\` through an mcpd started in the same process (Unix socket, transparent view), so the process's CPU per call includes the daemon's work. A call is two messages through the router (request and response).`,
+    description: `(A) A 16 MiB stream of JSON-RPC responses of the given size in 64 KiB chunks, decoded repeatedly for at least ${minMs} ms per measurement in a fresh process; the baseline uses StringDecoder, \`+=\`, split("\\n") and JSON.parse. (B) One process, a minimal pipelined JSONL client (no SDK) with 64 \`tools/call\` in flight for ${durationMs / 1000} s: \`direct\` to the fast server's stdio; \`daemon\` through an mcpd started in the same process (Unix socket, transparent view), so the process's CPU per call includes the daemon's work; both run with the daemon's node flags (\`${DAEMON_NODE_FLAGS.join(" ")}\`, as \`mcpd start\` gives them). A call is two messages through the router (request and response).`,
     tables: [
       {
         caption: "(A) JSONL decoder",
