@@ -51,13 +51,14 @@ describe("systemd unit", () => {
   it("runs node with the absolute bin, restarts on failure and carries the installing PATH", () => {
     const unit = systemdUnit({
       nodePath: "/usr/bin/node",
+      nodeFlags: ["--max-semi-space-size=2"],
       binPath: "/opt/mcpd/bin/mcpd.js",
       env: [
         ["PATH", "/x/bin:/usr/bin"],
         ["MCPD_HOME", "/m h"],
       ],
     });
-    expect(unit).toContain('ExecStart="/usr/bin/node" "/opt/mcpd/bin/mcpd.js" start --foreground');
+    expect(unit).toContain('ExecStart="/usr/bin/node" "--max-semi-space-size=2" "/opt/mcpd/bin/mcpd.js" start --foreground');
     expect(unit).toContain("Restart=on-failure");
     expect(unit).toContain('Environment="PATH=/x/bin:/usr/bin"');
     expect(unit).toContain('Environment="MCPD_HOME=/m h"');
@@ -72,7 +73,12 @@ describe("systemd unit", () => {
     const file = join(dir, "mcpd.service");
     writeFileSync(
       file,
-      systemdUnit({ nodePath: process.execPath, binPath: bin, env: serviceEnvironment({ PATH: "/usr/bin:/bin", MCPD_HOME: "/tmp/x%y" }) }),
+      systemdUnit({
+        nodePath: process.execPath,
+        nodeFlags: ["--max-semi-space-size=2"],
+        binPath: bin,
+        env: serviceEnvironment({ PATH: "/usr/bin:/bin", MCPD_HOME: "/tmp/x%y" }),
+      }),
     );
     const text = readFileSync(file, "utf8");
     // Every non-comment line is a section header, a Key=value or blank: systemd's own grammar.
@@ -90,6 +96,7 @@ describe("launchd plist", () => {
     const xml = launchdPlist(
       {
         nodePath: "/usr/local/bin/node",
+        nodeFlags: ["--max-semi-space-size=2"],
         binPath: "/Users/a b/mcpd & co/bin/mcpd.js",
         env: [
           ["PATH", "/usr/bin:<odd>"],
@@ -100,7 +107,7 @@ describe("launchd plist", () => {
     );
     const plist = parsePlist(xml) as Record<string, unknown>;
     expect(plist.Label).toBe("dev.mcpd");
-    expect(plist.ProgramArguments).toEqual(["/usr/local/bin/node", "/Users/a b/mcpd & co/bin/mcpd.js", "start", "--in-process"]);
+    expect(plist.ProgramArguments).toEqual(["/usr/local/bin/node", "--max-semi-space-size=2", "/Users/a b/mcpd & co/bin/mcpd.js", "start", "--in-process"]);
     expect(plist.KeepAlive).toEqual({ SuccessfulExit: false });
     expect(plist.RunAtLoad).toBe(true);
     expect(plist.StandardOutPath).toBe("/s/out.log");
