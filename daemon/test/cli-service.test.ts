@@ -107,7 +107,13 @@ describe("launchd plist", () => {
     );
     const plist = parsePlist(xml) as Record<string, unknown>;
     expect(plist.Label).toBe("dev.mcpd");
-    expect(plist.ProgramArguments).toEqual(["/usr/local/bin/node", "--max-semi-space-size=2", "/Users/a b/mcpd & co/bin/mcpd.js", "start", "--in-process"]);
+    expect(plist.ProgramArguments).toEqual([
+      "/usr/local/bin/node",
+      "--max-semi-space-size=2",
+      "/Users/a b/mcpd & co/bin/mcpd.js",
+      "start",
+      "--in-process",
+    ]);
     expect(plist.KeepAlive).toEqual({ SuccessfulExit: false });
     expect(plist.RunAtLoad).toBe(true);
     expect(plist.StandardOutPath).toBe("/s/out.log");

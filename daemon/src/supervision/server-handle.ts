@@ -1,10 +1,7 @@
 import { EventEmitter } from "node:events";
-import PQueue from "p-queue";
 import {
   AuthRequiredError,
-  McpdError,
   QueueFullError,
-  TransportClosedError,
   silentLogger,
   type Cancellation,
   type JsonObject,
@@ -15,6 +12,8 @@ import {
 import type { CloseInfo, TransportRequestOptions } from "@mcpd/transports";
 import type { ResolvedServerConfig } from "../config/config-schema.js";
 import { RUNTIME_DEFAULTS } from "../defaults.js";
+import { ConcurrencyGate } from "./concurrency-gate.js";
+import { clarifyRequestError } from "./request-error.js";
 import { HealthMonitor } from "./health-monitor.js";
 import type { UpstreamClient, UpstreamRequestHandler } from "./upstream-client.js";
 import { Readiness } from "./readiness.js";
@@ -75,7 +74,7 @@ export class ServerHandle extends EventEmitter {
 
   private readonly opts: ServerHandleOptions;
   private readonly log: Logger;
-  private queue: PQueue;
+  private readonly gate: ConcurrencyGate;
   private readonly backoff = new RestartBackoff();
   private restartTimer: NodeJS.Timeout | undefined;
   private readonly health: HealthMonitor;
@@ -96,7 +95,7 @@ export class ServerHandle extends EventEmitter {
     this.log = options.logger ?? silentLogger;
     this.cachedTools = options.cachedTools;
     this.state = config.enabled ? "stopped" : "disabled";
-    this.queue = new PQueue({ concurrency: config.maxConcurrency });
+    this.gate = new ConcurrencyGate(config.maxConcurrency);
     this.health = new HealthMonitor({
       stats: this.stats,
       logger: this.log,
@@ -321,7 +320,7 @@ export class ServerHandle extends EventEmitter {
   /** Replaces the config (reload). The caller restarts the server when the transport changed. */
   updateConfig(config: ResolvedServerConfig): void {
     this.config = config;
-    if (config.maxConcurrency !== this.queue.concurrency) this.queue.concurrency = config.maxConcurrency;
+    if (config.maxConcurrency !== this.gate.concurrency) this.gate.concurrency = config.maxConcurrency;
   }
 
   /**
@@ -357,44 +356,32 @@ export class ServerHandle extends EventEmitter {
   ): Promise<T> {
     const c = options.cancellation;
     const client = this.usableClient ?? (await this.whenReady(options.waitMs, c ? c.signal : options.signal));
-    if (this.queue.size >= this.config.maxQueue) {
-      throw new QueueFullError(`Server "${this.name}" has ${this.queue.size} requests waiting (maxQueue ${this.config.maxQueue})`);
-    }
+    const gate = this.gate;
+    const waiting = gate.waiting;
+    if (waiting >= this.config.maxQueue)
+      throw new QueueFullError(`Server "${this.name}" has ${waiting} requests waiting (maxQueue ${this.config.maxQueue})`);
     const started = this.stats.begin();
     const reqOptions: TransportRequestOptions = { timeout: options.timeout ?? 0 };
     if (c) reqOptions.cancellation = c;
     else if (options.signal) reqOptions.signal = options.signal;
     if (options.onRequestId) reqOptions.onRequestId = options.onRequestId;
-    const run = (): Promise<T> => client.request<T>(method, params, reqOptions);
-    // Only a request that must wait for a slot pays for a signal to leave the queue early.
-    const mustWait = this.queue.pending >= this.queue.concurrency || this.queue.size > 0;
-    const queueSignal = mustWait ? (c ? c.signal : options.signal) : undefined;
+    let result: T;
     try {
-      const result = await this.queue.add(run, queueSignal ? { signal: queueSignal } : {});
-      this.stats.end(started);
-      return result as T;
+      // Only a request that must wait for a slot pays for a signal to leave the line early.
+      if (!gate.tryAcquire()) await gate.acquire(c ? c.signal : options.signal);
+      try {
+        result = await client.request<T>(method, params, reqOptions);
+      } finally {
+        gate.release();
+      }
     } catch (err) {
-      const e = this.clarify(err);
+      const e = clarifyRequestError(err, this);
       this.stats.end(started, e);
       // A step-up concerns this request only; otherwise no request can succeed any more.
       if (e instanceof AuthRequiredError && !e.stepUp && this.state === "ready" && this.client === client) void this.dropForAuth(e);
       throw e;
     }
-  }
-
-  /**
-   * Makes a failed request's error clear to the caller. A session mcpd ended on purpose (health restart,
-   * restart, disable, reload) closes without a reason of its own: the state says why. A network error a
-   * transport let through raw (undici's `UND_ERR_SOCKET`, `ECONNRESET`, ...) would reach the client as a
-   * bare -32603 "other side closed": it becomes TransportClosedError (-32062) naming the server and code.
-   */
-  private clarify(err: unknown): unknown {
-    if (err instanceof TransportClosedError && err.reason === undefined)
-      return new TransportClosedError(`${this.state}: ${this.stateReason}`);
-    const code = (err as { code?: unknown } | undefined)?.code;
-    if (err instanceof Error && !(err instanceof McpdError) && err.name !== "AbortError" && typeof code === "string") {
-      return new TransportClosedError(`network error talking to "${this.name}": ${err.message} (${code})`, { cause: err });
-    }
-    return err;
+    this.stats.end(started);
+    return result;
   }
 }
