@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { DaemonStatus } from "@mcpd/client";
+import type { ServerState } from "@mcpd/protocol";
 import { palette } from "../src/cli/format.js";
 import { redactUrlCredentials, renderStatus, stateNote, statusJson } from "../src/cli/status-view.js";
 import { commandHelp, overviewHelp } from "../src/cli/help.js";
@@ -238,7 +239,7 @@ describe("renderStatus", () => {
     ["failed", "", "failed"],
     ["restarting", "session closed", "restarting: session closed"],
   ])("stateNote(%s, %j) is %j", (state, stateReason, expected) => {
-    expect(stateNote({ state, stateReason })).toBe(expected);
+    expect(stateNote({ state: state as ServerState, stateReason })).toBe(expected);
   });
 
   it("colours states only when the palette is on", () => {

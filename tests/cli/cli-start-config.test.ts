@@ -59,7 +59,7 @@ describe("mcpd start with a config file that does not exist", () => {
   });
 
   it("the default location may be absent: the daemon starts with zero servers", async () => {
-    const env = { ...world.env, MCPD_CONFIG_DIR: join(world.root, "cfg") };
+    const env: NodeJS.ProcessEnv = { ...world.env, MCPD_CONFIG_DIR: join(world.root, "cfg") };
     delete env.MCPD_CONFIG;
     mkdirSync(join(world.root, "cfg"));
     const r = await world.run(["start"], { env });

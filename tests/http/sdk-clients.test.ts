@@ -43,7 +43,8 @@ describe.each(CASES)("$kind transport, $view view", ({ kind, view }) => {
     // The SDK Client runs notification handlers a microtask late, so a progress notification that arrives
     // in the same chunk as its request's answer reaches `onprogress` after the request is settled and is
     // dropped by the SDK. What mcpd delivered is read off the transport itself.
-    const onmessage = c.transport.onmessage;
+    // The SDK passes an `extra` its Transport type does not declare: keep passing it on.
+    const onmessage = c.transport.onmessage as ((m: unknown, extra?: unknown) => void) | undefined;
     c.transport.onmessage = (m: any, extra?: any) => {
       if (m.method === "notifications/progress") wireProgress.push(m.params.progress);
       onmessage?.(m, extra);

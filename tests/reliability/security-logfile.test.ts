@@ -65,7 +65,7 @@ describe("the state directory and its files are private", () => {
     mkdirSync(run, { mode: 0o700 });
     const state = othersDir(join(w.root, "state", "mcpd"));
     symlinkSync(v.path, join(state, "mcpd.log"));
-    const env = { ...w.env, XDG_RUNTIME_DIR: run, XDG_STATE_HOME: join(w.root, "state") };
+    const env: NodeJS.ProcessEnv = { ...w.env, XDG_RUNTIME_DIR: run, XDG_STATE_HOME: join(w.root, "state") };
     delete env.MCPD_HOME;
     for (const mode of ["--in-process", "--foreground"]) {
       const daemon = w.spawn(["start", mode], { env });

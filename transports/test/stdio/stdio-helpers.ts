@@ -7,7 +7,7 @@ import { join } from "node:path";
 import { expect } from "vitest";
 import type { CallToolResult, InitializeResult, JsonObject } from "@mcpd/protocol";
 import { StdioTransport, type StdioTransportOptions } from "../../src/stdio/stdio-transport.js";
-import type { RequestOptions, StdioServerConfig } from "../../src/transport.js";
+import type { StdioServerConfig, TransportRequestOptions } from "../../src/transport.js";
 import { createTempDir, fixturePath, isAlive, waitFor, type TempDir } from "../../../tests/helpers/process.js";
 
 export const FIXTURE = fixturePath("mcp-fixture.mjs");
@@ -84,14 +84,14 @@ export class Harness {
 export const CLIENT_CAPABILITIES = { roots: { listChanged: true }, sampling: {}, elicitation: {} };
 
 /** The MCP handshake: initialize, then notifications/initialized. */
-export async function initialize(t: StdioTransport, options: RequestOptions = {}): Promise<InitializeResult> {
+export async function initialize(t: StdioTransport, options: TransportRequestOptions = {}): Promise<InitializeResult> {
   const params = { protocolVersion: "2025-11-25", capabilities: CLIENT_CAPABILITIES, clientInfo: { name: "stdio-test", version: "0.0.0" } };
   const result = await t.request<InitializeResult>("initialize", params, options);
   await t.notify("notifications/initialized");
   return result;
 }
 
-export function callTool(t: StdioTransport, name: string, args: JsonObject = {}, options: RequestOptions = {}): Promise<CallToolResult> {
+export function callTool(t: StdioTransport, name: string, args: JsonObject = {}, options: TransportRequestOptions = {}): Promise<CallToolResult> {
   return t.request<CallToolResult>("tools/call", { name, arguments: args }, options);
 }
 
