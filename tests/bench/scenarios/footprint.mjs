@@ -330,8 +330,8 @@ export async function run(ctx) {
         metric: `Daemon RSS, 20 servers, ${top.toLocaleString("en-US")} clients`,
         value: rs[top],
         format: mb,
-        target: "<= 80 MB",
-        pass: rs[top].median <= 80,
+        target: "<= 60 MB",
+        pass: rs[top].median <= 60,
       },
       {
         metric: `Processes per server through mcpd, N = ${AGENT_COUNTS.join(", ")} agents (max)`,
