@@ -91,7 +91,12 @@ export async function initialize(t: StdioTransport, options: TransportRequestOpt
   return result;
 }
 
-export function callTool(t: StdioTransport, name: string, args: JsonObject = {}, options: TransportRequestOptions = {}): Promise<CallToolResult> {
+export function callTool(
+  t: StdioTransport,
+  name: string,
+  args: JsonObject = {},
+  options: TransportRequestOptions = {},
+): Promise<CallToolResult> {
   return t.request<CallToolResult>("tools/call", { name, arguments: args }, options);
 }
 
