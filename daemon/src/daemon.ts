@@ -124,7 +124,7 @@ export async function startDaemon(options: RunDaemonOptions): Promise<DaemonHand
   const applyLimits = (cfg: LoadedConfig): void => {
     const limits = socketLimits(cfg);
     server.setLimits(limits);
-    http.setMaxConnections(limits.maxConnections);
+    http.setConnectionCap(limits.maxConnections, () => server.connections);
     root.info(
       { maxConnections: limits.maxConnections, why: limits.maxConnectionsWhy, openFileLimit: fdLimit ?? null, fdsInUse },
       "client connection limit",
@@ -204,6 +204,7 @@ export async function startDaemon(options: RunDaemonOptions): Promise<DaemonHand
       requestTimeoutMs: RUNTIME_DEFAULTS.httpRequestTimeoutMs,
     },
   });
+  server.shareCapWith(() => http.openConnections);
   await manager.load(config);
   router.applyFilters(config.settings, router.filtersSnapshot());
   // Before the socket answers: once `mcpd start` returns, status already says where HTTP is (or why not).

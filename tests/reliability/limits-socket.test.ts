@@ -6,6 +6,7 @@
  */
 import { execFileSync } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
+import { connect as tcpConnect, type Socket } from "node:net";
 import { McpdClient, type McpdError } from "@mcpd/client";
 import { afterEach, describe, expect, it } from "vitest";
 import { fixture, startTestDaemon, until, type RawClient, type TestDaemon } from "../e2e/harness.js";
@@ -164,6 +165,69 @@ describe("limits: connections and open files", () => {
     await sdk.close();
     accepted[0]!.client.close();
     await until(async () => (await probe(d)).kind === "accepted", "a new connection accepted after one closed");
+  });
+});
+
+/** Opens a TCP connection to `url`'s host and port and sends one HTTP request: answered (`accepted`) or closed unanswered (`refused`). */
+async function tcpProbe(url: string): Promise<{ kind: "accepted" | "refused"; socket: Socket }> {
+  const { hostname, port } = new URL(url);
+  const socket = tcpConnect({ host: hostname, port: Number(port) });
+  let answered = false;
+  let closed = false;
+  socket.on("data", () => (answered = true));
+  socket.on("error", () => {});
+  socket.once("close", () => (closed = true));
+  socket.write(`GET /mcp HTTP/1.1\r\nHost: ${hostname}:${port}\r\n\r\n`);
+  const kind = await until(
+    () => (answered ? ("accepted" as const) : closed ? ("refused" as const) : undefined),
+    "the HTTP probe answered or closed",
+  );
+  return { kind, socket };
+}
+
+describe("limits: one connection cap for the socket and the HTTP front end", () => {
+  it("regression: the two faces each had the whole cap; now they share it and HTTP may hold at most half, so a TCP flood never locks agents out of the socket", async () => {
+    const d = (daemon = await startTestDaemon({ a: fixture("a") }, { settings: { maxConnections: 6 } }));
+    const control = await controlClient(d); // one of the socket's connections
+    const url = (await status(control)).http.url as string;
+    expect(url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/mcp$/);
+    const tcp: Socket[] = [];
+    try {
+      // Anyone on the machine can open TCP connections, token or not: they get half of the cap.
+      const kinds: string[] = [];
+      for (let i = 0; i < 5; i++) {
+        const p = await tcpProbe(url);
+        kinds.push(p.kind);
+        tcp.push(p.socket);
+      }
+      expect(kinds).toEqual(["accepted", "accepted", "accepted", "refused", "refused"]);
+      // The socket keeps the rest: with the control connection and 3 TCP ones held, 2 more, then -32072.
+      const accepted = [await probe(d), await probe(d)];
+      expect(accepted.map((p) => p.kind)).toEqual(["accepted", "accepted"]);
+      const over = await probe(d);
+      expect(over.kind).toBe("refused");
+      expect(over.error).toMatchObject({ code: -32072 });
+      // The socket may use what TCP leaves: with no TCP connection, it holds 5 of the 6...
+      for (const s of tcp.splice(0)) s.destroy();
+      for (let i = 0; i < 2; i++) {
+        await until(async () => {
+          const p = await probe(d);
+          if (p.kind === "accepted") accepted.push(p);
+          else p.client.close();
+          return p.kind === "accepted";
+        }, "a socket connection accepted once the TCP ones closed");
+      }
+      // ...and then TCP gets the one slot left, below its half but at the shared cap: the next is refused.
+      const last = await tcpProbe(url);
+      tcp.push(last.socket);
+      expect(last.kind).toBe("accepted");
+      const beyond = await tcpProbe(url);
+      tcp.push(beyond.socket);
+      expect(beyond.kind).toBe("refused");
+      for (const p of accepted) expect((await p.client.request("ping")).result).toEqual({});
+    } finally {
+      for (const s of tcp) s.destroy();
+    }
   });
 });
 

@@ -45,6 +45,7 @@ export class HttpFront {
   /** TCP connections open over every listening server, and how many may be at once. */
   private connections = 0;
   private maxConnections = Number.POSITIVE_INFINITY;
+  private socketConnections: () => number = () => 0;
   /** Connections closed at once for being over {@link maxConnections}, since start. */
   private refusedConnections = 0;
 
@@ -103,13 +104,22 @@ export class HttpFront {
   }
 
   /**
-   * Bounds the TCP connections held at once over both address families (the daemon's client connection
-   * cap: `mcpd.maxConnections`, less when the open-file limit leaves less room). Loopback TCP is open to
-   * every local user, token or not, so without it anyone could take every open file of the daemon.
-   * Past it a new connection is closed at once.
+   * Bounds the TCP connections held at once over both address families by the daemon's one client
+   * connection cap (`mcpd.maxConnections`, less when the open-file limit leaves less room), shared with
+   * the Unix socket, whose connections `socketConnections()` counts: together they never hold more
+   * descriptors than the cap. Loopback TCP is open to every local user, token or not, so the front end
+   * may take at most half of the cap: a flood of TCP connections can neither take every open file of the
+   * daemon nor lock the user's own agents out of the socket. Past either bound a new connection is
+   * closed at once.
    */
-  setMaxConnections(max: number): void {
+  setConnectionCap(max: number, socketConnections: () => number): void {
     this.maxConnections = max;
+    this.socketConnections = socketConnections;
+  }
+
+  /** TCP connections open now. */
+  get openConnections(): number {
+    return this.connections;
   }
 
   /** Checks for idle sessions a few times per idle period (at most once a second, at least once a minute). */
@@ -193,10 +203,12 @@ export class HttpFront {
   private createServer(): Server {
     const server = createServer((req, res) => this.handle(req, res));
     server.on("connection", (socket) => {
-      if (this.connections >= this.maxConnections) {
+      const cap = this.maxConnections;
+      const socketConnections = this.socketConnections();
+      if (this.connections >= Math.floor(cap / 2) || this.connections + socketConnections >= cap) {
         if (this.refusedConnections++ % 1000 === 0)
           this.log.warn(
-            { maxConnections: this.maxConnections, refused: this.refusedConnections },
+            { connections: this.connections, socketConnections, maxConnections: cap, refused: this.refusedConnections },
             "HTTP connection refused: too many open",
           );
         socket.destroy();

@@ -77,6 +77,8 @@ export class ClientLimits {
   private farewells = 0;
   private readonly droppedCounts: DroppedConnections = { tooManyConnections: 0, overBudget: 0, lineTimeout: 0, notReading: 0 };
   private readonly throttle = { refusedAt: 0, refused: 0 };
+  /** Connections the daemon's other face (the HTTP front end) holds: they count against the same cap. */
+  otherConnections: () => number = () => 0;
 
   constructor(limits: SocketLimits, log: Logger) {
     this.limits = { ...limits };
@@ -118,9 +120,12 @@ export class ClientLimits {
     this.conns.delete(conn);
   }
 
-  /** Whether the connections are at the cap: a new one is answered by {@link refuse}. */
+  /**
+   * Whether the connections are at the cap, counting the HTTP front end's with the socket's (each holds
+   * a descriptor whichever face took it): a new one is answered by {@link refuse}.
+   */
   get full(): boolean {
-    return this.conns.size >= this.limits.maxConnections;
+    return this.conns.size + this.otherConnections() >= this.limits.maxConnections;
   }
 
   /**
@@ -154,7 +159,13 @@ export class ClientLimits {
     const now = Date.now();
     if (now - t.refusedAt >= LOG_EVERY_MS) {
       this.log.warn(
-        { connections: this.conns.size, maxConnections, why: maxConnectionsWhy, refused: t.refused },
+        {
+          connections: this.conns.size,
+          httpConnections: this.otherConnections(),
+          maxConnections,
+          why: maxConnectionsWhy,
+          refused: t.refused,
+        },
         "connection refused: too many connections",
       );
       t.refusedAt = now;

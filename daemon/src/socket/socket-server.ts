@@ -52,6 +52,11 @@ export class SocketServer {
     return this.limits.conns.size;
   }
 
+  /** Counts `count()` (the HTTP front end's connections) against this server's connection cap too. */
+  shareCapWith(count: () => number): void {
+    this.limits.otherConnections = count;
+  }
+
   /** Counts and bounds for `mcpd/status`. */
   stats(): SocketServerStats {
     return this.limits.stats();
