@@ -64,6 +64,14 @@ export const CONFIG_DEFAULTS = {
      * client gets 404 and initializes again), in ms.
      */
     sessionIdleMs: 30 * 60_000,
+    /**
+     * A `tools/call`, `prompts/get`, `resources/read` or `completion/complete` not answered within this
+     * many ms (and with nothing else for it before) is switched from a JSON answer to an SSE stream, primed
+     * with an event id, so a long call can be resumed if the connection drops; one answered sooner leaves as
+     * plain JSON. 0: always on SSE. Measured: SSE for every call cost the daemon ~1.5x the CPU per call, and
+     * the official SDK client more (a stream parser per response).
+     */
+    streamAfterMs: 50,
   },
   /** Largest config file read, in bytes; a bigger file is refused (MCPD_CONFIG_INVALID). */
   maxConfigFileBytes: 4 * 1024 * 1024,

@@ -528,12 +528,23 @@ const HTTP_DEFAULTS = {
   allowedHosts: [],
   maxSessions: 256,
   sessionIdleMs: 1_800_000,
+  streamAfterMs: 50,
 };
 
 describe("mcpd.http", () => {
   it("reads every key and names the wrong ones with what they must be", () => {
     const cfg = parse({
-      mcpd: { http: { enabled: false, port: 0, host: "::1", allowedHosts: ["mybox.local"], maxSessions: 4, sessionIdleMs: 5_000 } },
+      mcpd: {
+        http: {
+          enabled: false,
+          port: 0,
+          host: "::1",
+          allowedHosts: ["mybox.local"],
+          maxSessions: 4,
+          sessionIdleMs: 5_000,
+          streamAfterMs: 0,
+        },
+      },
       mcpServers: {},
     });
     expect(cfg.settings.http).toEqual({
@@ -544,7 +555,11 @@ describe("mcpd.http", () => {
       allowedHosts: ["mybox.local"],
       maxSessions: 4,
       sessionIdleMs: 5_000,
+      streamAfterMs: 0,
     });
+    expect(() => parse({ mcpd: { http: { streamAfterMs: -1 } }, mcpServers: {} })).toThrow(
+      /"mcpd.http.streamAfterMs" must be an integer from 0 to 60000 \(milliseconds; 0: always stream\), got -1/,
+    );
     expect(() => parse({ mcpd: { http: { port: 70_000 } }, mcpServers: {} })).toThrow(
       /"mcpd.http.port" must be an integer from 0 to 65535/,
     );

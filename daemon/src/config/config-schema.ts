@@ -145,6 +145,8 @@ export interface HttpSettings {
   readonly maxSessions: number;
   /** A Streamable HTTP session with nothing under way this long ends, in ms. Default 1800000 (30 min). */
   readonly sessionIdleMs: number;
+  /** A call that may run long and is not answered within this many ms is answered on SSE, in ms (0: always). Default 50. */
+  readonly streamAfterMs: number;
 }
 
 /** The optional top-level `"mcpd"` section. The optional keys are present only when the file sets them. */

@@ -5,7 +5,16 @@ import { describeValue, isPlainObject, type ConfigIssues } from "./config-issues
 import { hintFor } from "./did-you-mean.js";
 
 /** Keys of `mcpd.http`. */
-export const HTTP_KEYS = ["enabled", "port", "host", "allowRemote", "allowedHosts", "maxSessions", "sessionIdleMs"] as const;
+export const HTTP_KEYS = [
+  "enabled",
+  "port",
+  "host",
+  "allowRemote",
+  "allowedHosts",
+  "maxSessions",
+  "sessionIdleMs",
+  "streamAfterMs",
+] as const;
 
 /** The HTTP front end's settings with every default filled in. */
 export function defaultHttpSettings(): HttpSettings {
@@ -32,7 +41,16 @@ export function readHttpSettings(value: unknown, issues: ConfigIssues): HttpSett
     if (!(HTTP_KEYS as readonly string[]).includes(key))
       issues.warn("", `unknown key "mcpd.http.${key}" ignored${hintFor(key, HTTP_KEYS)}`);
   }
-  const { enabled, port, host, allowRemote, allowedHosts, maxSessions, sessionIdleMs } = value;
+  const { enabled, port, host, allowRemote, allowedHosts, maxSessions, sessionIdleMs, streamAfterMs } = value;
+  if (streamAfterMs !== undefined) {
+    if (typeof streamAfterMs === "number" && Number.isInteger(streamAfterMs) && streamAfterMs >= 0 && streamAfterMs <= 60_000)
+      out.streamAfterMs = streamAfterMs;
+    else
+      issues.error(
+        "",
+        `"mcpd.http.streamAfterMs" must be an integer from 0 to 60000 (milliseconds; 0: always stream), got ${describeValue(streamAfterMs)}`,
+      );
+  }
   if (maxSessions !== undefined) {
     if (typeof maxSessions === "number" && Number.isInteger(maxSessions) && maxSessions >= 1 && maxSessions <= 100_000)
       out.maxSessions = maxSessions;

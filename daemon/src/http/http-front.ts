@@ -1,6 +1,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import { WireCode, silentLogger, type HttpFrontStatus, type Logger } from "@mcpd/protocol";
 import type { HttpSettings } from "../config/index.js";
+import { CONFIG_DEFAULTS } from "../defaults.js";
 import type { Router } from "../router/router.js";
 import { LOOPBACK_NAMES, bearerMatches, checkHostAndOrigin, isLoopbackAddress, tokenDigest } from "./http-guard.js";
 import { sendError } from "./http-respond.js";
@@ -15,7 +16,7 @@ export interface HttpFrontOptions {
   /** The bearer token's file (0600, in the state directory). */
   tokenFile: string;
   logger?: Logger;
-  limits: Omit<HttpSessionLimits, "maxSessions" | "idleTimeoutMs" | "maxReplayBytesTotal"> & {
+  limits: Omit<HttpSessionLimits, "maxSessions" | "idleTimeoutMs" | "maxReplayBytesTotal" | "streamAfterMs"> & {
     /** Largest request body, in bytes. */
     maxBodyBytes: number;
     /** A request's headers and body must arrive within this many ms. */
@@ -54,7 +55,7 @@ export class HttpFront {
     this.log = options.logger ?? silentLogger;
     this.sessions = new HttpSessions(
       options.router,
-      { ...options.limits, maxSessions: 0, idleTimeoutMs: 0, maxReplayBytesTotal: 0 },
+      { ...options.limits, maxSessions: 0, idleTimeoutMs: 0, maxReplayBytesTotal: 0, streamAfterMs: CONFIG_DEFAULTS.http.streamAfterMs },
       this.log,
     );
   }
@@ -72,6 +73,7 @@ export class HttpFront {
       ...this.opts.limits,
       maxSessions: settings.maxSessions,
       idleTimeoutMs: settings.sessionIdleMs,
+      streamAfterMs: settings.streamAfterMs,
       maxReplayBytesTotal: bufferBudgetBytes,
     };
     this.startSweep(settings.sessionIdleMs);

@@ -21,6 +21,8 @@ export interface HttpSessionLimits {
   maxReplayBytes: number;
   /** POSTs being answered (and so response streams open) at once in one session; the one over gets 429. */
   maxStreamsPerSession: number;
+  /** A call that may run long is switched from JSON to SSE when unanswered after this many ms (0: SSE at once). */
+  streamAfterMs: number;
   /** Bytes of SSE events kept over all sessions; past it the session holding the most is trimmed to half its share. */
   maxReplayBytesTotal: number;
 }

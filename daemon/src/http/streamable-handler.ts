@@ -20,9 +20,11 @@ export interface EndpointContext {
 }
 
 /**
- * Requests that may produce notifications or server-to-client requests before their answer (progress,
- * log messages, sampling, elicitation): answered on an SSE stream from the start. Anything else is
- * answered as JSON, switched to SSE only if something does come for it first.
+ * Requests that may run long and produce notifications or server-to-client requests before their answer
+ * (progress, log messages, sampling, elicitation): answered as JSON when the answer comes within
+ * `mcpd.http.streamAfterMs` (50 ms), else switched to a primed (resumable) SSE stream then. Anything else
+ * is answered as JSON, switched to SSE only if something does come for it first. Either way, something
+ * for the request before its answer switches it at once. A client that accepts only SSE always gets SSE.
  */
 const STREAMED_METHODS: ReadonlySet<string> = new Set(["tools/call", "prompts/get", "resources/read", "completion/complete"]);
 
@@ -139,7 +141,10 @@ export async function handlePost(req: IncomingMessage, res: ServerResponse, ctx:
     ids,
     answers: [],
     batch,
-    sse: !sse ? "never" : !json || messages.some((m) => STREAMED_METHODS.has((m as JsonObject).method as string)) ? "always" : "allowed",
+    sse: !sse ? "never" : !json ? "always" : "allowed",
+    streamAfterMs: messages.some((m) => STREAMED_METHODS.has((m as JsonObject).method as string))
+      ? session.limits.streamAfterMs
+      : undefined,
     headers,
     gone: false,
     initialize: isInit,

@@ -20,6 +20,8 @@ export interface StreamableSessionLimits {
   maxReplayBytes: number;
   /** POSTs being answered at once in one session. */
   maxStreamsPerSession: number;
+  /** A call that may run long is switched from JSON to SSE when unanswered after this many ms (0: SSE at once). */
+  streamAfterMs: number;
 }
 
 /** The daemon-wide count of replay bytes over every session. */
@@ -42,6 +44,10 @@ export interface Exchange {
   readonly batch: boolean;
   /** `never`: the client accepts only JSON; `allowed`: JSON or SSE; `always`: SSE only. */
   readonly sse: "never" | "allowed" | "always";
+  /** `allowed` only: switch to SSE if still unanswered after this many ms (a call that may run long). */
+  readonly streamAfterMs?: number;
+  /** The timer of {@link streamAfterMs}, while armed. */
+  graceTimer?: NodeJS.Timeout;
   /** Extra response headers (the new session's id on initialize). */
   readonly headers: Record<string, string>;
   /** Its SSE stream, once it switched. */
@@ -138,9 +144,15 @@ export class StreamableSession implements StreamOwner {
     onGone(exchange.res, () => {
       this.lastActiveAt = Date.now();
       if (exchange.ids.size > 0 && !exchange.stream) exchange.gone = true;
+      clearTimeout(exchange.graceTimer);
       this.open.delete(exchange);
     });
-    if (exchange.sse === "always") this.toSse(exchange);
+    if (exchange.sse === "always" || (exchange.sse === "allowed" && exchange.streamAfterMs === 0)) this.toSse(exchange);
+    else if (exchange.sse === "allowed" && exchange.streamAfterMs !== undefined) {
+      exchange.graceTimer = setTimeout(() => {
+        if (!exchange.gone && exchange.ids.size > 0) this.toSse(exchange);
+      }, exchange.streamAfterMs);
+    }
   }
 
   /** A resumable stream by id (for `Last-Event-ID`). */
@@ -253,6 +265,7 @@ export class StreamableSession implements StreamOwner {
 
   /** Every request of `ex` is settled: its stream ends, or its JSON answers go (202 when every one was cancelled). */
   private complete(ex: Exchange): void {
+    clearTimeout(ex.graceTimer);
     if (ex.stream) return this.finishStream(ex.stream);
     if (ex.gone) return;
     if (ex.answers.length === 0) {
@@ -281,6 +294,7 @@ export class StreamableSession implements StreamOwner {
   /** The exchange's SSE stream, switching it from JSON (the answers collected so far go first). */
   private toSse(ex: Exchange): SseStream {
     if (ex.stream) return ex.stream;
+    clearTimeout(ex.graceTimer);
     const stream = this.newStream();
     ex.stream = stream;
     ex.res.writeHead(200, { ...ex.headers, "content-type": "text/event-stream", "cache-control": "no-cache, no-transform" });
