@@ -68,8 +68,8 @@ export const CONFIG_DEFAULTS = {
      * A `tools/call`, `prompts/get`, `resources/read` or `completion/complete` not answered within this
      * many ms (and with nothing else for it before) is switched from a JSON answer to an SSE stream, primed
      * with an event id, so a long call can be resumed if the connection drops; one answered sooner leaves as
-     * plain JSON. 0: always on SSE. Measured: SSE for every call cost the daemon ~1.5x the CPU per call, and
-     * the official SDK client more (a stream parser per response).
+     * plain JSON. 0: always on SSE. Measured against 0, the official SDK client with 16 calls in flight:
+     * calls/s +14%, its CPU per call -15% (no stream parser per response), the daemon's -7%.
      */
     streamAfterMs: 50,
   },

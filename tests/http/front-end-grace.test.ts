@@ -53,7 +53,7 @@ async function messagesUntil(r: Response, id: number): Promise<any[]> {
 describe("a grace of a minute: quick calls come back as JSON", () => {
   const { call } = withGrace(60_000);
 
-  it("regression: a tools/call answered at once comes back as one JSON body, not an SSE stream (SSE for every call cost the daemon and the client ~1.5x the CPU)", async () => {
+  it("regression: a tools/call answered at once comes back as one JSON body, not an SSE stream (SSE for every call cost the client and the daemon more per call)", async () => {
     const r = await call(1, "echo", { text: "quick" });
     expect(r.status).toBe(200);
     expect(r.headers.get("content-type")).toBe("application/json");
