@@ -78,6 +78,24 @@ export function accepts(header: string | undefined, type: string): boolean {
   });
 }
 
+/**
+ * For a GET that opens an SSE stream: answers 406 unless the client accepts `text/event-stream`, and
+ * returns whether the request may go on. `headerRequired`: a missing `Accept` is refused too (Streamable
+ * HTTP requires one; legacy HTTP+SSE clients may send none).
+ */
+export function acceptsSse(req: IncomingMessage, res: ServerResponse, headerRequired: boolean): boolean {
+  const header = req.headers.accept;
+  if (accepts(header, "text/event-stream") && (header !== undefined || !headerRequired)) return true;
+  sendError(
+    res,
+    406,
+    WireCode.InvalidRequest,
+    "Not Acceptable: GET opens an SSE stream; accept text/event-stream",
+    "MCPD_PROTOCOL_VIOLATION",
+  );
+  return false;
+}
+
 /** A POST's JSON-RPC content: its messages, and whether they came as a batch. */
 export interface PostedMessages {
   messages: unknown[];

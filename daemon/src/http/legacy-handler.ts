@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { WireCode } from "@mcpd/protocol";
-import { accepts, readMessages, sendError } from "./http-respond.js";
+import { acceptsSse, readMessages, sendError } from "./http-respond.js";
 import type { ViewChoice } from "./http-routes.js";
 import type { HttpSessions } from "./http-sessions.js";
 import type { LegacySseSession } from "./legacy-session.js";
@@ -13,16 +13,7 @@ export function handleLegacyStream(
   view: ViewChoice,
   messagesPath: string,
 ): void {
-  if (!accepts(req.headers.accept, "text/event-stream")) {
-    sendError(
-      res,
-      406,
-      WireCode.InvalidRequest,
-      "Not Acceptable: GET opens an SSE stream; accept text/event-stream",
-      "MCPD_PROTOCOL_VIOLATION",
-    );
-    return;
-  }
+  if (!acceptsSse(req, res, false)) return;
   const opened = sessions.openLegacy(res, view);
   if ("status" in opened) {
     sendError(res, opened.status, opened.error.code, opened.error.message, opened.error.mcpdCode);

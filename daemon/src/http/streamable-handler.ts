@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { SUPPORTED_PROTOCOL_VERSIONS, WireCode, classify, isObject, type JsonObject, type RequestId } from "@mcpd/protocol";
-import { accepts, onGone, readMessages, sendError } from "./http-respond.js";
+import { accepts, acceptsSse, onGone, readMessages, sendError } from "./http-respond.js";
 import type { ViewChoice } from "./http-routes.js";
 import type { HttpSessions } from "./http-sessions.js";
 import { parseEventId } from "./sse-stream.js";
@@ -156,16 +156,7 @@ export async function handlePost(req: IncomingMessage, res: ServerResponse, ctx:
 
 /** GET: the standalone SSE stream for server-initiated messages, or a dropped stream resumed with Last-Event-ID. */
 export function handleGet(req: IncomingMessage, res: ServerResponse, ctx: EndpointContext): void {
-  if (!accepts(req.headers.accept, "text/event-stream") || req.headers.accept === undefined) {
-    sendError(
-      res,
-      406,
-      WireCode.InvalidRequest,
-      "Not Acceptable: GET opens an SSE stream; accept text/event-stream",
-      "MCPD_PROTOCOL_VIOLATION",
-    );
-    return;
-  }
+  if (!acceptsSse(req, res, true)) return;
   const session = sessionOf(req, res, ctx);
   if (!session) return;
   session.lastActiveAt = Date.now();
