@@ -181,7 +181,8 @@ export class CliWorld {
   }
 }
 
-function collect(child: ChildProcess, timeoutMs: number, what: string): Promise<CliRun> {
+/** Collects a child's stdout and stderr until it closes; kills it and rejects, naming `what`, past `timeoutMs`. */
+export function collect(child: ChildProcess, timeoutMs: number, what: string): Promise<CliRun> {
   return new Promise((resolve, reject) => {
     let stdout = "";
     let stderr = "";

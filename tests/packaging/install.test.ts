@@ -12,7 +12,7 @@ import { dirname, join } from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { CliWorld, ROOT, until, type CliRun } from "../cli/cli-harness.js";
+import { CliWorld, ROOT, collect, until, type CliRun } from "../cli/cli-harness.js";
 import { loadedModules, recordingEnv } from "../helpers/module-log.js";
 
 /** The workspaces that are published, by folder and package name. The tests workspace is not one of them. */
@@ -35,26 +35,8 @@ const VERSION = JSON.parse(readFileSync(join(ROOT, "daemon/package.json"), "utf8
 
 /** Runs `command args` to completion, bounded; stdout and stderr collected. */
 function exec(command: string, args: string[], options: { cwd: string; env: NodeJS.ProcessEnv; timeoutMs?: number }): Promise<CliRun> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(command, args, { cwd: options.cwd, env: options.env, stdio: ["ignore", "pipe", "pipe"] });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.on("data", (d: Buffer) => (stdout += d.toString()));
-    child.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
-    const timeoutMs = options.timeoutMs ?? 60_000;
-    const timer = setTimeout(() => {
-      child.kill("SIGKILL");
-      reject(new Error(`${command} ${args.join(" ")} did not finish within ${timeoutMs} ms; stderr: ${stderr}`));
-    }, timeoutMs);
-    child.once("error", (err) => {
-      clearTimeout(timer);
-      reject(err);
-    });
-    child.once("close", (code, signal) => {
-      clearTimeout(timer);
-      resolve({ code, signal, stdout, stderr });
-    });
-  });
+  const child = spawn(command, args, { cwd: options.cwd, env: options.env, stdio: ["ignore", "pipe", "pipe"] });
+  return collect(child, options.timeoutMs ?? 60_000, `${command} ${args.join(" ")}`);
 }
 
 /** `mcpd ARGS` as a user's shell runs it: found on PATH, in the installed prefix. */
