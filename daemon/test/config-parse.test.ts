@@ -533,22 +533,8 @@ const HTTP_DEFAULTS = {
 
 describe("mcpd.http", () => {
   it("reads every key and names the wrong ones with what they must be", () => {
-    const cfg = parse({
-      mcpd: {
-        http: {
-          enabled: false,
-          port: 0,
-          host: "::1",
-          allowedHosts: ["mybox.local"],
-          maxSessions: 4,
-          sessionIdleMs: 5_000,
-          streamAfterMs: 0,
-        },
-      },
-      mcpServers: {},
-    });
-    expect(cfg.settings.http).toEqual({
-      ...HTTP_DEFAULTS,
+    // Every key set to something other than its default.
+    const http = {
       enabled: false,
       port: 0,
       host: "::1",
@@ -556,7 +542,9 @@ describe("mcpd.http", () => {
       maxSessions: 4,
       sessionIdleMs: 5_000,
       streamAfterMs: 0,
-    });
+    };
+    const cfg = parse({ mcpd: { http }, mcpServers: {} });
+    expect(cfg.settings.http).toEqual({ ...HTTP_DEFAULTS, ...http });
     expect(() => parse({ mcpd: { http: { streamAfterMs: -1 } }, mcpServers: {} })).toThrow(
       /"mcpd.http.streamAfterMs" must be an integer from 0 to 60000 \(milliseconds; 0: always stream\), got -1/,
     );
