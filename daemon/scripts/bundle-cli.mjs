@@ -18,6 +18,7 @@ import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { dirname, join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
 import { build } from "rolldown";
+import { dependencyFaults } from "./bundle-deps.mjs";
 
 const daemonDir = join(dirname(fileURLToPath(import.meta.url)), "..");
 const repoRoot = join(daemonDir, "..");
@@ -45,25 +46,19 @@ const result = await build({
   },
 });
 
-// The bundle imports the npm packages of every @mcpd package it holds, so the daemon package must declare
-// them itself: installed, another package's dependencies are not visible from the daemon's files.
+// The daemon package must declare every npm package the bundle imports (see bundle-deps.mjs).
 const manifest = (dir) => JSON.parse(readFileSync(join(repoRoot, dir, "package.json"), "utf8"));
-const declared = manifest("daemon").dependencies ?? {};
-const faults = [];
+const wanted = Object.assign({}, ...["protocol", "transports", "client-sdk"].map((dir) => manifest(dir).dependencies ?? {}));
 const ownFiles = new Set(result.output.map((item) => item.fileName));
-for (const item of result.output) {
-  if (item.type !== "chunk") continue;
-  for (const id of [...item.imports, ...item.dynamicImports]) {
-    if (ownFiles.has(id) || !isExternal(id) || id.startsWith("node:")) continue;
-    const name = id.startsWith("@") ? id.split("/").slice(0, 2).join("/") : (id.split("/")[0] ?? id);
-    const wanted = ["protocol", "transports", "client-sdk"].map((dir) => manifest(dir).dependencies?.[name]).find(Boolean);
-    if (declared[name] === undefined)
-      faults.push(`${item.fileName} imports ${id}, which daemon/package.json does not list in dependencies`);
-    else if (wanted !== undefined && wanted !== declared[name])
-      faults.push(`daemon/package.json lists ${name} ${declared[name]}, but the package that uses it wants ${wanted}`);
-  }
-}
-if (faults.length > 0) throw new Error(`bundle-cli: ${[...new Set(faults)].join("; ")}`);
+const imports = result.output.flatMap((item) =>
+  item.type !== "chunk"
+    ? []
+    : [...item.imports, ...item.dynamicImports]
+        .filter((id) => !ownFiles.has(id) && isExternal(id) && !id.startsWith("node:"))
+        .map((id) => ({ file: item.fileName, id })),
+);
+const faults = dependencyFaults(imports, manifest("daemon").dependencies ?? {}, wanted);
+if (faults.length > 0) throw new Error(`bundle-cli: ${faults.join("; ")}`);
 
 const modules = {};
 for (const item of result.output) {
