@@ -1,11 +1,9 @@
-import { readFileSync } from "node:fs";
-import { join } from "node:path";
-import { packageRoot } from "./infra/package-root.js";
+import { packageVersion } from "./infra/package-root.js";
 
-/** mcpd's version, read once from the daemon package's manifest. */
+/** mcpd's version, read once from the daemon package's manifest ("0.0.0" when it cannot be found). */
 export const VERSION: string = (() => {
   try {
-    return (JSON.parse(readFileSync(join(packageRoot(), "package.json"), "utf8")) as { version: string }).version;
+    return packageVersion();
   } catch {
     return "0.0.0";
   }
