@@ -1,7 +1,5 @@
 import type { JsonObject } from "@mcpd/protocol";
-import { redactUrl } from "../http-config.js";
-import { errorText } from "../http-wire.js";
-import { oauthRequest, type OAuthHttp, type OAuthResponse } from "./oauth-http.js";
+import { firstDocument, type OAuthHttp } from "./oauth-http.js";
 
 /** An authorization server's metadata (RFC 8414 / OpenID Connect discovery), the parts mcpd uses. */
 export interface AuthServerMetadata {
@@ -52,24 +50,8 @@ export async function fetchAuthServerMetadata(
   problems: string[],
   signal?: AbortSignal,
 ): Promise<AuthServerMetadata | undefined> {
-  for (const url of authServerMetadataUrls(issuer)) {
-    let res: OAuthResponse;
-    try {
-      res = await oauthRequest(http, url, { method: "GET" }, signal);
-    } catch (err) {
-      if (signal?.aborted) throw signal.reason;
-      problems.push(`${redactUrl(url)}: ${errorText(err)}`);
-      continue;
-    }
-    if (res.status !== 200 || !res.json) {
-      problems.push(`${redactUrl(url)}: ${res.status !== 200 ? `HTTP ${res.status}` : "not JSON"}`);
-      continue;
-    }
-    const metadata = readMetadata(res.json, issuer);
-    if (metadata) return metadata;
-    problems.push(`${redactUrl(url)}: no valid "token_endpoint"`);
-  }
-  return undefined;
+  const read = (doc: JsonObject): AuthServerMetadata | string => readMetadata(doc, issuer) ?? 'no valid "token_endpoint"';
+  return firstDocument(http, authServerMetadataUrls(issuer), read, problems, signal);
 }
 
 /**

@@ -1,7 +1,7 @@
 import type { Dispatcher } from "undici";
 import { isObject, type JsonObject } from "@mcpd/protocol";
 import { TRANSPORT_DEFAULTS } from "../../defaults.js";
-import { headerValue, readBodyText } from "../http-wire.js";
+import { errorText, headerValue, readBodyText } from "../http-wire.js";
 import { redactUrl } from "../http-config.js";
 import { loadUndici, request } from "../undici.js";
 
@@ -78,6 +78,40 @@ export async function oauthRequest(
     clearTimeout(timer);
     signal?.removeEventListener("abort", onAbort);
   }
+}
+
+/**
+ * GETs each of `urls` in order and returns what `read` makes of the first JSON document it accepts:
+ * `read` returns the value, or a string saying what is wrong with the document. Every failed attempt
+ * (the request failing, a status other than 200, a body that is not JSON, `read`'s reason) is added to
+ * `problems`, naming its URL (redacted), for the error that may follow. Undefined when none is accepted.
+ * @throws the signal's reason when `signal` aborts.
+ */
+export async function firstDocument<T>(
+  http: OAuthHttp,
+  urls: Iterable<URL>,
+  read: (doc: JsonObject, url: URL) => T | string,
+  problems: string[],
+  signal?: AbortSignal,
+): Promise<T | undefined> {
+  for (const url of urls) {
+    let res: OAuthResponse;
+    try {
+      res = await oauthRequest(http, url, { method: "GET" }, signal);
+    } catch (err) {
+      if (signal?.aborted) throw signal.reason;
+      problems.push(`${redactUrl(url)}: ${errorText(err)}`);
+      continue;
+    }
+    if (res.status !== 200 || !res.json) {
+      problems.push(`${redactUrl(url)}: ${res.status !== 200 ? `HTTP ${res.status}` : "not JSON"}`);
+      continue;
+    }
+    const value = read(res.json, url);
+    if (typeof value !== "string") return value;
+    problems.push(`${redactUrl(url)}: ${value}`);
+  }
+  return undefined;
 }
 
 /** A form body (application/x-www-form-urlencoded) from the defined entries of `fields`. */

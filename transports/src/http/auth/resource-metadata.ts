@@ -1,6 +1,5 @@
-import { redactUrl } from "../http-config.js";
-import { errorText } from "../http-wire.js";
-import { oauthRequest, isSecureEndpoint, type OAuthHttp, type OAuthResponse } from "./oauth-http.js";
+import type { JsonObject } from "@mcpd/protocol";
+import { firstDocument, isSecureEndpoint, type OAuthHttp } from "./oauth-http.js";
 
 /** A protected resource metadata document (RFC 9728), the parts mcpd uses. */
 export interface ResourceMetadata {
@@ -51,24 +50,8 @@ export async function fetchResourceMetadata(
   problems: string[],
   signal?: AbortSignal,
 ): Promise<ResourceMetadata | undefined> {
-  for (const url of resourceMetadataUrls(serverUrl, challengeUrl)) {
-    let res: OAuthResponse;
-    try {
-      res = await oauthRequest(http, url, { method: "GET" }, signal);
-    } catch (err) {
-      if (signal?.aborted) throw signal.reason;
-      problems.push(`${redactUrl(url)}: ${errorText(err)}`);
-      continue;
-    }
-    if (res.status !== 200) {
-      problems.push(`${redactUrl(url)}: HTTP ${res.status}`);
-      continue;
-    }
-    const doc = res.json;
-    if (!doc || typeof doc.resource !== "string") {
-      problems.push(`${redactUrl(url)}: not a protected resource metadata document (no "resource")`);
-      continue;
-    }
+  const read = (doc: JsonObject, url: URL): ResourceMetadata | string => {
+    if (typeof doc.resource !== "string") return 'not a protected resource metadata document (no "resource")';
     const servers = Array.isArray(doc.authorization_servers) ? doc.authorization_servers.filter((s) => typeof s === "string") : [];
     const scopes = Array.isArray(doc.scopes_supported) ? doc.scopes_supported.filter((s) => typeof s === "string") : undefined;
     return {
@@ -77,6 +60,6 @@ export async function fetchResourceMetadata(
       authorizationServers: servers as string[],
       ...(scopes ? { scopesSupported: scopes as string[] } : {}),
     };
-  }
-  return undefined;
+  };
+  return firstDocument(http, resourceMetadataUrls(serverUrl, challengeUrl), read, problems, signal);
 }
