@@ -3,6 +3,7 @@ import { dirname } from "node:path";
 import { Writable } from "node:stream";
 import type { LogWriteStatus } from "@mcpd/protocol";
 import { openPrivateAppend } from "./state-dir.js";
+import { isoTime } from "./iso-time.js";
 
 export interface RotatingFileOptions {
   /** Rotate when the file reaches this many bytes. */
@@ -76,7 +77,7 @@ export class RotatingFileStream extends Writable {
     return {
       droppedLines: this.dropped,
       lastError: this.lastError ?? null,
-      lastErrorAt: this.lastErrorAt === undefined ? null : new Date(this.lastErrorAt).toISOString(),
+      lastErrorAt: this.lastErrorAt === undefined ? null : isoTime(this.lastErrorAt),
       failing: this.failing,
     };
   }

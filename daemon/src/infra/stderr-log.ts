@@ -1,4 +1,5 @@
 import type { LogWriteStatus, RotatingFileStream } from "./log-file.js";
+import { isoTime } from "./iso-time.js";
 
 export interface StderrLogOptions {
   /** Opens the log file that takes over once the stream cannot be written (tried again with each line while it fails). */
@@ -54,12 +55,12 @@ export class StderrLog {
     return {
       droppedLines: this.droppedUnopened + (file?.droppedLines ?? 0),
       lastError: latest ? latest.message : (file?.lastError ?? null),
-      lastErrorAt: latest ? new Date(latest.at).toISOString() : (file?.lastErrorAt ?? null),
+      lastErrorAt: latest ? isoTime(latest.at) : (file?.lastErrorAt ?? null),
       failing: this.fallback === undefined ? this.openError !== undefined : file?.failing === true,
     };
   }
 
-  /** Writes one chunk of log lines (pino calls this). Never throws. */
+  /** Writes one chunk of log lines (the logger calls this). Never throws. */
   write(chunk: string): boolean {
     for (const line of chunk.split("\n")) if (line.trim()) this.recent.push(line.trimEnd());
     if (this.recent.length > this.recentMax) this.recent.splice(0, this.recent.length - this.recentMax);

@@ -43,6 +43,7 @@ import { visibleTools } from "../router/server-filters.js";
 import { listPrompts, listResources, listTools, pick, toolsParams } from "./listings.js";
 import { disabledByCommand } from "../supervision/disable-reasons.js";
 import type { AuthFlows } from "../auth/auth-flows.js";
+import { isoTime } from "../infra/iso-time.js";
 
 /** What the control methods need from the running daemon. */
 export interface DaemonControl {
@@ -95,7 +96,7 @@ export function serverStatus(h: ServerHandle, sessions: number, hint?: string): 
     mode: info?.mode ?? null,
     // While starting, the process exists before the handshake ends: show it (a stuck start is found by it).
     pid: h.pid ?? info?.pid ?? null,
-    startedAt: h.startedAt ? new Date(h.startedAt).toISOString() : null,
+    startedAt: h.startedAt ? isoTime(h.startedAt) : null,
     uptimeMs: h.state === "ready" && h.startedAt ? Date.now() - h.startedAt : null,
     restarts: h.restarts,
     requests: h.stats.requests,
@@ -164,7 +165,7 @@ function clientStatus(s: Session, router: Router): ClientStatus {
     tools: s.filter?.toolGlobs ? [...s.filter.toolGlobs] : null,
     clientInfo: s.clientInfo ?? null,
     inFlight: s.inFlightCount,
-    connectedAt: new Date(s.connectedAt).toISOString(),
+    connectedAt: isoTime(s.connectedAt),
     face: router.faceOf(s),
   };
 }

@@ -4,6 +4,7 @@ import { dirname, join } from "node:path";
 import { silentLogger, type Logger, type SocketWatchStatus } from "@mcpd/protocol";
 import { SocketSetupError, bindPathFor, probeSocket } from "./socket-path.js";
 import { isPidAlive } from "../infra/process-alive.js";
+import { isoTime } from "../infra/iso-time.js";
 
 /** What {@link SocketWatch} needs from the socket server: its public listen/stop pair. */
 export interface Relistenable {
@@ -76,7 +77,7 @@ export class SocketWatch {
       path: this.opts.socketPath,
       recreated: this.recreated,
       lastProblem: this.lastProblem ?? null,
-      lastProblemAt: this.lastProblemAt === undefined ? null : new Date(this.lastProblemAt).toISOString(),
+      lastProblemAt: this.lastProblemAt === undefined ? null : isoTime(this.lastProblemAt),
     };
   }
 

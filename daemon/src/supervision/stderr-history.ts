@@ -1,4 +1,5 @@
 import { TRUNCATED, cutToBytes, stderrHeadline } from "@mcpd/transports";
+import { isoTime } from "../infra/iso-time.js";
 
 /** Marks mcpd's own lines among a server's stderr lines. */
 export const STDERR_MARKER_PREFIX = "--- mcpd: ";
@@ -33,7 +34,7 @@ export class StderrHistory {
     for (const line of lines) this.add(line);
     const headline = stderrHeadline(lines);
     if (headline !== undefined) this.lastHeadline = headline;
-    this.add(`${STDERR_MARKER_PREFIX}${at.toISOString()} ${how} ---`);
+    this.add(`${STDERR_MARKER_PREFIX}${isoTime(at.getTime())} ${how} ---`);
   }
 
   /**

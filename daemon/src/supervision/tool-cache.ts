@@ -2,6 +2,7 @@ import { randomBytes } from "node:crypto";
 import { mkdir, readFile, rename, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import type { Tool } from "@mcpd/protocol";
+import { isoTime } from "../infra/iso-time.js";
 
 /**
  * Tools of each server on disk, keyed by server name and config hash, so a restarted daemon can list a
@@ -37,7 +38,7 @@ export class ToolCache {
     const target = this.file(server, hash);
     const tmp = `${target}.${process.pid}.${++ToolCache.writes}.${randomBytes(4).toString("hex")}.tmp`;
     try {
-      await writeFile(tmp, JSON.stringify({ server, hash, writtenAt: new Date().toISOString(), tools }), { mode: 0o600, flag: "wx" });
+      await writeFile(tmp, JSON.stringify({ server, hash, writtenAt: isoTime(Date.now()), tools }), { mode: 0o600, flag: "wx" });
       await rename(tmp, target);
     } catch (err) {
       await rm(tmp, { force: true }).catch(() => {});
