@@ -36,8 +36,8 @@ export const LAYERS: Readonly<Record<string, LayerRule>> = {
   "@mcpd/tests": { mayImport: ["@mcpd/protocol", "@mcpd/transports", "@mcpd/client", "@mcpd/daemon"], nodeAllowed: true },
 };
 
-/** npm packages only some layers may use (house style: only the daemon logs through pino). */
-const NPM_ONLY_IN: Readonly<Record<string, readonly string[]>> = { pino: ["@mcpd/daemon"] };
+/** npm packages only some layers may use (the config file, and so its JSONC parser, is the daemon's alone). */
+const NPM_ONLY_IN: Readonly<Record<string, readonly string[]>> = { "jsonc-parser": ["@mcpd/daemon"] };
 
 const WORKSPACE_SCOPE = "@mcpd/";
 const BUILTINS = new Set(builtinModules);
@@ -241,7 +241,7 @@ const GOOD_MANIFESTS: Manifest[] = [
   {
     dir: "daemon",
     name: "@mcpd/daemon",
-    dependencies: { "@mcpd/protocol": "0.1.0", "@mcpd/transports": "0.1.0", "@mcpd/client": "0.1.0", pino: "10.4.0" },
+    dependencies: { "@mcpd/protocol": "0.1.0", "@mcpd/transports": "0.1.0", "@mcpd/client": "0.1.0", "jsonc-parser": "3.3.1" },
   },
 ];
 
@@ -251,7 +251,7 @@ const GOOD_FILES: Record<string, string> = {
   "transports/src/stdio-transport.ts": `import { spawn } from "node:child_process";\nimport { readFile } from "fs/promises";\nimport type { JsonObject } from "@mcpd/protocol";\nimport { WebSocket } from "ws";\nimport { fetch } from "undici";\nimport { x } from "./sub/y.js";\nexport const b = Buffer.alloc(1);\n`,
   "transports/src/sub/y.ts": `export const x = await import("../stdio-transport.js");\n`,
   "client-sdk/src/index.ts": `import os from "node:os";\nexport { isRequest } from "@mcpd/protocol";\n`,
-  "daemon/src/cli/main.ts": `import { createTransport } from "@mcpd/transports";\nimport { resolvePaths } from "@mcpd/client";\nimport pino from "pino";\nconst m = require("@mcpd/protocol");\n`,
+  "daemon/src/cli/main.ts": `import { createTransport } from "@mcpd/transports";\nimport { resolvePaths } from "@mcpd/client";\nimport { visit } from "jsonc-parser";\nconst m = require("@mcpd/protocol");\n`,
   "daemon/test/x.test.ts": `import "../../transports/src/anything.js"; // tests are not checked\n`,
 };
 
@@ -375,7 +375,12 @@ describe("layering check on synthetic trees", () => {
       "@mcpd/transports",
     ],
     ["an undeclared npm package", { "client-sdk/src/bad.ts": `import PQueue from "p-queue";` }, "undeclared-dependency", "p-queue"],
-    ["pino below the daemon", { "transports/src/bad.ts": `import pino from "pino";` }, "npm-not-allowed", "pino"],
+    [
+      "jsonc-parser below the daemon",
+      { "transports/src/bad.ts": `import { visit } from "jsonc-parser";` },
+      "npm-not-allowed",
+      "jsonc-parser",
+    ],
   ])("fails when %s", (_title, files, rule, specifier) => {
     const violations = run(files);
     expect(violations.length).toBeGreaterThan(0);

@@ -1,9 +1,17 @@
 import { rmSync } from "node:fs";
 import { join } from "node:path";
-import { McpdError, McpdShutdown, WireCode, type Logger } from "@mcpd/protocol";
+import { ConfigError, McpdError, McpdShutdown, WireCode, type Logger } from "@mcpd/protocol";
 import { createTransport } from "@mcpd/transports";
 import { resolvePaths, type McpdPaths } from "@mcpd/client";
-import { explicitConfigOrigin, httpPortFromEnv, loadConfig, type HttpSettings, type LoadedConfig } from "./config/index.js";
+import {
+  explicitConfigOrigin,
+  httpPortFromEnv,
+  loadConfig,
+  LOG_LEVELS,
+  type HttpSettings,
+  type LoadedConfig,
+  type LogLevel,
+} from "./config/index.js";
 import { HttpFront } from "./http/http-front.js";
 import { CONFIG_DEFAULTS, RUNTIME_DEFAULTS } from "./defaults.js";
 import { createControl } from "./socket/control.js";
@@ -21,6 +29,7 @@ import { StderrLog, ignoreStdioErrors } from "./infra/stderr-log.js";
 import { VERSION } from "./version.js";
 import { AuthStore } from "./auth/auth-store.js";
 import { AuthFlows } from "./auth/auth-flows.js";
+import { isoTime } from "./infra/iso-time.js";
 
 export interface RunDaemonOptions {
   configFile?: string;
@@ -44,6 +53,17 @@ export interface DaemonHandle {
 }
 
 /**
+ * The level named by `--log-level` or else `MCPD_LOG_LEVEL`, if either is set.
+ * @throws ConfigError (MCPD_CONFIG_INVALID) naming the setting, for a value that is not a level.
+ */
+function daemonLogLevel(option: string | undefined, envValue: string | undefined): LogLevel | undefined {
+  const [value, origin] = option !== undefined ? [option, "--log-level"] : [envValue || undefined, "MCPD_LOG_LEVEL"];
+  if (value === undefined) return undefined;
+  if ((LOG_LEVELS as readonly string[]).includes(value)) return value as LogLevel;
+  throw new ConfigError(`${origin} must be one of ${LOG_LEVELS.join(", ")}, got ${JSON.stringify(value)}`);
+}
+
+/**
  * Starts the daemon in this process: checks and claims the socket, writes the pid file, starts every
  * eager server, and serves until SIGTERM/SIGINT or `mcpd/shutdown`. SIGHUP reloads the config.
  * @throws SocketSetupError (MCPD_ALREADY_RUNNING, MCPD_UNSAFE_SOCKET_DIR), StateDirError (MCPD_UNSAFE_STATE_DIR),
@@ -57,7 +77,7 @@ export async function startDaemon(options: RunDaemonOptions): Promise<DaemonHand
   const load = (): Promise<LoadedConfig> =>
     loadConfig({ file: paths.configFile, env, required: namedBy !== undefined, ...(namedBy ? { namedBy } : {}) });
   let config: LoadedConfig = await load();
-  const level = options.logLevel ?? env.MCPD_LOG_LEVEL ?? config.settings.logLevel ?? CONFIG_DEFAULTS.logLevel;
+  const level = daemonLogLevel(options.logLevel, env.MCPD_LOG_LEVEL) ?? config.settings.logLevel ?? CONFIG_DEFAULTS.logLevel;
 
   assertNoDaemonWithoutSocket(paths.socketPath);
   await prepareSocketPath(paths.socketPath);
@@ -79,8 +99,8 @@ export async function startDaemon(options: RunDaemonOptions): Promise<DaemonHand
         onFallback: (err) => root.warn({ err }, `stderr cannot be written; logging to ${paths.logFile} from now on`),
       })
     : openLogFile();
-  const root = createLogger(level, sink as unknown as NodeJS.WritableStream);
-  const log = root as unknown as Logger;
+  const root = createLogger(level, sink);
+  const log: Logger = root;
   for (const w of config.warnings) root.warn({ file: config.file }, w);
 
   // OAuth tokens and client registrations: 0600 files in <stateDir>/auth, never anywhere else.
@@ -164,7 +184,7 @@ export async function startDaemon(options: RunDaemonOptions): Promise<DaemonHand
       info: () => ({
         pid: process.pid,
         version: VERSION,
-        startedAt: new Date(startedAt).toISOString(),
+        startedAt: isoTime(startedAt),
         uptimeMs: Date.now() - startedAt,
         socketPath: paths.socketPath,
         pidFile: paths.pidFile,

@@ -1,6 +1,6 @@
 /**
- * The small logging interface lower layers accept. Only the daemon imports pino; everything below it
- * logs through this shape (pino loggers satisfy it) and defaults to {@link silentLogger}.
+ * The small logging interface lower layers accept. Only the daemon writes a log; everything below it
+ * logs through this shape (the daemon's logger and pino loggers satisfy it) and defaults to {@link silentLogger}.
  */
 export interface Logger {
   trace(obj: object | string, msg?: string): void;

@@ -89,6 +89,19 @@ describe("help, version and usage errors", () => {
     expect(bare.code).toBe(2);
     expect(bare.stderr).toContain("Usage: mcpd <command>");
   });
+
+  it("an MCPD_LOG_LEVEL that is not a level stops the daemon's start, naming the variable and the levels", async () => {
+    world.writeConfig({});
+    const r = await world.run(["start", "--foreground"], { env: { ...world.env, MCPD_LOG_LEVEL: "loud" } });
+    expect(r.code).not.toBe(0);
+    expect(r.stderr).toContain('MCPD_LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent, got "loud"');
+    expect(existsSync(join(world.mcpdHome, "mcpd.sock"))).toBe(false);
+    // --log-level, when given, is the setting that counts.
+    const named = await world.run(["start", "--foreground", "--log-level", "warn"], {
+      env: { ...world.env, MCPD_LOG_LEVEL: "loud", MCPD_CONFIG: join(world.root, "missing.json") },
+    });
+    expect(named.stderr).not.toContain("MCPD_LOG_LEVEL");
+  });
 });
 
 describe("mcpd config", () => {

@@ -2,7 +2,7 @@ import type { Logger } from "@mcpd/protocol";
 
 /**
  * A logger whose lines carry `fields` (e.g. `{client: "c12"}`) before the call's own, written through
- * `base`: the lines a pino child logger with those bindings writes, for one small object instead of a
+ * `base`: the lines a child logger with those bindings would write, for one small object instead of a
  * child (~0.5 KB of the daemon's heap per socket connection; with 1,000 clients, 0.5 MB). Its level is
  * always `base`'s current one.
  */
@@ -16,7 +16,7 @@ export class FieldLogger implements Logger {
     return typeof obj === "string" ? this.fields : { ...this.fields, ...obj };
   }
 
-  /** A string-only call keeps its string as the message, as pino's `log.debug("text")` does. */
+  /** A string-only call keeps its string as the message, as the root logger's `log.debug("text")` does. */
   private msg(obj: object | string, msg: string | undefined): string | undefined {
     return typeof obj === "string" ? obj : msg;
   }

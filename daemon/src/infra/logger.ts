@@ -1,9 +1,20 @@
-import { pino, type Logger as PinoLogger } from "pino";
-import type { Writable } from "node:stream";
+import type { Logger } from "@mcpd/protocol";
+import type { LogLevel } from "../config/config-schema.js";
+import { REDACTED } from "../config/redact-config.js";
+import { isoTime } from "./iso-time.js";
+import { errorFields, toLoggable } from "./loggable.js";
 
 /**
- * Paths pino redacts on every log line: environment values, headers (Authorization, API keys), tokens.
- * Redaction is set once here, on the root logger, so no child logger can forget it.
+ * The numeric value of each level in a log line. They are pino's, and so is the line's shape
+ * (`{"level":30,"time":"<ISO>","pid":N,...fields,"msg":"..."}`), so `mcpd logs`, pino-pretty and the jq
+ * filters people keep for pino logs read the daemon's log as they always did.
+ */
+export const LEVEL_VALUES = { trace: 10, debug: 20, info: 30, warn: 40, error: 50, fatal: 60 } as const;
+
+/**
+ * Fields whose values never reach a log line: environment values, headers (Authorization, API keys),
+ * tokens. `name` is a top-level field; `*.name` the same key one object down (`{server: {env}}`).
+ * Applied by the root logger itself, so no caller can forget it.
  */
 export const REDACT_PATHS = [
   "env",
@@ -18,37 +29,162 @@ export const REDACT_PATHS = [
   "*.password",
   "secret",
   "*.secret",
-];
+] as const;
 
-/** The line filter of each root logger made by {@link createLogger}, set later by {@link setLogScrubber}. */
-const scrubbers = new WeakMap<object, { scrub: ((line: string) => string) | undefined }>();
+const TOP_REDACTED = new Set<string>(REDACT_PATHS.filter((p) => !p.startsWith("*.")));
+const NESTED_REDACTED = new Set<string>(REDACT_PATHS.filter((p) => p.startsWith("*.")).map((p) => p.slice(2)));
 
-/** The daemon's root logger: JSON lines to `destination` (stderr in the foreground, the log file otherwise). */
-export function createLogger(level: string, destination: Writable | NodeJS.WritableStream): PinoLogger {
-  const slot: { scrub: ((line: string) => string) | undefined } = { scrub: undefined };
-  const logger = pino(
-    {
-      level,
-      base: { pid: process.pid },
-      redact: { paths: REDACT_PATHS, censor: "***" },
-      timestamp: pino.stdTimeFunctions.isoTime,
-      // Path redaction cannot see a secret inside a message (a server's stderr line echoing its
-      // --api-key, an error quoting a URL): every finished line also goes through the scrubber, if any.
-      hooks: { streamWrite: (line: string) => (slot.scrub ? slot.scrub(line) : line) },
-    },
-    destination as Writable,
-  );
-  scrubbers.set(logger, slot);
-  return logger;
+/** Keys the line itself writes; a call's field of the same name is left out rather than written twice. */
+const OWN_KEYS = new Set(["level", "time", "pid", "msg"]);
+
+/** Where finished lines go: the log file or the foreground stderr log. Never expected to throw. */
+export interface LineSink {
+  write(chunk: string): unknown;
+}
+
+/** A shallow copy of `obj` with {@link REDACT_PATHS} replaced, or `obj` itself when nothing matched. */
+function redacted(obj: Record<string, unknown>): Record<string, unknown> {
+  let out: Record<string, unknown> | undefined;
+  for (const key of Object.keys(obj)) {
+    const value = obj[key];
+    let next = value;
+    if (TOP_REDACTED.has(key)) next = value === undefined ? undefined : REDACTED;
+    else if (typeof value === "object" && value !== null && !Array.isArray(value) && !(value instanceof Error)) {
+      const inner = value as Record<string, unknown>;
+      for (const k of Object.keys(inner)) {
+        if (!NESTED_REDACTED.has(k) || inner[k] === undefined) continue;
+        if (next === value) next = { ...inner };
+        (next as Record<string, unknown>)[k] = REDACTED;
+      }
+    }
+    if (next !== value) {
+      out ??= { ...obj };
+      out[key] = next;
+    }
+  }
+  return out ?? obj;
+}
+
+/** JSON.stringify's replacer for the fast path: errors as pino writes them, bigints as decimal strings. */
+function replacer(_key: string, value: unknown): unknown {
+  if (value instanceof Error) return errorFields(value);
+  if (typeof value === "bigint") return value.toString();
+  return value;
+}
+
+/** `fields` as JSON object members without the braces (`,"a":1,"b":2`), or "" for none. */
+function members(fields: Record<string, unknown>): string {
+  let json: string | undefined;
+  try {
+    json = JSON.stringify(fields, replacer);
+  } catch {
+    // A cycle, a throwing getter or toJSON: the careful copy always serialises.
+    json = JSON.stringify(toLoggable(fields));
+  }
+  return json === undefined || json.length <= 2 ? "" : `,${json.slice(1, -1)}`;
 }
 
 /**
- * Makes every line that `logger` (a root logger from {@link createLogger}) and its children write pass
- * through `scrub` first. Returns false, and does nothing, for any other logger (silent ones, tests').
+ * The daemon's root logger: one JSON line per call, written synchronously to a {@link LineSink}, with
+ * {@link REDACT_PATHS} masked and every finished line passed through the scrubber, if one is set. Logging
+ * never throws: a value JSON cannot hold (a cycle, a BigInt, a throwing getter) is written as far as it
+ * can be, and a failing sink is the sink's concern (the daemon's sinks count what they drop).
+ *
+ * Why not pino: the daemon used one root logger of pino's, a sync destination and its redaction, and
+ * paid for the rest at start-up (pino's twenty modules, `worker_threads` and `assert` for transports it
+ * never used): about 0.8 MB of its resident memory, measured.
+ */
+export class JsonLogger implements Logger {
+  private readonly min: number;
+  /** `,"pid":N`: the base fields every line carries after its level and time. */
+  private readonly base: string;
+  private scrub: ((line: string) => string) | undefined;
+
+  constructor(
+    level: LogLevel,
+    private readonly sink: LineSink,
+    pid: number = process.pid,
+  ) {
+    this.min = level === "silent" ? Number.POSITIVE_INFINITY : (LEVEL_VALUES[level] ?? LEVEL_VALUES.info);
+    this.base = `,"pid":${pid}`;
+  }
+
+  /** Whether a call at `level` writes a line (callers skip building costly fields otherwise). */
+  isLevelEnabled(level: keyof typeof LEVEL_VALUES): boolean {
+    return LEVEL_VALUES[level] >= this.min;
+  }
+
+  /** Makes every later line pass through `scrub` (the router's secret scrubber) before it is written. */
+  setScrubber(scrub: (line: string) => string): void {
+    this.scrub = scrub;
+  }
+
+  trace(obj: object | string, msg?: string): void {
+    if (LEVEL_VALUES.trace >= this.min) this.write(LEVEL_VALUES.trace, obj, msg);
+  }
+
+  debug(obj: object | string, msg?: string): void {
+    if (LEVEL_VALUES.debug >= this.min) this.write(LEVEL_VALUES.debug, obj, msg);
+  }
+
+  info(obj: object | string, msg?: string): void {
+    if (LEVEL_VALUES.info >= this.min) this.write(LEVEL_VALUES.info, obj, msg);
+  }
+
+  warn(obj: object | string, msg?: string): void {
+    if (LEVEL_VALUES.warn >= this.min) this.write(LEVEL_VALUES.warn, obj, msg);
+  }
+
+  error(obj: object | string, msg?: string): void {
+    if (LEVEL_VALUES.error >= this.min) this.write(LEVEL_VALUES.error, obj, msg);
+  }
+
+  fatal(obj: object | string, msg?: string): void {
+    if (LEVEL_VALUES.fatal >= this.min) this.write(LEVEL_VALUES.fatal, obj, msg);
+  }
+
+  private write(level: number, obj: object | string | null | undefined, msg: string | undefined): void {
+    let line: string;
+    try {
+      line = `{"level":${level},"time":"${isoTime(Date.now())}"${this.base}${this.body(obj, msg)}}\n`;
+    } catch (err) {
+      // Only a hostile value gets here (a Proxy that throws on every trap): say so instead of the line.
+      line = `{"level":${level},"time":"${isoTime(Date.now())}"${this.base},"msg":${JSON.stringify(`unloggable value: ${String(err)}`)}}\n`;
+    }
+    if (this.scrub) line = this.scrub(line);
+    this.sink.write(line);
+  }
+
+  /** The line after its base fields: the call's fields, then `msg`. */
+  private body(obj: object | string | null | undefined, msg: string | undefined): string {
+    if (typeof obj === "string") return `,"msg":${JSON.stringify(obj)}`;
+    if (obj === null || obj === undefined) return msg === undefined ? "" : `,"msg":${JSON.stringify(msg)}`;
+    if (obj instanceof Error) return `,"err":${JSON.stringify(toLoggable(obj))},"msg":${JSON.stringify(msg ?? obj.message)}`;
+    const fields = obj as Record<string, unknown>;
+    let own: Record<string, unknown> = fields;
+    for (const key of Object.keys(fields)) {
+      if (!OWN_KEYS.has(key)) continue;
+      if (own === fields) own = { ...fields };
+      delete own[key];
+    }
+    // A `msg` field stands in for a missing message, as it does in pino.
+    const message = msg ?? (typeof fields.msg === "string" ? fields.msg : undefined);
+    const tail = message === undefined ? "" : `,"msg":${JSON.stringify(message)}`;
+    return `${members(redacted(own))}${tail}`;
+  }
+}
+
+/** The daemon's root logger: JSON lines to `destination` (stderr in the foreground, the log file otherwise). */
+export function createLogger(level: LogLevel, destination: LineSink): JsonLogger {
+  return new JsonLogger(level, destination);
+}
+
+/**
+ * Makes every line that `logger` (a root logger from {@link createLogger}) writes pass through `scrub`
+ * first. Returns false, and does nothing, for any other logger (silent ones, tests').
  */
 export function setLogScrubber(logger: unknown, scrub: (line: string) => string): boolean {
-  const slot = typeof logger === "object" && logger !== null ? scrubbers.get(logger) : undefined;
-  if (!slot) return false;
-  slot.scrub = scrub;
+  if (!(logger instanceof JsonLogger)) return false;
+  logger.setScrubber(scrub);
   return true;
 }

@@ -6,6 +6,7 @@ import { ChildRegistry } from "./child-registry.js";
 import { ServerHandle, type StateChange } from "./server-handle.js";
 import { ToolCache } from "./tool-cache.js";
 import { disabledInConfig } from "./disable-reasons.js";
+import { FieldLogger } from "../infra/field-logger.js";
 
 export interface ManagerOptions {
   createTransport: (config: TransportConfig, logger: Logger, server: ResolvedServerConfig) => MCPTransport;
@@ -66,8 +67,8 @@ export class MCPManager extends EventEmitter {
   }
 
   private async makeHandle(config: ResolvedServerConfig, owner?: string): Promise<ServerHandle> {
-    const log =
-      (this.log as Logger & { child?: (b: object) => Logger }).child?.({ server: config.name, ...(owner ? { owner } : {}) }) ?? this.log;
+    // Every line about the server names it (and the client owning a per-client session).
+    const log = new FieldLogger(this.log, { server: config.name, ...(owner ? { owner } : {}) });
     const cachedTools = owner ? undefined : await this.cache?.read(config.name, config.transportHash);
     const handle = new ServerHandle(config, {
       createTransport: this.opts.createTransport,

@@ -1,0 +1,223 @@
+/**
+ * The daemon's root logger: pino's line shape (so `mcpd logs` and pino tools read it), levels, redaction
+ * applied by the logger itself, errors, values JSON cannot hold, and the scrubber. Logging never throws.
+ */
+import { describe, expect, it } from "vitest";
+import { formatLogLine } from "../src/cli/log-format.js";
+import { palette } from "../src/cli/format.js";
+import { JsonLogger, LEVEL_VALUES, REDACT_PATHS, createLogger, setLogScrubber } from "../src/infra/logger.js";
+
+/** A sink that keeps what it is given. */
+function sink(): { chunks: string[]; write(chunk: string): boolean } {
+  const chunks: string[] = [];
+  return {
+    chunks,
+    write(chunk: string) {
+      chunks.push(chunk);
+      return true;
+    },
+  };
+}
+
+/** The one line `write` made the logger write, parsed. */
+function only(s: { chunks: string[] }): Record<string, unknown> {
+  expect(s.chunks).toHaveLength(1);
+  const chunk = s.chunks[0] as string;
+  expect(chunk.endsWith("\n")).toBe(true);
+  // One line per call, whatever the values hold.
+  expect(chunk.slice(0, -1)).not.toContain("\n");
+  return JSON.parse(chunk) as Record<string, unknown>;
+}
+
+const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
+
+describe("JsonLogger", () => {
+  it("writes pino's line: level, ISO time, pid, the fields in order, then msg", () => {
+    const s = sink();
+    new JsonLogger("info", s, 4242).info({ server: "github", pid: 1, restarts: 2 }, "server ready");
+    const line = s.chunks[0] as string;
+    expect(line).toMatch(/^\{"level":30,"time":"[^"]+","pid":4242,"server":"github","restarts":2,"msg":"server ready"\}\n$/);
+    expect(only(s).time).toMatch(ISO);
+    expect(Math.abs(Date.parse(only(s).time as string) - Date.now())).toBeLessThan(60_000);
+  });
+
+  it("a string-only call is the message; a msg field stands in for a missing message; no key is written twice", () => {
+    const s = sink();
+    const log = new JsonLogger("trace", s, 1);
+    log.debug("plain text");
+    log.info({ msg: "from the field", level: 99, time: "x" });
+    log.warn({ msg: "field" }, "argument wins");
+    const [a, b, c] = s.chunks.map((l) => l.trimEnd());
+    expect(a).toBe(`{"level":20,"time":${JSON.stringify(JSON.parse(a as string).time)},"pid":1,"msg":"plain text"}`);
+    expect(JSON.parse(b as string)).toMatchObject({ level: 30, pid: 1, msg: "from the field" });
+    expect((b as string).match(/"level"/g)).toHaveLength(1);
+    expect((b as string).match(/"time"/g)).toHaveLength(1);
+    expect(JSON.parse(c as string).msg).toBe("argument wins");
+    expect((c as string).match(/"msg"/g)).toHaveLength(1);
+  });
+
+  it.each([
+    ["trace", [10, 20, 30, 40, 50, 60]],
+    ["info", [30, 40, 50, 60]],
+    ["error", [50, 60]],
+    ["fatal", [60]],
+    ["silent", []],
+  ] as const)("at level %s writes only the levels at or above it", (level, written) => {
+    const s = sink();
+    const log = new JsonLogger(level, s, 1);
+    log.trace("t");
+    log.debug("d");
+    log.info("i");
+    log.warn("w");
+    log.error("e");
+    log.fatal("f");
+    expect(s.chunks.map((l) => JSON.parse(l).level)).toEqual(written);
+    for (const [name, value] of Object.entries(LEVEL_VALUES))
+      expect(log.isLevelEnabled(name as keyof typeof LEVEL_VALUES)).toBe(written.includes(value as never));
+  });
+
+  it("masks every redacted path, top level and one object down, without touching the caller's object", () => {
+    const s = sink();
+    const fields = {
+      env: { GITHUB_TOKEN: "ghp_secret" },
+      headers: { Authorization: "Bearer abc" },
+      token: "t0",
+      password: "p0",
+      secret: "s0",
+      server: {
+        name: "github",
+        env: { K: "v" },
+        headers: { X: "y" },
+        authorization: "Basic zz",
+        Authorization: "Bearer zz",
+        token: "t1",
+        password: "p1",
+        secret: "s1",
+      },
+      authorization: "top-level authorization is not a redacted path",
+      list: [{ token: "two levels down" }],
+      keep: "visible",
+    };
+    const before = JSON.stringify(fields);
+    new JsonLogger("info", s, 1).info(fields, "m");
+    const line = only(s);
+    expect(line).toMatchObject({
+      env: "***",
+      headers: "***",
+      token: "***",
+      password: "***",
+      secret: "***",
+      server: {
+        name: "github",
+        env: "***",
+        headers: "***",
+        authorization: "***",
+        Authorization: "***",
+        token: "***",
+        password: "***",
+        secret: "***",
+      },
+      authorization: "top-level authorization is not a redacted path",
+      list: [{ token: "two levels down" }],
+      keep: "visible",
+    });
+    for (const secret of ["ghp_secret", "Bearer abc", "t0", "p0", "s0", "Basic zz", "Bearer zz", "t1", "p1", "s1"])
+      expect(s.chunks[0]).not.toContain(secret);
+    expect(JSON.stringify(fields)).toBe(before);
+    // Every path of the list is one of the two forms the logger applies.
+    for (const p of REDACT_PATHS) expect(p).toMatch(/^(\*\.)?[A-Za-z]+$/);
+  });
+
+  it("writes errors as pino does (type, message, stack, own fields, cause), under err and nested", () => {
+    const s = sink();
+    const log = new JsonLogger("info", s, 1);
+    const cause = new RangeError("inner");
+    const err = Object.assign(new Error("boom", { cause }), { code: "E_BOOM", errno: -2 });
+    log.error({ err, nested: { e: new TypeError("deep") } }, "failed");
+    log.error(new Error("alone"));
+    const [a, b] = s.chunks.map((l) => JSON.parse(l));
+    expect(a.err).toMatchObject({
+      type: "Error",
+      message: "boom",
+      code: "E_BOOM",
+      errno: -2,
+      cause: { type: "RangeError", message: "inner" },
+    });
+    expect(a.err.stack).toContain("Error: boom");
+    expect(a.nested.e).toMatchObject({ type: "TypeError", message: "deep" });
+    expect(b).toMatchObject({ err: { type: "Error", message: "alone" }, msg: "alone" });
+  });
+
+  it("never throws: cycles, BigInt, throwing getters and toJSON, functions and symbols are written as far as they can be", () => {
+    const s = sink();
+    const log = new JsonLogger("info", s, 1);
+    const cyclic: Record<string, unknown> = { name: "c" };
+    cyclic.self = cyclic;
+    const getter = Object.defineProperty({ ok: 1 }, "bad", {
+      enumerable: true,
+      get() {
+        throw new Error("getter says no");
+      },
+    });
+    const badJson = {
+      toJSON: () => {
+        throw new Error("toJSON says no");
+      },
+    };
+    expect(() => log.info({ cyclic, n: 10n, getter, badJson, f: () => 1, sym: Symbol("s"), u: undefined }, "odd values")).not.toThrow();
+    const line = only(s);
+    expect(line).toMatchObject({
+      cyclic: { name: "c", self: "[Circular]" },
+      n: "10",
+      getter: { ok: 1, bad: "[Throws: getter says no]" },
+      badJson: "[Throws: toJSON says no]",
+      msg: "odd values",
+    });
+    expect(line).not.toHaveProperty("f");
+    expect(line).not.toHaveProperty("u");
+  });
+
+  it("never throws for a Proxy that throws on every trap; the line says the value could not be logged", () => {
+    const s = sink();
+    const hostile = new Proxy(
+      {},
+      {
+        ownKeys() {
+          throw new Error("no keys");
+        },
+        get() {
+          throw new Error("no get");
+        },
+      },
+    );
+    expect(() => new JsonLogger("info", s, 1).warn(hostile, "m")).not.toThrow();
+    expect(only(s)).toMatchObject({ level: 40, msg: expect.stringContaining("unloggable value") });
+  });
+
+  it("a BigInt alone takes the fast path as a string; a shared (not cyclic) object is written twice", () => {
+    const s = sink();
+    const shared = { a: 1 };
+    new JsonLogger("info", s, 1).info({ x: shared, y: shared, big: 2n ** 70n });
+    expect(only(s)).toMatchObject({ x: { a: 1 }, y: { a: 1 }, big: (2n ** 70n).toString() });
+  });
+
+  it("passes every finished line through the scrubber set with setLogScrubber; other loggers are refused", () => {
+    const s = sink();
+    const log = createLogger("info", s);
+    log.info({ note: "before" }, "token ghp_123");
+    expect(setLogScrubber(log, (line) => line.replaceAll("ghp_123", "***"))).toBe(true);
+    log.info({ note: "ghp_123 in a field" }, "token ghp_123");
+    expect(s.chunks[0]).toContain("ghp_123");
+    expect(s.chunks[1]).not.toContain("ghp_123");
+    expect(JSON.parse(s.chunks[1] as string)).toMatchObject({ note: "*** in a field", msg: "token ***" });
+    expect(setLogScrubber({ info() {} }, (l) => l)).toBe(false);
+    expect(setLogScrubber(undefined, (l) => l)).toBe(false);
+  });
+
+  it("writes lines `mcpd logs` prints as time LEVEL msg key=val", () => {
+    const s = sink();
+    new JsonLogger("info", s, 77).warn({ server: "github", restarts: 3 }, "server crashed");
+    const pretty = formatLogLine((s.chunks[0] as string).trimEnd(), palette(false));
+    expect(pretty).toMatch(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z WARN +server crashed server=github restarts=3$/);
+  });
+});
