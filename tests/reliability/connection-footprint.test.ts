@@ -100,6 +100,43 @@ describe("the daemon's heap per connection", () => {
     await router.detach(session);
   });
 
+  it("regression: a connection that is never asked anything, never subscribes and uses one server's view makes none of the structures for those (each cost ~0.1 KB per connection)", async () => {
+    const received: any[] = [];
+    const session = router.attach({
+      send: (message) => {
+        received.push(message);
+        return true;
+      },
+    });
+    // The transparent view of server `a`, as `mcpd connect a` selects it, then an agent's handshake and call.
+    session.handle({ jsonrpc: "2.0", id: "select", method: "mcpd/select", params: { server: "a" } });
+    session.handle({
+      jsonrpc: "2.0",
+      id: "init",
+      method: "initialize",
+      params: { protocolVersion: "2025-11-25", capabilities: {}, clientInfo: { name: "footprint", version: "1" } },
+    });
+    await until(() => answerTo(received, "init"), "the initialize answer");
+    expect(answerTo(received, "select").result).toBeDefined();
+    session.handle({ jsonrpc: "2.0", method: "notifications/initialized" });
+    session.handle({ jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "echo", arguments: { text: "hi" } } });
+    await until(() => answerTo(received, 1), "the echo answer");
+    expect(JSON.stringify(answerTo(received, 1).result)).toContain("hi");
+    // An answer to nothing the client was asked is ignored, and makes nothing either.
+    session.handle({ jsonrpc: "2.0", id: 99, result: {} });
+    const parts = session as unknown as Record<"asked" | "uriForms" | "aggregateView", unknown>;
+    expect(parts.asked).toBeUndefined();
+    expect(parts.uriForms).toBeUndefined();
+    expect(parts.aggregateView).toBeUndefined();
+    await router.detach(session);
+    // An aggregate-view session makes its view at initialize, and nothing else.
+    const aggregate = open().session as unknown as Record<"asked" | "uriForms" | "aggregateView", unknown>;
+    expect(aggregate.aggregateView).toBeDefined();
+    expect(aggregate.asked).toBeUndefined();
+    expect(aggregate.uriForms).toBeUndefined();
+    await router.detach(aggregate as unknown as Session);
+  });
+
   it("regression: 1,000 initialized sessions that each made one call hold under 2 KB of heap each (3.1 KB before: a peer, subscription tables and closures per connection; 1.3 KB now)", async () => {
     const N = 1_000;
     // Warm: first-use costs (compiled code, the catalog, pools) out of the figure.

@@ -66,17 +66,16 @@ export class Session implements Downstream, AggregateHost {
   clientCapabilities: ClientCapabilities = {};
   logLevel: LogLevel | undefined;
   readonly connectedAt = Date.now();
-  /** See {@link subscriptions}. */
-  private subscribed: Set<string> | undefined;
-  private readonly uriForms = new SubscribedForms();
   /** Its requests in flight to servers. */
   readonly inFlight: InFlightRequests;
-  /** The requests servers sent it through mcpd, waiting for its answers. */
-  readonly outgoing: OutgoingRequests;
   private closed = false;
   /** Private (per-client) sessions this connection owns; made by the first (most connections have none). */
   private privates: Set<ServerHandle> | undefined;
-  private readonly aggregate: AggregateView;
+  // Made on first use, ~0.1 KB per connection each: most connections are never asked anything, never subscribe, or use one server's view.
+  private subscribed: Set<string> | undefined;
+  private asked: OutgoingRequests | undefined;
+  private uriForms: SubscribedForms | undefined;
+  private aggregateView: AggregateView | undefined;
 
   constructor(id: string, out: Outbound, context: SessionContext, options: DownstreamSessionOptions) {
     this.id = id;
@@ -84,9 +83,16 @@ export class Session implements Downstream, AggregateHost {
     this.ctx = context;
     this.opts = options;
     this.inFlight = new InFlightRequests(this, context.progress);
-    this.outgoing = new OutgoingRequests(options.clientRequestTimeoutMs, (message) => !this.closed && this.out.send(message));
-    // The session is the view's host: no closures per connection.
-    this.aggregate = new AggregateView(this, context);
+  }
+
+  /** The requests servers sent it through mcpd, waiting for its answers. */
+  get outgoing(): OutgoingRequests {
+    return (this.asked ??= new OutgoingRequests(this.opts.clientRequestTimeoutMs, (m) => !this.closed && this.out.send(m)));
+  }
+
+  /** The aggregate view it serves; the session is the view's host (no closures per connection). */
+  private get aggregate(): AggregateView {
+    return (this.aggregateView ??= new AggregateView(this, this.ctx));
   }
 
   /**
@@ -94,8 +100,7 @@ export class Session implements Downstream, AggregateHost {
    * subscribe, and each Set or Map costs ~0.2 KB per connection.
    */
   get subscriptions(): Set<string> {
-    this.subscribed ??= new Set();
-    return this.subscribed;
+    return (this.subscribed ??= new Set());
   }
 
   /** Requests in flight to servers. */
@@ -160,7 +165,8 @@ export class Session implements Downstream, AggregateHost {
     } else if (kind === "notification") {
       this.onNotification(msg.method as string, msg.params as JsonObject | undefined);
     } else {
-      this.outgoing.answer(msg);
+      // An answer when it was never asked anything is ignored, as one to no request of its is.
+      this.asked?.answer(msg);
     }
   }
 
@@ -250,7 +256,7 @@ export class Session implements Downstream, AggregateHost {
   cancelAll(reason: string): void {
     this.closed = true;
     this.inFlight.cancelAll(reason);
-    this.outgoing.failAll(reason);
+    this.asked?.failAll(reason);
   }
 
   /** Answers every request still in flight with an error (shutdown). */
@@ -330,16 +336,17 @@ export class Session implements Downstream, AggregateHost {
   }
 
   /**
-   * Subscribes to or unsubscribes from (server, `uri`) as `clientUri` (the form the client wrote: the
-   * server's URI, or the aggregate view's namespaced one). Updates are sent in every form subscribed; the
-   * upstream subscription of this connection ends with its last form.
+   * (Un)subscribes (server, `uri`) as `clientUri`, the form the client wrote (the server's URI or the aggregate
+   * view's namespaced one). Updates go out in every form; the upstream subscription ends with the last one.
    */
   private subscription(id: RequestId, method: string, handle: ServerHandle, uri: string, clientUri: string): void {
     const key = subscriptionKey(handle.name, uri);
     const op =
       method === "resources/subscribe"
-        ? this.ctx.subscriptions.subscribe(this, handle, uri, handle.config.timeout).then(() => this.uriForms.add(key, clientUri))
-        : this.uriForms.remove(key, clientUri)
+        ? this.ctx.subscriptions
+            .subscribe(this, handle, uri, handle.config.timeout)
+            .then(() => (this.uriForms ??= new SubscribedForms()).add(key, clientUri))
+        : (this.uriForms?.remove(key, clientUri) ?? true)
           ? this.ctx.subscriptions.unsubscribe(this, key)
           : Promise.resolve();
     op.then(
@@ -358,7 +365,7 @@ export class Session implements Downstream, AggregateHost {
     if (!this.initialized) return;
     if (method === "notifications/resources/updated" && typeof params?.uri === "string") {
       // Once per form this connection subscribed with: a client matches updates by the URI it used.
-      const forms = this.uriForms.of(subscriptionKey(handle.name, params.uri));
+      const forms = this.uriForms?.of(subscriptionKey(handle.name, params.uri));
       if (forms && forms.size > 0) {
         for (const uri of forms) this.send({ jsonrpc: "2.0", method, params: this.tag(handle, { ...params, uri }) ?? {} });
         return;

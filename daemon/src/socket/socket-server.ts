@@ -1,11 +1,9 @@
 import { chmodSync, renameSync, rmSync } from "node:fs";
 import { createServer, type Server, type Socket } from "node:net";
-import { JsonLineDecoder, WireCode, encodeLine, silentLogger, type Logger } from "@mcpd/protocol";
-import { encodeOutgoing } from "../infra/encode-outgoing.js";
-import { FieldLogger } from "../infra/field-logger.js";
-import { ClientLimits, type ClientConn, type SocketLimits, type SocketServerStats } from "./client-limits.js";
+import { silentLogger, type Logger } from "@mcpd/protocol";
+import { ClientLimits, type SocketLimits, type SocketServerStats } from "./client-limits.js";
 import type { Router } from "../router/router.js";
-import type { Session } from "../router/session.js";
+import { SocketClient, type SocketClientShared } from "./socket-client.js";
 import { bindPathFor } from "./socket-path.js";
 
 export interface SocketServerOptions {
@@ -25,7 +23,8 @@ export interface SocketServerOptions {
 const LOG_EVERY_MS = 5_000;
 
 /**
- * The Unix-socket face of the daemon: newline-delimited JSON-RPC, one {@link Session} per connection.
+ * The Unix-socket face of the daemon: newline-delimited JSON-RPC, one {@link SocketClient} (and so one
+ * session) per connection.
  * Bad lines get an error and the connection stays usable; a client that stops reading is disconnected
  * once its outgoing buffer passes its bound, so it never stalls anyone else.
  *
@@ -39,11 +38,20 @@ export class SocketServer {
   private readonly log: Logger;
   private readonly limits: ClientLimits;
   private readonly throttle = { acceptErrorAt: 0, acceptErrors: 0 };
+  private readonly shared: SocketClientShared;
 
   constructor(options: SocketServerOptions) {
     this.opts = options;
     this.log = options.logger ?? silentLogger;
     this.limits = new ClientLimits(options.limits, this.log);
+    this.shared = {
+      router: options.router,
+      limits: this.limits,
+      log: this.log,
+      maxLineBytes: options.maxLineBytes,
+      maxOutgoingBytes: options.maxOutgoingBytes,
+      traceMessages: options.traceMessages === true,
+    };
     this.server = createServer((socket) => this.accept(socket));
     this.server.on("error", (err) => this.onServerError(err));
   }
@@ -112,79 +120,11 @@ export class SocketServer {
   }
 
   private accept(socket: Socket): void {
-    const limits = this.limits;
-    if (limits.full) {
-      limits.refuse(socket);
+    if (this.limits.full) {
+      this.limits.refuse(socket);
       return;
     }
-    const maxOut = this.opts.maxOutgoingBytes;
-    const trace = this.opts.traceMessages === true;
-    // Assigned right below; the decoder's callbacks only run once data arrives.
-    let s: Session;
-    const decoder = new JsonLineDecoder({
-      maxLineBytes: this.opts.maxLineBytes,
-      onValue: trace
-        ? (value) => {
-            conn.log.trace({ message: value }, "recv");
-            s.handle(value);
-          }
-        : (value) => s.handle(value),
-      onError: (err) => {
-        conn.log.debug({ err: err.message, preview: err.preview.slice(0, 200) }, "bad line from client");
-        if (err.code === "MCPD_MESSAGE_TOO_LARGE") {
-          s.replyError(null, { code: WireCode.MessageTooLarge, message: err.message, data: { mcpdCode: err.code } });
-        } else {
-          s.replyError(null, { code: WireCode.ParseError, message: `Parse error: ${err.message}`, data: { mcpdCode: err.code } });
-        }
-      },
-    });
-    const conn: ClientConn = { socket, decoder, log: this.log, inBytes: 0, outBytes: 0, lineStartedAt: 0, flushWatch: false, gone: false };
-    limits.add(conn);
-    // Every message sent in one tick leaves in one writev (see StdinWriter for the measured reason).
-    let corked = false;
-    const uncork = (): void => {
-      corked = false;
-      socket.uncork();
-      // Output is counted once per tick, after the kernel took what it would: a broadcast to many
-      // clients in one tick is not mistaken for clients that do not read.
-      if (!conn.gone) limits.countOutput(conn);
-    };
-    s = this.opts.router.attach({
-      send: (message) => {
-        if (conn.gone || socket.destroyed) return false;
-        if (trace) conn.log.trace({ message }, "send");
-        const line = encodeOutgoing(message, conn.log, encodeLine);
-        if (line === undefined) return true;
-        if (!corked) {
-          corked = true;
-          socket.cork();
-          process.nextTick(uncork);
-        }
-        socket.write(line);
-        if (socket.writableLength > maxOut) {
-          conn.log.warn({ buffered: socket.writableLength }, "client is not reading; disconnecting it");
-          limits.drop(conn, "notReading");
-          return false;
-        }
-        return true;
-      },
-    });
-    const session = s;
-    conn.log = new FieldLogger(this.log, { client: session.id });
-    conn.log.debug("client connected");
-    socket.on("data", (chunk: Buffer) => {
-      if (conn.gone) return;
-      const ended = decoder.linesEnded;
-      decoder.push(chunk);
-      if (conn.gone) return;
-      limits.afterInput(conn, ended);
-    });
-    socket.on("error", (err) => conn.log.debug({ err: err.message }, "client socket error"));
-    socket.on("close", () => {
-      conn.log.debug({ clientInfo: session.clientInfo }, "client disconnected");
-      limits.remove(conn);
-      void this.opts.router.detach(session);
-    });
+    new SocketClient(socket, this.shared);
   }
 
   /**

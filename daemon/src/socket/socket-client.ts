@@ -1,0 +1,140 @@
+import type { Socket } from "node:net";
+import { JsonLineDecoder, WireCode, encodeLine, type LineError, type Logger } from "@mcpd/protocol";
+import { encodeOutgoing } from "../infra/encode-outgoing.js";
+import { FieldLogger } from "../infra/field-logger.js";
+import type { ClientConn, ClientLimits } from "./client-limits.js";
+import type { Outbound } from "../router/ports.js";
+import type { Router } from "../router/router.js";
+import type { Session } from "../router/session.js";
+
+/** What every connection of one socket server shares: set once by the server, read by each connection. */
+export interface SocketClientShared {
+  readonly router: Router;
+  readonly limits: ClientLimits;
+  readonly log: Logger;
+  /** Largest line accepted from a client, in bytes. */
+  readonly maxLineBytes: number;
+  /** Bytes allowed to wait in one connection's outgoing buffer; past this the client is disconnected. */
+  readonly maxOutgoingBytes: number;
+  /** Log every message in and out at trace level. */
+  readonly traceMessages: boolean;
+}
+
+/** The connection a socket belongs to, for the listeners every connection shares. */
+const CLIENT = Symbol("mcpd.socketClient");
+type ClientSocket = Socket & { [CLIENT]?: SocketClient };
+
+function onData(this: ClientSocket, chunk: Buffer): void {
+  this[CLIENT]?.read(chunk);
+}
+
+function onSocketError(this: ClientSocket, err: Error): void {
+  this[CLIENT]?.log.debug({ err: err.message }, "client socket error");
+}
+
+function onClose(this: ClientSocket): void {
+  this[CLIENT]?.closed();
+}
+
+function uncorkClient(client: SocketClient): void {
+  client.uncork();
+}
+
+/**
+ * One client connection of the socket face: its socket, line decoder and session, and the counts
+ * {@link ClientLimits} keeps for it. It is the session's {@link Outbound}; the socket's listeners are
+ * shared by every connection and find it through the socket. One object per connection: as closures it
+ * was seven functions, two contexts and two objects (~0.5 KB of the daemon's heap per connection).
+ */
+export class SocketClient implements ClientConn, Outbound {
+  readonly decoder: JsonLineDecoder;
+  readonly session: Session;
+  log: Logger;
+  inBytes = 0;
+  outBytes = 0;
+  lineStartedAt = 0;
+  flushWatch = false;
+  gone = false;
+  /** The socket is corked until the end of this tick, so every message of a tick leaves in one writev. */
+  private corked = false;
+
+  constructor(
+    readonly socket: Socket,
+    private readonly shared: SocketClientShared,
+  ) {
+    this.log = shared.log;
+    this.decoder = new JsonLineDecoder({
+      maxLineBytes: shared.maxLineBytes,
+      onValue: (value) => this.receive(value),
+      onError: (err) => this.badLine(err),
+    });
+    shared.limits.add(this);
+    this.session = shared.router.attach(this);
+    this.log = new FieldLogger(shared.log, { client: this.session.id });
+    (socket as ClientSocket)[CLIENT] = this;
+    socket.on("data", onData);
+    socket.on("error", onSocketError);
+    socket.on("close", onClose);
+    this.log.debug("client connected");
+  }
+
+  /** Queues one message for the client. False when it is gone or has stopped reading (it is then dropped). */
+  send(message: object): boolean {
+    const { socket, shared } = this;
+    if (this.gone || socket.destroyed) return false;
+    if (shared.traceMessages) this.log.trace({ message }, "send");
+    const line = encodeOutgoing(message, this.log, encodeLine);
+    if (line === undefined) return true;
+    if (!this.corked) {
+      this.corked = true;
+      socket.cork();
+      process.nextTick(uncorkClient, this);
+    }
+    socket.write(line);
+    if (socket.writableLength > shared.maxOutgoingBytes) {
+      this.log.warn({ buffered: socket.writableLength }, "client is not reading; disconnecting it");
+      shared.limits.drop(this, "notReading");
+      return false;
+    }
+    return true;
+  }
+
+  /** The end of the tick that first wrote: the tick's messages leave together. */
+  uncork(): void {
+    this.corked = false;
+    this.socket.uncork();
+    // Output is counted once per tick, after the kernel took what it would: a broadcast to many
+    // clients in one tick is not mistaken for clients that do not read.
+    if (!this.gone) this.shared.limits.countOutput(this);
+  }
+
+  /** A chunk from the socket. */
+  read(chunk: Buffer): void {
+    if (this.gone) return;
+    const ended = this.decoder.linesEnded;
+    this.decoder.push(chunk);
+    if (this.gone) return;
+    this.shared.limits.afterInput(this, ended);
+  }
+
+  /** The socket closed: the connection is forgotten and its session detached. */
+  closed(): void {
+    this.log.debug({ clientInfo: this.session.clientInfo }, "client disconnected");
+    this.shared.limits.remove(this);
+    void this.shared.router.detach(this.session);
+  }
+
+  private receive(value: unknown): void {
+    if (this.shared.traceMessages) this.log.trace({ message: value }, "recv");
+    this.session.handle(value);
+  }
+
+  private badLine(err: LineError): void {
+    this.log.debug({ err: err.message, preview: err.preview.slice(0, 200) }, "bad line from client");
+    if (err.code === "MCPD_MESSAGE_TOO_LARGE") {
+      this.session.replyError(null, { code: WireCode.MessageTooLarge, message: err.message, data: { mcpdCode: err.code } });
+    } else {
+      this.session.replyError(null, { code: WireCode.ParseError, message: `Parse error: ${err.message}`, data: { mcpdCode: err.code } });
+    }
+  }
+}
