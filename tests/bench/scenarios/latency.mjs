@@ -36,7 +36,7 @@ export async function run(ctx) {
       );
     }
     const per = Object.fromEntries(PATHS.map((p) => [p, { p50: [], p99: [], rate: [], hist: new Histogram() }]));
-    const ratios = { cOverB: [], cOverA: [], dOverA: [], hopOverB: [], cOverHop: [], eOverD: [], eOverDp99: [], eOverC: [] };
+    const ratios = { cOverB: [], cOverA: [], dOverA: [], dOverC: [], hopOverB: [], cOverHop: [], eOverD: [], eOverDp99: [], eOverC: [] };
     for (let r = 0; r < rounds; r++) {
       const p50 = {};
       const p99 = {};
@@ -54,6 +54,7 @@ export async function run(ctx) {
       ratios.cOverB.push(p50.c / p50.b);
       ratios.cOverA.push(p50.c / p50.a);
       ratios.dOverA.push(p50.d / p50.a);
+      ratios.dOverC.push(p50.d / p50.c);
       ratios.hopOverB.push(p50.hop / p50.b);
       ratios.cOverHop.push(p50.c / p50.hop);
       ratios.eOverD.push(p50.e / p50.d);
@@ -87,6 +88,13 @@ export async function run(ctx) {
         { metric: "(c) p50 latency / that floor", value: r.cOverHop, format: ratio },
         { metric: "(c) p50 latency / (a) SDK direct p50", value: r.cOverA, format: ratio },
         { metric: "(d) p50 latency / (a) SDK direct p50", value: r.dOverA, format: ratio },
+        {
+          metric: "(d) `mcpd connect` p50 latency / (c) @mcpd/client p50",
+          value: r.dOverC,
+          format: ratio,
+          target: "<= 1.5x",
+          pass: r.dOverC.median <= 1.5,
+        },
         { metric: "(e) HTTP front end p50 latency / (d) `mcpd connect` p50", value: r.eOverD, format: ratio },
         { metric: "(e) HTTP front end p99 latency / (d) `mcpd connect` p99", value: r.eOverDp99, format: ratio },
         { metric: "(e) HTTP front end p50 latency / (c) @mcpd/client p50", value: r.eOverC, format: ratio },
