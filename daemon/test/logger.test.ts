@@ -210,6 +210,13 @@ describe("JsonLogger", () => {
     expect(s.chunks[0]).toContain("ghp_123");
     expect(s.chunks[1]).not.toContain("ghp_123");
     expect(JSON.parse(s.chunks[1] as string)).toMatchObject({ note: "*** in a field", msg: "token ***" });
+    // A scrubber that throws: the line (which may hold what it was to mask) is replaced by a notice.
+    setLogScrubber(log, () => {
+      throw new Error("scrubber broke");
+    });
+    expect(() => log.warn({ note: "ghp_123" }, "token ghp_123")).not.toThrow();
+    expect(s.chunks[2]).not.toContain("ghp_123");
+    expect(JSON.parse(s.chunks[2] as string)).toMatchObject({ level: 40, msg: expect.stringContaining("scrubber broke") });
     expect(setLogScrubber({ info() {} }, (l) => l)).toBe(false);
     expect(setLogScrubber(undefined, (l) => l)).toBe(false);
   });

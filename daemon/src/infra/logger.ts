@@ -151,7 +151,14 @@ export class JsonLogger implements Logger {
       // Only a hostile value gets here (a Proxy that throws on every trap): say so instead of the line.
       line = `{"level":${level},"time":"${isoTime(Date.now())}"${this.base},"msg":${JSON.stringify(`unloggable value: ${String(err)}`)}}\n`;
     }
-    if (this.scrub) line = this.scrub(line);
+    if (this.scrub) {
+      try {
+        line = this.scrub(line);
+      } catch (err) {
+        // The line may hold a secret the scrubber was to mask: it is not written, and that is said instead.
+        line = `{"level":${level},"time":"${isoTime(Date.now())}"${this.base},"msg":${JSON.stringify(`a log line was dropped: scrubbing it failed: ${String(err)}`)}}\n`;
+      }
+    }
     this.sink.write(line);
   }
 
