@@ -32,26 +32,27 @@ function only(s: { chunks: string[] }): Record<string, unknown> {
 const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 
 describe("JsonLogger", () => {
-  it("writes pino's line: level, ISO time, pid, the fields in order, then msg", () => {
+  it("writes pino's line: level, ISO time, pid, the fields in order (a field named pid as _pid), then msg", () => {
     const s = sink();
     new JsonLogger("info", s, 4242).info({ server: "github", pid: 1, restarts: 2 }, "server ready");
     const line = s.chunks[0] as string;
-    expect(line).toMatch(/^\{"level":30,"time":"[^"]+","pid":4242,"server":"github","restarts":2,"msg":"server ready"\}\n$/);
+    expect(line).toMatch(/^\{"level":30,"time":"[^"]+","pid":4242,"server":"github","restarts":2,"_pid":1,"msg":"server ready"\}\n$/);
     expect(only(s).time).toMatch(ISO);
     expect(Math.abs(Date.parse(only(s).time as string) - Date.now())).toBeLessThan(60_000);
   });
 
-  it("a string-only call is the message; a msg field stands in for a missing message; no key is written twice", () => {
+  it("a string-only call is the message; a msg field stands in for a missing message; no key is written twice, a call's own level/time/pid kept as _level/_time/_pid", () => {
     const s = sink();
     const log = new JsonLogger("trace", s, 1);
     log.debug("plain text");
-    log.info({ msg: "from the field", level: 99, time: "x" });
+    log.info({ msg: "from the field", level: 99, time: "x", pid: 4242 });
     log.warn({ msg: "field" }, "argument wins");
     const [a, b, c] = s.chunks.map((l) => l.trimEnd());
     expect(a).toBe(`{"level":20,"time":${JSON.stringify(JSON.parse(a as string).time)},"pid":1,"msg":"plain text"}`);
-    expect(JSON.parse(b as string)).toMatchObject({ level: 30, pid: 1, msg: "from the field" });
+    expect(JSON.parse(b as string)).toMatchObject({ level: 30, pid: 1, msg: "from the field", _level: 99, _time: "x", _pid: 4242 });
     expect((b as string).match(/"level"/g)).toHaveLength(1);
     expect((b as string).match(/"time"/g)).toHaveLength(1);
+    expect((b as string).match(/"pid"/g)).toHaveLength(1);
     expect(JSON.parse(c as string).msg).toBe("argument wins");
     expect((c as string).match(/"msg"/g)).toHaveLength(1);
   });
@@ -128,6 +129,20 @@ describe("JsonLogger", () => {
     for (const p of REDACT_PATHS) expect(p).toMatch(/^(\*\.)?[A-Za-z]+$/);
   });
 
+  it("masks the redacted properties of an error as it does an object's (headers, token on err, or an error logged alone)", () => {
+    const s = sink();
+    const log = new JsonLogger("info", s, 1);
+    const err = Object.assign(new Error("x"), { headers: { authorization: "Bearer sk-live-1" }, token: "tok-err-1", code: "E_X" });
+    log.warn({ err }, "m");
+    log.error(Object.assign(new Error("y"), { token: "tok-err-2", env: { K: "env-value-3" } }));
+    const [a, b] = s.chunks.map((l) => JSON.parse(l));
+    expect(a.err).toMatchObject({ type: "Error", message: "x", headers: "***", token: "***", code: "E_X" });
+    expect(b).toMatchObject({ err: { message: "y", token: "***", env: "***" }, msg: "y" });
+    for (const secret of ["sk-live-1", "tok-err-1", "tok-err-2", "env-value-3"]) expect(s.chunks.join("")).not.toContain(secret);
+    // The caller's error is left as it was.
+    expect(err.token).toBe("tok-err-1");
+  });
+
   it("writes errors as pino does (type, message, stack, own fields, cause), under err and nested", () => {
     const s = sink();
     const log = new JsonLogger("info", s, 1);
@@ -175,6 +190,19 @@ describe("JsonLogger", () => {
     });
     expect(line).not.toHaveProperty("f");
     expect(line).not.toHaveProperty("u");
+  });
+
+  it("never throws when what is thrown cannot even be made a string (a null-prototype object)", () => {
+    const s = sink();
+    const odd = Object.defineProperty({}, "a", {
+      enumerable: true,
+      get() {
+        throw Object.create(null);
+      },
+    });
+    expect(() => new JsonLogger("info", s, 1).info(odd, "m")).not.toThrow();
+    expect(s.chunks).toHaveLength(1);
+    expect(JSON.parse(s.chunks[0] as string).level).toBe(30);
   });
 
   it("never throws for a Proxy that throws on every trap; the line says the value could not be logged", () => {

@@ -13,12 +13,21 @@ export function errorFields(err: Error): Record<string, unknown> {
   return out;
 }
 
+/** `String(value)`, or `"[unprintable]"` for a value that cannot be made a string (a null-prototype object). */
+export function printable(value: unknown): string {
+  try {
+    return value instanceof Error ? value.message : String(value);
+  } catch {
+    return "[unprintable]";
+  }
+}
+
 /** A property read that may throw (a getter, a Proxy trap). */
 function read(obj: object, key: string): unknown {
   try {
     return (obj as Record<string, unknown>)[key];
   } catch (err) {
-    return `[Throws: ${err instanceof Error ? err.message : String(err)}]`;
+    return `[Throws: ${printable(err)}]`;
   }
 }
 
@@ -33,7 +42,7 @@ function copy(value: unknown, ancestors: object[], depth: number): unknown {
     try {
       source = (value as { toJSON: () => unknown }).toJSON();
     } catch (err) {
-      return `[Throws: ${err instanceof Error ? err.message : String(err)}]`;
+      return `[Throws: ${printable(err)}]`;
     }
     if (typeof source !== "object" || source === null) return copy(source, ancestors, depth);
   }

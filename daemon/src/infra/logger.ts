@@ -2,7 +2,7 @@ import type { Logger } from "@mcpd/protocol";
 import type { LogLevel } from "../config/config-schema.js";
 import { REDACTED } from "../config/redact-config.js";
 import { isoTime } from "./iso-time.js";
-import { errorFields, toLoggable } from "./loggable.js";
+import { errorFields, printable, toLoggable } from "./loggable.js";
 
 /**
  * The numeric value of each level in a log line. They are pino's, and so is the line's shape
@@ -34,7 +34,10 @@ export const REDACT_PATHS = [
 const TOP_REDACTED = new Set<string>(REDACT_PATHS.filter((p) => !p.startsWith("*.")));
 const NESTED_REDACTED = new Set<string>(REDACT_PATHS.filter((p) => p.startsWith("*.")).map((p) => p.slice(2)));
 
-/** Keys the line itself writes; a call's field of the same name is left out rather than written twice. */
+/**
+ * Keys the line itself writes. A call's field of the same name is written as `_<name>` (`_pid`) rather
+ * than twice; a `msg` field stands in for a missing message.
+ */
 const OWN_KEYS = new Set(["level", "time", "pid", "msg"]);
 
 /** Where finished lines go: the log file or the foreground stderr log. Never expected to throw. */
@@ -42,15 +45,20 @@ export interface LineSink {
   write(chunk: string): unknown;
 }
 
-/** A shallow copy of `obj` with {@link REDACT_PATHS} replaced, or `obj` itself when nothing matched. */
+/**
+ * A shallow copy of `obj` with {@link REDACT_PATHS} replaced, or `obj` itself when nothing matched. An
+ * error one level down is first written as {@link errorFields}, so its own properties (`headers`,
+ * `token`, ...) are masked as an object's are.
+ */
 function redacted(obj: Record<string, unknown>): Record<string, unknown> {
   let out: Record<string, unknown> | undefined;
   for (const key of Object.keys(obj)) {
     const value = obj[key];
     let next = value;
     if (TOP_REDACTED.has(key)) next = value === undefined ? undefined : REDACTED;
-    else if (typeof value === "object" && value !== null && !Array.isArray(value) && !(value instanceof Error)) {
-      const inner = value as Record<string, unknown>;
+    else if (typeof value === "object" && value !== null && !Array.isArray(value)) {
+      const inner = value instanceof Error ? errorFields(value) : (value as Record<string, unknown>);
+      if (inner !== value) next = inner;
       for (const k of Object.keys(inner)) {
         if (!NESTED_REDACTED.has(k) || inner[k] === undefined) continue;
         if (next === value) next = { ...inner };
@@ -149,14 +157,14 @@ export class JsonLogger implements Logger {
       line = `{"level":${level},"time":"${isoTime(Date.now())}"${this.base}${this.body(obj, msg)}}\n`;
     } catch (err) {
       // Only a hostile value gets here (a Proxy that throws on every trap): say so instead of the line.
-      line = `{"level":${level},"time":"${isoTime(Date.now())}"${this.base},"msg":${JSON.stringify(`unloggable value: ${String(err)}`)}}\n`;
+      line = `{"level":${level},"time":"${isoTime(Date.now())}"${this.base},"msg":${JSON.stringify(`unloggable value: ${printable(err)}`)}}\n`;
     }
     if (this.scrub) {
       try {
         line = this.scrub(line);
       } catch (err) {
         // The line may hold a secret the scrubber was to mask: it is not written, and that is said instead.
-        line = `{"level":${level},"time":"${isoTime(Date.now())}"${this.base},"msg":${JSON.stringify(`a log line was dropped: scrubbing it failed: ${String(err)}`)}}\n`;
+        line = `{"level":${level},"time":"${isoTime(Date.now())}"${this.base},"msg":${JSON.stringify(`a log line was dropped: scrubbing it failed: ${printable(err)}`)}}\n`;
       }
     }
     this.sink.write(line);
@@ -166,12 +174,13 @@ export class JsonLogger implements Logger {
   private body(obj: object | string | null | undefined, msg: string | undefined): string {
     if (typeof obj === "string") return `,"msg":${JSON.stringify(obj)}`;
     if (obj === null || obj === undefined) return msg === undefined ? "" : `,"msg":${JSON.stringify(msg)}`;
-    if (obj instanceof Error) return `,"err":${JSON.stringify(toLoggable(obj))},"msg":${JSON.stringify(msg ?? obj.message)}`;
+    if (obj instanceof Error) return `${members(redacted({ err: obj }))},"msg":${JSON.stringify(msg ?? printable(obj))}`;
     const fields = obj as Record<string, unknown>;
     let own: Record<string, unknown> = fields;
     for (const key of Object.keys(fields)) {
       if (!OWN_KEYS.has(key)) continue;
       if (own === fields) own = { ...fields };
+      if (key !== "msg") own[`_${key}`] = fields[key];
       delete own[key];
     }
     // A `msg` field stands in for a missing message, as it does in pino.

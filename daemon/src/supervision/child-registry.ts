@@ -83,7 +83,7 @@ export class ChildRegistry {
       return isPidAlive(-c.pid);
     });
     for (const c of ours) {
-      this.log.warn({ server: c.server, pid: c.pid }, "ending a server process left by a previous mcpd run");
+      this.log.warn({ server: c.server, serverPid: c.pid }, "ending a server process left by a previous mcpd run");
       try {
         process.kill(-c.pid, "SIGTERM");
       } catch {

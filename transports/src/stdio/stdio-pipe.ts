@@ -251,7 +251,7 @@ export class StdioPipe implements MessagePipe {
     child.stderr.once("close", () => this.stderrClosed.resolve());
     this.state = "open";
     this.inboundOpen = true;
-    this.log.debug({ command, pid: child.pid }, "stdio server started");
+    this.log.debug({ command, serverPid: child.pid }, "stdio server started");
     if (this.closeRequested) {
       this.shutdownDone = this.shutdown(true, "closed by client");
       throw new TransportClosedError("closed while connecting");
@@ -303,7 +303,7 @@ export class StdioPipe implements MessagePipe {
   private handleExit(code: number | null, signal: NodeJS.Signals | null): void {
     this.exitInfo = { code, signal };
     this.exited.resolve();
-    this.log.debug({ pid: this.child?.pid, code, signal }, "stdio server exited");
+    this.log.debug({ serverPid: this.child?.pid, code, signal }, "stdio server exited");
     this.fail(code !== null ? `process exited with code ${code}` : `process was killed by ${signal}`);
   }
 
@@ -353,7 +353,7 @@ export class StdioPipe implements MessagePipe {
     this.inboundOpen = false;
     const reason = expected ? undefined : this.describeEnd(why);
     this.closedReason = reason ?? "closed by client";
-    if (!expected) this.log.warn({ pid: child.pid, reason }, "stdio server ended unexpectedly");
+    if (!expected) this.log.warn({ serverPid: child.pid, reason }, "stdio server ended unexpectedly");
     this.events.down(() => new TransportClosedError(reason));
     this.writer?.discard(new TransportClosedError(reason));
     if (!child.stdin.destroyed && !child.stdin.writableEnded) child.stdin.end();
@@ -364,7 +364,7 @@ export class StdioPipe implements MessagePipe {
       hasExited: () => this.exitInfo !== undefined,
       killChild: (signal) => child.kill(signal),
       graceMs: this.closeGraceMs,
-      onStep: (step) => this.log.debug({ pid: child.pid, pgid }, `stdio server ${step}`),
+      onStep: (step) => this.log.debug({ serverPid: child.pid, pgid }, `stdio server ${step}`),
     });
     // Streams close once every holder of the pipes is gone; a process that escaped the group (setsid)
     // could hold them forever, so wait a bounded time and then let go of our ends.
@@ -383,7 +383,7 @@ export class StdioPipe implements MessagePipe {
       signal: this.exitInfo?.signal ?? null,
       stderrTail: this.ring.tail(),
     };
-    this.log.debug({ pid: child.pid, reason: info.reason, expected }, "stdio transport closed");
+    this.log.debug({ serverPid: child.pid, reason: info.reason, expected }, "stdio transport closed");
     this.events.closed(info);
   }
 }
