@@ -16,7 +16,7 @@ import { HttpFront } from "./http/http-front.js";
 import { CONFIG_DEFAULTS, RUNTIME_DEFAULTS } from "./defaults.js";
 import { createControl } from "./socket/control.js";
 import { RotatingFileStream, type LogWriteStatus } from "./infra/log-file.js";
-import { createLogger } from "./infra/logger.js";
+import { JsonLogger } from "./infra/logger.js";
 import { MCPManager } from "./supervision/manager.js";
 import { Router } from "./router/router.js";
 import { connectionCap, openFileCount, openFileLimit } from "./socket/fd-budget.js";
@@ -99,7 +99,8 @@ export async function startDaemon(options: RunDaemonOptions): Promise<DaemonHand
         onFallback: (err) => root.warn({ err }, `stderr cannot be written; logging to ${paths.logFile} from now on`),
       })
     : openLogFile();
-  const root = createLogger(level, sink);
+  // JSON lines to stderr in the foreground, to the log file otherwise.
+  const root = new JsonLogger(level, sink);
   const log: Logger = root;
   for (const w of config.warnings) root.warn({ file: config.file }, w);
 

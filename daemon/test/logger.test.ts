@@ -5,7 +5,7 @@
 import { describe, expect, it } from "vitest";
 import { formatLogLine } from "../src/cli/log-format.js";
 import { palette } from "../src/cli/format.js";
-import { JsonLogger, LEVEL_VALUES, REDACT_PATHS, createLogger, setLogScrubber } from "../src/infra/logger.js";
+import { JsonLogger, LEVEL_VALUES, REDACT_PATHS, setLogScrubber } from "../src/infra/logger.js";
 
 /** A sink that keeps what it is given. */
 function sink(): { chunks: string[]; write(chunk: string): boolean } {
@@ -231,7 +231,7 @@ describe("JsonLogger", () => {
 
   it("passes every finished line through the scrubber set with setLogScrubber; other loggers are refused", () => {
     const s = sink();
-    const log = createLogger("info", s);
+    const log = new JsonLogger("info", s);
     log.info({ note: "before" }, "token ghp_123");
     expect(setLogScrubber(log, (line) => line.replaceAll("ghp_123", "***"))).toBe(true);
     log.info({ note: "ghp_123 in a field" }, "token ghp_123");

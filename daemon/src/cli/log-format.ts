@@ -1,7 +1,8 @@
+import { LEVEL_VALUES } from "../infra/log-levels.js";
 import { palette, type Palette } from "./format.js";
 
-/** pino's numeric levels and the names `mcpd logs` prints. */
-const LEVEL_NAMES: Record<number, string> = { 10: "TRACE", 20: "DEBUG", 30: "INFO", 40: "WARN", 50: "ERROR", 60: "FATAL" };
+/** The names `mcpd logs` prints for the numeric levels of the daemon's lines. */
+const LEVEL_NAMES: Record<number, string> = Object.fromEntries(Object.entries(LEVEL_VALUES).map(([name, n]) => [n, name.toUpperCase()]));
 
 // Fields every pino line carries that add nothing for a reader of one machine's log.
 const SKIPPED_KEYS = new Set(["level", "time", "msg", "pid", "hostname", "v"]);

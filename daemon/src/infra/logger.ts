@@ -3,13 +3,9 @@ import type { LogLevel } from "../config/config-schema.js";
 import { REDACTED } from "../config/redact-config.js";
 import { isoTime } from "./iso-time.js";
 import { errorFields, printable, toLoggable } from "./loggable.js";
+import { LEVEL_VALUES, type LevelName } from "./log-levels.js";
 
-/**
- * The numeric value of each level in a log line. They are pino's, and so is the line's shape
- * (`{"level":30,"time":"<ISO>","pid":N,...fields,"msg":"..."}`), so `mcpd logs`, pino-pretty and the jq
- * filters people keep for pino logs read the daemon's log as they always did.
- */
-export const LEVEL_VALUES = { trace: 10, debug: 20, info: 30, warn: 40, error: 50, fatal: 60 } as const;
+export { LEVEL_VALUES };
 
 /**
  * Fields whose values never reach a log line: environment values, headers (Authorization, API keys),
@@ -93,7 +89,8 @@ function members(fields: Record<string, unknown>): string {
 }
 
 /**
- * The daemon's root logger: one JSON line per call, written synchronously to a {@link LineSink}, with
+ * The daemon's root logger: one JSON line per call (`{"level":30,"time":"<ISO>","pid":N,...fields,"msg":"..."}`,
+ * pino's shape, levels from {@link LEVEL_VALUES}), written synchronously to a {@link LineSink}, with
  * {@link REDACT_PATHS} masked and every finished line passed through the scrubber, if one is set. Logging
  * never throws: a value JSON cannot hold (a cycle, a BigInt, a throwing getter) is written as far as it
  * can be, and a failing sink is the sink's concern (the daemon's sinks count what they drop).
@@ -118,7 +115,7 @@ export class JsonLogger implements Logger {
   }
 
   /** Whether a call at `level` writes a line (callers skip building costly fields otherwise). */
-  isLevelEnabled(level: keyof typeof LEVEL_VALUES): boolean {
+  isLevelEnabled(level: LevelName): boolean {
     return LEVEL_VALUES[level] >= this.min;
   }
 
@@ -154,20 +151,25 @@ export class JsonLogger implements Logger {
   private write(level: number, obj: object | string | null | undefined, msg: string | undefined): void {
     let line: string;
     try {
-      line = `{"level":${level},"time":"${isoTime(Date.now())}"${this.base}${this.body(obj, msg)}}\n`;
+      line = this.line(level, this.body(obj, msg));
     } catch (err) {
       // Only a hostile value gets here (a Proxy that throws on every trap): say so instead of the line.
-      line = `{"level":${level},"time":"${isoTime(Date.now())}"${this.base},"msg":${JSON.stringify(`unloggable value: ${printable(err)}`)}}\n`;
+      line = this.line(level, `,"msg":${JSON.stringify(`unloggable value: ${printable(err)}`)}`);
     }
     if (this.scrub) {
       try {
         line = this.scrub(line);
       } catch (err) {
         // The line may hold a secret the scrubber was to mask: it is not written, and that is said instead.
-        line = `{"level":${level},"time":"${isoTime(Date.now())}"${this.base},"msg":${JSON.stringify(`a log line was dropped: scrubbing it failed: ${printable(err)}`)}}\n`;
+        line = this.line(level, `,"msg":${JSON.stringify(`a log line was dropped: scrubbing it failed: ${printable(err)}`)}`);
       }
     }
     this.sink.write(line);
+  }
+
+  /** One finished line: level, time, the base fields, then `body` (JSON members, each led by a comma). */
+  private line(level: number, body: string): string {
+    return `{"level":${level},"time":"${isoTime(Date.now())}"${this.base}${body}}\n`;
   }
 
   /** The line after its base fields: the call's fields, then `msg`. */
@@ -190,13 +192,8 @@ export class JsonLogger implements Logger {
   }
 }
 
-/** The daemon's root logger: JSON lines to `destination` (stderr in the foreground, the log file otherwise). */
-export function createLogger(level: LogLevel, destination: LineSink): JsonLogger {
-  return new JsonLogger(level, destination);
-}
-
 /**
- * Makes every line that `logger` (a root logger from {@link createLogger}) writes pass through `scrub`
+ * Makes every line that `logger` (the daemon's root {@link JsonLogger}) writes pass through `scrub`
  * first. Returns false, and does nothing, for any other logger (silent ones, tests').
  */
 export function setLogScrubber(logger: unknown, scrub: (line: string) => string): boolean {

@@ -1,12 +1,12 @@
 import { resolvePaths } from "@mcpd/client";
 import { McpdError } from "@mcpd/protocol";
-import { assertConfigFileExists, explicitConfigOrigin } from "../../config/index.js";
+import { LOG_LEVELS, assertConfigFileExists, explicitConfigOrigin } from "../../config/index.js";
 import { CliError, stringOption, UsageError } from "../args.js";
 import { eprintln, println, type Command } from "../context.js";
 import { ensureDaemon } from "../daemon-process.js";
 
-/** Log levels `--log-level` accepts (pino's). */
-const LEVELS = ["fatal", "error", "warn", "info", "debug", "trace", "silent"];
+/** Log levels `--log-level` accepts: the config's. */
+const LEVELS: readonly string[] = LOG_LEVELS;
 
 /** `mcpd start`: start the daemon detached (default) or run it in this process. */
 export const startCommand: Command = {
