@@ -1,0 +1,96 @@
+/**
+ * One SocketClient per connection of the socket face: the connection's state is one object, and the
+ * socket's listeners are the same functions for every connection (regression: each connection held seven
+ * closures, two contexts and two objects, ~0.5 KB of the daemon's heap). Real Unix socket, real Router.
+ */
+import { mkdtempSync, rmSync } from "node:fs";
+import { connect, type Socket } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { createTransport } from "@mcpd/transports";
+import { afterEach, describe, expect, it } from "vitest";
+import { Router } from "../src/router/router.js";
+import { SocketClient } from "../src/socket/socket-client.js";
+import { SocketServer } from "../src/socket/socket-server.js";
+import { MCPManager } from "../src/supervision/manager.js";
+
+const cleanups: Array<() => void | Promise<void>> = [];
+afterEach(async () => {
+  for (const c of cleanups.splice(0).reverse()) await c();
+});
+
+/** A client that sends `initialize` and resolves with its answer line. */
+function initialize(path: string): Promise<{ socket: Socket; answer: Record<string, unknown> }> {
+  return new Promise((resolve, reject) => {
+    const socket = connect(path);
+    let text = "";
+    socket.setEncoding("utf8");
+    socket.on("error", reject);
+    socket.on("data", (chunk: string) => {
+      text += chunk;
+      const end = text.indexOf("\n");
+      if (end >= 0) resolve({ socket, answer: JSON.parse(text.slice(0, end)) });
+    });
+    socket.write(
+      `${JSON.stringify({ jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: "2025-11-25", capabilities: {}, clientInfo: { name: "t", version: "1" } } })}\n`,
+    );
+  });
+}
+
+describe("SocketClient", () => {
+  it("regression: each connection is one SocketClient, and every socket's listeners are shared functions, not closures per connection", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "mcpd-sc-"));
+    cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
+    const manager = new MCPManager({
+      createTransport: (cfg, logger) => createTransport(cfg, { logger }),
+      cacheDir: join(dir, "cache"),
+      childrenFile: join(dir, "children.json"),
+    });
+    cleanups.push(() => manager.shutdown());
+    const router = new Router(manager, { maxInFlightPerConnection: 8, clientRequestTimeoutMs: 10_000, control: async () => ({}) });
+    const server = new SocketServer({
+      socketPath: join(dir, "s.sock"),
+      router,
+      maxLineBytes: 1 << 20,
+      maxOutgoingBytes: 1 << 20,
+      limits: { maxConnections: 16, maxConnectionsWhy: "test", maxBufferedBytesTotal: 1 << 24, partialLineTimeoutMs: 10_000 },
+    });
+    await server.listen();
+    cleanups.push(() => {
+      server.closeAll();
+      server.stopAccepting();
+    });
+
+    const a = await initialize(join(dir, "s.sock"));
+    const b = await initialize(join(dir, "s.sock"));
+    cleanups.push(() => {
+      a.socket.destroy();
+      b.socket.destroy();
+    });
+    for (const { answer } of [a, b]) expect(answer).toMatchObject({ id: 1, result: { protocolVersion: "2025-11-25" } });
+
+    const conns = [...(server as unknown as { limits: { conns: Set<unknown> } }).limits.conns] as SocketClient[];
+    expect(conns).toHaveLength(2);
+    for (const c of conns) expect(c).toBeInstanceOf(SocketClient);
+    const [x, y] = conns as [SocketClient, SocketClient];
+    expect(x.session.id).not.toBe(y.session.id);
+    for (const event of ["data", "error", "close"]) {
+      const ours = x.socket.listeners(event);
+      expect(ours.length, event).toBeGreaterThan(0);
+      // The two sockets' listeners are the very same functions: nothing is made per connection.
+      expect(
+        ours.every((l) => y.socket.listeners(event).includes(l)),
+        `${event}: every listener of one socket is also the other's`,
+      ).toBe(true);
+    }
+    // A closed connection is forgotten and its session detached.
+    a.socket.destroy();
+    await new Promise<void>((resolve) => {
+      const check = (): void => {
+        if (server.connections === 1 && router.sessions.size === 1) resolve();
+        else setTimeout(check, 10);
+      };
+      check();
+    });
+  });
+});
