@@ -1,12 +1,12 @@
 /**
  * Bundles the `mcpd` command into dist/cli-bundle/, which bin/mcpd.js runs: dist/cli/main.js and every
  * module of mcpd's it reaches (the other @mcpd packages included), as one entry file, one file per
- * lazily loaded command and a few shared chunks. npm packages (pino, undici, ws, ...) and Node's own
- * modules stay imports, loaded from node_modules as before.
+ * lazily loaded command and a few shared chunks, as CommonJS (`.cjs`). npm packages (undici, ws, ...) and
+ * Node's own modules stay require()s, loaded from node_modules as before.
  *
  * Why: `mcpd connect` is spawned by every agent session, so its start-up is paid again and again. Loaded
  * as the compiler writes it, it reads, resolves and compiles about 23 ES modules; bundled, about 7 files.
- * That is several ms of a ~85 ms start (docs/benchmarks.md, section 4). The library entry points
+ * That is several ms of a ~85 ms start (docs/benchmarks.md, section 4), and CommonJS several more. The library entry points
  * (`@mcpd/daemon`, `@mcpd/client`, ...) stay the compiler's dist/ files: only the command is bundled.
  *
  * Also writes dist/cli-bundle/modules.json: for each output file, the compiled modules it holds (paths
@@ -53,9 +53,14 @@ const result = await build({
   write: true,
   output: {
     dir: outDir,
-    format: "esm",
-    entryFileNames: "[name].js",
-    chunkFileNames: "[name]-[hash].js",
+    // CommonJS: Node loads it with synchronous require()s, and never starts its ES module loader (the
+    // async resolve/load/link of every file, and fs/promises to read them): ~10 ms of `mcpd connect`'s
+    // ~110 ms start, measured (docs/benchmarks.md). Every npm package it imports has a CommonJS entry.
+    format: "cjs",
+    entryFileNames: "[name].cjs",
+    chunkFileNames: "[name]-[hash].cjs",
+    // An npm package loaded on demand (undici, ws) by require() too, so the loader stays unloaded.
+    dynamicImportInCjs: false,
     // Doc comments are for readers of src/ (shipped beside the bundle); in the bundle they are source
     // text V8 keeps in memory for as long as the daemon runs. Legal comments and annotations stay.
     comments: { legal: true, annotation: true, jsdoc: false },

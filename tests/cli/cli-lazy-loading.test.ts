@@ -2,8 +2,10 @@
  * What the `mcpd` processes load, recorded module by module (tests/helpers/module-recorder.mjs): a command
  * loads its own code and nothing of the others', `mcpd connect` (spawned by every agent session) loads no
  * npm package at all, and a daemon whose servers are all stdio never loads the HTTP (undici) and
- * WebSocket (ws) libraries, which it loads once such a server is configured.
+ * WebSocket (ws) libraries, which it loads once such a server is configured. The command is CommonJS from its
+ * bin on: Node never starts its ES module loader for it.
  */
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
@@ -74,6 +76,67 @@ describe("the mcpd command loads only what the command it runs needs", () => {
     } finally {
       await client.close();
     }
+  });
+});
+
+/**
+ * Environment that makes a Node process write, as it exits, the internal modules it loaded (Node's own
+ * `process.moduleLoadList`) to `out`. It is preloaded with `--require`, which starts no ES module loader.
+ */
+function internalModulesEnv(env: NodeJS.ProcessEnv, out: string): NodeJS.ProcessEnv {
+  const preload = `${out}.preload.cjs`;
+  writeFileSync(
+    preload,
+    `process.on("exit", () => require("node:fs").writeFileSync(${JSON.stringify(out)}, JSON.stringify(process.moduleLoadList)));\n`,
+  );
+  return { ...env, NODE_OPTIONS: [env.NODE_OPTIONS, `--require=${preload}`].filter(Boolean).join(" ") };
+}
+
+const ESM_LOADER = "NativeModule internal/modules/esm/loader";
+
+/** The list `internalModulesEnv` wrote to `file`; undefined while the process has not written it whole. */
+function readList(file: string): string[] | undefined {
+  if (!existsSync(file)) return undefined;
+  try {
+    return JSON.parse(readFileSync(file, "utf8")) as string[];
+  } catch {
+    return undefined;
+  }
+}
+
+describe("the mcpd command never starts Node's ES module loader (its async resolve, load and link of every file)", () => {
+  it("mcpd --version runs as CommonJS from its bin on (regression: an ES module bin and bundle cost ~10 ms of every start)", async () => {
+    const out = join(world.root, "version-internals.json");
+    const r = await world.run(["--version"], { env: internalModulesEnv(world.env, out) });
+    expect(r.code, r.stderr).toBe(0);
+    const internals = JSON.parse(readFileSync(out, "utf8")) as string[];
+    expect(internals, "the preload saw Node's bootstrap").toContain("NativeModule internal/modules/cjs/loader");
+    expect(internals).not.toContain(ESM_LOADER);
+  });
+
+  it("mcpd connect, through a whole session with the SDK Client, never loads it either", async () => {
+    world.writeConfig({ fx: world.fixture("fx") });
+    const started = await world.run(["start"]);
+    expect(started.code, started.stderr).toBe(0);
+    const out = join(world.root, "connect-internals.json");
+    const transport = new StdioClientTransport({
+      command: process.execPath,
+      args: [MCPD_BIN, "connect", "fx"],
+      env: internalModulesEnv(world.env, out) as Record<string, string>,
+      cwd: world.root,
+      stderr: "pipe",
+    });
+    const client = new Client({ name: "no-esm-loader", version: "1.0.0" });
+    await client.connect(transport);
+    try {
+      const called = await client.callTool({ name: "echo", arguments: { text: "hi" } });
+      expect(called.content).toEqual([{ type: "text", text: "hi" }]);
+    } finally {
+      await client.close();
+    }
+    const internals = await until(() => readList(out), "mcpd connect to exit and write what it loaded");
+    expect(internals).toContain("NativeModule net");
+    expect(internals).not.toContain(ESM_LOADER);
   });
 });
 

@@ -20,14 +20,15 @@ export function recordingEnv(env: NodeJS.ProcessEnv, logFile: string): NodeJS.Pr
  * The module URLs process `pid` loaded (every process's when `pid` is undefined), in load order. A file of
  * the bundled `mcpd` command (dist/cli-bundle/, see daemon/scripts/bundle-cli.mjs) stands for the compiled
  * modules it holds: it is listed as one URL per module, `<file URL>#/<module path in the repository>` (e.g.
- * `.../dist/cli-bundle/connect-Ab12.js#/daemon/dist/cli/commands/connect.js`), so a test can still ask which
- * of mcpd's modules a process loaded, and from where.
+ * `.../dist/cli-bundle/connect-Ab12.cjs#/daemon/dist/cli/commands/connect.js`), so a test can still ask which
+ * of mcpd's modules a process loaded, and from where. A file recorded twice by one process (a CommonJS entry
+ * point is both loaded by the ES module loader and compiled when `--import` is given) is listed once.
  */
 export function loadedModules(logFile: string, pid?: number): string[] {
   return recordedUrls(logFile, pid).flatMap(expandBundleFile);
 }
 
-const BUNDLE_FILE = /^file:\/\/(.*\/cli-bundle)\/([^/]+\.js)$/;
+const BUNDLE_FILE = /^file:\/\/(.*\/cli-bundle)\/([^/]+\.cjs)$/;
 const manifests = new Map<string, Record<string, string[]>>();
 
 function expandBundleFile(url: string): string[] {
@@ -52,9 +53,11 @@ function recordedUrls(logFile: string, pid?: number): string[] {
     return [];
   }
   const out: string[] = [];
+  const seen = new Set<string>();
   for (const line of text.split("\n")) {
     const space = line.indexOf(" ");
-    if (space <= 0) continue;
+    if (space <= 0 || seen.has(line)) continue;
+    seen.add(line);
     if (pid === undefined || Number(line.slice(0, space)) === pid) out.push(line.slice(space + 1));
   }
   return out;

@@ -10,7 +10,7 @@ import { latin1Source } from "../../daemon/scripts/latin1-source.mjs";
 import { ROOT } from "../cli/cli-harness.js";
 
 const BUNDLE = join(ROOT, "daemon", "dist", "cli-bundle");
-const chunks = (): string[] => readdirSync(BUNDLE).filter((f) => f.endsWith(".js"));
+const chunks = (): string[] => readdirSync(BUNDLE).filter((f) => f.endsWith(".cjs"));
 
 describe("latin1Source", () => {
   it("escapes every character above U+00FF, and the escaped code means the same", () => {

@@ -50,7 +50,7 @@ function withoutNpmVariables(from: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
 }
 
 beforeAll(async () => {
-  if (!existsSync(join(ROOT, "daemon/dist/cli-bundle/main.js"))) throw new Error("the packages are not built: run `npm run build` first");
+  if (!existsSync(join(ROOT, "daemon/dist/cli-bundle/main.cjs"))) throw new Error("the packages are not built: run `npm run build` first");
   world = new CliWorld();
   prefix = join(world.root, "prefix");
   const packs = join(world.root, "tarballs");
