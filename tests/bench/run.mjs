@@ -73,7 +73,7 @@ for (const built of [
   "transports/dist/index.js",
   "client-sdk/dist/index.js",
   "daemon/dist/cli/main.js",
-  "daemon/dist/cli-bundle/main.js",
+  "daemon/dist/cli-bundle/main.cjs",
 ]) {
   if (!existsSync(join(ROOT, built))) usage(`${built} is missing: build first (npm run build, or use npm run bench)`);
 }
