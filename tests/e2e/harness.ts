@@ -126,6 +126,8 @@ export async function startTestDaemon(servers: Record<string, unknown>, opts: Te
 /** A minimal JSONL client on the raw socket, for protocol-level tests. */
 export class RawClient {
   readonly messages: any[] = [];
+  /** Every line received, as the daemon wrote it (without its newline). */
+  readonly lines: string[] = [];
   private buf = "";
   private nextId = 1;
   private waiters: Array<() => void> = [];
@@ -138,7 +140,9 @@ export class RawClient {
       while ((i = this.buf.indexOf("\n")) >= 0) {
         const line = this.buf.slice(0, i);
         this.buf = this.buf.slice(i + 1);
-        if (line.trim()) this.messages.push(JSON.parse(line));
+        if (!line.trim()) continue;
+        this.lines.push(line);
+        this.messages.push(JSON.parse(line));
       }
       for (const w of this.waiters.splice(0)) w();
     });

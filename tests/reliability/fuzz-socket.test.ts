@@ -518,7 +518,8 @@ describe("values too deeply nested to print or encode (bugs found by fuzzing)", 
 
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), "mcpd-fz-"));
-    // A server whose tools/call answer is nested 100,000 deep: the daemon parses it but cannot re-encode it.
+    // A server whose tools/call answer is nested 100,000 deep: the daemon parses it but cannot encode it
+    // again. With arguments {cr: true} its line holds a raw CR, so the daemon must encode it again.
     const server = join(dir, "deep-server.mjs");
     writeFileSync(
       server,
@@ -535,7 +536,7 @@ process.stdin.on("data", (c) => {
     if (m.id === undefined) continue;
     if (m.method === "initialize") out(JSON.stringify({ jsonrpc: "2.0", id: m.id, result: { protocolVersion: m.params.protocolVersion, capabilities: { tools: {} }, serverInfo: { name: "deep", version: "1" } } }));
     else if (m.method === "tools/list") out(JSON.stringify({ jsonrpc: "2.0", id: m.id, result: { tools: [{ name: "deep", inputSchema: { type: "object" } }] } }));
-    else if (m.method === "tools/call") out('{"jsonrpc":"2.0","id":' + m.id + ',"result":{"content":[],"structuredContent":{"x":' + "[".repeat(100000) + "]".repeat(100000) + '}}}');
+    else if (m.method === "tools/call") out('{"jsonrpc":"2.0","id":' + m.id + ',"result":{"content":[],' + (m.params.arguments?.cr ? "\\r" : "") + '"structuredContent":{"x":' + "[".repeat(100000) + "]".repeat(100000) + '}}}');
     else out(JSON.stringify({ jsonrpc: "2.0", id: m.id, result: {} }));
   }
 });
@@ -580,11 +581,22 @@ process.stdin.on("data", (c) => {
     expect(d.proc.exitCode).toBeNull();
   });
 
-  it("a server answer nested too deep to re-encode becomes an internal error for that call; the daemon and the connection live", async () => {
+  it("a server answer nested 100,000 deep goes on as the server wrote it, never encoded again; the daemon and the connection live", async () => {
     const c = await d.raw();
     await c.initialize();
     await until(async () => (await status(c)).servers.find((x: any) => x.name === "deep")?.state === "ready", "deep server ready");
-    const r = await c.request("tools/call", { name: "deep__deep", arguments: {} });
+    const r = await c.request("tools/call", { name: "deep__deep", arguments: {} }, "deep-answer");
+    expect(r.result.content).toEqual([]);
+    const line = c.lines.find((l) => l.startsWith('{"jsonrpc":"2.0","id":"deep-answer",'));
+    expect(line).toBe(`{"jsonrpc":"2.0","id":"deep-answer","result":{"content":[],"structuredContent":{"x":${DEEP}}}}`);
+    expect(d.proc.exitCode).toBeNull();
+  });
+
+  it("a server answer nested too deep to encode again, that must be (a raw CR in its line), becomes an internal error for that call; the daemon and the connection live", async () => {
+    const c = await d.raw();
+    await c.initialize();
+    await until(async () => (await status(c)).servers.find((x: any) => x.name === "deep")?.state === "ready", "deep server ready");
+    const r = await c.request("tools/call", { name: "deep__deep", arguments: { cr: true } });
     expect(r.error.code).toBe(-32603);
     expect(r.error.message).toMatch(/cannot be encoded as JSON/);
     expect(d.proc.exitCode).toBeNull();

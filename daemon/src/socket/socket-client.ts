@@ -1,5 +1,5 @@
 import type { Socket } from "node:net";
-import { JsonLineDecoder, WireCode, encodeLine, type LineError, type Logger } from "@mcpd/protocol";
+import { JsonLineDecoder, WireCode, encodeRelayedLine, type LineError, type Logger } from "@mcpd/protocol";
 import { encodeOutgoing } from "../infra/encode-outgoing.js";
 import { FieldLogger } from "../infra/field-logger.js";
 import type { ClientConn, ClientLimits } from "./client-limits.js";
@@ -83,7 +83,8 @@ export class SocketClient implements ClientConn, Outbound {
     const { socket, shared } = this;
     if (this.gone || socket.destroyed) return false;
     if (shared.traceMessages) this.log.trace({ message }, "send");
-    const line = encodeOutgoing(message, this.log, encodeLine);
+    // A server's answer goes on as the server wrote it, with only its id the client's (no second encoding).
+    const line = encodeOutgoing(message, this.log, encodeRelayedLine);
     if (line === undefined) return true;
     if (!this.corked) {
       this.corked = true;

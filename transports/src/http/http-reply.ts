@@ -4,6 +4,7 @@ import {
   NoResponseError,
   ParseError,
   ProtocolError,
+  keepResultText,
   sseJson,
   type JsonRpcResponse,
   type Logger,
@@ -74,6 +75,8 @@ export class HttpReplyReader {
       } catch (err) {
         throw new ParseError(`Invalid JSON in HTTP response from ${this.deps.safeUrl}: ${preview(text)}`, { cause: err });
       }
+      // An answer relayed to a client goes on as the server wrote it (encodeRelayedLine).
+      keepResultText(value, text);
       this.deps.dispatch(value, context);
     }
     if (exchange.response) return { response: exchange.response };
@@ -158,7 +161,9 @@ export class HttpReplyReader {
       return;
     }
     // Throws ParseError: a reply stream that is not JSON fails its request.
-    this.deps.dispatch(sseJson(event), context);
+    const value = sseJson(event);
+    keepResultText(value, event.data);
+    this.deps.dispatch(value, context);
   }
 }
 

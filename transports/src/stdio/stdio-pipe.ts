@@ -88,6 +88,8 @@ export class StdioPipe implements MessagePipe {
       maxLineBytes: positiveOption("maxLineBytes", options.maxLineBytes, TRANSPORT_DEFAULTS.maxMessageBytes),
       onValue: (value) => this.handleValue(value),
       onError: (err) => this.skipLine(err, err.preview),
+      // An answer relayed to a client goes on as the server wrote it (encodeRelayedLine).
+      keepResults: true,
     });
     this.ring = new StderrRing({
       maxLines: positiveOption("stderrMaxLines", options.stderrMaxLines, TRANSPORT_DEFAULTS.stderrMaxLines),

@@ -8,6 +8,7 @@ import {
   ProtocolError,
   QueueFullError,
   TransportClosedError,
+  keepResultText,
   type JsonRpcMessage,
   type Logger,
   type MessageContext,
@@ -314,6 +315,8 @@ export class WsPipe implements MessagePipe {
     if (Array.isArray(value) && value.length > 0) {
       for (const item of value) this.dispatch(item, text);
     } else {
+      // An answer relayed to a client goes on as the server wrote it (encodeRelayedLine).
+      keepResultText(value, text);
       this.dispatch(value, text);
     }
   }

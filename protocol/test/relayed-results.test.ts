@@ -1,0 +1,158 @@
+/**
+ * Relaying an answer as its sender wrote it: `memberText` finds a member's value in a JSON object's text,
+ * a decoder with `keepResults` keeps each answer's result text, and `encodeRelayedLine` writes it back
+ * with the other members encoded afresh (for lines of at least PROTOCOL_DEFAULTS.keepResultMinChars). The property: whatever the text looked like, the relayed line
+ * parses to exactly what encoding the parsed message again would give, and is one line.
+ */
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import { JsonLineDecoder, PROTOCOL_DEFAULTS, encodeLine, encodeRelayedLine, keepResultText, keptResultText } from "../src/index.js";
+import { memberText } from "../src/json-members.js";
+
+/** A member that makes a line long enough for its result to be kept. */
+const PAD = `"pad":"${"p".repeat(PROTOCOL_DEFAULTS.keepResultMinChars)}"`;
+
+/** Decodes one line with a keepResults decoder; returns the value. */
+function decodeKept(line: string): Record<string, unknown> {
+  let value: unknown;
+  const d = new JsonLineDecoder({ keepResults: true, onValue: (v) => (value = v) });
+  d.push(Buffer.from(`${line}\n`));
+  return value as Record<string, unknown>;
+}
+
+describe("memberText", () => {
+  it("finds a member's value as written, skipping strings with brackets, quotes and escapes", () => {
+    const text = ' { "a" : "x}\\"]{" , "result" : { "s": "\\\\", "n": [1.0, {"b": "\\""}] } , "z": null } ';
+    expect(memberText(text, "result")).toBe('{ "s": "\\\\", "n": [1.0, {"b": "\\""}] }');
+    expect(memberText(text, "a")).toBe('"x}\\"]{"');
+    expect(memberText(text, "z")).toBe("null");
+    expect(memberText(text, "missing")).toBeUndefined();
+  });
+
+  it("takes the last of duplicate members, as JSON.parse does", () => {
+    expect(memberText('{"result":{"a":1},"id":1,"result":{"a":2}}', "result")).toBe('{"a":2}');
+  });
+
+  it("gives up on a member name written with an escape (it may spell the name)", () => {
+    expect(memberText('{"res\\u0075lt":{"a":1}}', "result")).toBeUndefined();
+  });
+
+  it("answers undefined for what is not an object", () => {
+    expect(memberText("[1,2]", "result")).toBeUndefined();
+    expect(memberText('"result"', "result")).toBeUndefined();
+    expect(memberText("{}", "result")).toBeUndefined();
+  });
+
+  it("numbers, true, false and null end at their delimiter", () => {
+    expect(memberText('{"a":-1.5e+3,"b":true,"c":false}', "a")).toBe("-1.5e+3");
+    expect(memberText('{"a":-1.5e+3 ,"b":true}', "b")).toBe("true");
+  });
+});
+
+describe("encodeRelayedLine", () => {
+  it("writes a kept result as its sender wrote it, with the message's own id (regression: every answer was encoded again)", () => {
+    const result = `{"text":"caf\\u00e9","n":1.0,"big":12345678901234567890,${PAD}}`;
+    const server = decodeKept(`{"result":${result},"jsonrpc":"2.0","id":41}`);
+    const line = encodeRelayedLine({ jsonrpc: "2.0", id: "client-7", result: server.result });
+    expect(line).toBe(`{"jsonrpc":"2.0","id":"client-7","result":${result}}\n`);
+    // Another shape of message gets the same text, its members in their order.
+    expect(encodeRelayedLine({ id: 3, result: server.result, jsonrpc: "2.0", x: [1] })).toBe(
+      `{"id":3,"result":${result},"jsonrpc":"2.0","x":[1]}\n`,
+    );
+    // Encoded again, the same answer reads differently: é, 1 and a rounded number.
+    expect(encodeLine({ jsonrpc: "2.0", id: "client-7", result: server.result })).toContain('"text":"café","n":1,');
+  });
+
+  it("encodes a result again when no text was kept for it: a decoder without keepResults, a new object, a short line", () => {
+    let plain: Record<string, unknown> = {};
+    new JsonLineDecoder({ onValue: (v) => (plain = v as Record<string, unknown>) }).push(
+      Buffer.from(`{"id":1,"result":{"n":1.0,${PAD}}}\n`),
+    );
+    expect(encodeRelayedLine({ jsonrpc: "2.0", id: 2, result: plain.result })).toBe(`{"jsonrpc":"2.0","id":2,"result":{"n":1,${PAD}}}\n`);
+    const kept = decodeKept(`{"id":1,"result":{"n":1.0,${PAD}}}`);
+    expect(keptResultText(kept.result as object)).toBe(`{"n":1.0,${PAD}}`);
+    expect(encodeRelayedLine({ jsonrpc: "2.0", id: 2, result: { ...(kept.result as object) } })).toBe(
+      `{"jsonrpc":"2.0","id":2,"result":{"n":1,${PAD}}}\n`,
+    );
+    // Below the threshold encoding again is as cheap as finding the text: nothing is kept.
+    const short = decodeKept('{"id":1,"result":{"n":1.0}}');
+    expect(keptResultText(short.result as object)).toBeUndefined();
+    expect(encodeRelayedLine({ jsonrpc: "2.0", id: 2, result: short.result })).toBe('{"jsonrpc":"2.0","id":2,"result":{"n":1}}\n');
+  });
+
+  it("encodes a result again when its line held a raw CR, which some JSONL readers take for a line break", () => {
+    const server = decodeKept(`{"id":1,"result":{"a":\r1,${PAD}}}`);
+    expect(keptResultText(server.result as object)).toBeUndefined();
+    expect(encodeRelayedLine({ jsonrpc: "2.0", id: 2, result: server.result })).toBe(`{"jsonrpc":"2.0","id":2,"result":{"a":1,${PAD}}}\n`);
+  });
+
+  it("relays the last of duplicate results and an escaped name's result as JSON.parse read them", () => {
+    const dup = decodeKept(`{"result":{"a":1},"jsonrpc":"2.0","id":1,"result":{"a":2.0,${PAD}}}`);
+    expect(encodeRelayedLine({ jsonrpc: "2.0", id: 2, result: dup.result })).toBe(`{"jsonrpc":"2.0","id":2,"result":{"a":2.0,${PAD}}}\n`);
+    const escaped = decodeKept(`{"res\\u0075lt":{"a": 1},"jsonrpc":"2.0","id":1,${PAD}}`);
+    expect(encodeRelayedLine({ jsonrpc: "2.0", id: 2, result: escaped.result })).toBe('{"jsonrpc":"2.0","id":2,"result":{"a":1}}\n');
+  });
+
+  it("leaves out undefined members as JSON.stringify does, and passes non-objects to encodeLine", () => {
+    const server = decodeKept(`{"id":1,"result":{},${PAD}}`);
+    expect(encodeRelayedLine({ jsonrpc: "2.0", id: 2, extra: undefined, result: server.result })).toBe(
+      '{"jsonrpc":"2.0","id":2,"result":{}}\n',
+    );
+    expect(encodeRelayedLine(5)).toBe("5\n");
+    expect(() => encodeRelayedLine(undefined)).toThrow(TypeError);
+  });
+
+  it("keepResultText ignores messages without an object result", () => {
+    for (const m of [null, 3, "x", [], { result: 1 }, { result: null }, { error: {} }]) expect(() => keepResultText(m, "{}")).not.toThrow();
+  });
+
+  it("property: however an answer was written, the relayed line is one line meaning what encoding it again means", () => {
+    // Any JSON result, written with arbitrary whitespace, key order and escapes, among arbitrary members.
+    const spacing = fc.constantFrom("", " ", "  ", "\t", "\n ");
+    // A string literal with some of its letters written as \u escapes.
+    const writeString = (s: string, mask: number): string =>
+      `"${s
+        .split("")
+        .map((c, i) =>
+          /[a-z]/.test(c) && (mask >> (i % 31)) & 1
+            ? `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`
+            : JSON.stringify(c).slice(1, -1),
+        )
+        .join("")}"`;
+    const write = (v: unknown, sp: string, mask: number): string => {
+      if (Array.isArray(v)) return `[${sp}${v.map((x) => write(x, sp, mask)).join(`${sp},${sp}`)}${sp}]`;
+      if (typeof v === "object" && v !== null)
+        return `{${sp}${Object.entries(v)
+          .map(([k, x]) => `${JSON.stringify(k)}${sp}:${sp}${write(x, sp, mask)}`)
+          .join(`${sp},`)}${sp}}`;
+      return typeof v === "string" ? writeString(v, mask) : JSON.stringify(v);
+    };
+    let asWritten = 0;
+    fc.assert(
+      fc.property(
+        fc.dictionary(fc.string(), fc.jsonValue({ maxDepth: 4 }), { maxKeys: 6 }),
+        fc.dictionary(fc.string(), fc.jsonValue({ maxDepth: 2 }), { maxKeys: 3 }),
+        spacing,
+        fc.integer(),
+        fc.boolean(),
+        (result, others, sp, mask, resultFirst) => {
+          const members = Object.entries(others).filter(([k]) => k !== "result" && k !== "pad" && k !== "__proto__");
+          const resultMember = `"result"${sp}:${sp}${write(result, sp, mask)}`;
+          const rest = [...members.map(([k, v]) => `${JSON.stringify(k)}:${write(v, sp, mask)}`), PAD];
+          const line = `{${sp}${(resultFirst ? [resultMember, ...rest] : [...rest, resultMember]).join(`${sp},${sp}`)}${sp}}`.replace(
+            /\n/g,
+            " ",
+          );
+          const message = decodeKept(line);
+          if (keptResultText(message.result as object) !== undefined) asWritten++;
+          const relayed = encodeRelayedLine({ jsonrpc: "2.0", id: 9, result: message.result });
+          expect(relayed.indexOf("\n")).toBe(relayed.length - 1);
+          expect(JSON.parse(relayed)).toEqual(JSON.parse(encodeLine({ jsonrpc: "2.0", id: 9, result: message.result })));
+        },
+      ),
+      { numRuns: 400 },
+    );
+    // Most answers went on as written (the rest had a member name with an escape in it).
+    expect(asWritten).toBeGreaterThan(200);
+  });
+});
