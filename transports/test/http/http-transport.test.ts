@@ -9,8 +9,10 @@ import {
   McpRemoteError,
   MessageTooLargeError,
   NoResponseError,
+  PROTOCOL_DEFAULTS,
   ParseError,
   TransportClosedError,
+  keptResultText,
   type JsonObject,
   type JsonRpcRequest,
 } from "@mcpd/protocol";
@@ -30,6 +32,10 @@ describe("HttpTransport: Streamable HTTP exchanges", () => {
     expect(t.info()).toMatchObject({ type: "http", mode: "streamable-http", droppedMessages: 0 });
     expect(t.mode).toBe("streamable-http");
     expect(t.info().sessionId).toBe([...f.sessions][0]);
+    // A long answer's result text is kept (JSON body or SSE event), for a relay to pass on as the server wrote it.
+    const long = "x".repeat(PROTOCOL_DEFAULTS.keepResultMinChars);
+    const longCall = await t.request<JsonObject>("tools/call", { name: "echo", arguments: { text: long } });
+    expect(keptResultText(longCall)).toBe(JSON.stringify({ content: [{ type: "text", text: long }] }));
   });
 
   it("sends the protocol headers, the configured headers and integer ids", async () => {

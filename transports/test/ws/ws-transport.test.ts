@@ -9,9 +9,12 @@ import {
   HttpError,
   McpRemoteError,
   ParseError,
+  PROTOCOL_DEFAULTS,
   ProtocolError,
   RequestTimeoutError,
   TransportClosedError,
+  keptResultText,
+  type JsonObject,
 } from "@mcpd/protocol";
 import { WebSocketTransport, type WsTransportOptions } from "../../src/ws/ws-transport.js";
 import type { CloseInfo, WsServerConfig } from "../../src/transport.js";
@@ -89,10 +92,14 @@ describe("WebSocketTransport: round trips", () => {
     expect(list.tools.map((tool) => tool.name)).toEqual(["echo"]);
     const call = await t.request("tools/call", { name: "echo", arguments: { text: "hi there" } });
     expect(call).toEqual({ content: [{ type: "text", text: "hi there" }] });
+    // A long answer's result text is kept, for a relay to pass on as the server wrote it.
+    const long = "x".repeat(PROTOCOL_DEFAULTS.keepResultMinChars);
+    const longCall = await t.request<JsonObject>("tools/call", { name: "echo", arguments: { text: long } });
+    expect(keptResultText(longCall)).toBe(JSON.stringify({ content: [{ type: "text", text: long }] }));
 
     const sent = messages(fx);
-    expect(sent.map((m) => m.method)).toEqual(["initialize", "notifications/initialized", "tools/list", "tools/call"]);
-    expect(sent.filter((m) => m.id !== undefined).map((m) => m.id)).toEqual([1, 2, 3]);
+    expect(sent.map((m) => m.method)).toEqual(["initialize", "notifications/initialized", "tools/list", "tools/call", "tools/call"]);
+    expect(sent.filter((m) => m.id !== undefined).map((m) => m.id)).toEqual([1, 2, 3, 4]);
     expect(t.info()).toEqual({ type: "ws", mode: "websocket", droppedMessages: 0 });
   });
 
