@@ -18,6 +18,8 @@ export const id = "micro";
 export const title = "7. Micro-benchmarks: JSONL decoder and router";
 const DECODER_WORKER = join(ROOT, "tests/bench/workers/decoder-bench.mjs");
 const SIZES = [1024, 100 * 1024];
+/** The answer size of the router's large-answer runs. */
+const BIG_ANSWER = 100 * 1024;
 
 async function once(resources, script, spec, type, name, nodeArgs = []) {
   const w = new Worker(resources, script, spec, { name, nodeArgs });
@@ -34,6 +36,7 @@ export async function run(ctx) {
   const durationMs = quick ? 1_000 : 2_000;
   const dec = Object.fromEntries(SIZES.map((s) => [s, { decoder: [], naive: [], ratio: [] }]));
   const router = { direct: { rate: [], cpu: [] }, daemon: { rate: [], cpu: [] }, costPerCall: [], rateRatio: [] };
+  const big = { direct: { rate: [], cpu: [] }, daemon: { rate: [], cpu: [] }, costPerCall: [], costRatio: [] };
   const home = resources.tempDir("mcpdb-r-");
   for (let r = 0; r < rounds; r++) {
     const d = await once(resources, DECODER_WORKER, { sizes: SIZES, minMs }, "decoder", "decoder-bench");
@@ -56,6 +59,25 @@ export async function run(ctx) {
     }
     router.costPerCall.push(res.daemon.cpuUsPerCall - res.direct.cpuUsPerCall);
     router.rateRatio.push(res.daemon.rate / res.direct.rate);
+    const bigRes = {};
+    for (const mode of rotate(["direct", "daemon"], r)) {
+      bigRes[mode] = await once(
+        resources,
+        ROUTER_PROFILE_WORKER,
+        { mode, durationMs, warmupMs: 500, home, answerBytes: BIG_ANSWER },
+        "router",
+        `router-big-${mode}`,
+        [...DAEMON_NODE_FLAGS],
+      );
+      big[mode].rate.push(bigRes[mode].rate);
+      big[mode].cpu.push(bigRes[mode].cpuUsPerCall);
+      log(
+        `  round ${r + 1} router ${mode}, ${BIG_ANSWER / 1024} KB answers: ${num(bigRes[mode].rate)} calls/s, ${num(bigRes[mode].cpuUsPerCall)} µs CPU per call`,
+      );
+    }
+    const bigCost = bigRes.daemon.cpuUsPerCall - bigRes.direct.cpuUsPerCall;
+    big.costPerCall.push(bigCost);
+    big.costRatio.push(bigCost / bigRes.direct.cpuUsPerCall);
   }
   // The profiled run: numbers not used (the profiler costs a little), only where the time goes.
   const profDir = join(OUT_DIR, "profiles");
@@ -81,11 +103,17 @@ export async function run(ctx) {
     costPerCall: summarize(router.costPerCall),
     rateRatio: summarize(router.rateRatio),
   };
+  const bs = {
+    direct: { rate: summarize(big.direct.rate), cpu: summarize(big.direct.cpu) },
+    daemon: { rate: summarize(big.daemon.rate), cpu: summarize(big.daemon.cpu) },
+    costPerCall: summarize(big.costPerCall),
+    costRatio: summarize(big.costRatio),
+  };
   const pct = (v) => `${v.toFixed(1)}%`;
   return {
     id,
     title,
-    description: `(A) A 16 MiB stream of JSON-RPC responses of the given size in 64 KiB chunks, decoded repeatedly for at least ${minMs} ms per measurement in a fresh process; the baseline uses StringDecoder, \`+=\`, split("\\n") and JSON.parse. (B) One process, a minimal pipelined JSONL client (no SDK) with 64 \`tools/call\` in flight for ${durationMs / 1000} s: \`direct\` to the fast server's stdio; \`daemon\` through an mcpd started in the same process (Unix socket, transparent view), so the process's CPU per call includes the daemon's work; both run with the daemon's node flags (\`${DAEMON_NODE_FLAGS.join(" ")}\`, as \`mcpd start\` gives them). A call is two messages through the router (request and response).`,
+    description: `(A) A 16 MiB stream of JSON-RPC responses of the given size in 64 KiB chunks, decoded repeatedly for at least ${minMs} ms per measurement in a fresh process; the baseline uses StringDecoder, \`+=\`, split("\\n") and JSON.parse. (B) One process, a minimal pipelined JSONL client (no SDK) with 64 \`tools/call\` in flight for ${durationMs / 1000} s: \`direct\` to the fast server's stdio; \`daemon\` through an mcpd started in the same process (Unix socket, transparent view), so the process's CPU per call includes the daemon's work; both run with the daemon's node flags (\`${DAEMON_NODE_FLAGS.join(" ")}\`, as \`mcpd start\` gives them). A call is two messages through the router (request and response). The same again with ${BIG_ANSWER / 1024} KB answers (the fast server's \`big\` tool: source-code-like lines, with quotes and newlines JSON escapes), where the daemon passes each answer's result on as the server wrote it instead of encoding it again.`,
     tables: [
       {
         caption: "(A) JSONL decoder",
@@ -112,6 +140,16 @@ export async function run(ctx) {
         ],
       },
       {
+        caption: `(B) Router cost with ${BIG_ANSWER / 1024} KB answers (one process, 64 in flight)`,
+        columns: ["mode", "calls/s", "process CPU per call"],
+        rows: [
+          ["direct to the server's stdio (the client parses each answer)", range(bs.direct.rate), range(bs.direct.cpu, us)],
+          ["through an in-process mcpd", range(bs.daemon.rate), range(bs.daemon.cpu, us)],
+          ["daemon's cost per call (difference)", "", range(bs.costPerCall, us)],
+          ["daemon's cost / the client's own cost", "", range(bs.costRatio, ratio)],
+        ],
+      },
+      {
         caption: `(B) Profile of the in-process daemon run, inside the measured window: top functions by self time, in % of busy time (${relative(ROOT, profFile)}; ${num(prof.totalMs)} ms busy, ${num(prof.idleMs)} ms idle)`,
         columns: ["self", "function", "where"],
         rows: prof.top.map((t) => [pct(t.selfPct), `\`${t.name}\``, `\`${t.where}\``]),
@@ -134,8 +172,14 @@ export async function run(ctx) {
         target: "<= 12 µs",
         pass: rs.costPerCall.median <= 12,
       },
+      { metric: `Router, ${BIG_ANSWER / 1024} KB answers: daemon CPU per relayed call`, value: bs.costPerCall, format: us },
+      {
+        metric: `Router, ${BIG_ANSWER / 1024} KB answers: daemon CPU per relayed call / the client's own`,
+        value: bs.costRatio,
+        format: ratio,
+      },
     ],
     profile: prof,
-    data: { decoder: ds, router: rs },
+    data: { decoder: ds, router: rs, bigAnswers: bs },
   };
 }

@@ -7,7 +7,8 @@
  * difference between the two modes is what the daemon (socket, router, upstream StdioTransport) costs.
  * Run under `--cpu-prof` for a profile of the daemon's hot path.
  *
- * Spec: {mode: "direct" | "daemon", durationMs, warmupMs, home}. Prints {type: "router", calls, rate,
+ * Spec: {mode: "direct" | "daemon", durationMs, warmupMs, home, answerBytes?} (answerBytes: each call's answer
+ * is a text of that many characters, from the fast server's `big` tool; else `echo` of "hi"). Prints {type: "router", calls, rate,
  * cpuUsPerCall, windowUs}, where windowUs is the measured window on the profiler's clock (µs).
  */
 import { spawn } from "node:child_process";
@@ -19,7 +20,10 @@ import { FAST_SERVER } from "../lib/env.mjs";
 
 const spec = JSON.parse(process.argv[2]);
 const IN_FLIGHT = 64;
-const REQUEST = (id) => `{"jsonrpc":"2.0","id":${id},"method":"tools/call","params":{"name":"echo","arguments":{"text":"hi"}}}\n`;
+// spec.answerBytes: call the fast server's `big` tool, whose answer is a text of that many characters.
+const REQUEST = spec.answerBytes
+  ? (id) => `{"jsonrpc":"2.0","id":${id},"method":"tools/call","params":{"name":"big","arguments":{"bytes":${spec.answerBytes}}}}\n`
+  : (id) => `{"jsonrpc":"2.0","id":${id},"method":"tools/call","params":{"name":"echo","arguments":{"text":"hi"}}}\n`;
 
 /**
  * A pipelined raw JSONL client over (readable, writable): resolves each id's response. A tick's requests
