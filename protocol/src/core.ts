@@ -11,6 +11,6 @@ export * from "./errors.js";
 export { WireCode, type WireCodeName } from "./wire-codes.js";
 export { PROTOCOL_DEFAULTS } from "./defaults.js";
 export { type Logger, silentLogger } from "./logger.js";
-export { JsonLineDecoder, encodeLine, encodeRelayedLine, type JsonLineDecoderOptions, type LineError } from "./jsonl.js";
-export { keepResultText, keptResultText } from "./raw-results.js";
+export { JsonLineDecoder, encodeLine, type JsonLineDecoderOptions, type LineError } from "./jsonl.js";
+export { encodeRelayed, encodeRelayedLine, keepResultText, keptResultText } from "./raw-results.js";
 export * from "./control/index.js";

@@ -1,6 +1,6 @@
 import { PROTOCOL_DEFAULTS } from "./defaults.js";
 import { MessageTooLargeError, ParseError } from "./errors.js";
-import { keepResultText, keptResultText } from "./raw-results.js";
+import { keepResultText } from "./raw-results.js";
 
 /** A line the decoder could not deliver. Later lines are unaffected. */
 export type LineError = (ParseError | MessageTooLargeError) & { preview: string };
@@ -14,8 +14,8 @@ export interface JsonLineDecoderOptions {
   /** Called once per line that parsed as JSON, in order. */
   onValue: (value: unknown) => void;
   /**
-   * Keep the text of each answer's `result` beside the parsed object, so that {@link encodeRelayedLine}
-   * can pass the answer on as written (a relay's upstream side). Default false.
+   * Keep the text of each answer's `result` beside the parsed object, so that `encodeRelayedLine` can
+   * pass the answer on as written (a relay's upstream side; see raw-results.ts). Default false.
    */
   keepResults?: boolean;
   /** Called once per line that was oversized (`MCPD_MESSAGE_TOO_LARGE`) or not JSON (`MCPD_PARSE_ERROR`). The stream goes on. */
@@ -329,30 +329,4 @@ export function encodeLine(message: unknown): string {
   const json = JSON.stringify(message) as string | undefined;
   if (json === undefined) throw new TypeError(`encodeLine: a ${typeof message} has no JSON form`);
   return json + "\n";
-}
-
-/**
- * {@link encodeLine}, except that a `result` whose text a decoder kept (`keepResults`) is written as that
- * text instead of being encoded again: relaying an answer then costs a scan of its text, not a
- * `JSON.stringify` of the whole result (~4x less for a 100 KB one), and the client gets the result
- * exactly as the server wrote it. Other members are encoded as {@link encodeLine} would.
- *
- * @throws what {@link encodeLine} throws
- */
-export function encodeRelayedLine(message: unknown): string {
-  if (typeof message !== "object" || message === null) return encodeLine(message);
-  const result = (message as { result?: unknown }).result;
-  const text = typeof result === "object" && result !== null ? keptResultText(result) : undefined;
-  if (text === undefined) return encodeLine(message);
-  const m = message as { jsonrpc?: unknown; id?: unknown };
-  // The shape a relayed answer has (made by the relay itself), written at once.
-  if (m.jsonrpc === "2.0" && (typeof m.id === "string" || typeof m.id === "number") && Object.keys(message).length === 3)
-    return `{"jsonrpc":"2.0","id":${JSON.stringify(m.id)},"result":${text}}\n`;
-  let out = "";
-  for (const key of Object.keys(message)) {
-    const json = key === "result" ? text : JSON.stringify((message as Record<string, unknown>)[key]);
-    if (json === undefined) continue; // as JSON.stringify leaves out an undefined member
-    out += `${out === "" ? "{" : ","}${JSON.stringify(key)}:${json}`;
-  }
-  return `${out}}\n`;
 }

@@ -86,6 +86,16 @@ describe("encodeRelayedLine", () => {
     expect(encodeRelayedLine({ jsonrpc: "2.0", id: 2, result: server.result })).toBe(`{"jsonrpc":"2.0","id":2,"result":{"a":1,${PAD}}}\n`);
   });
 
+  it("encodes a result again when its text held a raw newline (regression: a pretty-printed HTTP body or WebSocket frame would have split the client's line)", () => {
+    const body = `{\n  "jsonrpc": "2.0",\n  "id": 1,\n  "result": {\n    "n": 1.0,\n    ${PAD}\n  }\n}`;
+    const message = JSON.parse(body) as Record<string, unknown>;
+    keepResultText(message, body);
+    expect(keptResultText(message.result as object)).toBeUndefined();
+    const line = encodeRelayedLine({ jsonrpc: "2.0", id: 2, result: message.result });
+    expect(line).toBe(`{"jsonrpc":"2.0","id":2,"result":{"n":1,${PAD}}}\n`);
+    expect(line.indexOf("\n")).toBe(line.length - 1);
+  });
+
   it("relays the last of duplicate results and an escaped name's result as JSON.parse read them", () => {
     const dup = decodeKept(`{"result":{"a":1},"jsonrpc":"2.0","id":1,"result":{"a":2.0,${PAD}}}`);
     expect(encodeRelayedLine({ jsonrpc: "2.0", id: 2, result: dup.result })).toBe(`{"jsonrpc":"2.0","id":2,"result":{"a":2.0,${PAD}}}\n`);

@@ -1,6 +1,6 @@
 import { randomBytes } from "node:crypto";
 import type { ServerResponse } from "node:http";
-import type { JsonObject, Logger } from "@mcpd/protocol";
+import { encodeRelayed, type JsonObject, type Logger } from "@mcpd/protocol";
 import type { Router } from "../router/router.js";
 import type { Session } from "../router/session.js";
 import { encodeOutgoing } from "../infra/encode-outgoing.js";
@@ -55,7 +55,8 @@ export class LegacySseSession {
   private deliver(message: object): boolean {
     if (this.closed) return false;
     if (this.view.intercept(message)) return true;
-    const text = encodeOutgoing(message, this.log);
+    // A server's answer goes on as the server wrote it, with only its id the client's (no second encoding).
+    const text = encodeOutgoing(message, this.log, encodeRelayed);
     if (text === undefined) return true;
     return this.write(`event: message\ndata: ${text}\n\n`);
   }

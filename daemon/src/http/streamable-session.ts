@@ -1,6 +1,6 @@
 import { randomBytes } from "node:crypto";
 import type { ServerResponse } from "node:http";
-import type { JsonObject, Logger, RequestId } from "@mcpd/protocol";
+import { encodeRelayed, type JsonObject, type Logger, type RequestId } from "@mcpd/protocol";
 import type { Router } from "../router/router.js";
 import type { Session } from "../router/session.js";
 import { RUNTIME_DEFAULTS } from "../defaults.js";
@@ -231,7 +231,8 @@ export class StreamableSession implements StreamOwner {
     if (this.closed) return false;
     const m = message as { id?: RequestId; method?: unknown; params?: JsonObject };
     if (this.view.intercept(message)) return true;
-    const text = encodeOutgoing(message, this.log);
+    // A server's answer goes on as the server wrote it, with only its id the client's (no second encoding).
+    const text = encodeOutgoing(message, this.log, encodeRelayed);
     if (text === undefined) return true;
     if (m.method === undefined) {
       this.answer(m.id as RequestId, text, "error" in m);
