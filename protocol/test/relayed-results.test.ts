@@ -43,6 +43,41 @@ describe("memberText", () => {
     expect(memberText("{}", "result")).toBeUndefined();
   });
 
+  it("property: for any object written compactly or spaced, with strings full of quotes, backslashes and brackets, each member's text means that member's value", () => {
+    const tricky = fc.string({
+      unit: fc.constantFrom('"', "\\", "a", "{", "}", "[", "]", ",", ":", " ", "é", "\u2028", "\u0000"),
+      maxLength: 12,
+    });
+    const value = fc.letrec((tie) => ({
+      v: fc.oneof(
+        { depthSize: "small" },
+        tricky,
+        fc.double({ noNaN: true, noDefaultInfinity: true }),
+        fc.boolean(),
+        fc.constant(null),
+        fc.array(tie("v"), { maxLength: 4 }),
+        fc.dictionary(tricky, tie("v"), { maxKeys: 4 }),
+      ),
+    })).v;
+    // Top-level names with no character JSON escapes (a name with one makes it give up; tested above).
+    const name = fc.string({ unit: fc.constantFrom("a", "b", "é", "{", "}", "[", ",", ":", " ", "\u2028"), maxLength: 8 });
+    let checked = 0;
+    fc.assert(
+      fc.property(fc.dictionary(name, value, { minKeys: 1, maxKeys: 6 }), fc.boolean(), (object, spaced) => {
+        const text = spaced ? JSON.stringify(object, null, 1).replace(/\n/g, " ") : JSON.stringify(object);
+        const parsed = JSON.parse(text) as Record<string, unknown>;
+        for (const key of Object.keys(parsed)) {
+          const member = memberText(text, key);
+          expect(member, key).toBeDefined();
+          expect(JSON.parse(member as string)).toEqual(parsed[key]);
+          checked++;
+        }
+      }),
+      { numRuns: 500 },
+    );
+    expect(checked).toBeGreaterThan(500);
+  });
+
   it("numbers, true, false and null end at their delimiter", () => {
     expect(memberText('{"a":-1.5e+3,"b":true,"c":false}', "a")).toBe("-1.5e+3");
     expect(memberText('{"a":-1.5e+3 ,"b":true}', "b")).toBe("true");
