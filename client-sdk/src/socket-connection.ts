@@ -5,6 +5,7 @@ import {
   JsonLineDecoder,
   JsonRpcPeer,
   QueueFullError,
+  TickBatch,
   WireCode,
   encodeLine,
   fromWireError,
@@ -78,8 +79,10 @@ export class SocketConnection {
   private readonly decoder: JsonLineDecoder;
   private readonly maxWriteBufferBytes: number;
   private readonly maxPendingRequests: number;
-  /** Writes of the current tick are being gathered (see {@link write}). */
-  private corked = false;
+  /** The lines of the current tick, written together at its end (see {@link write}). */
+  private readonly out = new TickBatch((text) => {
+    if (!this.socket.destroyed && !this.socket.writableEnded) this.socket.write(text);
+  });
   private closeError: ConnectionLostError | undefined;
   private socketError: Error | undefined;
   /** The daemon's reason for closing this connection (over its connection cap, buffer budget, line deadline). */
@@ -182,30 +185,22 @@ export class SocketConnection {
       this.closedByUs = true;
       const error = new ConnectionLostError("Connection to mcpd closed by the client");
       this.peer.close(() => error);
+      this.out.flush();
       this.socket.end(() => this.socket.destroy());
     }
     return this.closedPromise;
   }
 
   private write(line: string): void {
-    if (this.socket.writableLength > this.maxWriteBufferBytes) {
-      throw new QueueFullError(`mcpd is not reading: ${this.socket.writableLength} bytes are waiting to be sent`);
+    const waiting = this.socket.writableLength + this.out.length;
+    if (waiting > this.maxWriteBufferBytes) {
+      throw new QueueFullError(`mcpd is not reading: ${waiting} bytes are waiting to be sent`);
     }
-    // Lines written in one tick leave in one writev instead of one syscall each: with many requests in
+    // Lines written in one tick leave in one write instead of one syscall each: with many requests in
     // flight that halves the client's CPU per call (docs/benchmarks.md). A lone request waits only for the
     // end of the current tick.
-    if (!this.corked) {
-      this.corked = true;
-      this.socket.cork();
-      process.nextTick(this.uncork);
-    }
-    this.socket.write(line);
+    this.out.add(line);
   }
-
-  private readonly uncork = (): void => {
-    this.corked = false;
-    this.socket.uncork();
-  };
 
   private sendQuietly(message: object): void {
     if (this.closed) return;

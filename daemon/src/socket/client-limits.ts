@@ -42,6 +42,8 @@ export interface ClientConn {
   flushWatch: boolean;
   /** Closed, or being closed by the server: no longer counted; nothing more is read from it or sent to it. */
   gone: boolean;
+  /** Writes what it sent in this tick now (its messages leave together at the end of a tick). */
+  flushOutput(): void;
 }
 
 /** A refused or dropped connection gets this long to receive its error line before it is destroyed, in ms. */

@@ -1,5 +1,5 @@
 import type { Socket } from "node:net";
-import { JsonLineDecoder, WireCode, encodeRelayedLine, type LineError, type Logger } from "@mcpd/protocol";
+import { JsonLineDecoder, TickBatch, WireCode, encodeRelayedLine, type LineError, type Logger } from "@mcpd/protocol";
 import { encodeOutgoing } from "../infra/encode-outgoing.js";
 import { FieldLogger } from "../infra/field-logger.js";
 import type { ClientConn, ClientLimits } from "./client-limits.js";
@@ -36,10 +36,6 @@ function onClose(this: ClientSocket): void {
   this[CLIENT]?.closed();
 }
 
-function uncorkClient(client: SocketClient): void {
-  client.uncork();
-}
-
 /**
  * One client connection of the socket face: its socket, line decoder and session, and the counts
  * {@link ClientLimits} keeps for it. It is the session's {@link Outbound}; the socket's listeners are
@@ -55,8 +51,8 @@ export class SocketClient implements ClientConn, Outbound {
   lineStartedAt = 0;
   flushWatch = false;
   gone = false;
-  /** The socket is corked until the end of this tick, so every message of a tick leaves in one writev. */
-  private corked = false;
+  /** Every message of a tick leaves in one write at its end. */
+  private readonly out = new TickBatch((text) => this.writeOut(text));
 
   constructor(
     readonly socket: Socket,
@@ -86,13 +82,8 @@ export class SocketClient implements ClientConn, Outbound {
     // A server's answer goes on as the server wrote it, with only its id the client's (no second encoding).
     const line = encodeOutgoing(message, this.log, encodeRelayedLine);
     if (line === undefined) return true;
-    if (!this.corked) {
-      this.corked = true;
-      socket.cork();
-      process.nextTick(uncorkClient, this);
-    }
-    socket.write(line);
-    if (socket.writableLength > shared.maxOutgoingBytes) {
+    this.out.add(line);
+    if (socket.writableLength + this.out.length > shared.maxOutgoingBytes) {
       this.log.warn({ buffered: socket.writableLength }, "client is not reading; disconnecting it");
       shared.limits.drop(this, "notReading");
       return false;
@@ -100,10 +91,14 @@ export class SocketClient implements ClientConn, Outbound {
     return true;
   }
 
+  flushOutput(): void {
+    this.out.flush();
+  }
+
   /** The end of the tick that first wrote: the tick's messages leave together. */
-  uncork(): void {
-    this.corked = false;
-    this.socket.uncork();
+  private writeOut(text: string): void {
+    if (this.gone || this.socket.destroyed || this.socket.writableEnded) return;
+    this.socket.write(text);
     // Output is counted once per tick, after the kernel took what it would: a broadcast to many
     // clients in one tick is not mistaken for clients that do not read.
     if (!this.gone) this.shared.limits.countOutput(this);

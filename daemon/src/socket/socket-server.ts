@@ -138,7 +138,10 @@ export class SocketServer {
   /** Ends every connection (after their last answers were written). */
   closeAll(): void {
     this.limits.stop();
-    for (const c of this.limits.conns) c.socket.end();
+    for (const c of this.limits.conns) {
+      c.flushOutput();
+      c.socket.end();
+    }
     for (const c of this.limits.conns) setTimeout(() => c.socket.destroy(), 500).unref();
   }
 }
