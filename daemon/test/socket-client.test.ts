@@ -9,7 +9,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createTransport } from "@mcpd/transports";
 import { afterEach, describe, expect, it } from "vitest";
+import { ConnectionLimitError } from "@mcpd/protocol";
 import { Router } from "../src/router/router.js";
+import type { ClientLimits } from "../src/socket/client-limits.js";
 import { SocketClient } from "../src/socket/socket-client.js";
 import { SocketServer } from "../src/socket/socket-server.js";
 import { MCPManager } from "../src/supervision/manager.js";
@@ -37,30 +39,49 @@ function initialize(path: string): Promise<{ socket: Socket; answer: Record<stri
   });
 }
 
+/** A socket server on a real Router and manager (no servers), cleaned up after the test. */
+async function startServer(): Promise<{ dir: string; server: SocketServer; router: Router }> {
+  const dir = mkdtempSync(join(tmpdir(), "mcpd-sc-"));
+  cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
+  const manager = new MCPManager({
+    createTransport: (cfg, logger) => createTransport(cfg, { logger }),
+    cacheDir: join(dir, "cache"),
+    childrenFile: join(dir, "children.json"),
+  });
+  cleanups.push(() => manager.shutdown());
+  const router = new Router(manager, { maxInFlightPerConnection: 8, clientRequestTimeoutMs: 10_000, control: async () => ({}) });
+  const server = new SocketServer({
+    socketPath: join(dir, "s.sock"),
+    router,
+    maxLineBytes: 1 << 20,
+    maxOutgoingBytes: 1 << 20,
+    limits: { maxConnections: 16, maxConnectionsWhy: "test", maxBufferedBytesTotal: 1 << 24, partialLineTimeoutMs: 10_000 },
+  });
+  await server.listen();
+  cleanups.push(() => {
+    server.closeAll();
+    server.stopAccepting();
+  });
+  return { dir, server, router };
+}
+
+/** The server's connections, as the socket face holds them. */
+function connections(server: SocketServer): SocketClient[] {
+  return [...(server as unknown as { limits: { conns: Set<unknown> } }).limits.conns] as SocketClient[];
+}
+
+/** Every line the socket receives until it ends. */
+function linesUntilEnd(socket: Socket): Promise<string[]> {
+  return new Promise((resolve) => {
+    let text = "";
+    socket.on("data", (chunk: string) => (text += chunk));
+    socket.on("close", () => resolve(text.split("\n").filter((l) => l !== "")));
+  });
+}
+
 describe("SocketClient", () => {
   it("regression: each connection is one SocketClient, and every socket's listeners are shared functions, not closures per connection", async () => {
-    const dir = mkdtempSync(join(tmpdir(), "mcpd-sc-"));
-    cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
-    const manager = new MCPManager({
-      createTransport: (cfg, logger) => createTransport(cfg, { logger }),
-      cacheDir: join(dir, "cache"),
-      childrenFile: join(dir, "children.json"),
-    });
-    cleanups.push(() => manager.shutdown());
-    const router = new Router(manager, { maxInFlightPerConnection: 8, clientRequestTimeoutMs: 10_000, control: async () => ({}) });
-    const server = new SocketServer({
-      socketPath: join(dir, "s.sock"),
-      router,
-      maxLineBytes: 1 << 20,
-      maxOutgoingBytes: 1 << 20,
-      limits: { maxConnections: 16, maxConnectionsWhy: "test", maxBufferedBytesTotal: 1 << 24, partialLineTimeoutMs: 10_000 },
-    });
-    await server.listen();
-    cleanups.push(() => {
-      server.closeAll();
-      server.stopAccepting();
-    });
-
+    const { dir, server, router } = await startServer();
     const a = await initialize(join(dir, "s.sock"));
     const b = await initialize(join(dir, "s.sock"));
     cleanups.push(() => {
@@ -69,7 +90,7 @@ describe("SocketClient", () => {
     });
     for (const { answer } of [a, b]) expect(answer).toMatchObject({ id: 1, result: { protocolVersion: "2025-11-25" } });
 
-    const conns = [...(server as unknown as { limits: { conns: Set<unknown> } }).limits.conns] as SocketClient[];
+    const conns = connections(server);
     expect(conns).toHaveLength(2);
     for (const c of conns) expect(c).toBeInstanceOf(SocketClient);
     const [x, y] = conns as [SocketClient, SocketClient];
@@ -92,5 +113,35 @@ describe("SocketClient", () => {
       };
       check();
     });
+  });
+
+  it("regression: the answers a connection was sent in the tick it is closed reach it before the end (they waited for the end of the tick, and closing lost them)", async () => {
+    const { dir, server } = await startServer();
+    const a = await initialize(join(dir, "s.sock"));
+    cleanups.push(() => {
+      a.socket.destroy();
+    });
+    const lines = linesUntilEnd(a.socket);
+    const [conn] = connections(server) as [SocketClient];
+    conn.send({ jsonrpc: "2.0", id: 2, result: { last: true } });
+    server.closeAll();
+    expect((await lines).map((l) => JSON.parse(l))).toEqual([{ jsonrpc: "2.0", id: 2, result: { last: true } }]);
+  });
+
+  it("regression: a connection the daemon drops gets the answers of that tick, then its farewell line", async () => {
+    const { dir, server } = await startServer();
+    const a = await initialize(join(dir, "s.sock"));
+    cleanups.push(() => {
+      a.socket.destroy();
+    });
+    const lines = linesUntilEnd(a.socket);
+    const [conn] = connections(server) as [SocketClient];
+    conn.send({ jsonrpc: "2.0", id: 3, result: { before: "farewell" } });
+    const limits = (server as unknown as { limits: ClientLimits }).limits;
+    limits.drop(conn, "overBudget", new ConnectionLimitError("MCPD_BUFFER_BUDGET_EXCEEDED", "Connection closed: over budget (test)"));
+    const got = (await lines).map((l) => JSON.parse(l));
+    expect(got[0]).toEqual({ jsonrpc: "2.0", id: 3, result: { before: "farewell" } });
+    expect(got[1]).toMatchObject({ id: null, error: { message: "Connection closed: over budget (test)" } });
+    expect(got).toHaveLength(2);
   });
 });

@@ -33,6 +33,13 @@ export class TickBatch {
   clear(): void {
     this.text = "";
   }
+
+  /** Takes what waits, unwritten (the caller writes it): the end of the tick then has nothing to write. */
+  take(): string {
+    const text = this.text;
+    this.text = "";
+    return text;
+  }
 }
 
 function flushBatch(batch: TickBatch): void {

@@ -33,6 +33,7 @@ export function parseNamespacedUri(uri: string, isServer: (name: string) => bool
  */
 export function renamespaced(result: JsonObject, prefix: string): JsonObject {
   const contents = result.contents;
-  if (!Array.isArray(contents)) return result;
+  // A copy even so: a rewritten answer is encoded afresh, never passed on as the server wrote it.
+  if (!Array.isArray(contents)) return { ...result };
   return { ...result, contents: contents.map((c) => (isObject(c) && typeof c.uri === "string" ? { ...c, uri: `${prefix}${c.uri}` } : c)) };
 }

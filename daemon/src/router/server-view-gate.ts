@@ -69,7 +69,9 @@ export function gateOnServer(
     return {
       adapt: (result) => {
         const items = result[list.key];
-        if (!Array.isArray(items)) return result;
+        // A copy even so: what mcpd judged is encoded afresh, never passed on as the server wrote it (a
+        // duplicate member in that text could still hold what the filter would have removed).
+        if (!Array.isArray(items)) return { ...result };
         const kept = items.filter(
           (item) =>
             !isObject(item) || typeof item[list.field] !== "string" || allows(server, sf, view, list.kind, item[list.field] as string),

@@ -42,8 +42,8 @@ export interface ClientConn {
   flushWatch: boolean;
   /** Closed, or being closed by the server: no longer counted; nothing more is read from it or sent to it. */
   gone: boolean;
-  /** Writes what it sent in this tick now (its messages leave together at the end of a tick). */
-  flushOutput(): void;
+  /** Takes what it sent in this tick and has not written yet (its messages leave together at the end of a tick). */
+  takeOutput(): string;
 }
 
 /** A refused or dropped connection gets this long to receive its error line before it is destroyed, in ms. */
@@ -194,11 +194,11 @@ export class ClientLimits {
    * garbage). Not destroyed at once: a client that writes after our close would get EPIPE and drop the
    * line unread.
    */
-  private farewell(socket: Socket, error: ConnectionLimitError): void {
+  private farewell(socket: Socket, error: ConnectionLimitError, pending = ""): void {
     this.farewells++;
     socket.once("close", () => this.farewells--);
     socket.pause();
-    socket.end(encodeLine({ jsonrpc: "2.0", id: null, error: toWireError(error) }));
+    socket.end(pending + encodeLine({ jsonrpc: "2.0", id: null, error: toWireError(error) }));
     setTimeout(() => socket.destroy(), FAREWELL_MS).unref();
   }
 
@@ -305,11 +305,13 @@ export class ClientLimits {
    */
   drop(conn: ClientConn, reason: keyof DroppedConnections, error?: ConnectionLimitError): void {
     if (conn.gone) return;
-    const backlog = conn.socket.writableLength;
+    // This tick's answers go before the farewell, as they were sent before it.
+    const pending = conn.takeOutput();
+    const backlog = conn.socket.writableLength + pending.length;
     this.forget(conn);
     this.droppedCounts[reason]++;
     conn.decoder.clear();
-    if (error && backlog <= FAREWELL_MAX_BACKLOG_BYTES && !conn.socket.destroyed) this.farewell(conn.socket, error);
+    if (error && backlog <= FAREWELL_MAX_BACKLOG_BYTES && !conn.socket.destroyed) this.farewell(conn.socket, error, pending);
     else conn.socket.destroy();
   }
 

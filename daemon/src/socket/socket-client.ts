@@ -77,7 +77,7 @@ export class SocketClient implements ClientConn, Outbound {
   /** Queues one message for the client. False when it is gone or has stopped reading (it is then dropped). */
   send(message: object): boolean {
     const { socket, shared } = this;
-    if (this.gone || socket.destroyed) return false;
+    if (this.gone || socket.destroyed || socket.writableEnded) return false;
     if (shared.traceMessages) this.log.trace({ message }, "send");
     // A server's answer goes on as the server wrote it, with only its id the client's (no second encoding).
     const line = encodeOutgoing(message, this.log, encodeRelayedLine);
@@ -91,8 +91,8 @@ export class SocketClient implements ClientConn, Outbound {
     return true;
   }
 
-  flushOutput(): void {
-    this.out.flush();
+  takeOutput(): string {
+    return this.out.take();
   }
 
   /** The end of the tick that first wrote: the tick's messages leave together. */

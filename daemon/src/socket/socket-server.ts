@@ -139,7 +139,9 @@ export class SocketServer {
   closeAll(): void {
     this.limits.stop();
     for (const c of this.limits.conns) {
-      c.flushOutput();
+      // Its last answers (this tick's) go before the end.
+      const rest = c.takeOutput();
+      if (rest !== "") c.socket.write(rest);
       c.socket.end();
     }
     for (const c of this.limits.conns) setTimeout(() => c.socket.destroy(), 500).unref();

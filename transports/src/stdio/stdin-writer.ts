@@ -2,18 +2,21 @@ import type { Writable } from "node:stream";
 import { MessageTooLargeError, QueueFullError, TickBatch } from "@mcpd/protocol";
 
 /**
+ * A tick's lines are written at once when they reach this many characters (or the stream's high-water
+ * mark, if lower): a burst learns of backpressure within its tick, as it did line by line.
+ */
+const BATCH_FLUSH_CHARS = 64 * 1024;
+
+/**
  * Bounded, backpressure-aware writer of encoded lines to a child's stdin.
  *
  * While the stream accepts data, the lines of one tick go to `stream.write()` together at its end (or at
- * once when they pass {@link BATCH_FLUSH_CHARS}). Once it returns false, later lines wait here until
- * 'drain' and are then written in one call. The bytes waiting (ours plus the
- * stream's own buffer) never exceed `maxPendingBytes`: a line that would pass it is refused with
+ * once when they reach the stream's high-water mark, at most 64 KiB). Once it returns false, later lines
+ * wait here until 'drain' and are then written in one call. The bytes waiting (ours plus the stream's own
+ * buffer) never exceed `maxPendingBytes`: a line that would pass it is refused with
  * QueueFullError (MCPD_QUEUE_FULL), a line larger than the bound on its own with MessageTooLargeError.
  * Never writes after {@link discard}.
  */
-/** A tick's lines are written at once when they reach this many characters: a burst learns of backpressure within the tick. */
-const BATCH_FLUSH_CHARS = 64 * 1024;
-
 export class StdinWriter {
   private waitingDrain = false;
   private queue: string[] = [];
@@ -32,7 +35,11 @@ export class StdinWriter {
     private readonly label: string,
   ) {
     stream.on("drain", () => this.flush());
+    this.flushChars = Math.min(BATCH_FLUSH_CHARS, Math.max(1, stream.writableHighWaterMark));
   }
+
+  /** Characters of this tick's lines that are written at once, not at the end of the tick. */
+  private readonly flushChars: number;
 
   /**
    * Every line written in this tick, written in one call at its end: one syscall per burst instead of one
@@ -63,7 +70,7 @@ export class StdinWriter {
     }
     if (!this.waitingDrain) {
       this.batch.add(line);
-      if (this.batch.length >= BATCH_FLUSH_CHARS) this.batch.flush();
+      if (this.batch.length >= this.flushChars) this.batch.flush();
       return;
     }
     const size = Buffer.byteLength(line);
