@@ -5,6 +5,9 @@
  * view rewrote the answer, the client gets it encoded afresh. The fixture's `raw_answer` tool writes
  * exactly the line a test gives it.
  */
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { afterEach, beforeAll, afterAll, describe, expect, it } from "vitest";
@@ -112,5 +115,53 @@ describe("answers relayed as the server wrote them", () => {
     } finally {
       await client.close();
     }
+  });
+});
+
+describe("answers a view judged", () => {
+  let judged: TestDaemon;
+  let dir: string;
+  beforeAll(async () => {
+    dir = mkdtempSync(join(tmpdir(), "mcpd-judged-"));
+    // A server whose tools/list answer gives "tools" twice: first a list holding the hidden tool, then
+    // (the member JSON.parse keeps) something that is not a list. Over 1 KB, so its text would be kept.
+    const server = join(dir, "dup-list-server.mjs");
+    writeFileSync(
+      server,
+      `let buf = "";
+const out = (s) => process.stdout.write(s + "\\n");
+process.stdin.setEncoding("utf8");
+process.stdin.on("end", () => process.exit(0));
+process.stdin.on("data", (c) => {
+  buf += c;
+  let i;
+  while ((i = buf.indexOf("\\n")) >= 0) {
+    const m = JSON.parse(buf.slice(0, i));
+    buf = buf.slice(i + 1);
+    if (m.id === undefined) continue;
+    if (m.method === "initialize") out(JSON.stringify({ jsonrpc: "2.0", id: m.id, result: { protocolVersion: m.params.protocolVersion, capabilities: { tools: {} }, serverInfo: { name: "dup", version: "1" } } }));
+    else if (m.method === "tools/list") out('{"jsonrpc":"2.0","id":' + m.id + ',"result":{"tools":[{"name":"hidden","description":"' + "d".repeat(2000) + '","inputSchema":{"type":"object"}}],"tools":{}}}');
+    else out(JSON.stringify({ jsonrpc: "2.0", id: m.id, result: {} }));
+  }
+});
+`,
+    );
+    judged = await startTestDaemon({
+      dup: { command: process.execPath, args: [server], tools: { exclude: ["hidden"] }, healthCheckIntervalMs: 0 },
+    });
+  });
+  afterAll(async () => {
+    await judged?.stop();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it("a filtered list is encoded afresh even when it was not a list to filter (regression: its text went on, and a first-wins parser read the hidden tool from it)", async () => {
+    const c = await judged.raw();
+    clients.push(c);
+    await c.request("mcpd/select", { server: "dup" });
+    await c.initialize();
+    await c.request("tools/list", {}, "list-1");
+    const line = c.lines.find((l) => l.startsWith('{"jsonrpc":"2.0","id":"list-1",'));
+    expect(line).toBe('{"jsonrpc":"2.0","id":"list-1","result":{"tools":{}}}');
   });
 });
