@@ -79,6 +79,18 @@ function linesUntilEnd(socket: Socket): Promise<string[]> {
   });
 }
 
+/** A server with one initialized client: the server's side of it, and every line the client gets until its end. */
+async function oneClient(): Promise<{ server: SocketServer; conn: SocketClient; lines: Promise<string[]> }> {
+  const { dir, server } = await startServer();
+  const a = await initialize(join(dir, "s.sock"));
+  cleanups.push(() => {
+    a.socket.destroy();
+  });
+  const lines = linesUntilEnd(a.socket);
+  const [conn] = connections(server) as [SocketClient];
+  return { server, conn, lines };
+}
+
 describe("SocketClient", () => {
   it("regression: each connection is one SocketClient, and every socket's listeners are shared functions, not closures per connection", async () => {
     const { dir, server, router } = await startServer();
@@ -116,26 +128,14 @@ describe("SocketClient", () => {
   });
 
   it("regression: the answers a connection was sent in the tick it is closed reach it before the end (they waited for the end of the tick, and closing lost them)", async () => {
-    const { dir, server } = await startServer();
-    const a = await initialize(join(dir, "s.sock"));
-    cleanups.push(() => {
-      a.socket.destroy();
-    });
-    const lines = linesUntilEnd(a.socket);
-    const [conn] = connections(server) as [SocketClient];
+    const { server, conn, lines } = await oneClient();
     conn.send({ jsonrpc: "2.0", id: 2, result: { last: true } });
     server.closeAll();
     expect((await lines).map((l) => JSON.parse(l))).toEqual([{ jsonrpc: "2.0", id: 2, result: { last: true } }]);
   });
 
   it("regression: a connection the daemon drops gets the answers of that tick, then its farewell line", async () => {
-    const { dir, server } = await startServer();
-    const a = await initialize(join(dir, "s.sock"));
-    cleanups.push(() => {
-      a.socket.destroy();
-    });
-    const lines = linesUntilEnd(a.socket);
-    const [conn] = connections(server) as [SocketClient];
+    const { server, conn, lines } = await oneClient();
     conn.send({ jsonrpc: "2.0", id: 3, result: { before: "farewell" } });
     const limits = (server as unknown as { limits: ClientLimits }).limits;
     limits.drop(conn, "overBudget", new ConnectionLimitError("MCPD_BUFFER_BUDGET_EXCEEDED", "Connection closed: over budget (test)"));

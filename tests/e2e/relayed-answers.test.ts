@@ -5,13 +5,14 @@
  * view rewrote the answer, the client gets it encoded afresh. The fixture's `raw_answer` tool writes
  * exactly the line a test gives it.
  */
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { afterEach, beforeAll, afterAll, describe, expect, it } from "vitest";
 import { PROTOCOL_DEFAULTS } from "@mcpd/protocol";
+import { writeScriptedServer } from "../helpers/scripted-server.js";
 import { MCPD_BIN, fixture, startTestDaemon, type RawClient, type TestDaemon } from "./harness.js";
 
 let daemon: TestDaemon;
@@ -125,26 +126,10 @@ describe("answers a view judged", () => {
     dir = mkdtempSync(join(tmpdir(), "mcpd-judged-"));
     // A server whose tools/list answer gives "tools" twice: first a list holding the hidden tool, then
     // (the member JSON.parse keeps) something that is not a list. Over 1 KB, so its text would be kept.
-    const server = join(dir, "dup-list-server.mjs");
-    writeFileSync(
-      server,
-      `let buf = "";
-const out = (s) => process.stdout.write(s + "\\n");
-process.stdin.setEncoding("utf8");
-process.stdin.on("end", () => process.exit(0));
-process.stdin.on("data", (c) => {
-  buf += c;
-  let i;
-  while ((i = buf.indexOf("\\n")) >= 0) {
-    const m = JSON.parse(buf.slice(0, i));
-    buf = buf.slice(i + 1);
-    if (m.id === undefined) continue;
-    if (m.method === "initialize") out(JSON.stringify({ jsonrpc: "2.0", id: m.id, result: { protocolVersion: m.params.protocolVersion, capabilities: { tools: {} }, serverInfo: { name: "dup", version: "1" } } }));
-    else if (m.method === "tools/list") out('{"jsonrpc":"2.0","id":' + m.id + ',"result":{"tools":[{"name":"hidden","description":"' + "d".repeat(2000) + '","inputSchema":{"type":"object"}}],"tools":{}}}');
-    else out(JSON.stringify({ jsonrpc: "2.0", id: m.id, result: {} }));
-  }
-});
-`,
+    const server = writeScriptedServer(
+      dir,
+      "dup",
+      `if (m.method === "tools/list") return '{"jsonrpc":"2.0","id":' + m.id + ',"result":{"tools":[{"name":"hidden","description":"' + "d".repeat(2000) + '","inputSchema":{"type":"object"}}],"tools":{}}}';`,
     );
     judged = await startTestDaemon({
       dup: { command: process.execPath, args: [server], tools: { exclude: ["hidden"] }, healthCheckIntervalMs: 0 },

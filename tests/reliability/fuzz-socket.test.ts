@@ -7,13 +7,14 @@
  *
  * The frames come from a seeded generator: set FUZZ_SEED to replay a run (the seed is in every failure).
  */
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { connect, type Socket } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import WebSocket from "ws";
 import { fixture, startTestDaemon, until, type RawClient, type TestDaemon } from "../e2e/harness.js";
+import { writeScriptedServer } from "../helpers/scripted-server.js";
 import { residentBytes } from "../helpers/process.js";
 
 const SEED = Number(process.env.FUZZ_SEED ?? Math.floor(Math.random() * 2 ** 31));
@@ -520,27 +521,11 @@ describe("values too deeply nested to print or encode (bugs found by fuzzing)", 
     dir = mkdtempSync(join(tmpdir(), "mcpd-fz-"));
     // A server whose tools/call answer is nested 100,000 deep: the daemon parses it but cannot encode it
     // again. With arguments {cr: true} its line holds a raw CR, so the daemon must encode it again.
-    const server = join(dir, "deep-server.mjs");
-    writeFileSync(
-      server,
-      `let buf = "";
-const out = (s) => process.stdout.write(s + "\\n");
-process.stdin.setEncoding("utf8");
-process.stdin.on("end", () => process.exit(0));
-process.stdin.on("data", (c) => {
-  buf += c;
-  let i;
-  while ((i = buf.indexOf("\\n")) >= 0) {
-    const m = JSON.parse(buf.slice(0, i));
-    buf = buf.slice(i + 1);
-    if (m.id === undefined) continue;
-    if (m.method === "initialize") out(JSON.stringify({ jsonrpc: "2.0", id: m.id, result: { protocolVersion: m.params.protocolVersion, capabilities: { tools: {} }, serverInfo: { name: "deep", version: "1" } } }));
-    else if (m.method === "tools/list") out(JSON.stringify({ jsonrpc: "2.0", id: m.id, result: { tools: [{ name: "deep", inputSchema: { type: "object" } }] } }));
-    else if (m.method === "tools/call") out('{"jsonrpc":"2.0","id":' + m.id + ',"result":{"content":[],' + (m.params.arguments?.cr ? "\\r" : "") + '"structuredContent":{"x":' + "[".repeat(100000) + "]".repeat(100000) + '}}}');
-    else out(JSON.stringify({ jsonrpc: "2.0", id: m.id, result: {} }));
-  }
-});
-`,
+    const server = writeScriptedServer(
+      dir,
+      "deep",
+      `if (m.method === "tools/list") return JSON.stringify({ jsonrpc: "2.0", id: m.id, result: { tools: [{ name: "deep", inputSchema: { type: "object" } }] } });
+if (m.method === "tools/call") return '{"jsonrpc":"2.0","id":' + m.id + ',"result":{"content":[],' + (m.params.arguments?.cr ? "\\r" : "") + '"structuredContent":{"x":' + "[".repeat(100000) + "]".repeat(100000) + '}}}';`,
     );
     d = await startTestDaemon({ a: fixture("a"), deep: { command: process.execPath, args: [server], healthCheckIntervalMs: 0 } });
   });
