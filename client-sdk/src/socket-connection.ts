@@ -80,12 +80,9 @@ export class SocketConnection {
   private readonly maxWriteBufferBytes: number;
   private readonly maxPendingRequests: number;
   /** The lines of the current tick, written together at its end (see {@link write}). */
-  private readonly out = new TickBatch(
-    (text) => {
-      if (!this.socket.destroyed && !this.socket.writableEnded) this.socket.write(text);
-    },
-    (run) => process.nextTick(run),
-  );
+  private readonly out = new TickBatch((text) => {
+    if (!this.socket.destroyed && !this.socket.writableEnded) this.socket.write(text);
+  }, process.nextTick);
   private closeError: ConnectionLostError | undefined;
   private socketError: Error | undefined;
   /** The daemon's reason for closing this connection (over its connection cap, buffer budget, line deadline). */

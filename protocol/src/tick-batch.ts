@@ -12,7 +12,7 @@ export class TickBatch {
 
   /**
    * @param writeOut writes the tick's lines (one string) to the stream; called at the end of a tick with lines in it, or by {@link flush}
-   * @param defer runs its callback at the end of the current tick (`(run) => process.nextTick(run)`)
+   * @param defer runs its callback at the end of the current tick (`process.nextTick`)
    */
   constructor(
     private readonly writeOut: (text: string) => void,

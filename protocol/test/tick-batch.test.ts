@@ -23,13 +23,12 @@ function recordingStream(): { stream: Writable; writes: string[] } {
   return { stream, writes };
 }
 
-const endOfTick = (run: () => void): void => void process.nextTick(run);
 const tick = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
 
 describe("TickBatch", () => {
   it("writes every line of a tick as one string at its end, in order (regression: each line was its own buffered write under cork)", async () => {
     const { stream, writes } = recordingStream();
-    const batch = new TickBatch((text) => stream.write(text), endOfTick);
+    const batch = new TickBatch((text) => stream.write(text), process.nextTick);
     for (let i = 0; i < 64; i++) batch.add(`{"id":${i}}\n`);
     expect(writes).toEqual([]);
     expect(batch.length).toBe(10 * 9 + 54 * 10); // ten lines with a one-digit id, 54 with two digits
@@ -46,7 +45,7 @@ describe("TickBatch", () => {
 
   it("flush writes what waits at once, and the end of the tick then has nothing to write", async () => {
     const { stream, writes } = recordingStream();
-    const batch = new TickBatch((text) => stream.write(text), endOfTick);
+    const batch = new TickBatch((text) => stream.write(text), process.nextTick);
     batch.add("one\n");
     batch.flush();
     expect(writes).toEqual(["one\n"]);
@@ -57,7 +56,7 @@ describe("TickBatch", () => {
 
   it("clear forgets what waits", async () => {
     const { stream, writes } = recordingStream();
-    const batch = new TickBatch((text) => stream.write(text), endOfTick);
+    const batch = new TickBatch((text) => stream.write(text), process.nextTick);
     batch.add("dropped\n");
     batch.clear();
     expect(batch.length).toBe(0);

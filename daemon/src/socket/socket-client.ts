@@ -20,11 +20,6 @@ export interface SocketClientShared {
   readonly traceMessages: boolean;
 }
 
-/** Runs `run` at the end of the current tick (a connection's batched lines are written then). */
-function endOfTick(run: () => void): void {
-  process.nextTick(run);
-}
-
 /** The connection a socket belongs to, for the listeners every connection shares. */
 const CLIENT = Symbol("mcpd.socketClient");
 type ClientSocket = Socket & { [CLIENT]?: SocketClient };
@@ -57,7 +52,7 @@ export class SocketClient implements ClientConn, Outbound {
   flushWatch = false;
   gone = false;
   /** Every message of a tick leaves in one write at its end. */
-  private readonly out = new TickBatch((text) => this.writeOut(text), endOfTick);
+  private readonly out = new TickBatch((text) => this.writeOut(text), process.nextTick);
 
   constructor(
     readonly socket: Socket,

@@ -46,12 +46,9 @@ export class StdinWriter {
    * per message was half the daemon's CPU per relayed call, and one string instead of a corked writev of
    * each another ~0.6 µs per message (docs/benchmarks.md).
    */
-  private readonly batch = new TickBatch(
-    (text) => {
-      if (!this.discarded && !this.stream.write(text)) this.waitingDrain = true;
-    },
-    (run) => process.nextTick(run),
-  );
+  private readonly batch = new TickBatch((text) => {
+    if (!this.discarded && !this.stream.write(text)) this.waitingDrain = true;
+  }, process.nextTick);
 
   /** True between a `write()` that returned false and the next 'drain'. */
   get waiting(): boolean {
