@@ -16,4 +16,4 @@ export {
 } from "./peer/jsonrpc-peer.js";
 export { Cancellation, type CancelById } from "./peer/cancellation.js";
 export { SignalFanout } from "./peer/signal-fanout.js";
-export { MAX_TIMER_MS } from "./peer/pending-requests.js";
+export { MAX_TIMER_MS, type RequestReply } from "./peer/pending-requests.js";

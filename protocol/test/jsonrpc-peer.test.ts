@@ -4,6 +4,7 @@ import { McpRemoteError, QueueFullError, RequestTimeoutError } from "../src/erro
 import { Cancellation } from "../src/peer/cancellation.js";
 import { JsonRpcPeer, type JsonRpcPeerOptions, type PeerSink } from "../src/peer/jsonrpc-peer.js";
 import { SignalFanout } from "../src/peer/signal-fanout.js";
+import { silentLogger } from "../src/logger.js";
 import type { JsonObject, JsonRpcMessage } from "../src/types.js";
 
 /** A sink that records what the peer sends; `fail` makes the next sends throw it. */
@@ -131,6 +132,88 @@ describe("JsonRpcPeer: requests", () => {
       true,
     );
     expect(seen).toEqual([["notifications/message", { level: "info" }, { relatedRequestId: 3 }]]);
+  });
+});
+
+/** A reply object that records how each request ended, in order. */
+class RecordingReply {
+  readonly ended: Array<["resolve" | "reject", unknown]> = [];
+  resolve(result: unknown): void {
+    this.ended.push(["resolve", result]);
+  }
+  reject(reason: unknown): void {
+    this.ended.push(["reject", reason]);
+  }
+  /** The reason of its one rejection (the test fails otherwise). */
+  reason(): Error {
+    expect(this.ended.map(([kind]) => kind)).toEqual(["reject"]);
+    return (this.ended[0] as [string, Error])[1];
+  }
+}
+
+describe("JsonRpcPeer.call: a request without a promise", () => {
+  it("tells the reply object the result or the error answer, once, as request() would resolve or reject", () => {
+    const { peer, sink } = makePeer();
+    const a = new RecordingReply();
+    const b = new RecordingReply();
+    const ids: unknown[] = [];
+    peer.call("a", { x: 1 }, { onRequestId: (id) => ids.push(id) }, a);
+    peer.call("b", undefined, undefined, b);
+    expect(ids).toEqual([1]);
+    expect(sink.sent).toEqual([
+      { jsonrpc: "2.0", id: 1, method: "a", params: { x: 1 } },
+      { jsonrpc: "2.0", id: 2, method: "b" },
+    ]);
+    peer.receive({ jsonrpc: "2.0", id: 1, result: { a: true } });
+    peer.receive({ jsonrpc: "2.0", id: 2, error: { code: -32000, message: "boom" } });
+    // A second answer to the same id is unknown: the reply hears nothing more.
+    peer.receive({ jsonrpc: "2.0", id: 1, result: { again: true } });
+    expect(a.ended).toEqual([["resolve", { a: true }]]);
+    expect(b.reason()).toBeInstanceOf(McpRemoteError);
+    expect(peer.pendingCount).toBe(0);
+  });
+
+  it("refuses before call() returns: an aborted signal, a cancelled cancellation, a bad timeout, a sink that throws", () => {
+    const { peer, sink } = makePeer();
+    const replies = Array.from({ length: 4 }, () => new RecordingReply());
+    const [aborted, cancelled, badTimeout, thrown] = replies as [RecordingReply, RecordingReply, RecordingReply, RecordingReply];
+    peer.call("m", undefined, { signal: AbortSignal.abort(new Error("gone")) }, aborted);
+    const c = new Cancellation();
+    c.cancel(new Error("cancelled first"));
+    peer.call("m", undefined, { cancellation: c }, cancelled);
+    peer.call("m", undefined, { timeout: -1 }, badTimeout);
+    expect(sink.sent).toEqual([]);
+    sink.fail = new QueueFullError("full");
+    peer.call("m", undefined, undefined, thrown);
+    expect(replies.map((r) => r.ended.length)).toEqual([1, 1, 1, 1]);
+    expect(aborted.reason().message).toBe("gone");
+    expect(cancelled.reason().message).toBe("cancelled first");
+    expect(badTimeout.reason()).toBeInstanceOf(RangeError);
+    expect(thrown.reason()).toBeInstanceOf(QueueFullError);
+    expect(peer.pendingCount).toBe(0);
+  });
+
+  it("a reply that throws costs a log line: the other requests settled by the same close still hear", () => {
+    const warnings: unknown[] = [];
+    const log = { ...silentLogger, warn: (fields: unknown, msg?: string) => warnings.push([fields, msg]) };
+    const { peer } = makePeer({ log: log as never });
+    const throwing = {
+      resolve: () => {
+        throw new Error("reply bug");
+      },
+      reject: () => {
+        throw new Error("reply bug");
+      },
+    };
+    const after = new RecordingReply();
+    peer.call("first", undefined, undefined, throwing);
+    peer.call("second", undefined, undefined, after);
+    expect(() => peer.receive({ jsonrpc: "2.0", id: 1, result: {} })).not.toThrow();
+    peer.call("third", undefined, undefined, throwing);
+    expect(() => peer.close(() => new Error("closed"))).not.toThrow();
+    expect(after.ended.map(([kind]) => kind)).toEqual(["reject"]);
+    expect(warnings).toHaveLength(2);
+    expect(JSON.stringify(warnings[0])).toContain("reply bug");
   });
 });
 

@@ -1,4 +1,4 @@
-import { JsonRpcPeer, RequestTimeoutError, type JsonObject, type Logger, type RequestId } from "@mcpd/protocol";
+import { JsonRpcPeer, RequestTimeoutError, type JsonObject, type Logger, type RequestId, type RequestReply } from "@mcpd/protocol";
 import type { MessagePipe, PipeEvents } from "./message-pipe.js";
 import type { CloseInfo, MCPTransport, MessageContext, TransportRequestOptions, ServerRequestHandler, TransportInfo } from "./transport.js";
 
@@ -94,6 +94,11 @@ export abstract class PipeTransport<P extends MessagePipe> implements MCPTranspo
   request<T = JsonObject>(method: string, params?: JsonObject, options?: TransportRequestOptions): Promise<T> {
     if (!this.pipe.open) return Promise.reject(this.pipe.closedError());
     return this.peer.request<T>(method, params, options);
+  }
+
+  call(method: string, params: JsonObject | undefined, options: TransportRequestOptions | undefined, reply: RequestReply): void {
+    if (!this.pipe.open) return reply.reject(this.pipe.closedError());
+    this.peer.call(method, params, options, reply);
   }
 
   cancel(id: RequestId, reason: unknown): boolean {

@@ -1,4 +1,4 @@
-import type { Cancellation, JsonObject, JsonRpcRequest, Logger, MessageContext, RequestId } from "@mcpd/protocol";
+import type { Cancellation, JsonObject, JsonRpcRequest, Logger, MessageContext, RequestId, RequestReply } from "@mcpd/protocol";
 
 export type { MessageContext } from "@mcpd/protocol";
 
@@ -66,6 +66,11 @@ export interface MCPTransport {
   readonly connected: boolean;
   connect(): Promise<void>;
   request<T = JsonObject>(method: string, params?: JsonObject, options?: TransportRequestOptions): Promise<T>;
+  /**
+   * {@link request} without a promise: `reply` learns the outcome exactly once, with the same results and
+   * errors (a refusal before `call` returns). The daemon relays every call through it.
+   */
+  call(method: string, params: JsonObject | undefined, options: TransportRequestOptions | undefined, reply: RequestReply): void;
   /**
    * Gives up one request as a caller abort would (rejects it with `reason`, sends
    * `notifications/cancelled`), by the id reported through `onRequestId`. Lets a caller cancel without

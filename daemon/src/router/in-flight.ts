@@ -8,40 +8,59 @@ import {
   type JsonObject,
   type JsonRpcErrorObject,
   type RequestId,
+  type RequestReply,
 } from "@mcpd/protocol";
 import type { ServerHandle } from "../supervision/server-handle.js";
 import type { Downstream, ProgressRegistry } from "./ports.js";
 
+/** The daemon's deadline of one request passed: it is given up upstream (the client gets the timeout error). */
+function expire(entry: InFlight): void {
+  entry.timer = undefined;
+  entry.cancellation.cancel(new RequestTimeoutError(entry.timeoutMs));
+}
+
 /**
  * One downstream request being served upstream: its cancellation, the daemon's timeout for it (restarted
  * by progress, never past the maximum total), its rewritten progress token and the id the upstream gave it.
+ *
+ * It is also the request's options upstream (`timeout`, `cancellation`, `onRequestId`) and the reply its
+ * answer comes back to ({@link RequestReply}): a relayed call makes this one object and its timer, and no
+ * promise, closure or microtask between the server's answer and the client's.
  */
-export class InFlight {
+export class InFlight implements RequestReply<JsonObject> {
   readonly cancellation = new Cancellation();
   timer: NodeJS.Timeout | undefined;
   progressToken: string | undefined;
   /** The id the upstream transport gave this request. */
   upstreamId: RequestId | undefined;
   cancelled = false;
+  /** The transport's own deadline: none, the daemon's {@link timer} is the request's deadline. */
+  readonly timeout = 0;
+  /** How long the request may wait for its server to become ready: the server's timeout. */
+  readonly waitMs: number;
+  /** The server's `timeout`: the request is cancelled with RequestTimeoutError after this long without progress (0 or not finite: never). */
+  readonly timeoutMs: number;
   private readonly startedAt = Date.now();
+  /** The server's `maxTotalTimeout`: progress never extends the request past this. */
+  private readonly maxTotalMs: number;
 
-  /**
-   * @param timeoutMs the server's `timeout`: the request is cancelled with RequestTimeoutError after this
-   *   long without progress (0 or not finite: never)
-   * @param maxTotalMs the server's `maxTotalTimeout`: progress never extends the request past this
-   */
+  /** @param adapt rewrites a successful answer for this client (it must not throw) */
   constructor(
     readonly id: RequestId,
     readonly handle: ServerHandle,
-    private readonly timeoutMs: number,
-    private readonly maxTotalMs: number,
+    private readonly list: InFlightRequests,
+    private readonly adapt: ((result: JsonObject) => JsonObject) | undefined,
   ) {
-    this.arm(timeoutMs);
+    this.timeoutMs = handle.config.timeout;
+    this.maxTotalMs = handle.config.maxTotalTimeout;
+    this.waitMs = handle.config.timeout;
+    this.arm(this.timeoutMs);
   }
 
   private arm(ms: number): void {
     if (!(ms > 0) || !Number.isFinite(ms)) return;
-    this.timer = setTimeout(() => this.cancellation.cancel(new RequestTimeoutError(this.timeoutMs)), ms);
+    // A shared callback with the entry as argument: arming makes no closure.
+    this.timer = setTimeout(expire, ms, this);
   }
 
   /** Progress arrived: restart the timeout, never past the maximum total. */
@@ -52,9 +71,28 @@ export class InFlight {
     this.arm(Math.max(1, Math.min(this.timeoutMs, left)));
   }
 
-  clear(): void {
+  /** Called with the id the upstream gave the request, before it is sent. */
+  onRequestId(id: RequestId): void {
+    this.upstreamId = id;
+  }
+
+  /** The server answered: the client gets the answer, as its view shows it, unless it was cancelled. */
+  resolve(result: JsonObject): void {
+    this.end();
+    if (!this.cancelled) this.list.owner.send({ jsonrpc: "2.0", id: this.id, result: this.adapt ? this.adapt(result) : result });
+  }
+
+  /** The request failed upstream (or was given up): the client gets the error, unless it was cancelled. */
+  reject(reason: unknown): void {
+    this.end();
+    if (!this.cancelled) this.list.owner.replyError(this.id, toWireError(reason));
+  }
+
+  /** Settled: its timer, progress token and entry go. */
+  private end(): void {
     clearTimeout(this.timer);
     this.timer = undefined;
+    this.list.ended(this);
   }
 }
 
@@ -71,7 +109,7 @@ export class InFlightRequests {
    * @param progress where a request's own progress token is swapped for a daemon-unique one
    */
   constructor(
-    private readonly owner: Downstream,
+    readonly owner: Downstream,
     private readonly progress: ProgressRegistry,
   ) {}
 
@@ -107,7 +145,7 @@ export class InFlightRequests {
     params: JsonObject | undefined,
     adapt?: (result: JsonObject) => JsonObject,
   ): void {
-    const entry = new InFlight(id, handle, handle.config.timeout, handle.config.maxTotalTimeout);
+    const entry = new InFlight(id, handle, this, adapt);
     this.entries.set(id, entry);
     let upstreamParams = params;
     const meta = params?._meta;
@@ -116,26 +154,14 @@ export class InFlightRequests {
       entry.progressToken = token;
       upstreamParams = { ...params, _meta: { ...meta, progressToken: token } };
     }
-    handle
-      .request(method, upstreamParams, {
-        cancellation: entry.cancellation,
-        timeout: 0,
-        waitMs: handle.config.timeout,
-        onRequestId: (uid) => (entry.upstreamId = uid),
-      })
-      .then(
-        (result) => {
-          if (!entry.cancelled) this.owner.send({ jsonrpc: "2.0", id, result: adapt ? adapt(result) : result });
-        },
-        (err: unknown) => {
-          if (!entry.cancelled) this.owner.replyError(id, toWireError(err));
-        },
-      )
-      .finally(() => {
-        entry.clear();
-        if (entry.progressToken !== undefined) this.progress.release(entry.progressToken);
-        this.entries.delete(id);
-      });
+    // The entry is the call's options and its reply; it may settle before relay() returns (a refusal).
+    handle.relay(method, upstreamParams, entry, entry);
+  }
+
+  /** `entry` settled: it is forgotten, with its progress token. */
+  ended(entry: InFlight): void {
+    if (entry.progressToken !== undefined) this.progress.release(entry.progressToken);
+    if (this.entries.get(entry.id) === entry) this.entries.delete(entry.id);
   }
 
   /** Cancels one request: the upstream gets notifications/cancelled, the client no answer. */

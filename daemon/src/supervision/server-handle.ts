@@ -1,24 +1,23 @@
 import { EventEmitter } from "node:events";
 import {
   AuthRequiredError,
-  QueueFullError,
   silentLogger,
   type Cancellation,
   type JsonObject,
   type Logger,
+  type RequestReply,
   type ServerState,
   type Tool,
 } from "@mcpd/protocol";
 import type { CloseInfo, TransportRequestOptions } from "@mcpd/transports";
 import type { ResolvedServerConfig } from "../config/config-schema.js";
 import { RUNTIME_DEFAULTS } from "../defaults.js";
-import { ConcurrencyGate } from "./concurrency-gate.js";
-import { clarifyRequestError } from "./request-error.js";
 import { HealthMonitor } from "./health-monitor.js";
 import type { UpstreamClient, UpstreamRequestHandler } from "./upstream-client.js";
 import { Readiness } from "./readiness.js";
 import { ReadyReason } from "./ready-reason.js";
 import { RestartBackoff } from "./restart-backoff.js";
+import { ServerCalls, type RelayOptions } from "./server-calls.js";
 import { ServerRun, type ServerRunOptions } from "./server-run.js";
 import { ServerStats } from "./server-stats.js";
 import { ServerStderr } from "./server-stderr.js";
@@ -74,7 +73,7 @@ export class ServerHandle extends EventEmitter {
 
   private readonly opts: ServerHandleOptions;
   private readonly log: Logger;
-  private readonly gate: ConcurrencyGate;
+  private readonly calls: ServerCalls;
   private readonly backoff = new RestartBackoff();
   private restartTimer: NodeJS.Timeout | undefined;
   private readonly health: HealthMonitor;
@@ -95,7 +94,9 @@ export class ServerHandle extends EventEmitter {
     this.log = options.logger ?? silentLogger;
     this.cachedTools = options.cachedTools;
     this.state = config.enabled ? "stopped" : "disabled";
-    this.gate = new ConcurrencyGate(config.maxConcurrency);
+    this.calls = new ServerCalls(this, config.maxConcurrency, (err, client) => {
+      if (this.state === "ready" && this.client === client) void this.dropForAuth(err);
+    });
     this.health = new HealthMonitor({
       stats: this.stats,
       logger: this.log,
@@ -320,7 +321,7 @@ export class ServerHandle extends EventEmitter {
   /** Replaces the config (reload). The caller restarts the server when the transport changed. */
   updateConfig(config: ResolvedServerConfig): void {
     this.config = config;
-    if (config.maxConcurrency !== this.gate.concurrency) this.gate.concurrency = config.maxConcurrency;
+    if (config.maxConcurrency !== this.calls.concurrency) this.calls.concurrency = config.maxConcurrency;
   }
 
   /**
@@ -328,7 +329,7 @@ export class ServerHandle extends EventEmitter {
    * transport has finished closing (up to closeGraceMs x 2 for a process that keeps running after closing
    * its stdout); a request arriving meanwhile waits for the restart instead of failing on a dead transport.
    */
-  private get usableClient(): UpstreamClient | undefined {
+  get usableClient(): UpstreamClient | undefined {
     return this.state === "ready" && this.client?.transport.connected ? this.client : undefined;
   }
 
@@ -349,39 +350,20 @@ export class ServerHandle extends EventEmitter {
    * transport, a cancel reaches it by request id (every transport cancels by id).
    * @throws ServerUnavailableError, QueueFullError, and whatever the session throws.
    */
-  async request<T = JsonObject>(
+  request<T = JsonObject>(
     method: string,
     params: JsonObject | undefined,
     options: TransportRequestOptions & { waitMs: number; cancellation?: Cancellation },
   ): Promise<T> {
-    const c = options.cancellation;
-    const client = this.usableClient ?? (await this.whenReady(options.waitMs, c ? c.signal : options.signal));
-    const gate = this.gate;
-    const waiting = gate.waiting;
-    if (waiting >= this.config.maxQueue)
-      throw new QueueFullError(`Server "${this.name}" has ${waiting} requests waiting (maxQueue ${this.config.maxQueue})`);
-    const started = this.stats.begin();
-    const reqOptions: TransportRequestOptions = { timeout: options.timeout ?? 0 };
-    if (c) reqOptions.cancellation = c;
-    else if (options.signal) reqOptions.signal = options.signal;
-    if (options.onRequestId) reqOptions.onRequestId = options.onRequestId;
-    let result: T;
-    try {
-      // Only a request that must wait for a slot pays for a signal to leave the line early.
-      if (!gate.tryAcquire()) await gate.acquire(c ? c.signal : options.signal);
-      try {
-        result = await client.request<T>(method, params, reqOptions);
-      } finally {
-        gate.release();
-      }
-    } catch (err) {
-      const e = clarifyRequestError(err, this);
-      this.stats.end(started, e);
-      // A step-up concerns this request only; otherwise no request can succeed any more.
-      if (e instanceof AuthRequiredError && !e.stepUp && this.state === "ready" && this.client === client) void this.dropForAuth(e);
-      throw e;
-    }
-    this.stats.end(started);
-    return result;
+    return this.calls.request<T>(method, params, options);
+  }
+
+  /**
+   * {@link request} for a relay: `reply` learns the outcome, with the same results and errors. A server
+   * that is ready with a free slot and nobody waiting (nearly every call) takes the request at once, and
+   * the call costs one small object here, no promise; otherwise it goes the way of {@link request}.
+   */
+  relay(method: string, params: JsonObject | undefined, options: RelayOptions, reply: RequestReply<JsonObject>): void {
+    this.calls.relay(method, params, options, reply);
   }
 }

@@ -14,6 +14,7 @@ import {
   type JsonRpcRequest,
   type Logger,
   type Prompt,
+  type RequestReply,
   type Resource,
   type ResourceTemplate,
   type ServerCapabilities,
@@ -232,13 +233,22 @@ export class UpstreamClient extends EventEmitter {
    * @throws CapabilityError (MCPD_CAPABILITY_NOT_SUPPORTED), and whatever the transport throws.
    */
   request<T = JsonObject>(method: string, params?: JsonObject, options?: TransportRequestOptions): Promise<T> {
+    const refused = this.refusal(method);
+    return refused ? Promise.reject(refused) : this.transport.request<T>(method, params, options);
+  }
+
+  /** {@link request} without a promise: `reply` learns the outcome (see MCPTransport.call). */
+  call(method: string, params: JsonObject | undefined, options: TransportRequestOptions | undefined, reply: RequestReply): void {
+    const refused = this.refusal(method);
+    if (refused) return reply.reject(refused);
+    this.transport.call(method, params, options, reply);
+  }
+
+  /** Why `method` cannot be sent: the server did not declare its capability. Undefined: it can. */
+  private refusal(method: string): CapabilityError | undefined {
     const cap = METHOD_CAPABILITY[method];
-    if (cap !== undefined && this.initResult && !this.capabilities[cap]) {
-      return Promise.reject(
-        new CapabilityError(`Server "${this.serverInfo?.name ?? "?"}" does not support ${method} (no "${String(cap)}" capability)`),
-      );
-    }
-    return this.transport.request<T>(method, params, options);
+    if (cap === undefined || !this.initResult || this.capabilities[cap]) return undefined;
+    return new CapabilityError(`Server "${this.serverInfo?.name ?? "?"}" does not support ${method} (no "${String(cap)}" capability)`);
   }
 
   listTools(options?: TransportRequestOptions): Promise<Tool[]> {

@@ -12,7 +12,7 @@ import type {
 } from "../types.js";
 import { WireCode } from "../wire-codes.js";
 import type { Cancellation } from "./cancellation.js";
-import { MAX_TIMER_MS, PendingRequest, PendingRequests } from "./pending-requests.js";
+import { MAX_TIMER_MS, PendingRequest, PendingRequests, type RequestReply } from "./pending-requests.js";
 
 /** Where a notification or a request from the other side came from. */
 export interface MessageContext {
@@ -148,16 +148,24 @@ export class JsonRpcPeer {
    * timeout error, `McpRemoteError` for an error answer, or the error given to {@link close}.
    */
   request<T = JsonObject>(method: string, params?: JsonObject, options?: PeerRequestOptions): Promise<T> {
+    return new Promise<T>((resolve, reject) => this.call(method, params, options, { resolve, reject } as RequestReply));
+  }
+
+  /**
+   * {@link request} without a promise: `reply` learns the outcome once, as the promise would; a refusal
+   * before `call` returns. The relay's path: no promise, closure or microtask per call in this layer.
+   */
+  call(method: string, params: JsonObject | undefined, options: PeerRequestOptions | undefined, reply: RequestReply): void {
     const signal = options?.signal;
-    if (signal?.aborted) return Promise.reject(this.opts.abortError ? this.opts.abortError(signal) : signal.reason);
+    if (signal?.aborted) return reply.reject(this.opts.abortError ? this.opts.abortError(signal) : signal.reason);
     const cancellation = options?.cancellation;
-    if (cancellation?.cancelled) return Promise.reject(cancellation.reason);
+    if (cancellation?.cancelled) return reply.reject(cancellation.reason);
     let timeoutMs = options?.timeout ?? this.opts.defaultTimeoutMs;
     try {
       if (this.opts.checkTimeout) this.opts.checkTimeout(timeoutMs, method);
       else checkTimeout(timeoutMs, method);
     } catch (err) {
-      return Promise.reject(err);
+      return reply.reject(err);
     }
     if (timeoutMs > MAX_TIMER_MS) timeoutMs = 0;
     const id = this.nextId++;
@@ -168,27 +176,25 @@ export class JsonRpcPeer {
       onProgress === undefined ? params : { ...params, _meta: { ...(params?._meta as JsonObject | undefined), progressToken: id } };
     const message: JsonRpcRequest =
       wireParams === undefined ? { jsonrpc: "2.0", id, method } : { jsonrpc: "2.0", id, method, params: wireParams };
-    return new Promise<T>((resolve, reject) => {
-      const p = new PendingRequest(id, method, timeoutMs, resolve as (value: unknown) => void, reject);
-      if (onProgress !== undefined) {
-        p.progress = {
-          onProgress,
-          reset: options?.resetTimeoutOnProgress ?? true,
-          startedAt: Date.now(),
-          maxTotalMs: options?.maxTotalTimeout ?? Number.POSITIVE_INFINITY,
-        };
-      }
-      // Pending before it is sent: a pipe may deliver the answer before send() returns.
-      this.pending.add(p, signal, cancellation, this);
-      let sent: void | Promise<void>;
-      try {
-        sent = this.sink.send(message);
-      } catch (err) {
-        this.failPending(p, err);
-        return;
-      }
-      if (sent !== undefined) sent.then(undefined, (err: unknown) => this.failPending(p, err));
-    });
+    const p = new PendingRequest(id, method, timeoutMs, reply);
+    if (onProgress !== undefined) {
+      p.progress = {
+        onProgress,
+        reset: options?.resetTimeoutOnProgress ?? true,
+        startedAt: Date.now(),
+        maxTotalMs: options?.maxTotalTimeout ?? Number.POSITIVE_INFINITY,
+      };
+    }
+    // Pending before it is sent: a pipe may deliver the answer before send() returns.
+    this.pending.add(p, signal, cancellation, this);
+    let sent: void | Promise<void>;
+    try {
+      sent = this.sink.send(message);
+    } catch (err) {
+      this.failPending(p, err);
+      return;
+    }
+    if (sent !== undefined) sent.then(undefined, (err: unknown) => this.failPending(p, err));
   }
 
   /** Sends a notification; returns what the sink returned. @throws whatever the sink throws. */
@@ -222,7 +228,7 @@ export class JsonRpcPeer {
         const msg = value as JsonRpcErrorResponse;
         const p = this.pending.get(msg.id);
         if (p === undefined || !this.pending.remove(p)) this.unknownResponse(msg.id);
-        else p.reject(new McpRemoteError(msg.error));
+        else this.settle(p, false, new McpRemoteError(msg.error));
         return true;
       }
       case "notification": {
@@ -249,7 +255,7 @@ export class JsonRpcPeer {
   resolve(id: unknown, result: unknown): boolean {
     const p = this.pending.get(id);
     if (p === undefined || !this.pending.remove(p)) return false;
-    p.resolve(result);
+    this.settle(p, true, result);
     return true;
   }
 
@@ -288,20 +294,20 @@ export class JsonRpcPeer {
   /** Rejects every pending request with a fresh `makeError()` each; from now on nothing more is sent. */
   close(makeError: () => unknown): void {
     this.closedValue = true;
-    for (const p of this.pending.takeAll()) p.reject(makeError());
+    for (const p of this.pending.takeAll()) this.settle(p, false, makeError());
   }
 
   // ---- internals -------------------------------------------------------------------------------
 
   private failPending(p: PendingRequest, error: unknown): boolean {
     if (!this.pending.remove(p)) return false;
-    p.reject(error);
+    this.settle(p, false, error);
     return true;
   }
 
   private giveUp(p: PendingRequest, reason: unknown): void {
     if (!this.pending.remove(p)) return;
-    p.reject(reason);
+    this.settle(p, false, reason);
     const seen = this.sink.abandon ? this.sink.abandon(p.id, reason) : true;
     // MCP: the receiver should stop the work and not answer; `initialize` is never cancelled.
     if (!seen || p.method === "initialize" || this.closedValue) return;
@@ -309,6 +315,16 @@ export class JsonRpcPeer {
       { jsonrpc: "2.0", method: "notifications/cancelled", params: { requestId: p.id, reason: reasonText(reason) } },
       "notifications/cancelled",
     );
+  }
+
+  /** Tells a removed request's reply how it ended; a reply that throws costs a log line, nothing more. */
+  private settle(p: PendingRequest, ok: boolean, value: unknown): void {
+    try {
+      if (ok) p.reply.resolve(value);
+      else p.reply.reject(value);
+    } catch (err) {
+      this.log.warn({ err: errorText(err), id: p.id, method: p.method }, "a request's reply threw");
+    }
   }
 
   private unknownResponse(id: RequestId | null): void {

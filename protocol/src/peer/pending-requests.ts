@@ -18,6 +18,16 @@ export interface ProgressWatch {
   maxTotalMs: number;
 }
 
+/**
+ * Who learns how one request ended: exactly one of its methods is called, once. A promise's own
+ * `{resolve, reject}` is one; so is any object with these two methods, which lets a relay take the answer
+ * without a promise, closures or a microtask per request ({@link JsonRpcPeer.call}).
+ */
+export interface RequestReply<T = unknown> {
+  resolve(result: T): void;
+  reject(reason: unknown): void;
+}
+
 /** One request waiting for its response. */
 export class PendingRequest {
   timer: Timer | undefined = undefined;
@@ -29,8 +39,7 @@ export class PendingRequest {
     readonly method: string,
     /** The deadline in ms; 0 for none. */
     readonly timeoutMs: number,
-    readonly resolve: (value: unknown) => void,
-    readonly reject: (reason: unknown) => void,
+    readonly reply: RequestReply,
   ) {}
 }
 
