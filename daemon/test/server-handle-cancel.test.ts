@@ -81,4 +81,94 @@ describe("ServerHandle.request: one cancellation path", () => {
     await expect(call).rejects.toBe(reason);
     expect(c.signalsMade).toBe(0);
   });
+
+  it("the relay path (a reply object, no promise) cancels an HTTP server's request by id, with no AbortSignal made", async () => {
+    const f: HttpFixture = await startHttpFixture({ mode: "sse" });
+    cleanups.push(() => f.close());
+    const m = await managerWith({ h: { type: "http", url: f.url } });
+    const h = m.require("h");
+    const c = new CountingCancellation();
+    let upstreamId: RequestId | undefined;
+    let outcome: unknown;
+    const settled = new Promise<void>((done) => {
+      h.relay(
+        "tools/call",
+        { name: "slow", arguments: { ms: 30_000 } },
+        { timeout: 0, waitMs: 10_000, cancellation: c, onRequestId: (id) => (upstreamId = id) },
+        {
+          resolve: () => {
+            outcome = "resolved";
+            done();
+          },
+          reject: (err) => {
+            outcome = err;
+            done();
+          },
+        },
+      );
+    });
+    expect(upstreamId, "a ready server's call is sent before relay() returns").toBeDefined();
+    await waitFor(() => f.received("POST", "tools/call").length === 1, { message: "tools/call reached the server" });
+    const reason = new Error("the agent cancelled");
+    c.cancel(reason);
+    await settled;
+    expect(outcome).toBe(reason);
+    await waitFor(() => f.cancelled.length === 1, { message: "notifications/cancelled reached the server" });
+    expect(f.cancelled[0]).toEqual({ requestId: upstreamId, reason: "the agent cancelled" });
+    expect(c.signalsMade).toBe(0);
+    expect(h.inFlight, "the call's slot and count are given back").toBe(0);
+  });
+
+  it("regression: a transport whose call() throws instead of refusing keeps no slot (the next call with one slot still goes)", async () => {
+    const m = await managerWith({ s: { command: process.execPath, args: [STDIO_FIXTURE], maxConcurrency: 1 } });
+    const h = m.require("s");
+    const transport = h.client?.transport as { call: (...args: unknown[]) => void };
+    const real = transport.call;
+    transport.call = () => {
+      throw new TypeError("this transport cannot call");
+    };
+    const first = await new Promise<unknown>((done) =>
+      h.relay(
+        "tools/call",
+        { name: "echo", arguments: { text: "a" } },
+        { timeout: 0, waitMs: 1000, cancellation: new Cancellation() },
+        {
+          resolve: done,
+          reject: done,
+        },
+      ),
+    );
+    expect((first as Error).message).toBe("this transport cannot call");
+    expect(h.inFlight).toBe(0);
+    transport.call = real;
+    const second = await h.request("tools/call", { name: "echo", arguments: { text: "b" } }, { waitMs: 1000, timeout: 5000 });
+    expect(second).toEqual({ content: [{ type: "text", text: "b" }] });
+  });
+
+  it("a transport without call() (optional in MCPTransport) is relayed through its request()", async () => {
+    const m = await managerWith({ s: { command: process.execPath, args: [STDIO_FIXTURE] } });
+    const h = m.require("s");
+    const transport = h.client?.transport as unknown as { call: unknown; request: (...args: unknown[]) => Promise<unknown> };
+    transport.call = undefined;
+    const request = transport.request.bind(transport);
+    let requests = 0;
+    transport.request = (...args) => {
+      requests++;
+      return request(...args);
+    };
+    const answer = await new Promise<unknown>((done, fail) =>
+      h.relay(
+        "tools/call",
+        { name: "echo", arguments: { text: "via request" } },
+        { timeout: 0, waitMs: 1000, cancellation: new Cancellation() },
+        {
+          resolve: done,
+          reject: fail,
+        },
+      ),
+    );
+    expect(answer).toEqual({ content: [{ type: "text", text: "via request" }] });
+    expect(requests).toBe(1);
+    expect(h.inFlight).toBe(0);
+  });
 });

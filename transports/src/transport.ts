@@ -68,9 +68,10 @@ export interface MCPTransport {
   request<T = JsonObject>(method: string, params?: JsonObject, options?: TransportRequestOptions): Promise<T>;
   /**
    * {@link request} without a promise: `reply` learns the outcome exactly once, with the same results and
-   * errors (a refusal before `call` returns). The daemon relays every call through it.
+   * errors (a refusal before `call` returns). The daemon relays every call through it; optional in the
+   * contract (a transport without it is driven through {@link request}), every mcpd transport has it.
    */
-  call(method: string, params: JsonObject | undefined, options: TransportRequestOptions | undefined, reply: RequestReply): void;
+  call?(method: string, params: JsonObject | undefined, options: TransportRequestOptions | undefined, reply: RequestReply): void;
   /**
    * Gives up one request as a caller abort would (rejects it with `reason`, sends
    * `notifications/cancelled`), by the id reported through `onRequestId`. Lets a caller cancel without

@@ -105,7 +105,13 @@ export class ServerCalls {
       );
       return;
     }
-    client.call(method, params, options, new GatedCall(this, client, this.host.stats.begin(), reply));
+    const call = new GatedCall(this, client, this.host.stats.begin(), reply);
+    try {
+      client.call(method, params, options, call);
+    } catch (err) {
+      // A transport that throws instead of refusing through the reply must not keep the slot.
+      call.reject(err);
+    }
   }
 
   /** The end of a call {@link relay} sent holding a slot; returns the error to give its caller when it failed. */
@@ -130,6 +136,8 @@ export class ServerCalls {
 
 /** A relayed call holding a slot of its server's gate: settling it frees the slot and counts the call. */
 class GatedCall implements RequestReply<JsonObject> {
+  private settled = false;
+
   constructor(
     private readonly calls: ServerCalls,
     private readonly client: UpstreamClient,
@@ -138,11 +146,15 @@ class GatedCall implements RequestReply<JsonObject> {
   ) {}
 
   resolve(result: JsonObject): void {
+    if (this.settled) return;
+    this.settled = true;
     this.calls.ended(this.client, this.started, false);
     this.reply.resolve(result);
   }
 
   reject(reason: unknown): void {
+    if (this.settled) return;
+    this.settled = true;
     this.reply.reject(this.calls.ended(this.client, this.started, true, reason));
   }
 }

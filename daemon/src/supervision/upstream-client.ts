@@ -241,7 +241,13 @@ export class UpstreamClient extends EventEmitter {
   call(method: string, params: JsonObject | undefined, options: TransportRequestOptions | undefined, reply: RequestReply): void {
     const refused = this.refusal(method);
     if (refused) return reply.reject(refused);
-    this.transport.call(method, params, options, reply);
+    const t = this.transport;
+    if (t.call) t.call(method, params, options, reply);
+    else
+      t.request<JsonObject>(method, params, options).then(
+        (result) => reply.resolve(result),
+        (err: unknown) => reply.reject(err),
+      );
   }
 
   /** Why `method` cannot be sent: the server did not declare its capability. Undefined: it can. */
