@@ -12,6 +12,6 @@ export { WireCode, type WireCodeName } from "./wire-codes.js";
 export { PROTOCOL_DEFAULTS } from "./defaults.js";
 export { type Logger, silentLogger } from "./logger.js";
 export { JsonLineDecoder, encodeLine, type JsonLineDecoderOptions, type LineError } from "./jsonl.js";
-export { encodeRelayed, encodeRelayedLine, keepResultText, keptResultText } from "./raw-results.js";
+export { deliverKept, encodeRelayed, encodeRelayedLine, keepResultText, keptResultText } from "./raw-results.js";
 export { TickBatch } from "./tick-batch.js";
 export * from "./control/index.js";

@@ -13,7 +13,7 @@ const CLOSE_BRACE = 0x7d;
 const OPEN_BRACKET = 0x5b;
 const CLOSE_BRACKET = 0x5d;
 
-function isSpace(c: number): boolean {
+export function isSpace(c: number): boolean {
   return c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09;
 }
 
@@ -32,7 +32,7 @@ function stringEnd(text: string, start: number): number {
 }
 
 /** Index just past the value that starts at `start` (no leading whitespace). */
-function valueEnd(text: string, start: number): number {
+export function valueEnd(text: string, start: number): number {
   const c = text.charCodeAt(start);
   if (c === QUOTE) return stringEnd(text, start);
   if (c === OPEN_BRACE || c === OPEN_BRACKET) {

@@ -1,6 +1,6 @@
 import { PROTOCOL_DEFAULTS } from "./defaults.js";
 import { MessageTooLargeError, ParseError } from "./errors.js";
-import { keepResultText } from "./raw-results.js";
+import { deliverKept } from "./raw-results.js";
 
 /** A line the decoder could not deliver. Later lines are unaffected. */
 export type LineError = (ParseError | MessageTooLargeError) & { preview: string };
@@ -313,8 +313,8 @@ export class JsonLineDecoder {
       this.onError(err);
       return;
     }
-    if (this.keepResults) keepResultText(value, text);
-    this.onValue(value);
+    if (this.keepResults) deliverKept(value, text, this.onValue);
+    else this.onValue(value);
   }
 }
 

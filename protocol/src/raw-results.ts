@@ -7,9 +7,46 @@
  * message in place (a view that rewrites an answer makes a new object, which has no kept text).
  */
 import { PROTOCOL_DEFAULTS } from "./defaults.js";
-import { memberText } from "./json-members.js";
+import { isSpace, memberText, valueEnd } from "./json-members.js";
 
 const LINES = new WeakMap<object, string>();
+
+/**
+ * The answer a `keepResults` decoder is delivering right now (see {@link deliverKept}): the message, its
+ * result object and the line it was parsed from. A relay that answers its client while the answer is
+ * being delivered (mcpd's relay path is synchronous from the server's line to the client's) finds the
+ * text here, whatever its size, without a WeakMap entry.
+ */
+let deliveringMessage: Record<string, unknown> | undefined;
+let deliveringResult: object | undefined;
+let deliveringLine = "";
+
+/**
+ * Hands `value`, parsed from `line`, to `deliver`, with its text at hand for the relay while it runs
+ * ({@link encodeRelayed}); a long line's result text is also kept for relays that happen later
+ * ({@link keepResultText}). Nested deliveries restore the outer one.
+ */
+export function deliverKept(value: unknown, line: string, deliver: (value: unknown) => void): void {
+  keepResultText(value, line);
+  const result = typeof value === "object" && value !== null ? (value as { result?: unknown }).result : undefined;
+  if (typeof result !== "object" || result === null) {
+    deliver(value);
+    return;
+  }
+  const message = deliveringMessage;
+  const outer = deliveringResult;
+  const outerLine = deliveringLine;
+  deliveringMessage = value as Record<string, unknown>;
+  deliveringResult = result;
+  deliveringLine = line;
+  try {
+    deliver(value);
+  } finally {
+    deliveringMessage = message;
+    deliveringResult = outer;
+    deliveringLine = outerLine;
+  }
+}
 
 /**
  * Keeps `line` as the text of `message.result`, when that is an object and the line is at least
@@ -44,6 +81,8 @@ export function keptResultText(result: object): string | undefined {
  * `JSON.stringify` throws (BigInt, cycles).
  */
 export function encodeRelayed(message: unknown): string {
+  const spliced = splicedAnswer(message);
+  if (spliced !== undefined) return spliced;
   const text = keptTextOf(message);
   if (text === undefined) {
     const json = JSON.stringify(message) as string | undefined;
@@ -73,4 +112,52 @@ function keptTextOf(message: unknown): string | undefined {
   if (typeof message !== "object" || message === null) return undefined;
   const result = (message as { result?: unknown }).result;
   return typeof result === "object" && result !== null ? keptResultText(result) : undefined;
+}
+
+/** Whether `m` has exactly the members `jsonrpc`, `id` and `result` (and no other). */
+function plainAnswer(m: Record<string, unknown>): boolean {
+  let n = 0;
+  for (const key in m) {
+    if (key !== "jsonrpc" && key !== "id" && key !== "result") return false;
+    n++;
+  }
+  return n === 3 && m.jsonrpc === "2.0";
+}
+
+/** The index of the one occurrence of `needle` in `text`, or -1 when it occurs never or more than once. */
+function onlyAt(text: string, needle: string): number {
+  const at = text.indexOf(needle);
+  return at >= 0 && text.indexOf(needle, at + needle.length) < 0 ? at : -1;
+}
+
+/**
+ * The answer being delivered ({@link deliverKept}) with only its id rewritten, when `message` is that
+ * answer for another id: the server's line exactly as written but for the id's value (the issue is to
+ * pass an answer on, not to encode it again: this costs a few `indexOf` over the line instead of a
+ * `JSON.stringify` of it). Only for a line that is plainly `jsonrpc`, `id` and `result`, each written
+ * once and no name with an escape (the one `"id"` in it is then the member), and without a raw CR.
+ */
+function splicedAnswer(message: unknown): string | undefined {
+  const original = deliveringMessage;
+  if (original === undefined || typeof message !== "object" || message === null) return undefined;
+  const m = message as Record<string, unknown>;
+  if (m.result !== deliveringResult || (typeof m.id !== "string" && typeof m.id !== "number") || !plainAnswer(m) || !plainAnswer(original))
+    return undefined;
+  const line = deliveringLine;
+  const at = onlyAt(line, '"id"');
+  if (
+    at < 0 ||
+    onlyAt(line, '"result"') < 0 ||
+    onlyAt(line, '"jsonrpc"') < 0 ||
+    line.includes("\\u") ||
+    line.includes("\r") ||
+    line.includes("\n")
+  )
+    return undefined;
+  let i = at + 4;
+  while (isSpace(line.charCodeAt(i))) i++;
+  if (line.charCodeAt(i) !== 0x3a) return undefined; // `:`
+  i++;
+  while (isSpace(line.charCodeAt(i))) i++;
+  return `${line.slice(0, i)}${JSON.stringify(m.id)}${line.slice(valueEnd(line, i))}`;
 }

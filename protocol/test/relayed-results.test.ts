@@ -201,3 +201,108 @@ describe("encodeRelayedLine", () => {
     expect(asWritten).toBeGreaterThan(200);
   });
 });
+
+/** Decodes `line` with a keepResults decoder and, while it is being delivered, relays it as answer `id`. */
+function relayWhileDelivered(line: string, id: string | number, extra: Record<string, unknown> = {}): string {
+  let out = "";
+  const d = new JsonLineDecoder({
+    keepResults: true,
+    onValue: (v) => (out = encodeRelayedLine({ jsonrpc: "2.0", id, result: (v as { result: unknown }).result, ...extra })),
+  });
+  d.push(Buffer.from(`${line}\n`));
+  return out;
+}
+
+describe("the answer being delivered goes on with only its id rewritten", () => {
+  it("any size, any member order or spacing: the server's line but for the id's value (regression: small answers were encoded again)", () => {
+    expect(relayWhileDelivered('{"result":{"content":[],"n":1.0},"jsonrpc":"2.0","id":41}', "client-7")).toBe(
+      '{"result":{"content":[],"n":1.0},"jsonrpc":"2.0","id":"client-7"}\n',
+    );
+    expect(relayWhileDelivered('{ "jsonrpc" : "2.0" , "id" :\t41 , "result" : { "a" : [1.50] } }', 3)).toBe(
+      '{ "jsonrpc" : "2.0" , "id" :\t3 , "result" : { "a" : [1.50] } }\n',
+    );
+    expect(relayWhileDelivered(`{"jsonrpc":"2.0","id":41,"result":{"n":1.0,${PAD}}}`, 'q"1')).toBe(
+      `{"jsonrpc":"2.0","id":"q\\"1","result":{"n":1.0,${PAD}}}\n`,
+    );
+  });
+
+  it('encodes afresh when the one `id` in the line may not be the member: another `"id"`, an escape, an extra member, a raw CR', () => {
+    // A result with a member of its own called id; a \u escape (it may spell a second "id"); a member past
+    // the three; the same name twice; a CR.
+    expect(relayWhileDelivered('{"jsonrpc":"2.0","id":41,"result":{"id":1.0}}', 2)).toBe('{"jsonrpc":"2.0","id":2,"result":{"id":1}}\n');
+    expect(relayWhileDelivered('{"jsonrpc":"2.0","id":41,"result":{"n":1.0},"\\u0069d":42}', 2)).toBe(
+      '{"jsonrpc":"2.0","id":2,"result":{"n":1}}\n',
+    );
+    expect(relayWhileDelivered('{"jsonrpc":"2.0","id":41,"result":{"t":"caf\\u00e9"}}', 2)).toBe(
+      '{"jsonrpc":"2.0","id":2,"result":{"t":"café"}}\n',
+    );
+    expect(relayWhileDelivered('{"jsonrpc":"2.0","id":41,"result":{"n":1.0},"x":1}', 2)).toBe(
+      '{"jsonrpc":"2.0","id":2,"result":{"n":1}}\n',
+    );
+    expect(relayWhileDelivered('{"jsonrpc":"2.0","id":41,"result":{"n":1},"result":{"n":2.0}}', 2)).toBe(
+      '{"jsonrpc":"2.0","id":2,"result":{"n":2}}\n',
+    );
+    expect(relayWhileDelivered('{"jsonrpc":"2.0","id":41,\r"result":{"n":1.0}}', 2)).toBe('{"jsonrpc":"2.0","id":2,"result":{"n":1}}\n');
+    // The message relayed is not the plain answer (a member of its own): its members are encoded afresh.
+    expect(relayWhileDelivered('{"jsonrpc":"2.0","id":41,"result":{"n":1.0}}', 2, { x: true })).toBe(
+      '{"jsonrpc":"2.0","id":2,"result":{"n":1},"x":true}\n',
+    );
+  });
+
+  it("only while the answer is delivered, and only for its own result object; a nested delivery restores the outer one", () => {
+    let later: unknown;
+    let outerRelayed = "";
+    let innerRelayed = "";
+    const inner = new JsonLineDecoder({
+      keepResults: true,
+      onValue: (v) => (innerRelayed = encodeRelayedLine({ jsonrpc: "2.0", id: "in", result: (v as { result: unknown }).result })),
+    });
+    const outer = new JsonLineDecoder({
+      keepResults: true,
+      onValue: (v) => {
+        later = (v as { result: unknown }).result;
+        inner.push(Buffer.from('{"result":{"i":2.0},"jsonrpc":"2.0","id":8}\n'));
+        outerRelayed = encodeRelayedLine({ jsonrpc: "2.0", id: "out", result: later });
+        // A copy of the result is another object: encoded afresh.
+        expect(encodeRelayedLine({ jsonrpc: "2.0", id: "copy", result: { ...(later as object) } })).toBe(
+          '{"jsonrpc":"2.0","id":"copy","result":{"o":1}}\n',
+        );
+      },
+    });
+    outer.push(Buffer.from('{"result":{"o":1.0},"jsonrpc":"2.0","id":7}\n'));
+    expect(innerRelayed).toBe('{"result":{"i":2.0},"jsonrpc":"2.0","id":"in"}\n');
+    expect(outerRelayed).toBe('{"result":{"o":1.0},"jsonrpc":"2.0","id":"out"}\n');
+    // After the delivery (a relay that answers later), a short line's result is encoded afresh.
+    expect(encodeRelayedLine({ jsonrpc: "2.0", id: "late", result: later })).toBe('{"jsonrpc":"2.0","id":"late","result":{"o":1}}\n');
+  });
+
+  it("property: any plain answer, in any member order and spacing, relayed while delivered means the answer with the client's id", () => {
+    const spacing = fc.constantFrom("", " ", "\t", "  ");
+    let spliced = 0;
+    fc.assert(
+      fc.property(
+        fc.jsonValue({ maxDepth: 4 }),
+        fc.integer({ min: 1, max: 2 ** 31 }),
+        fc.oneof(fc.string({ maxLength: 8 }), fc.integer()),
+        fc.constantFrom([0, 1, 2], [0, 2, 1], [1, 0, 2], [1, 2, 0], [2, 0, 1], [2, 1, 0]),
+        spacing,
+        (resultValue, upstreamId, clientId, order, sp) => {
+          const result = { value: resultValue };
+          const members = [
+            `"jsonrpc"${sp}:${sp}"2.0"`,
+            `"id"${sp}:${sp}${upstreamId}`,
+            `"result"${sp}:${sp}${JSON.stringify(result, null, sp.length > 0 ? 1 : undefined).replace(/\n/g, sp)}`,
+          ];
+          const line = `{${sp}${order.map((k) => members[k]).join(`${sp},${sp}`)}${sp}}`;
+          const relayed = relayWhileDelivered(line, clientId);
+          expect(relayed.indexOf("\n")).toBe(relayed.length - 1);
+          expect(JSON.parse(relayed)).toEqual({ jsonrpc: "2.0", id: clientId, result: JSON.parse(JSON.stringify(result)) });
+          if (relayed.length === line.length + 1 - String(upstreamId).length + JSON.stringify(clientId).length) spliced++;
+        },
+      ),
+      { numRuns: 400 },
+    );
+    // Most went on as written (the rest had "id", "result" or an escape of their own inside).
+    expect(spliced).toBeGreaterThan(200);
+  });
+});

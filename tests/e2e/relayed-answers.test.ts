@@ -85,10 +85,13 @@ describe("answers relayed as the server wrote them", () => {
     expect(esc).toBe('{"jsonrpc":"2.0","id":"esc-1","result":{"n":3}}');
   });
 
-  it("a small answer is encoded afresh: for it that costs no more than finding its text", async () => {
+  it("a small answer goes on as the server wrote it too, only its id's value rewritten (regression: it was encoded again)", async () => {
     const c = await agent("fx");
     const line = await relayed(c, '{"result":{"content":[],"n":1.0},"jsonrpc":"2.0","id":$ID}', "raw_answer", "small-1");
-    expect(line).toBe('{"jsonrpc":"2.0","id":"small-1","result":{"content":[],"n":1}}');
+    expect(line).toBe('{"result":{"content":[],"n":1.0},"jsonrpc":"2.0","id":"small-1"}');
+    // One with a \u escape (it might spell a second "id") is encoded afresh.
+    const esc = await relayed(c, '{"result":{"content":[],"t":"caf\\u00e9"},"jsonrpc":"2.0","id":$ID}', "raw_answer", "small-2");
+    expect(esc).toBe('{"jsonrpc":"2.0","id":"small-2","result":{"content":[],"t":"café"}}');
   });
 
   it("a resource read in the aggregate view, whose URIs the view rewrites, is encoded afresh with them rewritten", async () => {
