@@ -22,7 +22,8 @@ let deliveringResult: object | undefined;
 let deliveringLine = "";
 
 /**
- * Hands `value`, parsed from `line`, to `deliver`, with its text at hand for the relay while it runs
+ * Hands `value`, parsed from `line` (exactly the text `JSON.parse` read it from: a caller passing any other
+ * text would have that text relayed), to `deliver`, with its text at hand for the relay while it runs
  * ({@link encodeRelayed}); a long line's result text is also kept for relays that happen later
  * ({@link keepResultText}). Nested deliveries restore the outer one.
  */
