@@ -5,19 +5,13 @@
  * allocations per call). Real Unix socket, real Router and manager, the stdio fixture server as a child.
  */
 import { createHook } from "node:async_hooks";
-import { mkdtempSync, rmSync } from "node:fs";
 import { connect, type Socket } from "node:net";
-import { tmpdir } from "node:os";
-import { join, resolve } from "node:path";
-import { createTransport } from "@mcpd/transports";
+import { resolve } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { parseConfig } from "../src/config/index.js";
-import { Router } from "../src/router/router.js";
-import { SocketServer } from "../src/socket/socket-server.js";
-import { MCPManager } from "../src/supervision/manager.js";
+import { type Cleanups, startManager, startSocketFace, tempDir } from "./helpers/daemon-parts.js";
 
 const STDIO_FIXTURE = resolve(import.meta.dirname, "../../tests/fixtures/servers/mcp-fixture.mjs");
-const cleanups: Array<() => unknown> = [];
+const cleanups: Cleanups = [];
 afterEach(async () => {
   for (const c of cleanups.splice(0).reverse()) await c();
 });
@@ -78,31 +72,11 @@ class CallbackClient {
 
 /** A socket face on a real Router and manager with the fixture server `fx` (extra config fields in `server`). */
 async function start(server: Record<string, unknown> = {}): Promise<CallbackClient> {
-  const dir = mkdtempSync(join(tmpdir(), "mcpd-relay-"));
-  cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
-  const manager = new MCPManager({
-    createTransport: (cfg, logger) => createTransport(cfg, { logger }),
-    cacheDir: join(dir, "cache"),
-    childrenFile: join(dir, "children.json"),
-  });
-  cleanups.push(() => manager.shutdown());
-  const config = { mcpServers: { fx: { command: process.execPath, args: [STDIO_FIXTURE], ...server } } };
-  await manager.discoverAndConnect(parseConfig(JSON.stringify(config), join(dir, "config.json"), process.env));
+  const dir = tempDir(cleanups, "mcpd-relay-");
+  const manager = await startManager(cleanups, dir, { fx: { command: process.execPath, args: [STDIO_FIXTURE], ...server } });
   expect(manager.require("fx").state).toBe("ready");
-  const router = new Router(manager, { maxInFlightPerConnection: 128, clientRequestTimeoutMs: 10_000, control: async () => ({}) });
-  const face = new SocketServer({
-    socketPath: join(dir, "s.sock"),
-    router,
-    maxLineBytes: 1 << 20,
-    maxOutgoingBytes: 1 << 22,
-    limits: { maxConnections: 16, maxConnectionsWhy: "test", maxBufferedBytesTotal: 1 << 24, partialLineTimeoutMs: 10_000 },
-  });
-  await face.listen();
-  cleanups.push(() => {
-    face.closeAll();
-    face.stopAccepting();
-  });
-  const socket = connect(join(dir, "s.sock"));
+  const { socketPath } = await startSocketFace(cleanups, dir, manager, { maxInFlightPerConnection: 128, maxOutgoingBytes: 1 << 22 });
+  const socket = connect(socketPath);
   await new Promise((ok, fail) => socket.once("connect", ok).once("error", fail));
   cleanups.push(() => socket.destroy());
   const client = new CallbackClient(socket);

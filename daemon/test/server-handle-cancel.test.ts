@@ -1,16 +1,15 @@
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join, resolve } from "node:path";
+import { resolve } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { Cancellation, type RequestId } from "@mcpd/protocol";
-import { createTransport } from "@mcpd/transports";
+import { Cancellation, type JsonObject, type RequestId } from "@mcpd/protocol";
 import { startHttpFixture, type HttpFixture } from "../../tests/fixtures/http/http-fixture.mjs";
 import { waitFor } from "../../tests/helpers/process.js";
-import { parseConfig } from "../src/config/index.js";
-import { MCPManager } from "../src/supervision/manager.js";
+import type { RelayOptions } from "../src/supervision/server-calls.js";
+import type { ServerHandle } from "../src/supervision/server-handle.js";
+import type { MCPManager } from "../src/supervision/manager.js";
+import { type Cleanups, startManager, tempDir } from "./helpers/daemon-parts.js";
 
 const STDIO_FIXTURE = resolve(import.meta.dirname, "../../tests/fixtures/servers/mcp-fixture.mjs");
-const cleanups: Array<() => Promise<unknown> | unknown> = [];
+const cleanups: Cleanups = [];
 
 afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
@@ -25,17 +24,17 @@ class CountingCancellation extends Cancellation {
   }
 }
 
-async function managerWith(servers: Record<string, unknown>): Promise<MCPManager> {
-  const dir = mkdtempSync(join(tmpdir(), "mcpd-cancel-"));
-  const m = new MCPManager({
-    createTransport: (cfg, logger) => createTransport(cfg, { logger }),
-    cacheDir: join(dir, "cache"),
-    childrenFile: join(dir, "children.json"),
-  });
-  cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
-  cleanups.push(() => m.shutdown());
-  await m.discoverAndConnect(parseConfig(JSON.stringify({ mcpServers: servers }), join(dir, "config.json"), process.env));
-  return m;
+function managerWith(servers: Record<string, unknown>): Promise<MCPManager> {
+  return startManager(cleanups, tempDir(cleanups, "mcpd-cancel-"), servers);
+}
+
+/** `h.relay(...)` with a reply object, as a promise of how the call ended: its result or its error. */
+function relayOutcome(
+  h: ServerHandle,
+  params: JsonObject,
+  options: RelayOptions = { timeout: 0, waitMs: 1000, cancellation: new Cancellation() },
+): Promise<unknown> {
+  return new Promise((done) => h.relay("tools/call", params, options, { resolve: done, reject: done }));
 }
 
 describe("ServerHandle.request: one cancellation path", () => {
@@ -89,30 +88,16 @@ describe("ServerHandle.request: one cancellation path", () => {
     const h = m.require("h");
     const c = new CountingCancellation();
     let upstreamId: RequestId | undefined;
-    let outcome: unknown;
-    const settled = new Promise<void>((done) => {
-      h.relay(
-        "tools/call",
-        { name: "slow", arguments: { ms: 30_000 } },
-        { timeout: 0, waitMs: 10_000, cancellation: c, onRequestId: (id) => (upstreamId = id) },
-        {
-          resolve: () => {
-            outcome = "resolved";
-            done();
-          },
-          reject: (err) => {
-            outcome = err;
-            done();
-          },
-        },
-      );
-    });
+    const outcome = relayOutcome(
+      h,
+      { name: "slow", arguments: { ms: 30_000 } },
+      { timeout: 0, waitMs: 10_000, cancellation: c, onRequestId: (id) => (upstreamId = id) },
+    );
     expect(upstreamId, "a ready server's call is sent before relay() returns").toBeDefined();
     await waitFor(() => f.received("POST", "tools/call").length === 1, { message: "tools/call reached the server" });
     const reason = new Error("the agent cancelled");
     c.cancel(reason);
-    await settled;
-    expect(outcome).toBe(reason);
+    expect(await outcome).toBe(reason);
     await waitFor(() => f.cancelled.length === 1, { message: "notifications/cancelled reached the server" });
     expect(f.cancelled[0]).toEqual({ requestId: upstreamId, reason: "the agent cancelled" });
     expect(c.signalsMade).toBe(0);
@@ -127,17 +112,7 @@ describe("ServerHandle.request: one cancellation path", () => {
     transport.call = () => {
       throw new TypeError("this transport cannot call");
     };
-    const first = await new Promise<unknown>((done) =>
-      h.relay(
-        "tools/call",
-        { name: "echo", arguments: { text: "a" } },
-        { timeout: 0, waitMs: 1000, cancellation: new Cancellation() },
-        {
-          resolve: done,
-          reject: done,
-        },
-      ),
-    );
+    const first = await relayOutcome(h, { name: "echo", arguments: { text: "a" } });
     expect((first as Error).message).toBe("this transport cannot call");
     expect(h.inFlight).toBe(0);
     transport.call = real;
@@ -156,17 +131,7 @@ describe("ServerHandle.request: one cancellation path", () => {
       requests++;
       return request(...args);
     };
-    const answer = await new Promise<unknown>((done, fail) =>
-      h.relay(
-        "tools/call",
-        { name: "echo", arguments: { text: "via request" } },
-        { timeout: 0, waitMs: 1000, cancellation: new Cancellation() },
-        {
-          resolve: done,
-          reject: fail,
-        },
-      ),
-    );
+    const answer = await relayOutcome(h, { name: "echo", arguments: { text: "via request" } });
     expect(answer).toEqual({ content: [{ type: "text", text: "via request" }] });
     expect(requests).toBe(1);
     expect(h.inFlight).toBe(0);

@@ -3,20 +3,17 @@
  * socket's listeners are the same functions for every connection (regression: each connection held seven
  * closures, two contexts and two objects, ~0.5 KB of the daemon's heap). Real Unix socket, real Router.
  */
-import { mkdtempSync, rmSync } from "node:fs";
 import { connect, type Socket } from "node:net";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { createTransport } from "@mcpd/transports";
 import { afterEach, describe, expect, it } from "vitest";
 import { ConnectionLimitError } from "@mcpd/protocol";
-import { Router } from "../src/router/router.js";
+import type { Router } from "../src/router/router.js";
 import type { ClientLimits } from "../src/socket/client-limits.js";
 import { SocketClient } from "../src/socket/socket-client.js";
-import { SocketServer } from "../src/socket/socket-server.js";
-import { MCPManager } from "../src/supervision/manager.js";
+import type { SocketServer } from "../src/socket/socket-server.js";
+import { type Cleanups, startManager, startSocketFace, tempDir } from "./helpers/daemon-parts.js";
 
-const cleanups: Array<() => void | Promise<void>> = [];
+const cleanups: Cleanups = [];
 afterEach(async () => {
   for (const c of cleanups.splice(0).reverse()) await c();
 });
@@ -41,27 +38,9 @@ function initialize(path: string): Promise<{ socket: Socket; answer: Record<stri
 
 /** A socket server on a real Router and manager (no servers), cleaned up after the test. */
 async function startServer(): Promise<{ dir: string; server: SocketServer; router: Router }> {
-  const dir = mkdtempSync(join(tmpdir(), "mcpd-sc-"));
-  cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
-  const manager = new MCPManager({
-    createTransport: (cfg, logger) => createTransport(cfg, { logger }),
-    cacheDir: join(dir, "cache"),
-    childrenFile: join(dir, "children.json"),
-  });
-  cleanups.push(() => manager.shutdown());
-  const router = new Router(manager, { maxInFlightPerConnection: 8, clientRequestTimeoutMs: 10_000, control: async () => ({}) });
-  const server = new SocketServer({
-    socketPath: join(dir, "s.sock"),
-    router,
-    maxLineBytes: 1 << 20,
-    maxOutgoingBytes: 1 << 20,
-    limits: { maxConnections: 16, maxConnectionsWhy: "test", maxBufferedBytesTotal: 1 << 24, partialLineTimeoutMs: 10_000 },
-  });
-  await server.listen();
-  cleanups.push(() => {
-    server.closeAll();
-    server.stopAccepting();
-  });
+  const dir = tempDir(cleanups, "mcpd-sc-");
+  const manager = await startManager(cleanups, dir);
+  const { server, router } = await startSocketFace(cleanups, dir, manager, { maxInFlightPerConnection: 8, maxOutgoingBytes: 1 << 20 });
   return { dir, server, router };
 }
 

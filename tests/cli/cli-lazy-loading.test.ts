@@ -24,6 +24,17 @@ afterEach(async () => {
   await world.dispose();
 });
 
+/** The SDK's stdio transport spawning `mcpd connect fx` in the test's world, with `env`. */
+function connectTransport(env: NodeJS.ProcessEnv): StdioClientTransport {
+  return new StdioClientTransport({
+    command: process.execPath,
+    args: [MCPD_BIN, "connect", "fx"],
+    env: env as Record<string, string>,
+    cwd: world.root,
+    stderr: "pipe",
+  });
+}
+
 /** The command modules (`daemon/dist/cli/commands/<name>.js`, also inside a bundle file) among `urls`, by file name. */
 function commandModules(urls: readonly string[]): string[] {
   return urls.flatMap((u) => /\/cli\/commands\/([^/]+)\.js$/.exec(u)?.[1] ?? []).sort();
@@ -47,13 +58,7 @@ describe("the mcpd command loads only what the command it runs needs", () => {
     const started = await world.run(["start"]);
     expect(started.code, started.stderr).toBe(0);
 
-    const transport = new StdioClientTransport({
-      command: process.execPath,
-      args: [MCPD_BIN, "connect", "fx"],
-      env: recordingEnv(world.env, log) as Record<string, string>,
-      cwd: world.root,
-      stderr: "pipe",
-    });
+    const transport = connectTransport(recordingEnv(world.env, log));
     const client = new Client({ name: "lazy-loading", version: "1.0.0" });
     try {
       await client.connect(transport);
@@ -119,13 +124,7 @@ describe("the mcpd command never starts Node's ES module loader (its async resol
     const started = await world.run(["start"]);
     expect(started.code, started.stderr).toBe(0);
     const out = join(world.root, "connect-internals.json");
-    const transport = new StdioClientTransport({
-      command: process.execPath,
-      args: [MCPD_BIN, "connect", "fx"],
-      env: internalModulesEnv(world.env, out) as Record<string, string>,
-      cwd: world.root,
-      stderr: "pipe",
-    });
+    const transport = connectTransport(internalModulesEnv(world.env, out));
     const client = new Client({ name: "no-esm-loader", version: "1.0.0" });
     await client.connect(transport);
     try {
