@@ -22,8 +22,8 @@ let deliveringResult: object | undefined;
 let deliveringLine = "";
 
 /**
- * Hands `value`, parsed from `line` (exactly the text `JSON.parse` read it from: a caller passing any other
- * text would have that text relayed), to `deliver`, with its text at hand for the relay while it runs
+ * Hands `value`, parsed from `line` (exactly the one JSONL line, without its `\n`, that `JSON.parse` read
+ * it from: a caller passing any other text would have that text relayed), to `deliver`, with its text at hand for the relay while it runs
  * ({@link encodeRelayed}); a long line's result text is also kept for relays that happen later
  * ({@link keepResultText}). Nested deliveries restore the outer one.
  */
@@ -146,14 +146,7 @@ function splicedAnswer(message: unknown): string | undefined {
     return undefined;
   const line = deliveringLine;
   const at = onlyAt(line, '"id"');
-  if (
-    at < 0 ||
-    onlyAt(line, '"result"') < 0 ||
-    onlyAt(line, '"jsonrpc"') < 0 ||
-    line.includes("\\u") ||
-    line.includes("\r") ||
-    line.includes("\n")
-  )
+  if (at < 0 || onlyAt(line, '"result"') < 0 || onlyAt(line, '"jsonrpc"') < 0 || line.includes("\\u") || line.includes("\r"))
     return undefined;
   let i = at + 4;
   while (isSpace(line.charCodeAt(i))) i++;

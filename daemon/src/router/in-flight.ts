@@ -36,8 +36,6 @@ export class InFlight implements RequestReply<JsonObject> {
   cancelled = false;
   /** The transport's own deadline: none, the daemon's {@link timer} is the request's deadline. */
   readonly timeout = 0;
-  /** How long the request may wait for its server to become ready: the server's timeout. */
-  readonly waitMs: number;
   /** The server's `timeout`: the request is cancelled with RequestTimeoutError after this long without progress (0 or not finite: never). */
   readonly timeoutMs: number;
   private readonly startedAt = Date.now();
@@ -53,8 +51,12 @@ export class InFlight implements RequestReply<JsonObject> {
   ) {
     this.timeoutMs = handle.config.timeout;
     this.maxTotalMs = handle.config.maxTotalTimeout;
-    this.waitMs = handle.config.timeout;
     this.arm(this.timeoutMs);
+  }
+
+  /** How long the request may wait for its server to become ready: the server's timeout. */
+  get waitMs(): number {
+    return this.timeoutMs;
   }
 
   private arm(ms: number): void {
