@@ -1,5 +1,4 @@
-import { spawn } from "node:child_process";
-import { DaemonUnavailableError } from "@mcpd/protocol";
+import { DaemonUnavailableError } from "@mcpd/protocol/core";
 import { CLIENT_DEFAULTS } from "./defaults.js";
 
 /**
@@ -37,13 +36,16 @@ export function autostartCommand(
  * @throws DaemonUnavailableError (`MCPD_DAEMON_UNAVAILABLE`) when the command cannot be run, exits
  * non-zero (its output tail is in the message) or does not exit in time.
  */
-export function runAutostart(
+export async function runAutostart(
   option: AutostartOption,
   options: { socketPath?: string; timeoutMs?: number; env?: NodeJS.ProcessEnv } = {},
 ): Promise<void> {
   const baseEnv = options.env ?? process.env;
   const cmd = autostartCommand(option, baseEnv);
-  if (!cmd) return Promise.resolve();
+  if (!cmd) return;
+  // Loaded here, not with the module: node:child_process costs a few ms of the start of every process that
+  // uses the client (each `mcpd status` and `mcpd call`), and a daemon that answers is never started.
+  const { spawn } = await import("node:child_process");
   const timeoutMs = options.timeoutMs ?? CLIENT_DEFAULTS.autostartTimeoutMs;
   const env = options.socketPath ? { ...baseEnv, MCPD_SOCKET: options.socketPath } : baseEnv;
   const shown = [cmd.command, ...cmd.args].join(" ");

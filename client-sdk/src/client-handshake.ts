@@ -1,4 +1,4 @@
-import { McpdError, type ClientCapabilities, type Logger, type SelectParams } from "@mcpd/protocol";
+import { McpdError, type ClientCapabilities, type Logger, type SelectParams } from "@mcpd/protocol/core";
 import { runAutostart } from "./autostart.js";
 import { CLIENT_DEFAULTS } from "./defaults.js";
 import type { McpdClientOptions } from "./mcpd-client-options.js";

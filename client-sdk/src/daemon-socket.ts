@@ -1,5 +1,5 @@
 import net from "node:net";
-import { DaemonUnavailableError } from "@mcpd/protocol";
+import { DaemonUnavailableError } from "@mcpd/protocol/core";
 import { checkSocketPath } from "./paths.js";
 import { assertTrustedSocket } from "./socket-trust.js";
 

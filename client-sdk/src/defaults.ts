@@ -1,4 +1,4 @@
-import { PROTOCOL_DEFAULTS } from "@mcpd/protocol";
+import { PROTOCOL_DEFAULTS } from "@mcpd/protocol/core";
 
 /**
  * Defaults of the client SDK, in one place. Units are in the names. Every option that takes one of these

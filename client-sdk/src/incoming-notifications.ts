@@ -1,5 +1,5 @@
 import type { EventEmitter } from "node:events";
-import { McpdServerStateNotification, type JsonObject, type Logger } from "@mcpd/protocol";
+import { McpdServerStateNotification, type JsonObject, type Logger } from "@mcpd/protocol/core";
 import type { IncomingRequests } from "./incoming-requests.js";
 import { serverOf } from "./server-routing.js";
 import type { SubscriptionRegistry } from "./subscription-registry.js";

@@ -1,4 +1,4 @@
-import { toWireError, WireCode, type JsonObject, type RequestId } from "@mcpd/protocol";
+import { toWireError, WireCode, type JsonObject, type RequestId } from "@mcpd/protocol/core";
 import { CLIENT_DEFAULTS } from "./defaults.js";
 import type { SocketConnection } from "./socket-connection.js";
 import type { RequestHandler } from "./types.js";

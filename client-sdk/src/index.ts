@@ -32,7 +32,7 @@ export {
   McpdTools,
   type ControlMethod,
   type ControlNotification,
-} from "@mcpd/protocol";
+} from "@mcpd/protocol/core";
 // The error classes callers match on, re-exported so one import is enough.
 export {
   McpdError,
@@ -44,4 +44,4 @@ export {
   ServerUnavailableError,
   McpRemoteError,
   QueueFullError,
-} from "@mcpd/protocol";
+} from "@mcpd/protocol/core";

@@ -1,4 +1,4 @@
-import type { ClientCapabilities, Implementation, Logger } from "@mcpd/protocol";
+import type { ClientCapabilities, Implementation, Logger } from "@mcpd/protocol/core";
 import type { AutostartOption } from "./autostart.js";
 import type { ReconnectOptions } from "./reconnecting-session.js";
 import type { RequestOptions } from "./socket-connection.js";

@@ -22,7 +22,7 @@ import {
   type Logger,
   type LogsParams,
   type RequestId,
-} from "@mcpd/protocol";
+} from "@mcpd/protocol/core";
 import { declaredCapabilities, openSession, selectParams, viewServerOf } from "./client-handshake.js";
 import { IncomingNotifications } from "./incoming-notifications.js";
 import { IncomingRequests } from "./incoming-requests.js";

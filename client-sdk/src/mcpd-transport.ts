@@ -1,4 +1,3 @@
-import { randomUUID } from "node:crypto";
 import type net from "node:net";
 import {
   ConnectionLostError,
@@ -11,7 +10,7 @@ import {
   type JsonRpcErrorObject,
   type JsonRpcMessage,
   type SelectParams,
-} from "@mcpd/protocol";
+} from "@mcpd/protocol/core";
 import { runAutostart, type AutostartOption } from "./autostart.js";
 import { openDaemonSocket } from "./daemon-socket.js";
 import { CLIENT_DEFAULTS } from "./defaults.js";
@@ -139,7 +138,9 @@ export class McpdTransport {
   }
 
   private select(socket: net.Socket, timeoutMs: number): Promise<void> {
-    const selectId = `mcpd-select-${randomUUID()}`;
+    // The global Web Crypto, not node:crypto: it loads on first use, not with the client (a few ms of the
+    // start of every process that imports @mcpd/client, most of which never make an McpdTransport).
+    const selectId = `mcpd-select-${globalThis.crypto.randomUUID()}`;
     const early: JsonRpcMessage[] = [];
     let selecting = true;
     return new Promise<void>((resolve, reject) => {

@@ -1,19 +1,18 @@
 import {
-  MAX_TIMER_MS,
   AbortedError,
   ConnectionLostError,
   DaemonUnavailableError,
   McpdError,
   McpdSelect,
   QueueFullError,
-  SignalFanout,
   silentLogger,
   type InitializeResult,
   type JsonObject,
   type Logger,
   type RequestId,
   type SelectParams,
-} from "@mcpd/protocol";
+} from "@mcpd/protocol/core";
+import { MAX_TIMER_MS, SignalFanout } from "@mcpd/protocol/peer";
 import { openDaemonSocket, START_HINT } from "./daemon-socket.js";
 import { CLIENT_DEFAULTS } from "./defaults.js";
 import { SocketConnection, type RequestOptions, type SocketConnectionLimits } from "./socket-connection.js";

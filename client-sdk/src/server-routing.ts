@@ -1,4 +1,4 @@
-import { MCPD_SERVER_META, type JsonObject } from "@mcpd/protocol";
+import { MCPD_SERVER_META, type JsonObject } from "@mcpd/protocol/core";
 
 /**
  * Params routed to `server` (per-request routing, `_meta["mcpd/server"]`): unchanged when `server` is

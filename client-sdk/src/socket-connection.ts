@@ -3,7 +3,6 @@ import {
   AbortedError,
   ConnectionLostError,
   JsonLineDecoder,
-  JsonRpcPeer,
   QueueFullError,
   TickBatch,
   WireCode,
@@ -15,7 +14,8 @@ import {
   type LineError,
   type Logger,
   type RequestId,
-} from "@mcpd/protocol";
+} from "@mcpd/protocol/core";
+import { JsonRpcPeer } from "@mcpd/protocol/peer";
 import { CLIENT_DEFAULTS } from "./defaults.js";
 
 /** Codes of the error line the daemon sends before it closes a connection for its own bounds. */

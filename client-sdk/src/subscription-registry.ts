@@ -1,4 +1,4 @@
-import type { JsonObject } from "@mcpd/protocol";
+import type { JsonObject } from "@mcpd/protocol/core";
 
 /** Payload given to a {@link subscribe} callback for each `notifications/resources/updated`. */
 export interface ResourceUpdate {

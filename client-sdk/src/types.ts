@@ -1,4 +1,4 @@
-import type { JsonObject, McpdError, RequestId, ServerState } from "@mcpd/protocol";
+import type { JsonObject, McpdError, RequestId, ServerState } from "@mcpd/protocol/core";
 
 // The control protocol's shapes are declared once, in @mcpd/protocol; re-exported as part of this API.
 export type {
@@ -23,7 +23,7 @@ export type {
   SocketWatchStatus,
   StatusResult,
   ToolInfo,
-} from "@mcpd/protocol";
+} from "@mcpd/protocol/core";
 
 /** Context given to a handler of a server-to-client request. */
 export interface RequestHandlerContext {

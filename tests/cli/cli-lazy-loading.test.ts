@@ -139,6 +139,34 @@ describe("the mcpd command never starts Node's ES module loader (its async resol
   });
 });
 
+describe("a command that talks to the daemon loads the client, and nothing it does not run", () => {
+  it("mcpd status loads no npm package, and neither node:child_process nor node:crypto (regression: the client SDK's index loaded the SSE codec's parser, autostart's child_process and crypto: ~15 ms of every `mcpd status`)", async () => {
+    world.writeConfig({ fx: world.fixture("fx") });
+    const started = await world.run(["start"]);
+    expect(started.code, started.stderr).toBe(0);
+
+    const r = await world.run(["status"], { env: recordingEnv(world.env, log) });
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toContain("fx");
+    const urls = loadedModules(log);
+    expect(
+      urls.some((u) => u.endsWith("/client-sdk/dist/mcpd-client.js")),
+      "the recorder saw the client",
+    ).toBe(true);
+    expect(commandModules(urls)).toEqual(["status"]);
+    expect(npmPackages(urls)).toEqual([]);
+
+    const out = join(world.root, "status-internals.json");
+    const again = await world.run(["status"], { env: internalModulesEnv(world.env, out) });
+    expect(again.code, again.stderr).toBe(0);
+    const internals = JSON.parse(readFileSync(out, "utf8")) as string[];
+    expect(internals, "the preload saw the socket").toContain("NativeModule net");
+    expect(internals).not.toContain("NativeModule child_process");
+    expect(internals).not.toContain("NativeModule crypto");
+    expect(internals).not.toContain(ESM_LOADER);
+  });
+});
+
 describe("the daemon loads its HTTP and WebSocket libraries only for servers that use them", () => {
   it("a daemon whose servers are all stdio loads neither undici nor ws (regression: @mcpd/transports imported them eagerly)", async () => {
     world.writeConfig({ fx: world.fixture("fx") });

@@ -38,7 +38,11 @@ export function processContext(): CliContext {
     env: process.env,
     cwd: process.cwd(),
     platform: process.platform,
-    stdin: process.stdin,
+    // Made on first use: building process.stdin costs a few ms of start-up (a stream over the fd, and the
+    // stream modules behind it), and only `mcpd connect` reads it.
+    get stdin(): NodeJS.ReadableStream {
+      return process.stdin;
+    },
     stdout,
     stderr,
     out: palette(useColour(stdout, process.env)),

@@ -1,4 +1,4 @@
-import type { ViewSelection } from "@mcpd/protocol";
+import type { ViewSelection } from "@mcpd/protocol/core";
 import { UsageError, type OptionSpec, type ParsedCommand } from "./args.js";
 
 /** `--profile NAME` and `--tools GLOB[,GLOB]` (repeatable), as `mcpd connect` and `mcpd tools` take them. */

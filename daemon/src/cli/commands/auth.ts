@@ -1,4 +1,4 @@
-import { McpdAuthLogout, McpdAuthStart, McpdAuthWait } from "@mcpd/protocol";
+import { McpdAuthLogout, McpdAuthStart, McpdAuthWait } from "@mcpd/protocol/core";
 import { println, type Command } from "../context.js";
 import { withClient } from "../daemon-client.js";
 import { openBrowser } from "../open-browser.js";

@@ -1,5 +1,5 @@
 import { McpdError } from "@mcpd/client";
-import type { JsonObject } from "@mcpd/protocol";
+import type { JsonObject } from "@mcpd/protocol/core";
 import { CliError, ExitCode, intOption, parseArgPairs, parseJsonArguments } from "../args.js";
 import { eprintln, println, type Command } from "../context.js";
 import { openClient } from "../daemon-client.js";

@@ -1,5 +1,5 @@
 import { resolvePaths } from "@mcpd/client";
-import { McpdError } from "@mcpd/protocol";
+import { McpdError } from "@mcpd/protocol/core";
 import { CliError, stringOption, UsageError } from "../args.js";
 import { println, type CliContext, type Command } from "../context.js";
 import { table } from "../format.js";

@@ -1,5 +1,5 @@
 import { resolvePaths } from "@mcpd/client";
-import { McpdError } from "@mcpd/protocol";
+import { McpdError } from "@mcpd/protocol/core";
 import { LOG_LEVELS, assertConfigFileExists, explicitConfigOrigin } from "../../config/index.js";
 import { CliError, stringOption, UsageError } from "../args.js";
 import { eprintln, println, type Command } from "../context.js";

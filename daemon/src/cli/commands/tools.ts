@@ -1,4 +1,4 @@
-import { McpdPrompts, McpdResources, McpdTools, type ControlMethod, type ServerFilter, type ToolsParams } from "@mcpd/protocol";
+import { McpdPrompts, McpdResources, McpdTools, type ControlMethod, type ServerFilter, type ToolsParams } from "@mcpd/protocol/core";
 import { println, type CliContext, type Command } from "../context.js";
 import { withClient } from "../daemon-client.js";
 import { firstLine, table, truncate } from "../format.js";

@@ -1,0 +1,19 @@
+/**
+ * @mcpd/protocol/peer: the JSON-RPC peer (ids, deadlines, cancellation by id) and what its callers hand it.
+ * With `@mcpd/protocol/core` it is everything the client SDK needs, without the SSE codec and its parser (an
+ * npm package the client never uses): a process that imports `@mcpd/client` (every `mcpd status`, `mcpd
+ * call`) starts without loading it. Every export is also exported by the package's index, from the same
+ * modules. Every export of this file is public API.
+ */
+export {
+  JsonRpcPeer,
+  type JsonRpcPeerOptions,
+  type MessageContext,
+  type PeerNotificationHandler,
+  type PeerRequestHandler,
+  type PeerRequestOptions,
+  type PeerSink,
+} from "./jsonrpc-peer.js";
+export { Cancellation, type CancelById } from "./cancellation.js";
+export { SignalFanout } from "./signal-fanout.js";
+export { MAX_TIMER_MS, type RequestReply } from "./pending-requests.js";
