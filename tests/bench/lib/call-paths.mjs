@@ -7,6 +7,8 @@
  *   hop  (b) with a zero-work pass-through process between client and server: the floor of one extra hop
  *   c    `@mcpd/client` `connect()` + `callTool({server, name})` through a running daemon
  *   d    official SDK `Client` over `StdioClientTransport` running `mcpd connect <server>` (the bridge)
+ *   d-st mcpd's `StdioTransport` running the same `mcpd connect <server>`: a reference, the bridge with a
+ *        light client, so (d)'s extra latency splits into the bridge's hop and the SDK client's own cost
  *   e    official SDK `Client` over `StreamableHTTPClientTransport` to the daemon's own HTTP front end
  *        (`/servers/<server>/mcp`, the same transparent view as (d)), with the bearer token from its file
  *   e-ht mcpd's `HttpTransport` to the same endpoint as (e): a reference, the front end with a light client
@@ -29,6 +31,7 @@ export const PATH_LABELS = {
   hop: "(b) + a zero-work pass-through process",
   c: "(c) @mcpd/client via mcpd",
   d: "(d) SDK Client via `mcpd connect`",
+  "d-st": "(d) with mcpd's StdioTransport as the client (reference)",
   e: "(e) SDK Client via mcpd's HTTP front end",
   "e-ht": "(e) with mcpd's HttpTransport as the client (reference)",
   "http-sdk": "SDK StreamableHTTPClientTransport",
@@ -65,6 +68,15 @@ export function bearerInit(tokenFile) {
   return { headers: { Authorization: `Bearer ${token}` } };
 }
 
+/** The command an MCP client runs for `mcpd connect <server>`, the bridge of paths (d) and (d-st). */
+function bridgeCommand(spec) {
+  return { command: process.execPath, args: [MCPD_BIN, "connect", spec.serverName, "--no-autostart"] };
+}
+
+function bridgeEnv(spec) {
+  return { ...process.env, MCPD_SOCKET: spec.socketPath };
+}
+
 /**
  * Opens one client on a path.
  * @param spec {path, server: {command, args}, serverName, socketPath, url, tokenFile}
@@ -84,12 +96,15 @@ export async function openPath(spec) {
       };
     }
     case "b":
-    case "hop": {
+    case "hop":
+    case "d-st": {
       const { StdioTransport } = await mcpdTransports();
       const transport = new StdioTransport(
         spec.path === "b"
           ? { command: spec.server.command, args: spec.server.args }
-          : { command: process.execPath, args: [PASS_THROUGH, spec.server.command, ...spec.server.args] },
+          : spec.path === "hop"
+            ? { command: process.execPath, args: [PASS_THROUGH, spec.server.command, ...spec.server.args] }
+            : { ...bridgeCommand(spec), env: bridgeEnv(spec) },
       );
       await transport.connect();
       await initialize(transport);
@@ -111,12 +126,7 @@ export async function openPath(spec) {
     }
     case "d": {
       const [Client, StdioClientTransport] = await Promise.all([sdkClient(), sdkStdio()]);
-      const transport = new StdioClientTransport({
-        command: process.execPath,
-        args: [MCPD_BIN, "connect", spec.serverName, "--no-autostart"],
-        env: { ...process.env, MCPD_SOCKET: spec.socketPath },
-        stderr: "ignore",
-      });
+      const transport = new StdioClientTransport({ ...bridgeCommand(spec), env: bridgeEnv(spec), stderr: "ignore" });
       const client = new Client(CLIENT_INFO);
       await client.connect(transport);
       return {

@@ -2,7 +2,7 @@
  * Start-up of the `mcpd` command's processes, against Node's own: `node -e 0` run to its end, a trivial MCP
  * server spawned directly until it answers `initialize`, `mcpd connect SERVER` (what every agent session
  * spawns) until it answers `initialize` through a warm daemon (both with their resident memory at that
- * moment), and `mcpd --version` and `mcpd status` run to their end. Times are taken in the harness from spawn() to the
+ * moment), and `mcpd --version`, `mcpd status` and `mcpd call` run to their end. Times are taken in the harness from spawn() to the
  * event, so every row pays the same fork and exec.
  */
 import { FAST_SERVER, MCPD_BIN } from "./env.mjs";
@@ -10,13 +10,14 @@ import { rssKb } from "./procfs.mjs";
 import { median, rotate } from "./stats.mjs";
 
 /** The rows, in the order the report lists them. */
-export const CLI_ROWS = ["node", "server", "connect", "version", "status"];
+export const CLI_ROWS = ["node", "server", "connect", "version", "status", "call"];
 export const CLI_LABELS = {
   node: "`node -e 0`, whole run",
   server: "a trivial MCP server (tests/bench/fixtures/fast-server.mjs) spawned directly, until its `initialize` answer",
   connect: "`mcpd connect SERVER` on a warm daemon, until its `initialize` answer",
   version: "`mcpd --version`, whole run",
   status: "`mcpd status` on a warm daemon, whole run",
+  call: "`mcpd call SERVER echo` on a warm daemon, whole run",
 };
 
 const INITIALIZE = `${JSON.stringify({
@@ -99,6 +100,7 @@ export async function cliStartupRound(resources, daemon, server, samples) {
     connect: () => answered("connect", "mcpd connect", [MCPD_BIN, "connect", server]),
     version: () => timeRun(resources, "mcpd --version", [MCPD_BIN, "--version"], env),
     status: () => timeRun(resources, "mcpd status", [MCPD_BIN, "status"], env),
+    call: () => timeRun(resources, "mcpd call", [MCPD_BIN, "call", server, "echo", '{"text":"hi"}'], env),
   };
   // One untimed run of each first, so every row starts with the same warm file cache.
   for (const row of CLI_ROWS) await runners[row]();

@@ -16,7 +16,7 @@ import { percentilePoints } from "../lib/svg.mjs";
 
 export const id = "latency";
 export const title = "1. Per-call latency (sequential, one client)";
-const PATHS = ["a", "b", "hop", "c", "d", "e", "e-ht"];
+const PATHS = ["a", "b", "hop", "c", "d", "d-st", "e", "e-ht"];
 
 export async function run(ctx) {
   const { resources, quick, rounds, log } = ctx;
@@ -36,7 +36,19 @@ export async function run(ctx) {
       );
     }
     const per = Object.fromEntries(PATHS.map((p) => [p, { p50: [], p99: [], rate: [], hist: new Histogram() }]));
-    const ratios = { cOverB: [], cOverA: [], dOverA: [], dOverC: [], hopOverB: [], cOverHop: [], eOverD: [], eOverDp99: [], eOverC: [] };
+    const ratios = {
+      cOverB: [],
+      cOverA: [],
+      dOverA: [],
+      dOverC: [],
+      dstOverC: [],
+      dOverFloor: [],
+      hopOverB: [],
+      cOverHop: [],
+      eOverD: [],
+      eOverDp99: [],
+      eOverC: [],
+    };
     for (let r = 0; r < rounds; r++) {
       const p50 = {};
       const p99 = {};
@@ -55,6 +67,10 @@ export async function run(ctx) {
       ratios.cOverA.push(p50.c / p50.a);
       ratios.dOverA.push(p50.d / p50.a);
       ratios.dOverC.push(p50.d / p50.c);
+      ratios.dstOverC.push(p50["d-st"] / p50.c);
+      // (d)'s floor in this round: (c) plus what one extra process hop and the SDK client's own cost add to
+      // (b), each measured on its own path ((hop) - (b), (a) - (b)).
+      ratios.dOverFloor.push(p50.d / (p50.c + (p50.hop - p50.b) + (p50.a - p50.b)));
       ratios.hopOverB.push(p50.hop / p50.b);
       ratios.cOverHop.push(p50.c / p50.hop);
       ratios.eOverD.push(p50.e / p50.d);
@@ -69,7 +85,7 @@ export async function run(ctx) {
     return {
       id,
       title,
-      description: `${calls.toLocaleString("en-US")} sequential \`tools/call\` per path and round (after ${warmup} warm-up calls), against the benchmark's fast server (tests/bench/fixtures/fast-server.mjs). Paths (a) and (b) spawn their own copy of the server; (c), (d) and (e) share the daemon's. (e) is the official SDK's \`Client\` on its \`StreamableHTTPClientTransport\` to the daemon's own HTTP front end (\`/servers/fast/mcp\`, the same one-server view \`mcpd connect fast\` gives (d)), with the bearer token in \`requestInit\` headers; the daemon answers each \`tools/call\` on an SSE stream. The reference row below it drives the same endpoint with mcpd's own \`HttpTransport\` (a client that costs less CPU per call): what the front end gives a lighter client. The pass-through row is (b) with tests/bench/fixtures/pass-through.mjs between client and server, a process that copies bytes and does nothing else: what one extra process hop costs on this machine, the floor under any relay's latency.`,
+      description: `${calls.toLocaleString("en-US")} sequential \`tools/call\` per path and round (after ${warmup} warm-up calls), against the benchmark's fast server (tests/bench/fixtures/fast-server.mjs). Paths (a) and (b) spawn their own copy of the server; (c), (d) and (e) share the daemon's. (e) is the official SDK's \`Client\` on its \`StreamableHTTPClientTransport\` to the daemon's own HTTP front end (\`/servers/fast/mcp\`, the same one-server view \`mcpd connect fast\` gives (d)), with the bearer token in \`requestInit\` headers; the daemon answers each \`tools/call\` on an SSE stream. The reference row below it drives the same endpoint with mcpd's own \`HttpTransport\` (a client that costs less CPU per call): what the front end gives a lighter client. The \`mcpd connect\` reference row drives the same bridge as (d) with mcpd's own \`StdioTransport\`: against (c) it is the bridge's hop alone, against (d) the SDK client's own cost behind it. The pass-through row is (b) with tests/bench/fixtures/pass-through.mjs between client and server, a process that copies bytes and does nothing else: what one extra process hop costs on this machine, the floor under any relay's latency.`,
       tables: [
         {
           columns: ["path", "p50", "p99", "calls/s", "p50 vs (b)"],
@@ -94,6 +110,12 @@ export async function run(ctx) {
           format: ratio,
           target: "<= 1.5x",
           pass: r.dOverC.median <= 1.5,
+        },
+        { metric: "(d) with mcpd's StdioTransport as the client / (c), p50", value: r.dstOverC, format: ratio },
+        {
+          metric: "(d) `mcpd connect` p50 / its floor, (c) + one hop + the SDK's own cost",
+          value: r.dOverFloor,
+          format: ratio,
         },
         { metric: "(e) HTTP front end p50 latency / (d) `mcpd connect` p50", value: r.eOverD, format: ratio },
         { metric: "(e) HTTP front end p99 latency / (d) `mcpd connect` p99", value: r.eOverDp99, format: ratio },

@@ -120,7 +120,7 @@ export async function run(ctx) {
       for (const key of Object.keys(cli)) cli[key].push(res[key]);
       log(
         `  round ${round + 1} cli: node -e 0 ${num(res.node)} ms, mcpd connect to initialize ${num(res.connect)} ms (${num(res.connectRssMb)} MB), ` +
-          `--version ${num(res.version)} ms, status ${num(res.status)} ms`,
+          `--version ${num(res.version)} ms, status ${num(res.status)} ms, call ${num(res.call)} ms`,
       );
     }
     const cliVsNode = (row) => summarize(cli[row].map((v, i) => v / cli.node[i]));
@@ -180,8 +180,18 @@ export async function run(ctx) {
           target: "<= 1.3x",
           pass: cliVsNode("connect").median <= 1.3,
         },
-        { metric: "`mcpd --version` / `node -e 0`, whole runs", value: cliVsNode("version"), format: ratio },
-        { metric: "`mcpd status` / `node -e 0`, whole runs", value: cliVsNode("status"), format: ratio },
+        // The commands a user types are held to the same start-up target as `mcpd connect`.
+        ...[
+          ["version", "`mcpd --version`"],
+          ["status", "`mcpd status`"],
+          ["call", "`mcpd call`"],
+        ].map(([row, name]) => ({
+          metric: `${name} / \`node -e 0\`, whole runs`,
+          value: cliVsNode(row),
+          format: ratio,
+          target: "<= 1.3x",
+          pass: cliVsNode(row).median <= 1.3,
+        })),
         { metric: "`mcpd connect` RSS at its initialize answer", value: c.connectRssMb, format: mb },
         {
           metric: "Agent connect + initialize + tools/list, 10 servers: HTTP front end / `mcpd connect`",
