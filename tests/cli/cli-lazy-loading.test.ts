@@ -41,7 +41,7 @@ function commandModules(urls: readonly string[]): string[] {
 }
 
 describe("the mcpd command loads only what the command it runs needs", () => {
-  it("mcpd --version loads no command and no npm package (regression: the CLI imported every command before running one)", async () => {
+  it("mcpd --version loads no command, no npm package and no manifest search (regression: the CLI imported every command before running one)", async () => {
     const r = await world.run(["--version"], { env: recordingEnv(world.env, log) });
     expect(r.code).toBe(0);
     const urls = loadedModules(log);
@@ -51,6 +51,8 @@ describe("the mcpd command loads only what the command it runs needs", () => {
     ).toBe(true);
     expect(commandModules(urls)).toEqual([]);
     expect(npmPackages(urls)).toEqual([]);
+    // The version is a constant of the bundle, not found by walking up to package.json at every start.
+    expect(urls.filter((u) => u.endsWith("/daemon/dist/infra/package-root.js"))).toEqual([]);
   });
 
   it("mcpd connect, driven by the SDK Client, loads its own command only: no other command, no npm package (no pino, jsonc-parser, undici, ws), not the client SDK's session code", async () => {
