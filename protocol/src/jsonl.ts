@@ -25,6 +25,9 @@ export interface JsonLineDecoderOptions {
 const NEWLINE = 0x0a;
 const CR = 0x0d;
 const utf8 = new TextDecoder("utf-8", { fatal: false });
+/** For a run of whole lines decoded at once: keeps a U+FEFF at the run's start, as at any line's start. */
+const utf8KeepBom = new TextDecoder("utf-8", { fatal: false, ignoreBOM: true });
+const BOM = 0xfeff;
 const encoder = new TextEncoder();
 const EMPTY = new Uint8Array(0);
 const CR_BYTE = Uint8Array.of(CR);
@@ -139,12 +142,23 @@ export class JsonLineDecoder {
         this.keep(bytes.subarray(start));
         return;
       }
+      if (this.discarding < 0 && this.partBytes === 0 && !this.pendingCR) {
+        // Fast path: whole lines inside this chunk are parsed in place, without a copy. Several of them
+        // (a busy connection's read) are decoded in one call, which costs about what decoding one does.
+        const last = nl + 1 < len ? bytes.lastIndexOf(NEWLINE) : nl;
+        if (last > nl && last - start <= this.maxLineBytes) {
+          this.lines(bytes.subarray(start, last));
+          start = last + 1;
+          continue;
+        }
+        this.ended++;
+        this.line(bytes.subarray(start, nl));
+        start = nl + 1;
+        continue;
+      }
       this.ended++;
       if (this.discarding >= 0) {
         this.endOversized(bytes.subarray(start, nl));
-      } else if (this.partBytes === 0 && !this.pendingCR) {
-        // Fast path: a whole line inside this chunk is parsed in place, without a copy.
-        this.line(bytes.subarray(start, nl));
       } else {
         this.finish(bytes.subarray(start, nl));
       }
@@ -293,6 +307,48 @@ export class JsonLineDecoder {
     this.onError(err);
   }
 
+  /**
+   * Delivers the lines of `run`: two or more whole lines and the newlines between them (none after the
+   * last), `run.length` at most `maxLineBytes`, so no line in it is oversized. Decoded in one call and cut
+   * on `\n` in the text (a `\n` byte never occurs inside a UTF-8 sequence, so each line's text is what
+   * decoding it alone gives), with what {@link line} does to each: one trailing CR stripped, one leading
+   * byte order mark dropped (as a fresh decode drops it), a blank line skipped.
+   */
+  private lines(run: Uint8Array): void {
+    const text = utf8KeepBom.decode(run);
+    let a = 0;
+    let index = 0;
+    for (;;) {
+      const nl = text.indexOf("\n", a);
+      const end = nl === -1 ? text.length : nl;
+      this.ended++;
+      let b = end;
+      if (b > a && text.charCodeAt(b - 1) === CR) b--;
+      if (b > a) this.parse(text.slice(text.charCodeAt(a) === BOM ? a + 1 : a, b), run, index);
+      if (nl === -1) return;
+      a = nl + 1;
+      index++;
+    }
+  }
+
+  /**
+   * Parses and delivers one line's text, or reports it. `bytes` is the line (the line itself, when `index`
+   * is undefined; else the run holding it as its `index`th line, found again only to report an error).
+   */
+  private parse(text: string, bytes: Uint8Array, index?: number): void {
+    let value: unknown;
+    try {
+      value = JSON.parse(text);
+    } catch (cause) {
+      const err = new ParseError(`Invalid JSON line: ${(cause as Error).message}`, { cause }) as LineError;
+      err.preview = previewOf(index === undefined ? bytes : lineOf(bytes, index), PROTOCOL_DEFAULTS.previewBytes);
+      this.onError(err);
+      return;
+    }
+    if (this.keepResults) deliverKept(value, text, this.onValue);
+    else this.onValue(value);
+  }
+
   private line(bytes: Uint8Array): void {
     let end = bytes.length;
     if (end > 0 && bytes[end - 1] === CR) end--;
@@ -303,19 +359,18 @@ export class JsonLineDecoder {
       return;
     }
     const body = end === bytes.length ? bytes : bytes.subarray(0, end);
-    const text = utf8.decode(body);
-    let value: unknown;
-    try {
-      value = JSON.parse(text);
-    } catch (cause) {
-      const err = new ParseError(`Invalid JSON line: ${(cause as Error).message}`, { cause }) as LineError;
-      err.preview = previewOf(body, PROTOCOL_DEFAULTS.previewBytes);
-      this.onError(err);
-      return;
-    }
-    if (this.keepResults) deliverKept(value, text, this.onValue);
-    else this.onValue(value);
+    this.parse(utf8.decode(body), body);
   }
+}
+
+/** The `index`th line of `run` (lines cut on `\n`), without its trailing CR: for an error's preview. */
+function lineOf(run: Uint8Array, index: number): Uint8Array {
+  let start = 0;
+  for (let i = 0; i < index; i++) start = run.indexOf(NEWLINE, start) + 1;
+  const nl = run.indexOf(NEWLINE, start);
+  let end = nl === -1 ? run.length : nl;
+  if (end > start && run[end - 1] === CR) end--;
+  return run.subarray(start, end);
 }
 
 /**

@@ -360,4 +360,55 @@ describe("JsonLineDecoder: properties", () => {
       { numRuns: 1000 },
     );
   });
+
+  /** The chunk's lines, each fed alone (`\n` included): the one-line path, the reference for a run of lines. */
+  function lineByLine(bytes: Uint8Array): Uint8Array[] {
+    const out: Uint8Array[] = [];
+    let start = 0;
+    for (let nl = bytes.indexOf(0x0a); nl !== -1; nl = bytes.indexOf(0x0a, start)) {
+      out.push(bytes.subarray(start, nl + 1));
+      start = nl + 1;
+    }
+    if (start < bytes.length) out.push(bytes.subarray(start));
+    return out;
+  }
+
+  const report = (r: Run) => ({ values: r.values, errors: r.errors.map((e) => [e.code, e.message, e.preview]) });
+
+  it("several lines in one chunk (decoded in one call) give exactly what each line fed alone gives: values, errors, previews", () => {
+    // Lines of JSON, with a byte order mark or two in front, a CR or two behind, blank, or bad bytes.
+    const BOM = [0xef, 0xbb, 0xbf];
+    const line = fc.oneof(
+      fc
+        .tuple(fc.jsonValue(), fc.integer({ min: 0, max: 2 }), fc.integer({ min: 0, max: 2 }))
+        .map(([v, boms, crs]) => [...Array(boms).fill(BOM).flat(), ...enc.encode(JSON.stringify(v)), ...Array(crs).fill(0x0d)]),
+      fc.array(fc.constantFrom(0x7b, 0x7d, 0x22, 0x31, 0x20, 0x0d, 0xc3, 0xa9, 0xff, 0xef, 0xbb, 0xbf), { maxLength: 40 }),
+      fc.constant(BOM),
+      fc.constant([]),
+    );
+    fc.assert(
+      fc.property(
+        fc.array(line, { minLength: 2, maxLength: 10 }),
+        fc.boolean(),
+        fc.integer({ min: 1, max: 400 }),
+        (lines, endsInLine, limit) => {
+          const text = lines.map((l) => [...l, 0x0a]).flat();
+          if (endsInLine) text.pop();
+          const bytes = Uint8Array.from(text);
+          expect(report(decode([bytes], limit))).toEqual(report(decode(lineByLine(bytes), limit)));
+          expect(report(decode([bytes]))).toEqual(report(decode(lineByLine(bytes))));
+        },
+      ),
+      { numRuns: 2000 },
+    );
+  });
+
+  it("a run of lines keeps what one line gives: a leading byte order mark dropped, a second one kept (a parse error), a BOM-only line an error", () => {
+    const bom = "\uFEFF";
+    const chunk = `${bom}{"a":1}\n${bom}{"b":2}\r\n${bom}${bom}{"c":3}\n${bom}\n\n{"d":4}\n`;
+    const together = decode([chunk]);
+    expect(together.values).toEqual([{ a: 1 }, { b: 2 }, { d: 4 }]);
+    expect(together.errors.map((e) => e.preview)).toEqual([`${bom}{"c":3}`, ""]);
+    expect(report(together)).toEqual(report(decode(lineByLine(enc.encode(chunk)))));
+  });
 });
