@@ -381,7 +381,7 @@ describe("JsonLineDecoder: properties", () => {
     const line = fc.oneof(
       fc
         .tuple(fc.jsonValue(), fc.integer({ min: 0, max: 2 }), fc.integer({ min: 0, max: 2 }))
-        .map(([v, boms, crs]) => [...Array(boms).fill(BOM).flat(), ...enc.encode(JSON.stringify(v)), ...Array(crs).fill(0x0d)]),
+        .map(([v, boms, crs]) => [...new Array(boms).fill(BOM).flat(), ...enc.encode(JSON.stringify(v)), ...new Array(crs).fill(0x0d)]),
       fc.array(fc.constantFrom(0x7b, 0x7d, 0x22, 0x31, 0x20, 0x0d, 0xc3, 0xa9, 0xff, 0xef, 0xbb, 0xbf), { maxLength: 40 }),
       fc.constant(BOM),
       fc.constant([]),
@@ -392,7 +392,7 @@ describe("JsonLineDecoder: properties", () => {
         fc.boolean(),
         fc.integer({ min: 1, max: 400 }),
         (lines, endsInLine, limit) => {
-          const text = lines.map((l) => [...l, 0x0a]).flat();
+          const text = lines.flatMap((l) => [...l, 0x0a]);
           if (endsInLine) text.pop();
           const bytes = Uint8Array.from(text);
           expect(report(decode([bytes], limit))).toEqual(report(decode(lineByLine(bytes), limit)));
