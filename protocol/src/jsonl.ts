@@ -52,10 +52,11 @@ function previewOf(head: Uint8Array, limit: number, tail: Uint8Array = EMPTY): s
  * Streaming decoder for newline-delimited JSON (MCP's stdio framing, and mcpd's socket framing).
  *
  * Chunks may split anywhere, including inside a multi-byte UTF-8 character: lines are cut on the 0x0A
- * byte, which never occurs inside a UTF-8 sequence, and decoded whole. A trailing `\r` is stripped and
- * blank lines are ignored. A line longer than `maxLineBytes` is dropped (its bytes are not kept while it
- * streams past, so {@link bufferedBytes} never exceeds `maxLineBytes`) and reported once; an unparseable
- * line is reported; both leave later lines intact.
+ * byte, which never occurs inside a UTF-8 sequence, and decoded whole (the whole lines of one chunk,
+ * when nothing is held and they fit within `maxLineBytes` together, in one call, each as if alone). A
+ * trailing `\r` is stripped and blank lines are ignored. A line longer than `maxLineBytes` is dropped
+ * (its bytes are not kept while it streams past, so {@link bufferedBytes} never exceeds `maxLineBytes`)
+ * and reported once; an unparseable line is reported; both leave later lines intact.
  *
  * Exceptions thrown by `onValue`/`onError` propagate out of {@link push}; the rest of that chunk is then
  * lost, so handlers should catch their own errors.
@@ -136,6 +137,8 @@ export class JsonLineDecoder {
     const bytes = typeof chunk === "string" ? encoder.encode(chunk) : chunk;
     let start = 0;
     const len = bytes.length;
+    /** The chunk's last newline, found on first need (-2: not yet). */
+    let last = -2;
     while (start < len) {
       const nl = bytes.indexOf(NEWLINE, start);
       if (nl === -1) {
@@ -145,10 +148,10 @@ export class JsonLineDecoder {
       if (this.discarding < 0 && this.partBytes === 0 && !this.pendingCR) {
         // Fast path: whole lines inside this chunk are parsed in place, without a copy. Several of them
         // (a busy connection's read) are decoded in one call, which costs about what decoding one does.
-        const last = nl + 1 < len ? bytes.lastIndexOf(NEWLINE) : nl;
+        if (last === -2) last = nl + 1 < len ? bytes.lastIndexOf(NEWLINE) : nl;
         if (last > nl && last - start <= this.maxLineBytes) {
-          this.lines(bytes.subarray(start, last));
-          start = last + 1;
+          const stopped = this.lines(bytes.subarray(start, last));
+          start = stopped === -1 ? last + 1 : start + stopped;
           continue;
         }
         this.ended++;
@@ -313,40 +316,61 @@ export class JsonLineDecoder {
    * on `\n` in the text (a `\n` byte never occurs inside a UTF-8 sequence, so each line's text is what
    * decoding it alone gives), with what {@link line} does to each: one trailing CR stripped, one leading
    * byte order mark dropped (as a fresh decode drops it), a blank line skipped.
+   *
+   * A line's bytes are found again only when needed (an error's preview; a long line whose text is kept
+   * beside its result, which must not hold the whole run's text alive), by a cursor that only moves
+   * forward: linear in the run however many lines need it.
+   * @returns -1 when every line was delivered; else the offset in `run` of the first line not delivered,
+   * because a callback pushed into this decoder and it now holds part of a line (the rest then goes the
+   * per-line way, joined to what is held, as if the lines had come one by one).
    */
-  private lines(run: Uint8Array): void {
+  private lines(run: Uint8Array): number {
     const text = utf8KeepBom.decode(run);
     let a = 0;
     let index = 0;
+    let seekIndex = 0;
+    let seekStart = 0;
+    const seek = (to: number): number => {
+      for (; seekIndex < to; seekIndex++) seekStart = run.indexOf(NEWLINE, seekStart) + 1;
+      return seekStart;
+    };
     for (;;) {
       const nl = text.indexOf("\n", a);
-      const end = nl === -1 ? text.length : nl;
       this.ended++;
-      let b = end;
+      let b = nl === -1 ? text.length : nl;
       if (b > a && text.charCodeAt(b - 1) === CR) b--;
-      if (b > a) this.parse(text.slice(text.charCodeAt(a) === BOM ? a + 1 : a, b), run, index);
-      if (nl === -1) return;
+      if (b > a) {
+        const from = text.charCodeAt(a) === BOM ? a + 1 : a;
+        if (this.keepResults && b - from >= PROTOCOL_DEFAULTS.keepResultMinChars) this.line(lineAt(run, seek(index), false));
+        else {
+          const err = this.parse(text.slice(from, b));
+          if (err !== undefined) this.report(err, lineAt(run, seek(index), true));
+        }
+      }
+      if (nl === -1) return -1;
       a = nl + 1;
       index++;
+      if (this.partBytes > 0 || this.pendingCR || this.discarding >= 0) return seek(index);
     }
   }
 
-  /**
-   * Parses and delivers one line's text, or reports it. `bytes` is the line (the line itself, when `index`
-   * is undefined; else the run holding it as its `index`th line, found again only to report an error).
-   */
-  private parse(text: string, bytes: Uint8Array, index?: number): void {
+  /** Parses one line's text and delivers the value; returns the error (to report) when it is not JSON. */
+  private parse(text: string): LineError | undefined {
     let value: unknown;
     try {
       value = JSON.parse(text);
     } catch (cause) {
-      const err = new ParseError(`Invalid JSON line: ${(cause as Error).message}`, { cause }) as LineError;
-      err.preview = previewOf(index === undefined ? bytes : lineOf(bytes, index), PROTOCOL_DEFAULTS.previewBytes);
-      this.onError(err);
-      return;
+      return new ParseError(`Invalid JSON line: ${(cause as Error).message}`, { cause }) as LineError;
     }
     if (this.keepResults) deliverKept(value, text, this.onValue);
     else this.onValue(value);
+    return undefined;
+  }
+
+  /** Reports `err` for the line `body` (its bytes, without the newline and CR), with its preview. */
+  private report(err: LineError, body: Uint8Array): void {
+    err.preview = previewOf(body, PROTOCOL_DEFAULTS.previewBytes);
+    this.onError(err);
   }
 
   private line(bytes: Uint8Array): void {
@@ -359,17 +383,16 @@ export class JsonLineDecoder {
       return;
     }
     const body = end === bytes.length ? bytes : bytes.subarray(0, end);
-    this.parse(utf8.decode(body), body);
+    const err = this.parse(utf8.decode(body));
+    if (err !== undefined) this.report(err, body);
   }
 }
 
-/** The `index`th line of `run` (lines cut on `\n`), without its trailing CR: for an error's preview. */
-function lineOf(run: Uint8Array, index: number): Uint8Array {
-  let start = 0;
-  for (let i = 0; i < index; i++) start = run.indexOf(NEWLINE, start) + 1;
+/** The line of `run` that starts at `start`, without its newline, and without its trailing CR if `dropCR`. */
+function lineAt(run: Uint8Array, start: number, dropCR: boolean): Uint8Array {
   const nl = run.indexOf(NEWLINE, start);
   let end = nl === -1 ? run.length : nl;
-  if (end > start && run[end - 1] === CR) end--;
+  if (dropCR && end > start && run[end - 1] === CR) end--;
   return run.subarray(start, end);
 }
 

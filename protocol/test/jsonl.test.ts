@@ -12,13 +12,15 @@ interface Run {
   errors: LineError[];
   /** The largest bufferedBytes seen after any push. */
   maxBuffered: number;
+  linesEnded: number;
 }
 
 /** Feeds the chunks in order, then end(). */
-function decode(chunks: Array<Uint8Array | string>, maxLineBytes?: number): Run {
-  const run: Run = { values: [], errors: [], maxBuffered: 0 };
+function decode(chunks: Array<Uint8Array | string>, maxLineBytes?: number, keepResults = false): Run {
+  const run: Run = { values: [], errors: [], maxBuffered: 0, linesEnded: 0 };
   const decoder = new JsonLineDecoder({
     ...(maxLineBytes === undefined ? {} : { maxLineBytes }),
+    keepResults,
     onValue: (v) => run.values.push(v),
     onError: (e) => run.errors.push(e),
   });
@@ -28,6 +30,7 @@ function decode(chunks: Array<Uint8Array | string>, maxLineBytes?: number): Run 
   }
   decoder.end();
   expect(decoder.bufferedBytes).toBe(0);
+  run.linesEnded = decoder.linesEnded;
   return run;
 }
 
@@ -373,7 +376,7 @@ describe("JsonLineDecoder: properties", () => {
     return out;
   }
 
-  const report = (r: Run) => ({ values: r.values, errors: r.errors.map((e) => [e.code, e.message, e.preview]) });
+  const report = (r: Run) => ({ values: r.values, errors: r.errors.map((e) => [e.code, e.message, e.preview]), ended: r.linesEnded });
 
   it("several lines in one chunk (decoded in one call) give exactly what each line fed alone gives: values, errors, previews", () => {
     // Lines of JSON, with a byte order mark or two in front, a CR or two behind, blank, or bad bytes.
@@ -391,12 +394,13 @@ describe("JsonLineDecoder: properties", () => {
         fc.array(line, { minLength: 2, maxLength: 10 }),
         fc.boolean(),
         fc.integer({ min: 1, max: 400 }),
-        (lines, endsInLine, limit) => {
+        fc.boolean(),
+        (lines, endsInLine, limit, keep) => {
           const text = lines.flatMap((l) => [...l, 0x0a]);
           if (endsInLine) text.pop();
           const bytes = Uint8Array.from(text);
-          expect(report(decode([bytes], limit))).toEqual(report(decode(lineByLine(bytes), limit)));
-          expect(report(decode([bytes]))).toEqual(report(decode(lineByLine(bytes))));
+          expect(report(decode([bytes], limit, keep))).toEqual(report(decode(lineByLine(bytes), limit, keep)));
+          expect(report(decode([bytes], undefined, keep))).toEqual(report(decode(lineByLine(bytes), undefined, keep)));
         },
       ),
       { numRuns: 2000 },
@@ -410,5 +414,55 @@ describe("JsonLineDecoder: properties", () => {
     expect(together.values).toEqual([{ a: 1 }, { b: 2 }, { d: 4 }]);
     expect(together.errors.map((e) => e.preview)).toEqual([`${bom}{"c":3}`, ""]);
     expect(report(together)).toEqual(report(decode(lineByLine(enc.encode(chunk)))));
+  });
+
+  it("a run of many bad lines reports each with its own preview, finding each line's bytes once (regression: each preview searched the run from its start, quadratic in the lines of a read)", () => {
+    // Counts the byte searches the decoder makes (subarray() of it is one of it too).
+    let searches = 0;
+    class CountingBytes extends Uint8Array {
+      override indexOf(value: number, from?: number): number {
+        searches++;
+        return super.indexOf(value, from);
+      }
+    }
+    const n = 3_000;
+    const text = Array.from({ length: n }, (_, i) => `bad ${i}\n`).join("");
+    const r = decode([CountingBytes.from(enc.encode(text))]);
+    expect(r.values).toEqual([]);
+    expect(r.errors.map((e) => e.preview)).toEqual(Array.from({ length: n }, (_, i) => `bad ${i}`));
+    // Linear: a few searches a line (quadratic was ~n * n / 2, 4.5 million here).
+    expect(searches).toBeGreaterThan(n);
+    expect(searches).toBeLessThan(4 * n);
+  });
+
+  it("a callback that pushes into the decoder in the middle of a run gets what it would line by line (regression: the run went on as if nothing was held)", () => {
+    const chunk = '{"a":1}\n2}\n{"c":3}\n';
+    const feed = (chunks: string[]): unknown[] => {
+      const values: unknown[] = [];
+      const errors: string[] = [];
+      const decoder: JsonLineDecoder = new JsonLineDecoder({
+        onValue: (v) => {
+          values.push(v);
+          if ((v as { a?: number }).a === 1) decoder.push('{"x":');
+        },
+        onError: (e) => errors.push(e.message),
+      });
+      for (const c of chunks) decoder.push(c);
+      decoder.end();
+      expect(errors).toEqual([]);
+      return values;
+    };
+    expect(feed([chunk])).toEqual([{ a: 1 }, { x: 2 }, { c: 3 }]);
+    expect(feed(['{"a":1}\n', "2}\n", '{"c":3}\n'])).toEqual([{ a: 1 }, { x: 2 }, { c: 3 }]);
+  });
+
+  it("a long line in a run keeps its result's text for the relay, as alone", async () => {
+    const { keptResultText } = await import("../src/raw-results.js");
+    const long = { jsonrpc: "2.0", id: 2, result: { content: [{ type: "text", text: "y".repeat(2000) }] } };
+    const results: object[] = [];
+    const decoder = new JsonLineDecoder({ keepResults: true, onValue: (v) => results.push((v as { result: object }).result) });
+    decoder.push(`{"jsonrpc":"2.0","id":1,"result":{}}\n${JSON.stringify(long)}\n{"jsonrpc":"2.0","id":3,"result":{}}\n`);
+    expect(results.length).toBe(3);
+    expect(keptResultText(results[1] as object)).toBe(JSON.stringify(long.result));
   });
 });
