@@ -25,13 +25,23 @@ interface LayerRule {
   nodeAllowed: boolean;
   /** When set, the only npm packages (non-workspace) this package may import. */
   npmAllowList?: readonly string[];
+  /**
+   * Workspace packages this one may import only through the given entries (not their index): what every
+   * process loading it pays for at start-up.
+   */
+  leanEntries?: Readonly<Record<string, readonly string[]>>;
 }
 
 /** Keyed by package name. A workspace package without a rule is itself a violation. */
 export const LAYERS: Readonly<Record<string, LayerRule>> = {
   "@mcpd/protocol": { mayImport: [], nodeAllowed: false, npmAllowList: ["eventsource-parser"] },
   "@mcpd/transports": { mayImport: ["@mcpd/protocol"], nodeAllowed: true },
-  "@mcpd/client": { mayImport: ["@mcpd/protocol"], nodeAllowed: true },
+  // Every `mcpd status` and agent using the client loads it: never the protocol's SSE codec (an npm parser).
+  "@mcpd/client": {
+    mayImport: ["@mcpd/protocol"],
+    nodeAllowed: true,
+    leanEntries: { "@mcpd/protocol": ["@mcpd/protocol/core", "@mcpd/protocol/peer"] },
+  },
   "@mcpd/daemon": { mayImport: ["@mcpd/protocol", "@mcpd/transports", "@mcpd/client"], nodeAllowed: true },
   "@mcpd/tests": { mayImport: ["@mcpd/protocol", "@mcpd/transports", "@mcpd/client", "@mcpd/daemon"], nodeAllowed: true },
 };
@@ -63,6 +73,7 @@ export interface Violation {
     | "node-builtin"
     | "node-global"
     | "npm-not-allowed"
+    | "heavy-entry"
     | "undeclared-dependency";
   specifier?: string;
   message: string;
@@ -193,6 +204,14 @@ export function checkLayering(manifests: readonly Manifest[], files: ReadonlyMap
               message: `${file} imports "${spec}", an internal of ${name}: import from "${name}" or an entry its package.json exports only`,
             });
           }
+          const lean = rule.leanEntries?.[name];
+          if (lean && !lean.includes(spec)) {
+            add({
+              rule: "heavy-entry",
+              specifier: spec,
+              message: `${file} imports "${spec}": ${pkg} imports ${name} only through ${lean.join(", ")}`,
+            });
+          }
           if (!rule.mayImport.includes(name)) {
             add({
               rule: "layer-direction",
@@ -234,7 +253,7 @@ const GOOD_MANIFESTS: Manifest[] = [
     dir: "protocol",
     name: "@mcpd/protocol",
     dependencies: { "eventsource-parser": "3.1.1" },
-    exports: { ".": "./dist/index.js", "./core": "./dist/core.js", "./package.json": "./package.json" },
+    exports: { ".": "./dist/index.js", "./core": "./dist/core.js", "./peer": "./dist/peer/index.js", "./package.json": "./package.json" },
   },
   { dir: "transports", name: "@mcpd/transports", dependencies: { "@mcpd/protocol": "0.1.0", undici: "7.30.2", ws: "8.23.0" } },
   { dir: "client-sdk", name: "@mcpd/client", dependencies: { "@mcpd/protocol": "0.1.0" } },
@@ -250,7 +269,7 @@ const GOOD_FILES: Record<string, string> = {
   "protocol/src/types.ts": `export interface Job { process(): void; Buffer: string }\nexport type T = import("./index.js").Job;\n`,
   "transports/src/stdio-transport.ts": `import { spawn } from "node:child_process";\nimport { readFile } from "fs/promises";\nimport type { JsonObject } from "@mcpd/protocol";\nimport { WebSocket } from "ws";\nimport { fetch } from "undici";\nimport { x } from "./sub/y.js";\nexport const b = Buffer.alloc(1);\n`,
   "transports/src/sub/y.ts": `export const x = await import("../stdio-transport.js");\n`,
-  "client-sdk/src/index.ts": `import os from "node:os";\nexport { isRequest } from "@mcpd/protocol";\n`,
+  "client-sdk/src/index.ts": `import os from "node:os";\nexport { isRequest } from "@mcpd/protocol/core";\nexport { JsonRpcPeer } from "@mcpd/protocol/peer";\n`,
   "daemon/src/cli/main.ts": `import { createTransport } from "@mcpd/transports";\nimport { resolvePaths } from "@mcpd/client";\nimport { visit } from "jsonc-parser";\nconst m = require("@mcpd/protocol");\n`,
   "daemon/test/x.test.ts": `import "../../transports/src/anything.js"; // tests are not checked\n`,
 };
@@ -425,6 +444,15 @@ describe("layering check on synthetic trees", () => {
     expect(run({ "client-sdk/src/socket-trust.ts": `import { UntrustedSocketError } from "@mcpd/protocol/core";` })).toEqual([]);
     expect(run({ "client-sdk/src/bad.ts": `import m from "@mcpd/protocol/package.json";` })).toContainEqual(
       expect.objectContaining({ rule: "deep-import", specifier: "@mcpd/protocol/package.json" }),
+    );
+  });
+
+  it("fails when the client SDK imports the protocol's index instead of its lean entries", () => {
+    expect(run({ "client-sdk/src/bad.ts": `import { SseReader } from "@mcpd/protocol";` })).toEqual([
+      expect.objectContaining({ rule: "heavy-entry", file: "client-sdk/src/bad.ts", specifier: "@mcpd/protocol" }),
+    ]);
+    expect(run({ "client-sdk/src/types.ts": `import type { JsonObject } from "@mcpd/protocol";` })).toContainEqual(
+      expect.objectContaining({ rule: "heavy-entry", specifier: "@mcpd/protocol" }),
     );
   });
 
