@@ -1,5 +1,6 @@
 import { PROTOCOL_DEFAULTS } from "./defaults.js";
 import { MessageTooLargeError, ParseError } from "./errors.js";
+import { CR, EMPTY, NEWLINE, lineAt, previewOf } from "./line-bytes.js";
 import { deliverKept } from "./raw-results.js";
 
 /** A line the decoder could not deliver. Later lines are unaffected. */
@@ -22,14 +23,11 @@ export interface JsonLineDecoderOptions {
   onError?: (error: LineError) => void;
 }
 
-const NEWLINE = 0x0a;
-const CR = 0x0d;
 const utf8 = new TextDecoder("utf-8", { fatal: false });
 /** For a run of whole lines decoded at once: keeps a U+FEFF at the run's start, as at any line's start. */
 const utf8KeepBom = new TextDecoder("utf-8", { fatal: false, ignoreBOM: true });
 const BOM = 0xfeff;
 const encoder = new TextEncoder();
-const EMPTY = new Uint8Array(0);
 const CR_BYTE = Uint8Array.of(CR);
 /** The smallest piece allocated after the first to hold part of a line. */
 const MIN_PIECE_BYTES = 256;
@@ -38,15 +36,6 @@ const MIN_PIECE_BYTES = 256;
  * larger blocks only cost fresh pages from the allocator (measured: ~8% slower on 1 MiB lines).
  */
 const MAX_PIECE_BYTES = 64 * 1024;
-
-/** The first `limit` bytes of `head` then `tail`, decoded (a cut character becomes U+FFFD). */
-function previewOf(head: Uint8Array, limit: number, tail: Uint8Array = EMPTY): string {
-  if (head.length >= limit || tail.length === 0) return utf8.decode(head.subarray(0, Math.min(head.length, limit)));
-  const out = new Uint8Array(Math.min(limit, head.length + tail.length));
-  out.set(head);
-  out.set(tail.subarray(0, out.length - head.length), head.length);
-  return utf8.decode(out);
-}
 
 /**
  * Streaming decoder for newline-delimited JSON (MCP's stdio framing, and mcpd's socket framing).
@@ -386,25 +375,4 @@ export class JsonLineDecoder {
     const err = this.parse(utf8.decode(body));
     if (err !== undefined) this.report(err, body);
   }
-}
-
-/** The line of `run` that starts at `start`, without its newline, and without its trailing CR if `dropCR`. */
-function lineAt(run: Uint8Array, start: number, dropCR: boolean): Uint8Array {
-  const nl = run.indexOf(NEWLINE, start);
-  let end = nl === -1 ? run.length : nl;
-  if (dropCR && end > start && run[end - 1] === CR) end--;
-  return run.subarray(start, end);
-}
-
-/**
- * Encodes one message as exactly one line. `JSON.stringify` escapes every `\n` and `\r` inside strings,
- * so the only `\n` is the terminator (U+2028/U+2029 stay raw: they are not line breaks in JSONL).
- *
- * @throws TypeError when the value has no JSON form (`undefined`, a function, a symbol), or whatever
- * `JSON.stringify` throws (BigInt, cycles).
- */
-export function encodeLine(message: unknown): string {
-  const json = JSON.stringify(message) as string | undefined;
-  if (json === undefined) throw new TypeError(`encodeLine: a ${typeof message} has no JSON form`);
-  return json + "\n";
 }

@@ -3,7 +3,8 @@ import vm from "node:vm";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { MessageTooLargeError, ParseError } from "../src/errors.js";
-import { JsonLineDecoder, encodeLine, type LineError } from "../src/jsonl.js";
+import { encodeLine } from "../src/jsonl-encode.js";
+import { JsonLineDecoder, type LineError } from "../src/jsonl.js";
 
 const enc = new TextEncoder();
 
