@@ -1,6 +1,6 @@
 import { PROTOCOL_DEFAULTS } from "./defaults.js";
 import { MessageTooLargeError, ParseError } from "./errors.js";
-import { CR, EMPTY, NEWLINE, lineAt, previewOf } from "./line-bytes.js";
+import { CR, EMPTY, LineStarts, NEWLINE, lineAt, previewOf } from "./line-bytes.js";
 import { deliverKept } from "./raw-results.js";
 
 /** A line the decoder could not deliver. Later lines are unaffected. */
@@ -134,7 +134,7 @@ export class JsonLineDecoder {
         this.keep(bytes.subarray(start));
         return;
       }
-      if (this.discarding < 0 && this.partBytes === 0 && !this.pendingCR) {
+      if (!this.inLine) {
         // Fast path: whole lines inside this chunk are parsed in place, without a copy. Several of them
         // (a busy connection's read) are decoded in one call, which costs about what decoding one does.
         if (last === -2) last = nl + 1 < len ? bytes.lastIndexOf(NEWLINE) : nl;
@@ -317,12 +317,8 @@ export class JsonLineDecoder {
     const text = utf8KeepBom.decode(run);
     let a = 0;
     let index = 0;
-    let seekIndex = 0;
-    let seekStart = 0;
-    const seek = (to: number): number => {
-      for (; seekIndex < to; seekIndex++) seekStart = run.indexOf(NEWLINE, seekStart) + 1;
-      return seekStart;
-    };
+    // Made only when a line's bytes are needed: the usual run needs none.
+    let bytesOf: LineStarts | undefined;
     for (;;) {
       const nl = text.indexOf("\n", a);
       this.ended++;
@@ -330,16 +326,17 @@ export class JsonLineDecoder {
       if (b > a && text.charCodeAt(b - 1) === CR) b--;
       if (b > a) {
         const from = text.charCodeAt(a) === BOM ? a + 1 : a;
-        if (this.keepResults && b - from >= PROTOCOL_DEFAULTS.keepResultMinChars) this.line(lineAt(run, seek(index), false));
+        if (this.keepResults && b - from >= PROTOCOL_DEFAULTS.keepResultMinChars)
+          this.line(lineAt(run, (bytesOf ??= new LineStarts(run)).at(index), false));
         else {
           const err = this.parse(text.slice(from, b));
-          if (err !== undefined) this.report(err, lineAt(run, seek(index), true));
+          if (err !== undefined) this.report(err, lineAt(run, (bytesOf ??= new LineStarts(run)).at(index), true));
         }
       }
       if (nl === -1) return -1;
       a = nl + 1;
       index++;
-      if (this.partBytes > 0 || this.pendingCR || this.discarding >= 0) return seek(index);
+      if (this.inLine) return (bytesOf ??= new LineStarts(run)).at(index);
     }
   }
 

@@ -21,3 +21,20 @@ export function lineAt(run: Uint8Array, start: number, dropCR: boolean): Uint8Ar
   if (dropCR && end > start && run[end - 1] === CR) end--;
   return run.subarray(start, end);
 }
+
+/**
+ * Where the lines of `run` start, found by a cursor that only moves forward: asked in increasing order of
+ * lines (as a decoder meets them), every byte of the run is searched at most once, however many are asked.
+ */
+export class LineStarts {
+  private line = 0;
+  private start = 0;
+
+  constructor(private readonly run: Uint8Array) {}
+
+  /** The offset of line `index` (counted from 0, cut on `\n`); `index` never less than the last one asked. */
+  at(index: number): number {
+    for (; this.line < index; this.line++) this.start = this.run.indexOf(NEWLINE, this.start) + 1;
+    return this.start;
+  }
+}
