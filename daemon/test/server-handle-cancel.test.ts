@@ -37,6 +37,25 @@ function relayOutcome(
   return new Promise((done) => h.relay("tools/call", params, options, { resolve: done, reject: done }));
 }
 
+/**
+ * Once the HTTP fixture got the call, cancels it through `c`: the call ends with the reason, the server gets
+ * `notifications/cancelled` for the id it was sent under (`upstreamId()`), and no AbortSignal was made.
+ */
+async function cancelsById(
+  f: HttpFixture,
+  c: CountingCancellation,
+  outcome: Promise<unknown>,
+  upstreamId: () => RequestId | undefined,
+): Promise<void> {
+  await waitFor(() => f.received("POST", "tools/call").length === 1, { message: "tools/call reached the server" });
+  const reason = new Error("the agent cancelled");
+  c.cancel(reason);
+  expect(await outcome).toBe(reason);
+  await waitFor(() => f.cancelled.length === 1, { message: "notifications/cancelled reached the server" });
+  expect(f.cancelled[0]).toEqual({ requestId: upstreamId(), reason: "the agent cancelled" });
+  expect(c.signalsMade).toBe(0);
+}
+
 describe("ServerHandle.request: one cancellation path", () => {
   it("regression: an HTTP server's relayed request is cancelled by id, with no AbortSignal made (it used to need one)", async () => {
     const f: HttpFixture = await startHttpFixture({ mode: "sse" });
@@ -55,13 +74,7 @@ describe("ServerHandle.request: one cancellation path", () => {
       () => "resolved",
       (err: unknown) => err,
     );
-    await waitFor(() => f.received("POST", "tools/call").length === 1, { message: "tools/call reached the server" });
-    const reason = new Error("the agent cancelled");
-    c.cancel(reason);
-    expect(await outcome).toBe(reason);
-    await waitFor(() => f.cancelled.length === 1, { message: "notifications/cancelled reached the server" });
-    expect(f.cancelled[0]).toEqual({ requestId: upstreamId, reason: "the agent cancelled" });
-    expect(c.signalsMade).toBe(0);
+    await cancelsById(f, c, outcome, () => upstreamId);
   });
 
   it("a stdio server's relayed request is cancelled by id the same way", async () => {
@@ -94,13 +107,7 @@ describe("ServerHandle.request: one cancellation path", () => {
       { timeout: 0, waitMs: 10_000, cancellation: c, onRequestId: (id) => (upstreamId = id) },
     );
     expect(upstreamId, "a ready server's call is sent before relay() returns").toBeDefined();
-    await waitFor(() => f.received("POST", "tools/call").length === 1, { message: "tools/call reached the server" });
-    const reason = new Error("the agent cancelled");
-    c.cancel(reason);
-    expect(await outcome).toBe(reason);
-    await waitFor(() => f.cancelled.length === 1, { message: "notifications/cancelled reached the server" });
-    expect(f.cancelled[0]).toEqual({ requestId: upstreamId, reason: "the agent cancelled" });
-    expect(c.signalsMade).toBe(0);
+    await cancelsById(f, c, outcome, () => upstreamId);
     expect(h.inFlight, "the call's slot and count are given back").toBe(0);
   });
 
