@@ -58,10 +58,15 @@ const inlineVersion = {
 
 rmSync(outDir, { recursive: true, force: true });
 const result = await build({
-  input: { main: join(daemonDir, "dist", "cli", "main.js") },
+  // compile-cache.cjs is loaded first, by bin/mcpd.js, and makes the cache of compiled code that main.cjs
+  // and the chunks it loads are then compiled with (src/cli/compile-cache.ts).
+  input: { main: join(daemonDir, "dist", "cli", "main.js"), "compile-cache": join(daemonDir, "dist", "cli", "compile-cache.js") },
   plugins: [inlineVersion],
   platform: "node",
   external: isExternal,
+  // @mcpd/client/paths only re-exports: so that compile-cache.cjs, which needs resolvePaths alone, loads
+  // paths.js without socket-trust.js and the protocol's core (compiled before the cache is on).
+  treeshake: { moduleSideEffects: (id) => !id.endsWith("/client-sdk/dist/paths-entry.js") },
   // A bundled package's ES build (jsonc-parser's is under "module"), not its UMD one.
   resolve: { mainFields: ["module", "main"] },
   logLevel: "warn",
@@ -73,7 +78,9 @@ const result = await build({
     // ~110 ms start, measured (docs/benchmarks.md). Every npm package it imports has a CommonJS entry.
     format: "cjs",
     entryFileNames: "[name].cjs",
-    chunkFileNames: "[name]-[hash].cjs",
+    // No content hash in the names: the compile cache (src/cli/compile-cache.ts) keeps one entry per file
+    // name, so a new build's files replace their entries instead of adding more beside the old ones.
+    chunkFileNames: "[name].cjs",
     // An npm package loaded on demand (undici, ws) by require() too, so the loader stays unloaded.
     dynamicImportInCjs: false,
     // Doc comments are for readers of src/ (shipped beside the bundle); in the bundle they are source

@@ -21,6 +21,11 @@ export const CLI_DEFAULTS = {
   failureLogLines: 20,
   /** Bytes of the log read to explain a failure. */
   failureLogBytes: 64 * 1024,
+  /**
+   * The largest compile cache entry read (compile-cache.ts): a bundled file's source plus V8's code for it,
+   * a few hundred KiB for the largest. Anything bigger is not one mcpd wrote, and is compiled from source.
+   */
+  compileCacheMaxEntryBytes: 16 * 1024 * 1024,
 } as const;
 
 /** The environment variable `name` when it is a positive integer (ms), else `fallback`. */
