@@ -212,8 +212,13 @@ export class ReconnectingSession {
       this.logger,
     );
     try {
-      await conn.request(McpdSelect.method, { ...o.select }, { timeout: left() });
-      const init = await conn.request("initialize", o.initializeParams(), { timeout: left() });
+      // Both at once, one round trip: the daemon handles a connection's messages in order, so it answers
+      // `initialize` in the view `mcpd/select` chose. When the select fails, its error is the one thrown.
+      const selected = conn.request(McpdSelect.method, { ...o.select }, { timeout: left() });
+      const initialized = conn.request("initialize", o.initializeParams(), { timeout: left() });
+      initialized.catch(() => {}); // when the select fails, this one's failure says nothing more
+      await selected;
+      const init = await initialized;
       conn.notify("notifications/initialized");
       await o.afterHandshake(conn, left());
       if (conn.closed) throw new ConnectionLostError("Connection to mcpd lost during the handshake");

@@ -54,6 +54,20 @@ describe("McpdClient handshake", () => {
     expect(c.initializeResult?.serverInfo.name).toBe("mcpd");
   });
 
+  it("sends initialize without waiting for the select's answer: the handshake is one round trip", async () => {
+    // The daemon answers the select only once the initialize has arrived: a client that waited for the
+    // answer first would never send it.
+    peer.methods["mcpd/select"] = (_params, conn) =>
+      waitFor(() => conn.received.some((m) => m.method === "initialize"), "initialize before the select's answer", 10_000).then(
+        () => ({ view: "aggregate" }),
+        () => undefined,
+      );
+    const c = await client({ connectTimeout: 15_000 });
+    expect(c.state).toBe("ready");
+    await waitFor(() => peer.received.length === 3, "three messages");
+    expect(peer.received.map((r) => r.msg.method)).toEqual(["mcpd/select", "initialize", "notifications/initialized"]);
+  });
+
   it("selects a server view and sends requests to it without routing _meta", async () => {
     peer.methods["tools/list"] = () => ({ tools: [{ name: "echo", inputSchema: { type: "object" } }] });
     const c = await client({ view: "github" });
