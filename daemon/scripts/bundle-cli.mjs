@@ -57,37 +57,43 @@ const inlineVersion = {
 };
 
 rmSync(outDir, { recursive: true, force: true });
-const result = await build({
-  // compile-cache.cjs is loaded first, by bin/mcpd.js, and makes the cache of compiled code that main.cjs
-  // and the chunks it loads are then compiled with (src/cli/compile-cache.ts).
-  input: { main: join(daemonDir, "dist", "cli", "main.js"), "compile-cache": join(daemonDir, "dist", "cli", "compile-cache.js") },
+/** The options of both builds below. */
+const common = {
   plugins: [inlineVersion],
   platform: "node",
   external: isExternal,
-  // @mcpd/client/paths only re-exports: so that compile-cache.cjs, which needs resolvePaths alone, loads
-  // paths.js without socket-trust.js and the protocol's core (compiled before the cache is on).
+  // @mcpd/client/paths only re-exports: so that compile-cache.cjs, which needs resolvePaths alone, holds
+  // paths.js without socket-trust.js and the protocol's core.
   treeshake: { moduleSideEffects: (id) => !id.endsWith("/client-sdk/dist/paths-entry.js") },
   // A bundled package's ES build (jsonc-parser's is under "module"), not its UMD one.
   resolve: { mainFields: ["module", "main"] },
   logLevel: "warn",
   write: true,
-  output: {
-    dir: outDir,
-    // CommonJS: Node loads it with synchronous require()s, and never starts its ES module loader (the
-    // async resolve/load/link of every file, and fs/promises to read them): ~10 ms of `mcpd connect`'s
-    // ~110 ms start, measured (docs/benchmarks.md). Every npm package it imports has a CommonJS entry.
-    format: "cjs",
-    entryFileNames: "[name].cjs",
-    // No content hash in the names: the compile cache (src/cli/compile-cache.ts) keeps one entry per file
-    // name, so a new build's files replace their entries instead of adding more beside the old ones.
-    chunkFileNames: "[name].cjs",
-    // An npm package loaded on demand (undici, ws) by require() too, so the loader stays unloaded.
-    dynamicImportInCjs: false,
-    // Doc comments are for readers of src/ (shipped beside the bundle); in the bundle they are source
-    // text V8 keeps in memory for as long as the daemon runs. Legal comments and annotations stay.
-    comments: { legal: true, annotation: true, jsdoc: false },
-  },
-});
+};
+const output = {
+  dir: outDir,
+  // CommonJS: Node loads it with synchronous require()s, and never starts its ES module loader (the
+  // async resolve/load/link of every file, and fs/promises to read them): ~10 ms of `mcpd connect`'s
+  // ~110 ms start, measured (docs/benchmarks.md). Every npm package it imports has a CommonJS entry.
+  format: "cjs",
+  entryFileNames: "[name].cjs",
+  // No content hash in the names: the compile cache (src/cli/compile-cache.ts) keeps one entry per file
+  // name, so a new build's files replace their entries instead of adding more beside the old ones.
+  chunkFileNames: "[name].cjs",
+  // An npm package loaded on demand (undici, ws) by require() too, so the loader stays unloaded.
+  dynamicImportInCjs: false,
+  // Doc comments are for readers of src/ (shipped beside the bundle); in the bundle they are source
+  // text V8 keeps in memory for as long as the daemon runs. Legal comments and annotations stay.
+  comments: { legal: true, annotation: true, jsdoc: false },
+};
+const commands = await build({ ...common, input: { main: join(daemonDir, "dist", "cli", "main.js") }, output });
+// compile-cache.cjs is loaded first, by bin/mcpd.js, and turns on the cache of compiled code that main.cjs
+// and the files it loads are compiled with (src/cli/compile-cache.ts). It is compiled from source itself,
+// so it is built alone, as one file holding all it needs: each more file Node loads costs ~0.3 ms.
+const cache = await build({ ...common, input: { "compile-cache": join(daemonDir, "dist", "cli", "compile-cache.js") }, output });
+const cacheFiles = cache.output.map((item) => item.fileName);
+if (cacheFiles.join() !== "compile-cache.cjs") throw new Error(`bundle-cli: compile-cache must build to one file, got ${cacheFiles.join(", ")}`);
+const result = { output: [...commands.output, ...cache.output] };
 
 for (const item of result.output) {
   if (item.type !== "chunk") continue;

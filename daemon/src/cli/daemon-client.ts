@@ -59,12 +59,16 @@ export async function fullStatus(client: McpdClient): Promise<DaemonStatus> {
   return status;
 }
 
-/** Runs `fn` with a connected client and closes the client afterwards, whatever happens. */
+/**
+ * Runs `fn` with a connected client and closes the client afterwards, whatever happens. The close is not
+ * waited for: the answer is in hand, and the socket's ending (what was written is flushed first) runs
+ * while the command prints; the process exits once it has closed.
+ */
 export async function withClient<T>(ctx: CliContext, fn: (client: McpdClient) => Promise<T>, options: OpenClientOptions = {}): Promise<T> {
   const client = await openClient(ctx, options);
   try {
     return await fn(client);
   } finally {
-    await client.close().catch(() => {});
+    client.close().catch(() => {});
   }
 }
