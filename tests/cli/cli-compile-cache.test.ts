@@ -49,7 +49,7 @@ describe("the mcpd command caches its compiled code in the state directory", () 
     const first = await world.run(["--version"]);
     expect(first.stdout.trim()).toBe(VERSION);
     const written = inodes();
-    expect(Object.keys(written)).toEqual(expect.arrayContaining(["main.cjs.cache", "version.cjs.cache"]));
+    expect(Object.keys(written)).toEqual(expect.arrayContaining(["main.cjs.cache", "cli.cjs.cache"]));
     expect(statSync(cacheDir).mode & 0o777).toBe(0o700);
     for (const f of Object.keys(written)) expect(statSync(join(cacheDir, f)).mode & 0o777).toBe(0o600);
 
@@ -64,8 +64,13 @@ describe("the mcpd command caches its compiled code in the state directory", () 
     expect((await runBin(bin, ["--version"])).stdout.trim()).toBe(VERSION);
     const before = inodes();
 
-    const file = join(bundle, "version.cjs");
+    // The bundle file that holds the version constant (modules.json: the compiled modules of each file).
+    const modules = JSON.parse(readFileSync(join(bundle, "modules.json"), "utf8")) as Record<string, string[]>;
+    const holder = Object.keys(modules).find((f) => modules[f]?.includes("daemon/dist/version.js"));
+    expect(holder).toBeDefined();
+    const file = join(bundle, holder as string);
     const source = readFileSync(file, "utf8");
+    expect(source.split(JSON.stringify(VERSION)).length, "the version appears once").toBe(2);
     const other = VERSION.replace(/\d/g, (d) => String((Number(d) + 1) % 10));
     expect(other.length).toBe(VERSION.length);
     writeFileSync(file, source.replace(JSON.stringify(VERSION), JSON.stringify(other)));
@@ -74,7 +79,7 @@ describe("the mcpd command caches its compiled code in the state directory", () 
     expect(r.stderr).toBe("");
     expect(r.stdout.trim()).toBe(other);
     const after = inodes();
-    expect(after["version.cjs.cache"], "the changed file's entry is made again").not.toBe(before["version.cjs.cache"]);
+    expect(after[`${holder}.cache`], "the changed file's entry is made again").not.toBe(before[`${holder}.cache`]);
     expect(after["main.cjs.cache"], "the others are kept").toBe(before["main.cjs.cache"]);
   });
 

@@ -188,7 +188,7 @@ function quietly(fn: () => void): void {
 
 /** The `require` a bundled file is given: the bundle calls it with a path or a module name, nothing else. */
 function requireFor(loader: CjsLoader, module: CjsModule): NodeJS.Require {
-  const require = ((id: string) => module.require(id)) as NodeJS.Require;
+  const require = module.require.bind(module) as NodeJS.Require;
   require.resolve = ((request: string) => loader._resolveFilename(request, module)) as NodeJS.RequireResolve;
   require.cache = loader._cache;
   return require;
