@@ -89,14 +89,17 @@ const output = {
 /**
  * Fewer, larger shared files: each file Node loads costs ~0.3 ms (resolve, stat, read, compile), and with
  * the compile cache a file's size costs little. A group holds modules that are loaded together anyway:
- * `cli`, what main.cjs always loads; `core`, the protocol's core and the socket checks, which `mcpd connect`
+ * `cli`, what main.cjs always loads (and two small modules of `mcpd connect`'s); `core`, the protocol's core and the socket checks, which `mcpd connect`
  * and every command that talks to the daemon load; `client`, the client SDK's session code (and the
  * CLI's use of it), which the commands that talk to the daemon load and `mcpd connect` never does
  * (tests/cli/cli-lazy-loading.test.ts pins that). The protocol's index (`@mcpd/protocol`: the SSE codec
  * and its npm parser) stays out of all three.
  */
 const GROUPS = [
-  { name: "cli", test: /\/daemon\/dist\/cli\/(args|format|context)\.js$|\/daemon\/dist\/version\.js$/ },
+  {
+    name: "cli",
+    test: /\/daemon\/dist\/cli\/(args|format|context|cli-defaults|selection-options)\.js$|\/daemon\/dist\/version\.js$/,
+  },
   { name: "core", test: /\/protocol\/dist\/(?!index\.js$|sse\.js$|peer\/)|\/client-sdk\/dist\/(paths|socket-trust)\.js$/ },
   { name: "client", test: /\/client-sdk\/dist\/(?!paths|socket-trust)|\/protocol\/dist\/peer\/|\/daemon\/dist\/cli\/daemon-client\.js$/ },
 ];
