@@ -75,7 +75,8 @@ export const callCommand: Command = {
       throw err;
     } finally {
       process.off("SIGINT", onSigint);
-      await client.close().catch(() => {});
+      // Not waited for (as withClient): the socket's ending runs while the process winds down.
+      client.close().catch(() => {});
     }
   },
 };
