@@ -14,13 +14,15 @@ import {
   readdirSync,
   rmSync,
   symlinkSync,
+  utimesSync,
   writeFileSync,
 } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Script } from "node:vm";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { entryPath, readEntry, usableDir, writeEntry } from "../src/cli/compile-cache.js";
+import { CLI_DEFAULTS } from "../src/cli/cli-defaults.js";
+import { entryPath, pruneDir, readEntry, usableDir, writeEntry } from "../src/cli/compile-cache.js";
 
 const uid = process.getuid?.() ?? 0;
 const asRoot = uid === 0;
@@ -166,5 +168,30 @@ describe("entries are written only where no one else can write", () => {
     writeFileSync(join(entry, "x"), "");
     expect(writeEntry(entry, SOURCE, Buffer.from("code"))).toBe(false);
     expect(readdirSync(dir)).toEqual(["main.cjs.cache"]);
+  });
+});
+
+describe("the cache stays bounded", () => {
+  it("drops temporary files a dead writer left and old entries of files the bundle no longer has; keeps the rest", () => {
+    const dir = join(root, "cache");
+    const bundle = join(root, "bundle");
+    mkdirSync(dir, { mode: 0o700 });
+    mkdirSync(bundle);
+    writeFileSync(join(bundle, "main.cjs"), "");
+    const now = Date.now();
+    const aged = (name: string, ageMs: number): void => {
+      writeFileSync(join(dir, name), "x", { mode: 0o600 });
+      const t = (now - ageMs) / 1000;
+      utimesSync(join(dir, name), t, t);
+    };
+    const month = 30 * 24 * 3600_000;
+    aged("main.cjs.cache", month); // this bundle's file: kept however old
+    aged("gone.cjs.cache", CLI_DEFAULTS.compileCacheStaleEntryMaxAgeMs + 60_000); // no such file, old: dropped
+    aged("other.cjs.cache", 60_000); // no such file, recent (another install's?): kept
+    aged("main.cjs.cache.123.tmp", CLI_DEFAULTS.compileCacheTempMaxAgeMs + 60_000); // a dead writer's: dropped
+    aged("main.cjs.cache.456.tmp", 0); // a writer at work: kept
+    aged("notes.txt", month); // not the cache's: kept
+    pruneDir(dir, bundle, now);
+    expect(readdirSync(dir).sort()).toEqual(["main.cjs.cache", "main.cjs.cache.456.tmp", "notes.txt", "other.cjs.cache"]);
   });
 });

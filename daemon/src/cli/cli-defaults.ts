@@ -26,6 +26,13 @@ export const CLI_DEFAULTS = {
    * a few hundred KiB for the largest. Anything bigger is not one mcpd wrote, and is compiled from source.
    */
   compileCacheMaxEntryBytes: 16 * 1024 * 1024,
+  /** A compile cache temporary file older than this was left by a process that died while writing it. */
+  compileCacheTempMaxAgeMs: 60_000,
+  /**
+   * A compile cache entry of a file this mcpd's bundle does not have is removed once it is this old: it may
+   * belong to another installed mcpd, which rewrites it when it runs again.
+   */
+  compileCacheStaleEntryMaxAgeMs: 7 * 24 * 3600_000,
 } as const;
 
 /** The environment variable `name` when it is a positive integer (ms), else `fallback`. */

@@ -25,10 +25,12 @@
 import {
   closeSync,
   constants,
+  existsSync,
   fstatSync,
   lstatSync,
   mkdirSync,
   openSync,
+  readdirSync,
   readFileSync,
   readSync,
   renameSync,
@@ -186,6 +188,33 @@ function quietly(fn: () => void): void {
   }
 }
 
+/**
+ * Keeps `dir` bounded, when entries were just written: removes temporary files left by a process that
+ * died while writing (older than {@link CLI_DEFAULTS.compileCacheTempMaxAgeMs}), and entries of files
+ * that `bundleDir` no longer has, unless one was written within
+ * {@link CLI_DEFAULTS.compileCacheStaleEntryMaxAgeMs} (another installed mcpd may still use it). Never throws.
+ */
+export function pruneDir(dir: string, bundleDir: string, now: number): void {
+  let names: string[];
+  try {
+    names = readdirSync(dir);
+  } catch {
+    return;
+  }
+  for (const name of names) {
+    const file = path.join(dir, name);
+    const isTemp = name.endsWith(".tmp");
+    if (!isTemp && !name.endsWith(".cache")) continue;
+    if (!isTemp && existsSync(path.join(bundleDir, name.slice(0, -".cache".length)))) continue;
+    const maxAge = isTemp ? CLI_DEFAULTS.compileCacheTempMaxAgeMs : CLI_DEFAULTS.compileCacheStaleEntryMaxAgeMs;
+    try {
+      if (now - lstatSync(file).mtimeMs > maxAge) unlinkSync(file);
+    } catch {
+      // gone already, or not ours to remove
+    }
+  }
+}
+
 /** The `require` a bundled file is given: the bundle calls it with a path or a module name, nothing else. */
 function requireFor(loader: CjsLoader, module: CjsModule): NodeJS.Require {
   const require = module.require.bind(module) as NodeJS.Require;
@@ -266,6 +295,7 @@ export function enableCompileCache(
           // V8 could not serialize it: the file is compiled from source next time too
         }
       }
+      pruneDir(dir, ownDir, Date.now());
     },
   };
   process.once("exit", () => cache.flush());
