@@ -8,6 +8,7 @@
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { McpError } from "@modelcontextprotocol/sdk/types.js";
 import { connect, McpdTools, McpdTransport, type McpdClient, type McpdClientOptions, type McpdError } from "@mcpd/client";
+import net from "node:net";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { waitFor } from "../helpers/process.js";
 import { fixture, TestDaemon } from "./test-daemon.js";
@@ -113,6 +114,42 @@ describe("@mcpd/client with a profile", () => {
     expect(err.message).toBe('Unknown profile "codnig"; configured (mcpd.profiles): coding');
     expect(() => connect({ env: d.env, profile: "" })).toThrow(TypeError);
     expect(() => connect({ env: d.env, tools: [] })).toThrow(TypeError);
+  });
+});
+
+describe("a connection whose mcpd/select fails has no view", () => {
+  it("refuses the initialize sent right behind it and every later request, rather than serve the unfiltered aggregate view", async () => {
+    const socket = net.createConnection(d.socketPath);
+    closers.push(async () => socket.destroy());
+    const lines: Array<Record<string, any>> = [];
+    let buf = "";
+    socket.setEncoding("utf8");
+    socket.on("data", (chunk: string) => {
+      buf += chunk;
+      for (let nl = buf.indexOf("\n"); nl >= 0; nl = buf.indexOf("\n")) {
+        lines.push(JSON.parse(buf.slice(0, nl)));
+        buf = buf.slice(nl + 1);
+      }
+    });
+    const send = (id: number, method: string, params: object) => JSON.stringify({ jsonrpc: "2.0", id, method, params });
+    // All at once, as a pipelining client sends them: a profile that does not exist, then an agent's session.
+    socket.write(
+      [
+        send(1, "mcpd/select", { profile: "nope" }),
+        send(2, "initialize", { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "pipeliner", version: "1" } }),
+        send(3, "tools/list", {}),
+        send(4, "tools/call", { name: "b__echo", arguments: { text: "hi" } }),
+      ].join("\n") + "\n",
+    );
+    await waitFor(async () => lines.length >= 4, { message: "four answers" });
+    const byId = new Map(lines.map((l) => [l.id, l]));
+    expect(byId.get(1)?.error?.data?.mcpdCode).toBe("MCPD_UNKNOWN_PROFILE");
+    for (const id of [2, 3, 4]) {
+      expect(byId.get(id)?.result, `request ${id} got no result`).toBeUndefined();
+      expect(byId.get(id)?.error?.message).toMatch(
+        /this connection has no view: its mcpd\/select failed \(.*nope.*\); open a new connection/,
+      );
+    }
   });
 });
 

@@ -31,6 +31,13 @@ export interface Selection {
   tools: string[] | undefined;
 }
 
+/** The answer to a message that is no JSON-RPC 2.0 message at all. */
+export const NOT_JSON_RPC: Readonly<JsonRpcErrorObject> = Object.freeze({
+  code: WireCode.InvalidRequest,
+  message: "Invalid request: not a JSON-RPC 2.0 message",
+  data: Object.freeze({ mcpdCode: "MCPD_PROTOCOL_VIOLATION" }),
+});
+
 /** A bad `mcpd/select` param: -32602 naming it. */
 function badParam(message: string): { error: JsonRpcErrorObject } {
   return {

@@ -15,7 +15,7 @@ import {
 } from "@mcpd/protocol";
 import type { ServerHandle } from "../supervision/server-handle.js";
 import { AggregateView, type AggregateHost } from "./aggregate-view.js";
-import { boundedClientInfo, negotiateVersion, parseSelect, serverViewInitializeResult } from "./handshake.js";
+import { boundedClientInfo, NOT_JSON_RPC, negotiateVersion, serverViewInitializeResult } from "./handshake.js";
 import { InFlightRequests } from "./in-flight.js";
 import { levelOf } from "./log-levels.js";
 import { OutgoingRequests } from "./outgoing-requests.js";
@@ -25,7 +25,7 @@ import { routedServer, withServerMeta, withoutRoute } from "./server-meta.js";
 import { gateOnServer } from "./server-view-gate.js";
 import { SubscribedForms, subscriptionKey } from "./subscribed-forms.js";
 import type { ViewFilter } from "./view-filter.js";
-import { chooseView, selectResult, type View } from "./view-selection.js";
+import { noViewError, selectResult, selectView, type View } from "./view-selection.js";
 
 /** What every downstream session (one agent's connection) is configured with, from the router. */
 export interface DownstreamSessionOptions {
@@ -62,6 +62,8 @@ export class Session implements Downstream, AggregateHost {
   control = false;
   /** Messages received so far (any kind, valid or not): `control` may only be declared by the first. */
   private received = 0;
+  /** Why its first message, a `mcpd/select`, failed: it then has no view (see {@link noViewError}). */
+  private selectFailed: string | undefined;
   clientInfo: JsonObject | undefined;
   clientCapabilities: ClientCapabilities = {};
   logLevel: LogLevel | undefined;
@@ -152,12 +154,7 @@ export class Session implements Downstream, AggregateHost {
     const kind = classify(message);
     if (kind === "invalid") {
       const id = isObject(message) && (typeof message.id === "string" || typeof message.id === "number") ? message.id : null;
-      this.replyError(id, {
-        code: WireCode.InvalidRequest,
-        message: `Invalid request: not a JSON-RPC 2.0 message`,
-        data: { mcpdCode: "MCPD_PROTOCOL_VIOLATION" },
-      });
-      return;
+      return this.replyError(id, NOT_JSON_RPC);
     }
     const msg = message as JsonObject;
     if (kind === "request") {
@@ -172,6 +169,7 @@ export class Session implements Downstream, AggregateHost {
 
   private onRequest(req: JsonRpcRequest): void {
     const { id, method } = req;
+    if (this.selectFailed !== undefined) return this.replyError(id, noViewError(this.selectFailed));
     if (isControlMethod(method)) {
       if (method === McpdSelect.method) {
         this.select(req);
@@ -205,15 +203,17 @@ export class Session implements Downstream, AggregateHost {
   }
 
   private select(req: JsonRpcRequest): void {
-    const selection = parseSelect(req.params, this.received === 1, this.initialized);
-    if ("error" in selection) return this.replyError(req.id, selection.error);
-    const chosen = chooseView(selection, this.ctx.servers, this.ctx.profiles, this.filter);
-    if ("error" in chosen) return this.replyError(req.id, chosen.error);
-    this.view = chosen.view;
-    this.filter = chosen.filter;
-    this.events = selection.events;
-    if (selection.control) this.control = true;
-    this.reply(req.id, selectResult(chosen, this.control));
+    const first = this.received === 1;
+    const made = selectView(req.params, first, this, this.ctx);
+    if ("error" in made) {
+      if (first) this.selectFailed = made.error.message;
+      return this.replyError(req.id, made.error);
+    }
+    this.view = made.chosen.view;
+    this.filter = made.chosen.filter;
+    this.events = made.selection.events;
+    if (made.selection.control) this.control = true;
+    this.reply(req.id, selectResult(made.chosen, this.control));
   }
 
   private async initialize(req: JsonRpcRequest): Promise<JsonObject> {

@@ -5,7 +5,7 @@
  * `profile`/`tools`, an HTTP front end): by this message.
  */
 import { McpdError, McpdSelect, WireCode, toWireError, type JsonObject, type JsonRpcErrorObject, type SelectResult } from "@mcpd/protocol";
-import type { Selection } from "./handshake.js";
+import { parseSelect, type Selection } from "./handshake.js";
 import type { ServerDirectory } from "./ports.js";
 import type { Profiles } from "./profiles.js";
 import type { ViewFilter } from "./view-filter.js";
@@ -72,4 +72,35 @@ export function selectResult(chosen: ChosenView, control: boolean): JsonObject {
   if (f?.toolGlobs !== undefined) result.tools = [...f.toolGlobs];
   if (control) result.control = true;
   return result as unknown as JsonObject;
+}
+
+/**
+ * A connection's `mcpd/select` (`params`; `first`: whether it is the connection's first message; `conn`:
+ * whether it sent `initialize` already, and its filter) checked and resolved against the daemon's servers
+ * and profiles: the selection and what it chose, or the error to answer.
+ */
+export function selectView(
+  params: JsonObject | undefined,
+  first: boolean,
+  conn: { readonly initialized: boolean; readonly filter: ViewFilter | undefined },
+  daemon: { readonly servers: ServerDirectory; readonly profiles: Profiles },
+): { selection: Selection; chosen: ChosenView } | { error: JsonRpcErrorObject } {
+  const selection = parseSelect(params, first, conn.initialized);
+  if ("error" in selection) return selection;
+  const chosen = chooseView(selection, daemon.servers, daemon.profiles, conn.filter);
+  return "error" in chosen ? chosen : { selection, chosen };
+}
+
+/**
+ * The answer to every request on a connection whose first message, a `mcpd/select`, failed (`reason`: its
+ * error's message). Such a connection has no view: not the unfiltered aggregate view it would otherwise
+ * fall back to, so a client that sent `initialize` right behind its select, or that ignores its error,
+ * never gets more than it asked for.
+ */
+export function noViewError(reason: string): JsonRpcErrorObject {
+  return {
+    code: WireCode.InvalidRequest,
+    message: `this connection has no view: its ${McpdSelect.method} failed (${reason}); open a new connection`,
+    data: { mcpdCode: "MCPD_PROTOCOL_VIOLATION" },
+  };
 }
