@@ -13,11 +13,11 @@ import { CliWorld, collect, ROOT } from "./cli-harness.js";
 
 const VERSION = (JSON.parse(readFileSync(join(ROOT, "daemon/package.json"), "utf8")) as { version: string }).version;
 
+const BUNDLE = join(ROOT, "daemon/dist/cli-bundle");
+
 let world: CliWorld;
-let cacheDir: string;
 beforeEach(() => {
   world = new CliWorld();
-  cacheDir = join(world.mcpdHome, "compile-cache");
 });
 afterEach(async () => {
   await world.run(["stop"]).catch(() => {});
@@ -38,9 +38,19 @@ function runBin(bin: string, args: string[], env: NodeJS.ProcessEnv = world.env)
   return collect(child, 60_000, `${bin} ${args.join(" ")}`);
 }
 
+/** The directory of `bundle`'s entries: the one under `<state>/compile-cache/` whose `bundle-dir` names it. */
+function entriesDir(bundle: string = BUNDLE): string {
+  const root = join(world.mcpdHome, "compile-cache");
+  const dirs = existsSync(root) ? readdirSync(root).map((d) => join(root, d)) : [];
+  const dir = dirs.find((d) => existsSync(join(d, "bundle-dir")) && readFileSync(join(d, "bundle-dir"), "utf8") === bundle);
+  if (dir === undefined) throw new Error(`no compile cache directory for ${bundle} among ${dirs.join(", ") || "none"}`);
+  return dir;
+}
+
 /** The inode of each entry: a rewritten entry is a new file renamed over the old one. */
-function inodes(): Record<string, number> {
-  return Object.fromEntries(readdirSync(cacheDir).map((f) => [f, statSync(join(cacheDir, f)).ino]));
+function inodes(bundle: string = BUNDLE): Record<string, number> {
+  const dir = entriesDir(bundle);
+  return Object.fromEntries(readdirSync(dir).map((f) => [f, statSync(join(dir, f)).ino]));
 }
 
 describe("the mcpd command caches its compiled code in the state directory", () => {
@@ -50,8 +60,8 @@ describe("the mcpd command caches its compiled code in the state directory", () 
     expect(first.stdout.trim()).toBe(VERSION);
     const written = inodes();
     expect(Object.keys(written)).toEqual(expect.arrayContaining(["main.cjs.cache", "cli.cjs.cache"]));
-    expect(statSync(cacheDir).mode & 0o777).toBe(0o700);
-    for (const f of Object.keys(written)) expect(statSync(join(cacheDir, f)).mode & 0o777).toBe(0o600);
+    expect(statSync(entriesDir()).mode & 0o777).toBe(0o700);
+    for (const f of Object.keys(written)) expect(statSync(join(entriesDir(), f)).mode & 0o777).toBe(0o600);
 
     const second = await world.run(["--version"]);
     expect(second.stdout.trim()).toBe(VERSION);
@@ -62,7 +72,7 @@ describe("the mcpd command caches its compiled code in the state directory", () 
     mkdirSync(world.mcpdHome, { mode: 0o700 });
     const { bin, bundle } = copyOfCommand();
     expect((await runBin(bin, ["--version"])).stdout.trim()).toBe(VERSION);
-    const before = inodes();
+    const before = inodes(bundle);
 
     // The bundle file that holds the version constant (modules.json: the compiled modules of each file).
     const modules = JSON.parse(readFileSync(join(bundle, "modules.json"), "utf8")) as Record<string, string[]>;
@@ -78,7 +88,7 @@ describe("the mcpd command caches its compiled code in the state directory", () 
     const r = await runBin(bin, ["--version"]);
     expect(r.stderr).toBe("");
     expect(r.stdout.trim()).toBe(other);
-    const after = inodes();
+    const after = inodes(bundle);
     expect(after[`${holder}.cache`], "the changed file's entry is made again").not.toBe(before[`${holder}.cache`]);
     expect(after["main.cjs.cache"], "the others are kept").toBe(before["main.cjs.cache"]);
   });
@@ -86,11 +96,12 @@ describe("the mcpd command caches its compiled code in the state directory", () 
   it("an entry V8 refuses (not code it made) is compiled past and replaced", async () => {
     mkdirSync(world.mcpdHome, { mode: 0o700 });
     await world.run(["--version"]);
-    const entry = join(cacheDir, "main.cjs.cache");
-    const source = readFileSync(join(ROOT, "daemon/dist/cli-bundle/main.cjs"));
-    writeFileSync(entry, Buffer.concat([Buffer.from(`mcpd-compile-cache 1 ${source.length}\n`), source, Buffer.from("not V8's code")]), {
-      mode: 0o600,
-    });
+    const entry = join(entriesDir(), "main.cjs.cache");
+    const source = readFileSync(join(BUNDLE, "main.cjs"));
+    // Whole by mcpd's checks (the right source, two equal copies of the "code"), but not V8's code.
+    const notCode = Buffer.from("not V8's code");
+    const head = `mcpd-compile-cache 2 ${source.length} ${notCode.length}\n`;
+    writeFileSync(entry, Buffer.concat([Buffer.from(head), source, notCode, notCode]), { mode: 0o600 });
     const before = statSync(entry).ino;
 
     const r = await world.run(["--version"]);
@@ -106,21 +117,21 @@ describe("the cache stays off where it should", () => {
     world.writeConfig({ fx: world.fixture("fx") });
     const started = await world.run(["start"]);
     expect(started.code, started.stderr).toBe(0);
-    expect(existsSync(join(cacheDir, "start.cjs.cache"))).toBe(false);
+    expect(existsSync(join(world.mcpdHome, "compile-cache")), "mcpd start wrote nothing").toBe(false);
     const status = await world.run(["status"]);
     expect(status.code, status.stderr).toBe(0);
-    expect(existsSync(join(cacheDir, "status.cjs.cache"))).toBe(true);
+    expect(existsSync(join(entriesDir(), "status.cjs.cache"))).toBe(true);
     const stopped = await world.run(["stop"]);
     expect(stopped.code, stopped.stderr).toBe(0);
     // The daemon has exited now (its exit is when it would have written).
-    expect(readdirSync(cacheDir).filter((f) => f.startsWith("start.") || f.startsWith("daemon."))).toEqual([]);
+    expect(readdirSync(entriesDir()).filter((f) => f.startsWith("start.") || f.startsWith("daemon."))).toEqual([]);
   });
 
   it("when NODE_DISABLE_COMPILE_CACHE is set", async () => {
     mkdirSync(world.mcpdHome, { mode: 0o700 });
     const r = await world.run(["--version"], { env: { ...world.env, NODE_DISABLE_COMPILE_CACHE: "1" } });
     expect(r.stdout.trim()).toBe(VERSION);
-    expect(existsSync(cacheDir)).toBe(false);
+    expect(existsSync(join(world.mcpdHome, "compile-cache"))).toBe(false);
   });
 
   it("when the state directory does not exist yet: a command that needs no state directory makes none", async () => {

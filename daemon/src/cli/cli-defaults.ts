@@ -26,12 +26,15 @@ export const CLI_DEFAULTS = {
    * a few hundred KiB for the largest. Anything bigger is not one mcpd wrote, and is compiled from source.
    */
   compileCacheMaxEntryBytes: 16 * 1024 * 1024,
+  /**
+   * When a process writes the compile cache entries it lacked, if it has not exited by then: late enough that
+   * a command's start-up is compiled (and a short command has exited), early enough that `mcpd connect`,
+   * which an agent may end with a signal, has written them.
+   */
+  compileCacheWriteDelayMs: 2_000,
   /** A compile cache temporary file older than this was left by a process that died while writing it. */
   compileCacheTempMaxAgeMs: 60_000,
-  /**
-   * A compile cache entry of a file this mcpd's bundle does not have is removed once it is this old: it may
-   * belong to another installed mcpd, which rewrites it when it runs again.
-   */
+  /** A compile cache directory that records no bundle (a write was cut short) is removed once this old. */
   compileCacheStaleEntryMaxAgeMs: 7 * 24 * 3600_000,
 } as const;
 

@@ -1,52 +1,42 @@
 /**
  * A cache of V8's compiled code for the `mcpd` command's bundled files (dist/cli-bundle/), kept in the state
  * directory. Every agent session spawns `mcpd connect`, and a user types `mcpd status` or `mcpd call` often:
- * without it, each of those processes parses and compiles mcpd's code from its source again, about a tenth
- * of its whole run (docs/benchmarks.md, section 4).
+ * without it, each of those processes parses and compiles mcpd's code from its source again (measured in
+ * docs/benchmarks.md, section 4).
  *
  * How: bin/mcpd.js calls {@link enableCompileCache} before it loads the bundle. The bundle's files are then
- * compiled by {@link loadCached} with the code V8 serialized at the end of an earlier run, when there is
- * one for exactly that source, and the code of the files that had none (or whose code V8 refused: another
- * Node version, other V8 flags) is written when the process exits, functions compiled during the run
- * included. Node 22 has a compile cache of its own (`module.enableCompileCache`); this one works the same on
- * every Node mcpd supports.
+ * compiled by {@link loadCached} with the code V8 serialized in an earlier run, when there is one for
+ * exactly that source (compile-cache-store.ts: the entries, their checks and their bounds), and the code of
+ * the files that had none (or whose code V8 refused: another Node version, other V8 flags) is written a
+ * little after the start (for long runs such as `mcpd connect`'s, which an agent may end with a signal)
+ * or at exit, whichever comes first, functions compiled until then included. Node 22 has a compile cache
+ * of its own (`module.enableCompileCache`); this one works the same on every Node mcpd supports.
  *
- * Safety: V8 checks cached code only against its source's length, so each entry carries the whole source
- * it was made from, and is used only when that is byte for byte the file being loaded. An entry is used
- * only when it is a regular file owned by this user that no one else can write, and it is written only
- * into a directory with the same properties, by a private temporary file renamed into place (never
- * through a symbolic link). The cache is an optimization: any fault (no state directory yet, a full disk,
- * a foreign file) means compiling from source as Node would, never an error.
+ * What differs from Node's own loading of a bundle file: it is compiled by `vm.Script` (so hooks of
+ * `Module.prototype._compile` do not see it), and its `require` has `resolve` and `cache` only (the bundle
+ * calls `require(id)`, nothing more; it has no `import()`). Stack traces are the same.
  *
  * Off for `mcpd start` (the daemon's start-up is paid once, and its memory is better without every
- * function of an earlier run deserialized), and when NODE_DISABLE_COMPILE_CACHE is set (Node's own switch
- * for its cache).
+ * function of an earlier run deserialized), when NODE_DISABLE_COMPILE_CACHE is set (Node's own switch for
+ * its cache), under Node's `--experimental-policy` (whose integrity checks see `_compile` only), and when
+ * the state directory is missing or not the user's own. Any fault means compiling from source as Node
+ * would, never an error.
  */
-import {
-  closeSync,
-  constants,
-  existsSync,
-  fstatSync,
-  lstatSync,
-  mkdirSync,
-  openSync,
-  readdirSync,
-  readFileSync,
-  readSync,
-  renameSync,
-  unlinkSync,
-  writeSync,
-} from "node:fs";
+import { readFileSync } from "node:fs";
 import path from "node:path";
 import { Script } from "node:vm";
 import { resolvePaths } from "@mcpd/client/paths";
 import { CLI_DEFAULTS } from "./cli-defaults.js";
-
-/** The name of the cache's directory inside the state directory. */
-export const COMPILE_CACHE_DIR = "compile-cache";
-
-/** The first bytes of an entry, followed by the source's length in bytes and a newline. */
-const MAGIC = "mcpd-compile-cache 1 ";
+import {
+  bundleKey,
+  COMPILE_CACHE_DIR,
+  entryPath,
+  prepareStoreDir,
+  pruneStore,
+  readEntry,
+  trustedDir,
+  writeEntry,
+} from "./compile-cache-store.js";
 
 /** CommonJS's wrapper, as Node's loader writes it around a file's source. */
 const WRAP_HEAD = "(function (exports, require, module, __filename, __dirname) { ";
@@ -82,137 +72,13 @@ export interface CompileCache {
   readonly dir: string;
   /** How many files were compiled with cached code, and how many without (their code written at exit). */
   readonly stats: { hits: number; misses: number };
-  /** Writes the code of the files compiled without cached code (done at exit; idempotent). */
+  /** Writes the code of the files compiled without cached code (done on a timer or at exit; idempotent). */
   flush(): void;
 }
 
 /** The user id entries must belong to; undefined where there is none (Windows), which turns the cache off. */
 function currentUid(): number | undefined {
   return typeof process.getuid === "function" ? process.getuid() : undefined;
-}
-
-/** The entry file of bundle file `file` in `dir`: its base name, which names one chunk of one build. */
-export function entryPath(dir: string, file: string): string {
-  return path.join(dir, `${path.basename(file)}.cache`);
-}
-
-/**
- * The cached code in `entry` for exactly `source` (the file's bytes), or undefined: no entry, an entry made
- * from other source, one that is not a regular file owned by `uid` and writable by it alone, or one larger
- * than {@link CLI_DEFAULTS.compileCacheMaxEntryBytes}. Never throws.
- */
-export function readEntry(entry: string, source: Buffer, uid: number): Buffer | undefined {
-  let fd: number;
-  try {
-    // O_NONBLOCK: a FIFO in the entry's place would otherwise block the open; it is refused below.
-    fd = openSync(entry, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
-  } catch {
-    return undefined;
-  }
-  try {
-    const st = fstatSync(fd);
-    if (!st.isFile() || st.uid !== uid || (st.mode & 0o022) !== 0 || st.size > CLI_DEFAULTS.compileCacheMaxEntryBytes) return undefined;
-    const bytes = Buffer.allocUnsafe(st.size);
-    let got = 0;
-    while (got < bytes.length) {
-      const n = readSync(fd, bytes, got, bytes.length - got, null);
-      if (n === 0) return undefined;
-      got += n;
-    }
-    const head = `${MAGIC}${source.length}\n`;
-    const start = head.length;
-    if (bytes.length <= start + source.length || bytes.toString("latin1", 0, start) !== head) return undefined;
-    if (!bytes.subarray(start, start + source.length).equals(source)) return undefined;
-    return bytes.subarray(start + source.length);
-  } catch {
-    return undefined;
-  } finally {
-    quietly(() => closeSync(fd));
-  }
-}
-
-/**
- * Whether `dir` may hold entries: a real directory (not a symbolic link) owned by `uid` that no one else
- * can write. Creates it (mode 0700) when missing and its parent exists; never creates the parent.
- */
-export function usableDir(dir: string, uid: number): boolean {
-  try {
-    mkdirSync(dir, { mode: 0o700 });
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== "EEXIST") return false;
-  }
-  try {
-    const st = lstatSync(dir);
-    return st.isDirectory() && st.uid === uid && (st.mode & 0o022) === 0;
-  } catch {
-    return false;
-  }
-}
-
-/**
- * Writes `data`, the code V8 made from `source`, as `entry`: into a new private file beside it (created
- * exclusively, so never through a link), renamed over the entry. Returns false, leaving nothing behind,
- * when that fails. Never throws.
- */
-export function writeEntry(entry: string, source: Buffer, data: Buffer): boolean {
-  const temp = `${entry}.${process.pid}.tmp`;
-  let fd: number;
-  try {
-    fd = openSync(temp, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, 0o600);
-  } catch {
-    return false; // something is in the way (not ours to remove), or the directory is not writable
-  }
-  let open = true;
-  try {
-    for (const part of [Buffer.from(`${MAGIC}${source.length}\n`, "latin1"), source, data]) {
-      let off = 0;
-      while (off < part.length) off += writeSync(fd, part, off, part.length - off);
-    }
-    open = false;
-    closeSync(fd);
-    renameSync(temp, entry);
-    return true;
-  } catch {
-    if (open) quietly(() => closeSync(fd));
-    quietly(() => unlinkSync(temp));
-    return false;
-  }
-}
-
-/** Runs `fn`, ignoring what it throws: for the clean-up of a write that failed already. */
-function quietly(fn: () => void): void {
-  try {
-    fn();
-  } catch {
-    // nothing more to undo
-  }
-}
-
-/**
- * Keeps `dir` bounded, when entries were just written: removes temporary files left by a process that
- * died while writing (older than {@link CLI_DEFAULTS.compileCacheTempMaxAgeMs}), and entries of files
- * that `bundleDir` no longer has, unless one was written within
- * {@link CLI_DEFAULTS.compileCacheStaleEntryMaxAgeMs} (another installed mcpd may still use it). Never throws.
- */
-export function pruneDir(dir: string, bundleDir: string, now: number): void {
-  let names: string[];
-  try {
-    names = readdirSync(dir);
-  } catch {
-    return;
-  }
-  for (const name of names) {
-    const file = path.join(dir, name);
-    const isTemp = name.endsWith(".tmp");
-    if (!isTemp && !name.endsWith(".cache")) continue;
-    if (!isTemp && existsSync(path.join(bundleDir, name.slice(0, -".cache".length)))) continue;
-    const maxAge = isTemp ? CLI_DEFAULTS.compileCacheTempMaxAgeMs : CLI_DEFAULTS.compileCacheStaleEntryMaxAgeMs;
-    try {
-      if (now - lstatSync(file).mtimeMs > maxAge) unlinkSync(file);
-    } catch {
-      // gone already, or not ours to remove
-    }
-  }
 }
 
 /** The `require` a bundled file is given: the bundle calls it with a path or a module name, nothing else. */
@@ -241,6 +107,8 @@ export function loadCached(
   const cachedData = readEntry(entry, source, uid);
   const script = new Script(`${WRAP_HEAD}${source.toString("utf8")}${WRAP_TAIL}`, {
     filename,
+    // The wrapper shares the source's first line: its columns there are the file's own.
+    columnOffset: -WRAP_HEAD.length,
     ...(cachedData !== undefined ? { cachedData } : {}),
   });
   if (cachedData !== undefined && !script.cachedDataRejected) stats.hits++;
@@ -252,10 +120,15 @@ export function loadCached(
   wrapper.call(module.exports, module.exports, requireFor(loader, module), module, filename, path.dirname(filename));
 }
 
+/** Whether Node runs with options the cache must stay out of the way of (`--experimental-policy`). */
+function policyInForce(env: NodeJS.ProcessEnv): boolean {
+  return [...process.execArgv, env.NODE_OPTIONS ?? ""].some((arg) => arg.includes("--experimental-policy"));
+}
+
 /**
  * Turns the cache on for the CommonJS files of `bundleDir` (the directory of the bundled `mcpd` command),
  * loaded by `loader`, when the command `argv` runs may use it (see the file's comment), with entries in
- * `<state directory>/compile-cache/`. Returns undefined, changing nothing, when it stays off.
+ * `<state directory>/compile-cache/<bundle>/`. Returns undefined, changing nothing, when it stays off.
  */
 export function enableCompileCache(
   loader: CjsLoader,
@@ -264,22 +137,27 @@ export function enableCompileCache(
   env: NodeJS.ProcessEnv = process.env,
 ): CompileCache | undefined {
   const uid = currentUid();
-  if (uid === undefined || argv[0] === "start" || env.NODE_DISABLE_COMPILE_CACHE) return undefined;
-  let dir: string;
+  if (uid === undefined || argv[0] === "start" || env.NODE_DISABLE_COMPILE_CACHE || policyInForce(env)) return undefined;
+  let stateDir: string;
   try {
-    dir = path.join(resolvePaths(env).stateDir, COMPILE_CACHE_DIR);
+    stateDir = resolvePaths(env).stateDir;
   } catch {
     return undefined;
   }
+  // No one else may put or swap anything beneath it (the daemon asks the same of it).
+  if (!trustedDir(stateDir, uid)) return undefined;
   const ownDir = path.resolve(bundleDir);
+  const dir = path.join(stateDir, COMPILE_CACHE_DIR, bundleKey(ownDir));
   const extensions = loader._extensions;
-  // Node 20 has no handler of its own for `.cjs` (its loader falls back to `.js`'s); Node 22 has one.
-  const builtin = extensions[".cjs"] ?? extensions[".js"];
+  // The handler Node uses for a `.cjs` file: its own (Node 22), else `.js`'s (Node 20), which is wrapped then
+  // rather than a `.cjs` one added (that would make `require("./x")` try `x.cjs` everywhere).
+  const key = extensions[".cjs"] !== undefined ? ".cjs" : ".js";
+  const builtin = extensions[key];
   if (builtin === undefined) return undefined;
   const stats = { hits: 0, misses: 0 };
   const pending: Pending[] = [];
-  extensions[".cjs"] = function (this: unknown, module, filename) {
-    if (path.dirname(filename) !== ownDir) return builtin.call(this, module, filename);
+  extensions[key] = function (this: unknown, module, filename) {
+    if (!filename.endsWith(".cjs") || path.dirname(filename) !== ownDir) return builtin.call(this, module, filename);
     loadCached(loader, module, filename, dir, uid, stats, pending);
   };
   const cache: CompileCache = {
@@ -287,17 +165,12 @@ export function enableCompileCache(
     stats,
     flush() {
       const todo = pending.splice(0);
-      if (todo.length === 0 || !usableDir(dir, uid)) return;
-      for (const p of todo) {
-        try {
-          writeEntry(p.entry, p.source, p.script.createCachedData());
-        } catch {
-          // V8 could not serialize it: the file is compiled from source next time too
-        }
-      }
-      pruneDir(dir, ownDir, Date.now());
+      if (todo.length === 0 || prepareStoreDir(stateDir, ownDir, uid) !== dir) return;
+      for (const p of todo) writeEntry(p.entry, p.source, () => p.script.createCachedData());
+      pruneStore(dir, ownDir, uid, Date.now());
     },
   };
+  setTimeout(() => cache.flush(), CLI_DEFAULTS.compileCacheWriteDelayMs).unref();
   process.once("exit", () => cache.flush());
   return cache;
 }
