@@ -5,14 +5,10 @@
 // before `prepare` builds dist/). It is CommonJS too (bin/package.json), keeping its name: service files
 // written by earlier versions run this path.
 "use strict";
-const argv = process.argv.slice(2);
-// First, so that the bundle's files are compiled with the code an earlier run cached (see compile-cache.ts).
 // biome-ignore lint/style/noCommonJs: CommonJS on purpose, for the start-up (see above).
-require("../dist/cli-bundle/compile-cache.cjs").enableCompileCache(module.constructor, `${__dirname}/../dist/cli-bundle`, argv);
-// biome-ignore lint/style/noCommonJs: as above.
 const { main } = require("../dist/cli-bundle/main.cjs");
 
-main(argv).then(
+main(process.argv.slice(2)).then(
   (code) => {
     if (typeof code === "number") process.exitCode = code;
   },

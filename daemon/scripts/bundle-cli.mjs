@@ -57,43 +57,14 @@ const inlineVersion = {
 };
 
 rmSync(outDir, { recursive: true, force: true });
-/** The options of both builds below. */
-const common = {
-  plugins: [inlineVersion],
-  platform: "node",
-  external: isExternal,
-  // @mcpd/client/paths only re-exports: so that compile-cache.cjs, which needs resolvePaths alone, holds
-  // paths.js without socket-trust.js and the protocol's core.
-  treeshake: { moduleSideEffects: (id) => !id.endsWith("/client-sdk/dist/paths-entry.js") },
-  // A bundled package's ES build (jsonc-parser's is under "module"), not its UMD one.
-  resolve: { mainFields: ["module", "main"] },
-  logLevel: "warn",
-  write: true,
-};
-const output = {
-  dir: outDir,
-  // CommonJS: Node loads it with synchronous require()s, and never starts its ES module loader (the
-  // async resolve/load/link of every file, and fs/promises to read them): ~10 ms of `mcpd connect`'s
-  // ~110 ms start, measured (docs/benchmarks.md). Every npm package it imports has a CommonJS entry.
-  format: "cjs",
-  entryFileNames: "[name].cjs",
-  // No content hash in the names: the compile cache (src/cli/compile-cache.ts) keeps one entry per file
-  // name, so a new build's files replace their entries instead of adding more beside the old ones.
-  chunkFileNames: "[name].cjs",
-  // An npm package loaded on demand (undici, ws) by require() too, so the loader stays unloaded.
-  dynamicImportInCjs: false,
-  // Doc comments are for readers of src/ (shipped beside the bundle); in the bundle they are source
-  // text V8 keeps in memory for as long as the daemon runs. Legal comments and annotations stay.
-  comments: { legal: true, annotation: true, jsdoc: false },
-};
 /**
- * Fewer, larger shared files: each file Node loads costs ~0.3 ms (resolve, stat, read, compile), and with
- * the compile cache a file's size costs little. A group holds modules that are loaded together anyway:
- * `cli`, what main.cjs always loads (and two small modules of `mcpd connect`'s); `core`, the protocol's core and the socket checks, which `mcpd connect`
- * and every command that talks to the daemon load; `client`, the client SDK's session code (and the
- * CLI's use of it), which the commands that talk to the daemon load and `mcpd connect` never does
- * (tests/cli/cli-lazy-loading.test.ts pins that). The protocol's index (`@mcpd/protocol`: the SSE codec
- * and its npm parser) stays out of all three.
+ * Fewer, larger shared files: each file Node loads costs ~0.3 ms (resolve, stat, read, compile), which is
+ * more than what preparsing a few KB of code it does not run costs. A group holds modules that are loaded
+ * together anyway: `cli`, what main.cjs always loads (and two small modules of `mcpd connect`'s); `core`,
+ * the protocol's core and the socket checks, which `mcpd connect` and every command that talks to the
+ * daemon load; `client`, the client SDK's session code (and the CLI's use of it), which the commands that
+ * talk to the daemon load and `mcpd connect` never does (tests/cli/cli-lazy-loading.test.ts pins that).
+ * The protocol's index (`@mcpd/protocol`: the SSE codec and its npm parser) stays out of all three.
  */
 const GROUPS = [
   {
@@ -103,19 +74,32 @@ const GROUPS = [
   { name: "core", test: /\/protocol\/dist\/(?!index\.js$|sse\.js$|peer\/)|\/client-sdk\/dist\/(paths|socket-trust)\.js$/ },
   { name: "client", test: /\/client-sdk\/dist\/(?!paths|socket-trust)|\/protocol\/dist\/peer\/|\/daemon\/dist\/cli\/daemon-client\.js$/ },
 ];
-const commands = await build({
-  ...common,
+const result = await build({
   input: { main: join(daemonDir, "dist", "cli", "main.js") },
-  output: { ...output, codeSplitting: { groups: GROUPS } },
+  plugins: [inlineVersion],
+  platform: "node",
+  external: isExternal,
+  // A bundled package's ES build (jsonc-parser's is under "module"), not its UMD one.
+  resolve: { mainFields: ["module", "main"] },
+  logLevel: "warn",
+  write: true,
+  output: {
+    dir: outDir,
+    // CommonJS: Node loads it with synchronous require()s, and never starts its ES module loader (the
+    // async resolve/load/link of every file, and fs/promises to read them): ~10 ms of `mcpd connect`'s
+    // ~110 ms start, measured (docs/benchmarks.md). Every npm package it imports has a CommonJS entry.
+    format: "cjs",
+    entryFileNames: "[name].cjs",
+    // Names without a content hash: a file's name says what it holds (`status.cjs`, `core.cjs`).
+    chunkFileNames: "[name].cjs",
+    codeSplitting: { groups: GROUPS },
+    // An npm package loaded on demand (undici, ws) by require() too, so the loader stays unloaded.
+    dynamicImportInCjs: false,
+    // Doc comments are for readers of src/ (shipped beside the bundle); in the bundle they are source
+    // text V8 keeps in memory for as long as the daemon runs. Legal comments and annotations stay.
+    comments: { legal: true, annotation: true, jsdoc: false },
+  },
 });
-// compile-cache.cjs is loaded first, by bin/mcpd.js, and turns on the cache of compiled code that main.cjs
-// and the files it loads are compiled with (src/cli/compile-cache.ts). It is compiled from source itself,
-// so it is built alone, as one file holding all it needs: each more file Node loads costs ~0.3 ms.
-const cache = await build({ ...common, input: { "compile-cache": join(daemonDir, "dist", "cli", "compile-cache.js") }, output });
-const cacheFiles = cache.output.map((item) => item.fileName);
-if (cacheFiles.join() !== "compile-cache.cjs")
-  throw new Error(`bundle-cli: compile-cache must build to one file, got ${cacheFiles.join(", ")}`);
-const result = { output: [...commands.output, ...cache.output] };
 
 for (const item of result.output) {
   if (item.type !== "chunk") continue;

@@ -21,21 +21,6 @@ export const CLI_DEFAULTS = {
   failureLogLines: 20,
   /** Bytes of the log read to explain a failure. */
   failureLogBytes: 64 * 1024,
-  /**
-   * The largest compile cache entry read (compile-cache.ts): a bundled file's source plus V8's code for it,
-   * a few hundred KiB for the largest. Anything bigger is not one mcpd wrote, and is compiled from source.
-   */
-  compileCacheMaxEntryBytes: 16 * 1024 * 1024,
-  /**
-   * When a process writes the compile cache entries it lacked, if it has not exited by then: late enough that
-   * a command's start-up is compiled (and a short command has exited), early enough that `mcpd connect`,
-   * which an agent may end with a signal, has written them.
-   */
-  compileCacheWriteDelayMs: 2_000,
-  /** A compile cache temporary file older than this was left by a process that died while writing it. */
-  compileCacheTempMaxAgeMs: 60_000,
-  /** A compile cache directory that records no bundle (a write was cut short) is removed once this old. */
-  compileCacheStaleEntryMaxAgeMs: 7 * 24 * 3600_000,
 } as const;
 
 /** The environment variable `name` when it is a positive integer (ms), else `fallback`. */

@@ -10,15 +10,13 @@ import { rssKb } from "./procfs.mjs";
 import { median, rotate } from "./stats.mjs";
 
 /** The rows, in the order the report lists them. */
-export const CLI_ROWS = ["node", "server", "connect", "connectNoCache", "version", "status", "statusNoCache", "call"];
+export const CLI_ROWS = ["node", "server", "connect", "version", "status", "call"];
 export const CLI_LABELS = {
   node: "`node -e 0`, whole run",
   server: "a trivial MCP server (tests/bench/fixtures/fast-server.mjs) spawned directly, until its `initialize` answer",
   connect: "`mcpd connect SERVER` on a warm daemon, until its `initialize` answer",
-  connectNoCache: "the same with the compile cache off (`NODE_DISABLE_COMPILE_CACHE=1`): every file compiled from source",
   version: "`mcpd --version`, whole run",
   status: "`mcpd status` on a warm daemon, whole run",
-  statusNoCache: "the same with the compile cache off",
   call: "`mcpd call SERVER echo` on a warm daemon, whole run",
 };
 
@@ -91,9 +89,6 @@ export async function cliStartupRound(resources, daemon, server, samples) {
   const times = Object.fromEntries(CLI_ROWS.map((r) => [r, []]));
   const rss = { server: [], connect: [] };
   const env = daemon.env;
-  // The command's compile cache (daemon/src/cli/compile-cache.ts) lives in the daemon's MCPD_HOME: the
-  // untimed first runs below fill it, as a user's first runs do.
-  const noCache = { ...env, NODE_DISABLE_COMPILE_CACHE: "1" };
   const answered = async (row, name, args) => {
     const r = await timeInitialize(resources, name, args, env);
     rss[row].push(r.rssKb / 1024);
@@ -103,10 +98,8 @@ export async function cliStartupRound(resources, daemon, server, samples) {
     node: () => timeRun(resources, "node -e 0", ["-e", "0"], env),
     server: () => answered("server", "fast-server", [FAST_SERVER]),
     connect: () => answered("connect", "mcpd connect", [MCPD_BIN, "connect", server]),
-    connectNoCache: () => timeInitialize(resources, "mcpd connect (no cache)", [MCPD_BIN, "connect", server], noCache).then((r) => r.ms),
     version: () => timeRun(resources, "mcpd --version", [MCPD_BIN, "--version"], env),
     status: () => timeRun(resources, "mcpd status", [MCPD_BIN, "status"], env),
-    statusNoCache: () => timeRun(resources, "mcpd status (no cache)", [MCPD_BIN, "status"], noCache),
     call: () => timeRun(resources, "mcpd call", [MCPD_BIN, "call", server, "echo", '{"text":"hi"}'], env),
   };
   // One untimed run of each first, so every row starts with the same warm file cache.

@@ -120,8 +120,7 @@ export async function run(ctx) {
       for (const key of Object.keys(cli)) cli[key].push(res[key]);
       log(
         `  round ${round + 1} cli: node -e 0 ${num(res.node)} ms, mcpd connect to initialize ${num(res.connect)} ms (${num(res.connectRssMb)} MB), ` +
-          `--version ${num(res.version)} ms, status ${num(res.status)} ms, call ${num(res.call)} ms; ` +
-          `compile cache off: connect ${num(res.connectNoCache)} ms, status ${num(res.statusNoCache)} ms`,
+          `--version ${num(res.version)} ms, status ${num(res.status)} ms, call ${num(res.call)} ms`,
       );
     }
     const cliVsNode = (row) => summarize(cli[row].map((v, i) => v / cli.node[i]));
@@ -193,16 +192,6 @@ export async function run(ctx) {
           target: "<= 1.3x",
           pass: cliVsNode(row).median <= 1.3,
         })),
-        {
-          metric: "The compile cache: `mcpd connect` until its initialize answer, cache on / off",
-          value: summarize(cli.connect.map((v, i) => v / cli.connectNoCache[i])),
-          format: ratio,
-        },
-        {
-          metric: "The compile cache: `mcpd status`, cache on / off",
-          value: summarize(cli.status.map((v, i) => v / cli.statusNoCache[i])),
-          format: ratio,
-        },
         { metric: "`mcpd connect` RSS at its initialize answer", value: c.connectRssMb, format: mb },
         {
           metric: "Agent connect + initialize + tools/list, 10 servers: HTTP front end / `mcpd connect`",
