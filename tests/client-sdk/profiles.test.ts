@@ -117,32 +117,39 @@ describe("@mcpd/client with a profile", () => {
   });
 });
 
+/** Sends `lines` at once on a new raw connection to the daemon; resolves with the first `count` answers, by id. */
+async function rawExchange(lines: string[], count: number): Promise<Map<unknown, Record<string, any>>> {
+  const socket = net.createConnection(d.socketPath);
+  closers.push(async () => socket.destroy());
+  const answers: Array<Record<string, any>> = [];
+  let buf = "";
+  socket.setEncoding("utf8");
+  socket.on("data", (chunk: string) => {
+    buf += chunk;
+    for (let nl = buf.indexOf("\n"); nl >= 0; nl = buf.indexOf("\n")) {
+      answers.push(JSON.parse(buf.slice(0, nl)));
+      buf = buf.slice(nl + 1);
+    }
+  });
+  socket.write(`${lines.join("\n")}\n`);
+  await waitFor(async () => answers.length >= count, { message: `${count} answers` });
+  return new Map(answers.map((l) => [l.id, l]));
+}
+
+const request = (id: number, method: string, params: object): string => JSON.stringify({ jsonrpc: "2.0", id, method, params });
+
 describe("a connection whose mcpd/select fails has no view", () => {
   it("refuses the initialize sent right behind it and every later request, rather than serve the unfiltered aggregate view", async () => {
-    const socket = net.createConnection(d.socketPath);
-    closers.push(async () => socket.destroy());
-    const lines: Array<Record<string, any>> = [];
-    let buf = "";
-    socket.setEncoding("utf8");
-    socket.on("data", (chunk: string) => {
-      buf += chunk;
-      for (let nl = buf.indexOf("\n"); nl >= 0; nl = buf.indexOf("\n")) {
-        lines.push(JSON.parse(buf.slice(0, nl)));
-        buf = buf.slice(nl + 1);
-      }
-    });
-    const send = (id: number, method: string, params: object) => JSON.stringify({ jsonrpc: "2.0", id, method, params });
     // All at once, as a pipelining client sends them: a profile that does not exist, then an agent's session.
-    socket.write(
+    const byId = await rawExchange(
       [
-        send(1, "mcpd/select", { profile: "nope" }),
-        send(2, "initialize", { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "pipeliner", version: "1" } }),
-        send(3, "tools/list", {}),
-        send(4, "tools/call", { name: "b__echo", arguments: { text: "hi" } }),
-      ].join("\n") + "\n",
+        request(1, "mcpd/select", { profile: "nope" }),
+        request(2, "initialize", { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "pipeliner", version: "1" } }),
+        request(3, "tools/list", {}),
+        request(4, "tools/call", { name: "b__echo", arguments: { text: "hi" } }),
+      ],
+      4,
     );
-    await waitFor(async () => lines.length >= 4, { message: "four answers" });
-    const byId = new Map(lines.map((l) => [l.id, l]));
     expect(byId.get(1)?.error?.data?.mcpdCode).toBe("MCPD_UNKNOWN_PROFILE");
     for (const id of [2, 3, 4]) {
       expect(byId.get(id)?.result, `request ${id} got no result`).toBeUndefined();
@@ -150,6 +157,15 @@ describe("a connection whose mcpd/select fails has no view", () => {
         /this connection has no view: its mcpd\/select failed \(.*nope.*\); open a new connection/,
       );
     }
+  });
+
+  it("echoes a long unknown name only in part, in the select's error and in each refusal after it", async () => {
+    const name = "x".repeat(100_000);
+    const byId = await rawExchange([request(1, "mcpd/select", { server: name }), request(2, "tools/list", {})], 2);
+    expect(byId.get(1)?.error?.data?.mcpdCode).toBe("MCPD_UNKNOWN_SERVER");
+    expect(byId.get(1)?.error?.message.length).toBeLessThan(1_000);
+    expect(byId.get(2)?.error?.message).toMatch(/^this connection has no view/);
+    expect(byId.get(2)?.error?.message.length).toBeLessThan(1_000);
   });
 });
 

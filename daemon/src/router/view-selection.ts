@@ -100,7 +100,8 @@ export function selectView(
 export function noViewError(reason: string): JsonRpcErrorObject {
   return {
     code: WireCode.InvalidRequest,
-    message: `this connection has no view: its ${McpdSelect.method} failed (${reason}); open a new connection`,
+    // Bounded: it is repeated in every answer, and the select's error may echo what the client sent.
+    message: `this connection has no view: its ${McpdSelect.method} failed (${reason.slice(0, 300)}); open a new connection`,
     data: { mcpdCode: "MCPD_PROTOCOL_VIOLATION" },
   };
 }

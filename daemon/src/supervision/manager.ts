@@ -61,7 +61,10 @@ export class MCPManager extends EventEmitter {
     const h = this.handles.get(name);
     if (!h) {
       const known = [...this.handles.keys()];
-      throw new NotFoundError("MCPD_UNKNOWN_SERVER", `Unknown server "${name}"; configured: ${known.length ? known.join(", ") : "(none)"}`);
+      throw new NotFoundError(
+        "MCPD_UNKNOWN_SERVER",
+        `Unknown server ${JSON.stringify(name.slice(0, 100))}; configured: ${known.length ? known.join(", ") : "(none)"}`,
+      );
     }
     return h;
   }
