@@ -8,9 +8,9 @@
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { McpError } from "@modelcontextprotocol/sdk/types.js";
 import { connect, McpdTools, McpdTransport, type McpdClient, type McpdClientOptions, type McpdError } from "@mcpd/client";
-import net from "node:net";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { waitFor } from "../helpers/process.js";
+import { RawClient } from "../e2e/harness.js";
 import { fixture, TestDaemon } from "./test-daemon.js";
 
 let d: TestDaemon;
@@ -117,23 +117,13 @@ describe("@mcpd/client with a profile", () => {
   });
 });
 
-/** Sends `lines` at once on a new raw connection to the daemon; resolves with the first `count` answers, by id. */
-async function rawExchange(lines: string[], count: number): Promise<Map<unknown, Record<string, any>>> {
-  const socket = net.createConnection(d.socketPath);
-  closers.push(async () => socket.destroy());
-  const answers: Array<Record<string, any>> = [];
-  let buf = "";
-  socket.setEncoding("utf8");
-  socket.on("data", (chunk: string) => {
-    buf += chunk;
-    for (let nl = buf.indexOf("\n"); nl >= 0; nl = buf.indexOf("\n")) {
-      answers.push(JSON.parse(buf.slice(0, nl)));
-      buf = buf.slice(nl + 1);
-    }
-  });
-  socket.write(`${lines.join("\n")}\n`);
-  await waitFor(async () => answers.length >= count, { message: `${count} answers` });
-  return new Map(answers.map((l) => [l.id, l]));
+/** Sends `lines` at once (one write) on a new raw connection to the daemon; resolves with the answers to `ids`, by id. */
+async function rawExchange(lines: string[], ids: number[]): Promise<Map<number, any>> {
+  const c = await RawClient.open(d.socketPath);
+  closers.push(async () => c.close());
+  c.writeLine(lines.join("\n"));
+  const answers = await Promise.all(ids.map((id) => c.waitFor((m) => m.id === id, `the answer to request ${id}`)));
+  return new Map(answers.map((m) => [m.id, m]));
 }
 
 const request = (id: number, method: string, params: object): string => JSON.stringify({ jsonrpc: "2.0", id, method, params });
@@ -148,7 +138,7 @@ describe("a connection whose mcpd/select fails has no view", () => {
         request(3, "tools/list", {}),
         request(4, "tools/call", { name: "b__echo", arguments: { text: "hi" } }),
       ],
-      4,
+      [1, 2, 3, 4],
     );
     expect(byId.get(1)?.error?.data?.mcpdCode).toBe("MCPD_UNKNOWN_PROFILE");
     for (const id of [2, 3, 4]) {
@@ -161,7 +151,7 @@ describe("a connection whose mcpd/select fails has no view", () => {
 
   it("echoes a long unknown name only in part, in the select's error and in each refusal after it", async () => {
     const name = "x".repeat(100_000);
-    const byId = await rawExchange([request(1, "mcpd/select", { server: name }), request(2, "tools/list", {})], 2);
+    const byId = await rawExchange([request(1, "mcpd/select", { server: name }), request(2, "tools/list", {})], [1, 2]);
     expect(byId.get(1)?.error?.data?.mcpdCode).toBe("MCPD_UNKNOWN_SERVER");
     expect(byId.get(1)?.error?.message.length).toBeLessThan(1_000);
     expect(byId.get(2)?.error?.message).toMatch(/^this connection has no view/);
