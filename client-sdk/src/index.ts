@@ -2,6 +2,8 @@
  * @mcpd/client: the client SDK of the mcpd daemon. Every export of this file is public API.
  */
 export { connect, McpdClient } from "./mcpd-client.js";
+export { requestControl, type ControlRequestOptions } from "./control-request.js";
+export { requestOnce, type RequestOnceOptions } from "./request-once.js";
 export type { McpdClientOptions, CallOptions, ControlArgs } from "./mcpd-client-options.js";
 export { McpdTransport, type McpdTransportOptions, type TransportMessage } from "./mcpd-transport.js";
 export type { RequestOptions, ProgressInfo } from "./socket-connection.js";

@@ -1,0 +1,219 @@
+/**
+ * requestControl and requestOnce, one request on a connection of its own, against a real Unix-socket
+ * peer: what they send and when (everything in one write, before any answer: one round trip), what they
+ * resolve with, every way they fail, and that the connection is closed afterwards.
+ */
+import fs from "node:fs";
+import path from "node:path";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { McpdStatus, WireCode, type McpdError } from "@mcpd/protocol";
+import { requestControl } from "../src/control-request.js";
+import { requestOnce } from "../src/request-once.js";
+import { type JsonlPeer, type PeerConn, startPeer, waitFor } from "./jsonl-peer.js";
+
+let peer: JsonlPeer;
+let dir: string;
+let cleanup: () => Promise<void>;
+
+beforeEach(async () => {
+  ({ peer, dir, cleanup } = await startPeer());
+});
+afterEach(async () => {
+  await cleanup();
+});
+
+async function failure(p: Promise<unknown>): Promise<McpdError> {
+  try {
+    await p;
+  } catch (err) {
+    return err as McpdError;
+  }
+  throw new Error("expected a rejection");
+}
+
+/** Makes `method` wait, before answering, until `conn` has received a message of `later`: a caller that waited for this answer first would never get one. */
+function answerOnlyAfter(method: string, later: string, result: object): void {
+  peer.methods[method] = (_params, conn: PeerConn) =>
+    waitFor(() => conn.received.some((m) => m.method === later), `${later} before the ${method}'s answer`, 10_000).then(
+      () => result,
+      () => undefined,
+    );
+}
+
+/** The peer's connections all closed (the caller closed its socket). */
+const allClosed = (): Promise<boolean> => waitFor(() => peer.connections.size === 0, "the connection to close");
+
+describe("requestControl", () => {
+  it("sends mcpd/select and the request together, before any answer (one round trip), resolves with the result and closes the connection", async () => {
+    answerOnlyAfter("mcpd/select", "mcpd/servers", { view: "aggregate" });
+    peer.methods["mcpd/servers"] = () => ({ servers: [{ name: "fx" }] });
+    const result = await requestControl("mcpd/servers", undefined, { socketPath: peer.socketPath, timeout: 15_000 });
+    expect(result).toEqual({ servers: [{ name: "fx" }] });
+    expect(peer.received.map((r) => r.msg.method)).toEqual(["mcpd/select", "mcpd/servers"]);
+    // Not a session: no initialize, no events asked for, not a control connection unless asked.
+    expect(peer.received[0]!.msg.params).toEqual({});
+    await allClosed();
+  });
+
+  it("opens a control connection when asked, and passes the params of a declared method", async () => {
+    peer.methods["mcpd/status"] = (params) => ({ daemon: { pid: 1 }, echoed: params ?? null });
+    const status = await requestControl(McpdStatus, undefined, { socketPath: peer.socketPath, control: true });
+    expect(status).toMatchObject({ daemon: { pid: 1 }, echoed: null });
+    expect(peer.messages("mcpd/select")[0]!.params).toEqual({ control: true });
+    peer.methods["mcpd/logs"] = () => ({ lines: [] });
+    await requestControl("mcpd/logs", { server: "fx", lines: 3 }, { socketPath: peer.socketPath });
+    expect(peer.messages("mcpd/logs")[0]!.params).toEqual({ server: "fx", lines: 3 });
+  });
+
+  it("finds the socket from the environment it is given, as connect() does", async () => {
+    peer.methods["mcpd/servers"] = () => ({ servers: [] });
+    expect(await requestControl("mcpd/servers", undefined, { env: { MCPD_SOCKET: peer.socketPath } })).toEqual({ servers: [] });
+  });
+
+  it("rejects with the daemon's error, mapped by data.mcpdCode", async () => {
+    peer.methods["mcpd/reload"] = () => ({
+      error: { code: WireCode.Forbidden, message: "mcpd/reload needs a control connection", data: { mcpdCode: "MCPD_FORBIDDEN" } },
+    });
+    const err = await failure(requestControl("mcpd/reload", undefined, { socketPath: peer.socketPath }));
+    expect(err.code).toBe("MCPD_FORBIDDEN");
+    expect(err.message).toContain("needs a control connection");
+    await allClosed();
+  });
+
+  it("a failed select is the error, not the request's refusal that follows it", async () => {
+    peer.methods["mcpd/select"] = () => ({ error: { code: -32602, message: "bad select", data: { mcpdCode: "MCPD_INVALID_PARAMS" } } });
+    peer.methods["mcpd/servers"] = () => ({ error: { code: -32600, message: "this connection has no view" } });
+    const err = await failure(requestControl("mcpd/servers", undefined, { socketPath: peer.socketPath }));
+    expect(err.message).toBe("bad select");
+  });
+
+  it("refuses a method that is not mcpd/... with a TypeError, connecting to nothing", async () => {
+    const err = await failure(requestControl("tools/list", undefined, { socketPath: peer.socketPath }));
+    expect(err).toBeInstanceOf(TypeError);
+    expect(err.message).toContain('"tools/list" is not an mcpd/* method');
+    expect(peer.received).toEqual([]);
+  });
+
+  it("MCPD_DAEMON_UNAVAILABLE with the mcpd start hint when no daemon listens", async () => {
+    const err = await failure(requestControl("mcpd/status", undefined, { socketPath: path.join(dir, "none.sock") }));
+    expect(err.code).toBe("MCPD_DAEMON_UNAVAILABLE");
+    expect(err.message).toContain("mcpd start");
+  });
+
+  it("MCPD_UNTRUSTED_SOCKET when others can write the socket's directory: nothing is sent", async () => {
+    fs.chmodSync(dir, 0o777);
+    const err = await failure(requestControl("mcpd/status", undefined, { socketPath: peer.socketPath }));
+    expect(err.code).toBe("MCPD_UNTRUSTED_SOCKET");
+    expect(peer.received).toEqual([]);
+  });
+
+  it("MCPD_REQUEST_TIMEOUT when the daemon never answers, and the connection is closed", async () => {
+    peer.methods["mcpd/status"] = () => undefined;
+    const err = await failure(requestControl("mcpd/status", undefined, { socketPath: peer.socketPath, timeout: 200 }));
+    expect(err.code).toBe("MCPD_REQUEST_TIMEOUT");
+    expect(err.message).toContain("200ms");
+    await allClosed();
+  });
+
+  it("MCPD_CONNECTION_LOST naming the daemon's reason when it closes the connection with one (over its connection cap)", async () => {
+    peer.methods["mcpd/select"] = (_params, conn) => {
+      conn.send({
+        id: null,
+        error: { code: WireCode.TooManyConnections, message: "Too many connections (2)", data: { mcpdCode: "MCPD_TOO_MANY_CONNECTIONS" } },
+      });
+      conn.socket.end();
+      return undefined;
+    };
+    const err = await failure(requestControl("mcpd/status", undefined, { socketPath: peer.socketPath }));
+    expect(err.code).toBe("MCPD_CONNECTION_LOST");
+    expect(err.message).toContain("Too many connections (2)");
+    expect((err.cause as McpdError).code).toBe("MCPD_TOO_MANY_CONNECTIONS");
+  });
+
+  it("MCPD_CONNECTION_LOST when the daemon closes without answering", async () => {
+    peer.methods["mcpd/status"] = (_params, conn) => {
+      conn.socket.destroy();
+      return undefined;
+    };
+    const err = await failure(requestControl("mcpd/status", undefined, { socketPath: peer.socketPath }));
+    expect(err.code).toBe("MCPD_CONNECTION_LOST");
+    expect(err.message).toContain("before it answered");
+  });
+
+  it("refuses a line over maxLineBytes instead of holding it, and closes", async () => {
+    peer.methods["mcpd/status"] = () => ({ blob: "x".repeat(10_000) });
+    const err = await failure(requestControl("mcpd/status", undefined, { socketPath: peer.socketPath, maxLineBytes: 1_000 }));
+    expect(err.code).toBe("MCPD_CONNECTION_LOST");
+    expect(err.message).toMatch(/cannot be read: .*1000/);
+    await allClosed();
+  });
+
+  it("refuses a timeout that is not a positive number", async () => {
+    const err = await failure(requestControl("mcpd/status", undefined, { socketPath: peer.socketPath, timeout: 0 }));
+    expect(err).toBeInstanceOf(TypeError);
+    expect(peer.received).toEqual([]);
+  });
+});
+
+describe("requestOnce", () => {
+  it("sends the handshake and the request together, before any answer (one round trip), and resolves with the result", async () => {
+    answerOnlyAfter("mcpd/select", "tools/call", { view: "aggregate" });
+    peer.methods["tools/call"] = (params) => ({ content: [{ type: "text", text: params.arguments.text }] });
+    const result = await requestOnce(
+      "tools/call",
+      { name: "echo", arguments: { text: "hi" } },
+      { socketPath: peer.socketPath, connectTimeout: 15_000, clientInfo: { name: "once", version: "1" } },
+    );
+    expect(result).toEqual({ content: [{ type: "text", text: "hi" }] });
+    expect(peer.received.map((r) => r.msg.method)).toEqual(["mcpd/select", "initialize", "notifications/initialized", "tools/call"]);
+    expect(peer.messages("initialize")[0]!.params.clientInfo).toEqual({ name: "once", version: "1" });
+    await allClosed();
+  });
+
+  it("routes to a server with _meta['mcpd/server'], on a control connection when asked", async () => {
+    peer.methods["tools/call"] = () => ({ content: [] });
+    await requestOnce("tools/call", { name: "echo", arguments: {} }, { socketPath: peer.socketPath, server: "fx", control: true });
+    expect(peer.messages("mcpd/select")[0]!.params).toEqual({ control: true });
+    expect(peer.messages("tools/call")[0]!.params).toEqual({ name: "echo", arguments: {}, _meta: { "mcpd/server": "fx" } });
+  });
+
+  it("reports progress for its request, by the token it sent", async () => {
+    peer.methods["tools/call"] = (params, conn) => {
+      const token = params._meta.progressToken;
+      conn.send({ method: "notifications/progress", params: { progressToken: token, progress: 1, total: 2 } });
+      conn.send({ method: "notifications/progress", params: { progressToken: token, progress: 2, total: 2, message: "done" } });
+      return { content: [] };
+    };
+    const seen: unknown[] = [];
+    await requestOnce("tools/call", { name: "p" }, { socketPath: peer.socketPath, onProgress: (p) => seen.push(p) });
+    expect(seen).toEqual([
+      { progress: 1, total: 2 },
+      { progress: 2, total: 2, message: "done" },
+    ]);
+  });
+
+  it("aborting rejects with MCPD_ABORTED and sends notifications/cancelled for the request", async () => {
+    peer.methods["tools/call"] = () => undefined;
+    const ac = new AbortController();
+    const pending = requestOnce("tools/call", { name: "slow" }, { socketPath: peer.socketPath, signal: ac.signal });
+    const call = await waitFor(() => peer.messages("tools/call")[0], "the call to arrive");
+    ac.abort(new Error("interrupted"));
+    const err = await failure(pending);
+    expect(err.code).toBe("MCPD_ABORTED");
+    await waitFor(() => peer.messages("notifications/cancelled").find((m) => m.params.requestId === call.id), "notifications/cancelled");
+    await allClosed();
+  });
+
+  it("a failed select is the error, not the refusals that follow it", async () => {
+    peer.methods["mcpd/select"] = () => ({ error: { code: -32602, message: "bad select", data: { mcpdCode: "MCPD_INVALID_PARAMS" } } });
+    peer.methods["tools/call"] = () => ({ error: { code: -32600, message: "this connection has no view" } });
+    const err = await failure(requestOnce("tools/call", { name: "x" }, { socketPath: peer.socketPath }));
+    expect(err.message).toBe("bad select");
+  });
+
+  it("MCPD_DAEMON_UNAVAILABLE with the mcpd start hint when no daemon listens", async () => {
+    const err = await failure(requestOnce("tools/list", undefined, { socketPath: path.join(dir, "none.sock") }));
+    expect(err.code).toBe("MCPD_DAEMON_UNAVAILABLE");
+    expect(err.message).toContain("mcpd start");
+  });
+});
