@@ -71,8 +71,18 @@ const GROUPS = [
     name: "cli",
     test: /\/daemon\/dist\/cli\/(args|format|context|cli-defaults|selection-options)\.js$|\/daemon\/dist\/version\.js$/,
   },
-  { name: "core", test: /\/protocol\/dist\/(?!index\.js$|sse\.js$|peer\/)|\/client-sdk\/dist\/(paths|socket-trust)\.js$/ },
-  { name: "client", test: /\/client-sdk\/dist\/(?!paths|socket-trust)|\/protocol\/dist\/peer\/|\/daemon\/dist\/cli\/daemon-client\.js$/ },
+  {
+    name: "core",
+    test: /\/protocol\/dist\/(?!index\.js$|sse\.js$|peer\/)|\/client-sdk\/dist\/(paths|paths-entry|socket-trust|daemon-socket|control-request|control-entry)\.js$|\/daemon\/dist\/cli\/daemon-control\.js$/,
+  },
+  {
+    name: "connection",
+    test: /\/client-sdk\/dist\/(socket-connection|request-once|once-entry|server-routing)\.js$|\/protocol\/dist\/peer\//,
+  },
+  {
+    name: "client",
+    test: /\/client-sdk\/dist\/(?!paths|socket-trust|daemon-socket|control-request|control-entry|socket-connection|request-once|once-entry|server-routing)|\/daemon\/dist\/cli\/daemon-client\.js$/,
+  },
 ];
 const result = await build({
   input: { main: join(daemonDir, "dist", "cli", "main.js") },

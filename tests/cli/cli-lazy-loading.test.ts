@@ -141,8 +141,13 @@ describe("the mcpd command never starts Node's ES module loader (its async resol
   });
 });
 
-describe("a command that talks to the daemon loads the client, and nothing it does not run", () => {
-  it("mcpd status loads no npm package, and neither node:child_process nor node:crypto (regression: the client SDK's index loaded the SSE codec's parser, autostart's child_process and crypto: ~15 ms of every `mcpd status`)", async () => {
+/** The client SDK's session modules among `urls`: the full client, its reconnecting session, its connection. */
+function sessionModules(urls: readonly string[]): string[] {
+  return urls.flatMap((u) => /\/client-sdk\/dist\/(mcpd-client|reconnecting-session|socket-connection)\.js$/.exec(u)?.[1] ?? []).sort();
+}
+
+describe("a command that talks to the daemon loads what its one request needs, and nothing it does not run", () => {
+  it("mcpd status loads no npm package, no session code of the client SDK (one control request, regression: the whole client, ~4 ms), and neither node:child_process nor node:crypto (regression: the client SDK's index loaded the SSE codec's parser, autostart's child_process and crypto: ~15 ms of every `mcpd status`)", async () => {
     world.writeConfig({ fx: world.fixture("fx") });
     const started = await world.run(["start"]);
     expect(started.code, started.stderr).toBe(0);
@@ -152,9 +157,10 @@ describe("a command that talks to the daemon loads the client, and nothing it do
     expect(r.stdout).toContain("fx");
     const urls = loadedModules(log);
     expect(
-      urls.some((u) => u.endsWith("/client-sdk/dist/mcpd-client.js")),
-      "the recorder saw the client",
+      urls.some((u) => u.endsWith("/client-sdk/dist/control-request.js")),
+      "the recorder saw the one-request client",
     ).toBe(true);
+    expect(sessionModules(urls)).toEqual([]);
     expect(commandModules(urls)).toEqual(["status"]);
     expect(npmPackages(urls)).toEqual([]);
 
@@ -166,6 +172,19 @@ describe("a command that talks to the daemon loads the client, and nothing it do
     expect(internals).not.toContain("NativeModule child_process");
     expect(internals).not.toContain("NativeModule crypto");
     expect(internals).not.toContain(ESM_LOADER);
+  });
+
+  it("mcpd call loads a connection (for progress and cancellation) but not the session client with its reconnection (regression: the whole client and a second round trip)", async () => {
+    world.writeConfig({ fx: world.fixture("fx") });
+    const started = await world.run(["start"]);
+    expect(started.code, started.stderr).toBe(0);
+
+    const r = await world.run(["call", "fx", "echo", '{"text":"hi"}'], { env: recordingEnv(world.env, log) });
+    expect(r).toMatchObject({ code: 0, stdout: "hi\n" });
+    const urls = loadedModules(log);
+    expect(sessionModules(urls)).toEqual(["socket-connection"]);
+    expect(commandModules(urls)).toEqual(["call"]);
+    expect(npmPackages(urls)).toEqual([]);
   });
 });
 

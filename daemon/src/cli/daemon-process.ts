@@ -2,12 +2,12 @@ import { spawn, spawnSync } from "node:child_process";
 import { closeSync, lstatSync, readFileSync, statSync } from "node:fs";
 import { open } from "node:fs/promises";
 import { basename } from "node:path";
-import { checkSocketPath, resolvePaths, type McpdClient, type McpdPaths } from "@mcpd/client";
+import { checkSocketPath, resolvePaths, type McpdPaths } from "@mcpd/client/paths";
 import { CliError } from "./args.js";
 import { CLI_DEFAULTS, envTimeoutMs } from "./cli-defaults.js";
 import type { CliContext } from "./context.js";
 import { binPath } from "../infra/package-root.js";
-import { fullStatus, isUntrustedSocket, openClient } from "./daemon-client.js";
+import { fullStatus, isUntrustedSocket } from "./daemon-control.js";
 import { formatLogLine } from "./log-format.js";
 import { holdsListeningSocket } from "../socket/socket-watch.js";
 import { withAllocatorEnv } from "../infra/allocator-env.js";
@@ -28,25 +28,17 @@ export interface RunningDaemon {
 }
 
 /**
- * Asks the socket who is there; `undefined` when nothing answers.
+ * Asks the socket who is there (its status, within `timeoutMs`); `undefined` when nothing answers.
  * @throws UntrustedSocketError (MCPD_UNTRUSTED_SOCKET) when the socket may be another user's: that is
  * not "nothing answers", and no daemon must be started or signalled on its account.
  */
-export async function probeDaemon(ctx: CliContext, connectTimeoutMs = 2_000): Promise<RunningDaemon | undefined> {
-  let client: McpdClient;
+export async function probeDaemon(ctx: CliContext, timeoutMs = 4_000): Promise<RunningDaemon | undefined> {
   try {
-    client = await openClient(ctx, { connectTimeoutMs, timeoutMs: connectTimeoutMs * 2 });
+    const s = await fullStatus(ctx, timeoutMs);
+    return { pid: s.daemon.pid, socketPath: s.daemon.socketPath, version: s.daemon.version };
   } catch (err) {
     if (isUntrustedSocket(err)) throw err;
     return undefined;
-  }
-  try {
-    const s = await fullStatus(client);
-    return { pid: s.daemon.pid, socketPath: s.daemon.socketPath, version: s.daemon.version };
-  } catch {
-    return undefined;
-  } finally {
-    await client.close().catch(() => {});
   }
 }
 
@@ -237,7 +229,7 @@ export async function ensureDaemon(ctx: CliContext, options: EnsureDaemonOptions
   const timeoutMs = options.timeoutMs ?? startTimeoutMs(ctx.env);
   const deadline = Date.now() + timeoutMs;
   for (;;) {
-    const up = await probeDaemon(ctx, 1_000);
+    const up = await probeDaemon(ctx, 2_000);
     if (up) return { started: up.pid === pid, pid: up.pid, socketPath: up.socketPath, logFile: paths.logFile };
     if (spawnError) throw new CliError(`cannot start the daemon: ${spawnError.message}`);
     if (exited) {

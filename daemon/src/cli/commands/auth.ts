@@ -1,6 +1,7 @@
 import { McpdAuthLogout, McpdAuthStart, McpdAuthWait } from "@mcpd/protocol/core";
 import { println, type Command } from "../context.js";
 import { withClient } from "../daemon-client.js";
+import { askDaemon } from "../daemon-control.js";
 import { openBrowser } from "../open-browser.js";
 import { RUNTIME_DEFAULTS } from "../../defaults.js";
 
@@ -33,7 +34,7 @@ export const authCommand: Command = {
   async run(ctx, { positionals, values }) {
     const server = positionals[0] as string;
     if (values.logout) {
-      const r = await withClient(ctx, (c) => c.control(McpdAuthLogout, { server }), { timeoutMs: 120_000 });
+      const r = await askDaemon(ctx, McpdAuthLogout, { server }, 120_000);
       println(ctx, r.forgotten ? `forgot the tokens and client registration of ${r.server}` : `${r.server} had no tokens or registration`);
       println(ctx, `${r.server}: ${r.state}`);
       return 0;

@@ -1,8 +1,10 @@
-import { McpdError } from "@mcpd/client";
+import { requestOnce } from "@mcpd/client/once";
+import { McpdError, type CallToolResult } from "@mcpd/protocol/core";
 import type { JsonObject } from "@mcpd/protocol/core";
 import { CliError, ExitCode, intOption, parseArgPairs, parseJsonArguments } from "../args.js";
 import { eprintln, println, type Command } from "../context.js";
-import { openClient } from "../daemon-client.js";
+import { cliSocketPath, isDaemonUnavailable, notRunningError } from "../daemon-control.js";
+import { VERSION } from "../../version.js";
 import { ProgressBar } from "../progress-bar.js";
 import { formatToolResult } from "../result-format.js";
 
@@ -43,21 +45,27 @@ export const callCommand: Command = {
       ...parseArgPairs((values.arg as string[] | undefined) ?? []),
     };
     const timeout = intOption(values, "timeout", "call");
-    const client = await openClient(ctx);
+    const socketPath = cliSocketPath(ctx);
     const bar = ctx.stderr.isTTY ? new ProgressBar(ctx.stderr) : undefined;
     const ac = new AbortController();
     const onSigint = (): void => ac.abort(new Error("interrupted (SIGINT)"));
     process.once("SIGINT", onSigint);
     try {
-      const result = await client.callTool(
-        { server, name, arguments: args as JsonObject },
+      const result = (await requestOnce(
+        "tools/call",
+        { name, arguments: args as JsonObject },
         {
+          socketPath,
+          server,
+          control: true,
+          clientInfo: { name: "mcpd-cli", version: VERSION },
+          connectTimeout: 5_000,
           signal: ac.signal,
           ...(timeout !== undefined ? { timeout } : {}),
           // Always asked for, so progress keeps the deadline alive; drawn only on a terminal.
           onProgress: (p) => bar?.update(p),
         },
-      );
+      )) as unknown as CallToolResult;
       bar?.clear();
       if (values.json) println(ctx, JSON.stringify(result, null, 2));
       else {
@@ -71,12 +79,11 @@ export const callCommand: Command = {
         eprintln(ctx, "call cancelled");
         return ExitCode.Interrupted;
       }
+      if (isDaemonUnavailable(err)) throw notRunningError(socketPath);
       if (err instanceof McpdError) throw new CliError(err.message);
       throw err;
     } finally {
       process.off("SIGINT", onSigint);
-      // Not waited for (as withClient): the socket's ending runs while the process winds down.
-      client.close().catch(() => {});
     }
   },
 };

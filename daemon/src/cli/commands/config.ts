@@ -1,4 +1,4 @@
-import { resolvePaths } from "@mcpd/client";
+import { resolvePaths } from "@mcpd/client/paths";
 import { McpdError } from "@mcpd/protocol/core";
 import { CliError, stringOption, UsageError } from "../args.js";
 import { println, type CliContext, type Command } from "../context.js";

@@ -1,5 +1,6 @@
 import { println, type Command } from "../context.js";
-import { withClient } from "../daemon-client.js";
+import { McpdDisable } from "@mcpd/protocol/core";
+import { askDaemon } from "../daemon-control.js";
 
 /** `mcpd disable SERVER`. */
 export const disableCommand: Command = {
@@ -13,7 +14,7 @@ export const disableCommand: Command = {
     details: 'This changes the running daemon only; set "enabled": false in the config file to make it permanent.',
   },
   async run(ctx, { positionals }) {
-    const r = await withClient(ctx, (c) => c.disable(positionals[0] as string), { timeoutMs: 120_000 });
+    const r = await askDaemon(ctx, McpdDisable, { server: positionals[0] as string }, 120_000);
     println(ctx, `${r.server}: ${r.state}`);
     return 0;
   },

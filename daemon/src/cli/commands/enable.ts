@@ -1,5 +1,6 @@
 import { println, type Command } from "../context.js";
-import { withClient } from "../daemon-client.js";
+import { McpdEnable } from "@mcpd/protocol/core";
+import { askDaemon } from "../daemon-control.js";
 
 /** `mcpd enable SERVER`. */
 export const enableCommand: Command = {
@@ -13,7 +14,7 @@ export const enableCommand: Command = {
     details: 'This changes the running daemon only; set "enabled" in the config file to make it permanent.',
   },
   async run(ctx, { positionals }) {
-    const r = await withClient(ctx, (c) => c.enable(positionals[0] as string), { timeoutMs: 120_000 });
+    const r = await askDaemon(ctx, McpdEnable, { server: positionals[0] as string }, 120_000);
     println(ctx, `${r.server}: ${r.state}`);
     return 0;
   },

@@ -3,7 +3,7 @@ import type { DaemonStatus, HttpFrontStatus } from "@mcpd/client";
 import { CliError, stringOption } from "../args.js";
 import { clientSnippets, type ClientSnippets } from "../client-snippets.js";
 import { println, type CliContext, type Command } from "../context.js";
-import { fullStatus, withClient } from "../daemon-client.js";
+import { fullStatus } from "../daemon-control.js";
 import { hintFor } from "../../config/did-you-mean.js";
 
 /** What `mcpd http --json` prints. */
@@ -135,7 +135,7 @@ export const httpCommand: Command = {
     ].join("\n"),
   },
   async run(ctx, { values }) {
-    const status = await withClient(ctx, fullStatus);
+    const status = await fullStatus(ctx);
     const http = serving(status);
     const server = stringOption(values, "server");
     const url = server === undefined ? http.url : serverUrl(status, http.url, server);

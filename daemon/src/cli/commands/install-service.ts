@@ -1,5 +1,5 @@
 import { homedir } from "node:os";
-import { resolvePaths } from "@mcpd/client";
+import { resolvePaths } from "@mcpd/client/paths";
 import { UsageError } from "../args.js";
 import { println, type CliContext, type Command } from "../context.js";
 import { binPath } from "../../infra/package-root.js";

@@ -1,7 +1,9 @@
-import { resolvePaths } from "@mcpd/client";
+import { resolvePaths } from "@mcpd/client/paths";
 import { CliError, countOption } from "../args.js";
 import { eprintln, println, type CliContext, type Command } from "../context.js";
-import { isUntrustedSocket, openClient, withClient } from "../daemon-client.js";
+import { McpdLogs } from "@mcpd/protocol/core";
+import { openClient } from "../daemon-client.js";
+import { askDaemon, isUntrustedSocket } from "../daemon-control.js";
 import { formatLogLine } from "../log-format.js";
 import { followFile, newTailLines, pause, tailFile } from "../log-follow.js";
 
@@ -33,7 +35,7 @@ async function serverLogs(ctx: CliContext, server: string, lines: number, follow
   // know what is new.
   const asked = Math.max(1, lines);
   if (!follow) {
-    const tail = await withClient(ctx, (c) => c.logs({ server, lines: asked }));
+    const { lines: tail } = await askDaemon(ctx, McpdLogs, { server, lines: asked });
     if (tail.length === 0 && lines > 0) nothingWritten(ctx, server);
     for (const line of lines > 0 ? tail : []) println(ctx, line);
     return 0;
@@ -88,10 +90,13 @@ export const logsCommand: Command = {
     const tail = await tailFile(paths.logFile, lines);
     if (!tail) {
       // A daemon in the foreground logs to stderr; it still keeps its recent lines for mcpd/logs.
-      const recent = await withClient(ctx, (c) => c.logs({ lines: Math.max(1, lines) })).catch((err: unknown) => {
-        if (isUntrustedSocket(err)) throw err;
-        return undefined;
-      });
+      const recent = await askDaemon(ctx, McpdLogs, { lines: Math.max(1, lines) }).then(
+        (r) => r.lines,
+        (err: unknown) => {
+          if (isUntrustedSocket(err)) throw err;
+          return undefined;
+        },
+      );
       if (!recent) throw new CliError(`no log file at ${paths.logFile} (the daemon writes it when started with 'mcpd start')`);
       for (const line of lines > 0 ? recent : []) println(ctx, formatLogLine(line, ctx.out));
       return 0;

@@ -1,5 +1,6 @@
 import { println, type Command } from "../context.js";
-import { withClient } from "../daemon-client.js";
+import { McpdRestart } from "@mcpd/protocol/core";
+import { askDaemon } from "../daemon-control.js";
 
 /** `mcpd restart [SERVER]`: restart one server, or every server. */
 export const restartCommand: Command = {
@@ -12,7 +13,8 @@ export const restartCommand: Command = {
     maxPositionals: 1,
   },
   async run(ctx, { positionals }) {
-    const restarted = await withClient(ctx, (c) => c.restart(positionals[0]), { timeoutMs: 120_000 });
+    const server = positionals[0];
+    const { restarted } = await askDaemon(ctx, McpdRestart, server === undefined ? {} : { server }, 120_000);
     println(ctx, restarted.length === 0 ? "nothing to restart (no enabled servers)" : `restarted: ${restarted.join(", ")}`);
     return 0;
   },

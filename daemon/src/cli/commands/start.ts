@@ -1,4 +1,4 @@
-import { resolvePaths } from "@mcpd/client";
+import { resolvePaths } from "@mcpd/client/paths";
 import { McpdError } from "@mcpd/protocol/core";
 import { LOG_LEVELS, assertConfigFileExists, explicitConfigOrigin } from "../../config/index.js";
 import { CliError, stringOption, UsageError } from "../args.js";

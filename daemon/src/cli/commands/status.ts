@@ -1,5 +1,5 @@
 import { println, type Command } from "../context.js";
-import { fullStatus, withClient } from "../daemon-client.js";
+import { fullStatus } from "../daemon-control.js";
 import { renderStatus, statusJson } from "../status-view.js";
 
 /** `mcpd status`: the daemon, its servers and clients. */
@@ -15,7 +15,7 @@ export const statusCommand: Command = {
       "Exit code 3 when the daemon is not running. Secrets (secret-named env values and headers, URL credentials, tokens) never appear.",
   },
   async run(ctx, { values }) {
-    const status = statusJson(await withClient(ctx, fullStatus));
+    const status = statusJson(await fullStatus(ctx));
     if (values.json) println(ctx, JSON.stringify(status, null, 2));
     else println(ctx, renderStatus(status, ctx.out, ctx.stdout.columns ?? 100));
     return 0;

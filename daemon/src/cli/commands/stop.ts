@@ -1,7 +1,8 @@
 import { McpdError, resolvePaths, type McpdClient } from "@mcpd/client";
 import { CliError } from "../args.js";
 import { eprintln, println, type Command } from "../context.js";
-import { isUntrustedSocket, openClient } from "../daemon-client.js";
+import { openClient } from "../daemon-client.js";
+import { isUntrustedSocket } from "../daemon-control.js";
 import { CLI_DEFAULTS } from "../cli-defaults.js";
 import { readPidFile, unverifiedDaemon, waitGone } from "../daemon-process.js";
 import { isPidAlive } from "../../infra/process-alive.js";

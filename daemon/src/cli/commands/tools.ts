@@ -1,6 +1,6 @@
 import { McpdPrompts, McpdResources, McpdTools, type ControlMethod, type ServerFilter, type ToolsParams } from "@mcpd/protocol/core";
 import { println, type CliContext, type Command } from "../context.js";
-import { withClient } from "../daemon-client.js";
+import { askDaemon } from "../daemon-control.js";
 import { firstLine, table, truncate } from "../format.js";
 import { SELECTION_OPTIONS, selectionOf } from "../selection-options.js";
 
@@ -19,7 +19,7 @@ function descriptionRoom(ctx: CliContext, rows: string[][]): number {
 
 /** Fetches one of the listings (`McpdTools`, `McpdPrompts`, `McpdResources`), optionally for one server. */
 export async function listing<R>(ctx: CliContext, method: ControlMethod<string, ServerFilter, R>, server: string | undefined): Promise<R> {
-  return withClient(ctx, (c) => c.control(method, server === undefined ? undefined : { server }));
+  return askDaemon(ctx, method, server === undefined ? undefined : { server });
 }
 
 /** `mcpd tools [SERVER]`. */
@@ -42,7 +42,7 @@ export const toolsCommand: Command = {
   },
   async run(ctx, { values, positionals }) {
     const params: ToolsParams = { ...selectionOf(values, "tools"), ...(positionals[0] !== undefined ? { server: positionals[0] } : {}) };
-    const tools = (await withClient(ctx, (c) => c.control(McpdTools, params))).tools ?? [];
+    const tools = (await askDaemon(ctx, McpdTools, params)).tools ?? [];
     if (values.json) {
       println(ctx, JSON.stringify(tools, null, 2));
       return 0;
