@@ -2,11 +2,11 @@
  * @mcpd/client: the client SDK of the mcpd daemon. Every export of this file is public API.
  */
 export { connect, McpdClient } from "./mcpd-client.js";
-export { requestControl, type ControlRequestOptions } from "./control-request.js";
-export { requestOnce, type RequestOnceOptions } from "./request-once.js";
+export { type ControlRequestOptions, type RequestOnceOptions, requestControl, requestOnce } from "./one-request.js";
 export type { McpdClientOptions, CallOptions, ControlArgs } from "./mcpd-client-options.js";
 export { McpdTransport, type McpdTransportOptions, type TransportMessage } from "./mcpd-transport.js";
-export type { RequestOptions, ProgressInfo } from "./socket-connection.js";
+export type { RequestOptions } from "./socket-connection.js";
+export type { ProgressInfo } from "./request-helpers.js";
 export type { ReconnectOptions, SessionState } from "./reconnecting-session.js";
 export type { ResourceUpdate } from "./subscription-registry.js";
 export { type AutostartOption, autostartCommand, runAutostart } from "./autostart.js";

@@ -1,6 +1,5 @@
 import type net from "node:net";
 import {
-  AbortedError,
   ConnectionLostError,
   JsonLineDecoder,
   QueueFullError,
@@ -17,16 +16,10 @@ import {
 } from "@mcpd/protocol/core";
 import { JsonRpcPeer } from "@mcpd/protocol/peer";
 import { CLIENT_DEFAULTS } from "./defaults.js";
+import { abortedError, type ProgressInfo, progressInfo } from "./request-helpers.js";
 
 /** Codes of the error line the daemon sends before it closes a connection for its own bounds. */
 const CLOSING_CODES: ReadonlySet<number> = new Set([WireCode.TooManyConnections, WireCode.BufferBudgetExceeded, WireCode.LineTimeout]);
-
-/** One progress notification for a request, as the server sent it. */
-export interface ProgressInfo {
-  progress: number;
-  total?: number;
-  message?: string;
-}
 
 /** Per-request options. Every duration is in ms. */
 export interface RequestOptions {
@@ -275,18 +268,4 @@ export class SocketConnection {
       });
     }
   }
-}
-
-/** A progress notification's params as {@link ProgressInfo}. */
-function progressInfo(params: JsonObject): ProgressInfo {
-  const info: ProgressInfo = { progress: typeof params.progress === "number" ? params.progress : 0 };
-  if (typeof params.total === "number") info.total = params.total;
-  if (typeof params.message === "string") info.message = params.message;
-  return info;
-}
-
-function abortedError(signal: AbortSignal): AbortedError {
-  const reason: unknown = signal.reason;
-  const detail = reason instanceof Error ? reason.message : typeof reason === "string" ? reason : "";
-  return new AbortedError(detail ? `Request aborted: ${detail}` : "Request aborted", { cause: reason });
 }

@@ -7,8 +7,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { McpdStatus, WireCode, type McpdError } from "@mcpd/protocol";
-import { requestControl } from "../src/control-request.js";
-import { requestOnce } from "../src/request-once.js";
+import { requestControl, requestOnce } from "../src/one-request.js";
 import { type JsonlPeer, type PeerConn, startPeer, waitFor } from "./jsonl-peer.js";
 
 let peer: JsonlPeer;
@@ -162,7 +161,7 @@ describe("requestOnce", () => {
     const result = await requestOnce(
       "tools/call",
       { name: "echo", arguments: { text: "hi" } },
-      { socketPath: peer.socketPath, connectTimeout: 15_000, clientInfo: { name: "once", version: "1" } },
+      { socketPath: peer.socketPath, timeout: 15_000, clientInfo: { name: "once", version: "1" } },
     );
     expect(result).toEqual({ content: [{ type: "text", text: "hi" }] });
     expect(peer.received.map((r) => r.msg.method)).toEqual(["mcpd/select", "initialize", "notifications/initialized", "tools/call"]);
@@ -202,6 +201,78 @@ describe("requestOnce", () => {
     expect(err.code).toBe("MCPD_ABORTED");
     await waitFor(() => peer.messages("notifications/cancelled").find((m) => m.params.requestId === call.id), "notifications/cancelled");
     await allClosed();
+  });
+
+  it("progress restarts the deadline: a call longer than its timeout that keeps reporting progress completes", async () => {
+    peer.methods["tools/call"] = async (params, conn) => {
+      for (let i = 1; i <= 5; i++) {
+        await new Promise((r) => setTimeout(r, 400));
+        conn.send({ method: "notifications/progress", params: { progressToken: params._meta.progressToken, progress: i } });
+      }
+      return { content: [{ type: "text", text: "late" }] };
+    };
+    const seen: number[] = [];
+    const result = await requestOnce(
+      "tools/call",
+      { name: "p" },
+      { socketPath: peer.socketPath, timeout: 1_500, onProgress: (p) => seen.push(p.progress) },
+    );
+    expect(result).toEqual({ content: [{ type: "text", text: "late" }] });
+    expect(seen).toEqual([1, 2, 3, 4, 5]); // 2 s in all, past the 1.5 s deadline
+  });
+
+  it("maxTotalTimeout caps a call that progress keeps alive: MCPD_REQUEST_TIMEOUT naming the cap, and the call is cancelled", async () => {
+    let stop = false;
+    peer.methods["tools/call"] = async (params, conn) => {
+      while (!stop) {
+        await new Promise((r) => setTimeout(r, 50));
+        conn.send({ method: "notifications/progress", params: { progressToken: params._meta.progressToken, progress: 1 } });
+      }
+      return undefined;
+    };
+    try {
+      const err = await failure(
+        requestOnce(
+          "tools/call",
+          { name: "p" },
+          { socketPath: peer.socketPath, timeout: 2_000, maxTotalTimeout: 800, onProgress: () => {} },
+        ),
+      );
+      expect([err.code, err.message]).toEqual(["MCPD_REQUEST_TIMEOUT", "Request timeout after 800ms"]);
+      const call = peer.messages("tools/call")[0]!;
+      await waitFor(() => peer.messages("notifications/cancelled").find((m) => m.params.requestId === call.id), "notifications/cancelled");
+    } finally {
+      stop = true;
+    }
+  });
+
+  it("the deadline passing rejects with MCPD_REQUEST_TIMEOUT and tells the daemon (notifications/cancelled with the reason)", async () => {
+    peer.methods["tools/call"] = () => undefined;
+    const err = await failure(requestOnce("tools/call", { name: "slow" }, { socketPath: peer.socketPath, timeout: 200 }));
+    expect([err.code, err.message]).toEqual(["MCPD_REQUEST_TIMEOUT", "Request timeout after 200ms"]);
+    const call = peer.messages("tools/call")[0]!;
+    const cancelled = await waitFor(() => peer.messages("notifications/cancelled")[0], "notifications/cancelled");
+    expect(cancelled.params).toEqual({ requestId: call.id, reason: "Request timeout after 200ms" });
+    await allClosed();
+  });
+
+  it("answers a request from the daemon with -32601 (it declared nothing to serve) and goes on", async () => {
+    peer.methods["tools/call"] = (_params, conn) => {
+      conn.send({ id: "s1", method: "roots/list" });
+      return waitFor(() => conn.received.find((m) => m.id === "s1"), "the answer to roots/list").then((answer) => ({
+        content: [{ type: "text", text: String(answer.error?.code) }],
+      }));
+    };
+    const result = await requestOnce("tools/call", { name: "x" }, { socketPath: peer.socketPath });
+    expect(result).toEqual({ content: [{ type: "text", text: "-32601" }] });
+  });
+
+  it("a signal aborted already rejects with MCPD_ABORTED before connecting", async () => {
+    const ac = new AbortController();
+    ac.abort(new Error("no"));
+    const err = await failure(requestOnce("tools/call", { name: "x" }, { socketPath: peer.socketPath, signal: ac.signal }));
+    expect([err.code, err.message]).toEqual(["MCPD_ABORTED", "Request aborted: no"]);
+    expect(peer.received).toEqual([]);
   });
 
   it("a failed select is the error, not the refusals that follow it", async () => {

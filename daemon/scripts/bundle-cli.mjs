@@ -61,11 +61,24 @@ rmSync(outDir, { recursive: true, force: true });
  * Fewer, larger shared files: each file Node loads costs ~0.3 ms (resolve, stat, read, compile), which is
  * more than what preparsing a few KB of code it does not run costs. A group holds modules that are loaded
  * together anyway: `cli`, what main.cjs always loads (and two small modules of `mcpd connect`'s); `core`,
- * the protocol's core and the socket checks, which `mcpd connect` and every command that talks to the
- * daemon load; `client`, the client SDK's session code (and the CLI's use of it), which the commands that
- * talk to the daemon load and `mcpd connect` never does (tests/cli/cli-lazy-loading.test.ts pins that).
- * The protocol's index (`@mcpd/protocol`: the SSE codec and its npm parser) stays out of all three.
+ * the protocol's core, the socket checks and the one-request functions (`@mcpd/client/once`), which
+ * `mcpd connect` and every command that talks to the daemon load; `client`, the client SDK's session code
+ * (and the CLI's use of it), which only the commands that hold a session load (`mcpd stop`, `logs -f`,
+ * `auth`): tests/cli/cli-lazy-loading.test.ts pins that `mcpd connect`, `mcpd status` and `mcpd call` never
+ * do. The protocol's index (`@mcpd/protocol`: the SSE codec and its npm parser) stays out of all three.
  */
+const CORE_CLIENT_SDK = [
+  "paths",
+  "paths-entry",
+  "socket-trust",
+  "daemon-socket",
+  "defaults",
+  "server-routing",
+  "request-helpers",
+  "one-request",
+  "one-request-exchange",
+  "once-entry",
+].join("|");
 const GROUPS = [
   {
     name: "cli",
@@ -73,15 +86,13 @@ const GROUPS = [
   },
   {
     name: "core",
-    test: /\/protocol\/dist\/(?!index\.js$|sse\.js$|peer\/)|\/client-sdk\/dist\/(paths|paths-entry|socket-trust|daemon-socket|control-request|control-entry)\.js$|\/daemon\/dist\/cli\/daemon-control\.js$/,
-  },
-  {
-    name: "connection",
-    test: /\/client-sdk\/dist\/(socket-connection|request-once|once-entry|server-routing)\.js$|\/protocol\/dist\/peer\//,
+    test: new RegExp(
+      `/protocol/dist/(?!index\\.js$|sse\\.js$|peer/)|/client-sdk/dist/(${CORE_CLIENT_SDK})\\.js$|/daemon/dist/cli/daemon-control\\.js$`,
+    ),
   },
   {
     name: "client",
-    test: /\/client-sdk\/dist\/(?!paths|socket-trust|daemon-socket|control-request|control-entry|socket-connection|request-once|once-entry|server-routing)|\/daemon\/dist\/cli\/daemon-client\.js$/,
+    test: new RegExp(`/client-sdk/dist/(?!(${CORE_CLIENT_SDK})\\.js$)|/protocol/dist/peer/|/daemon/dist/cli/daemon-client\\.js$`),
   },
 ];
 const result = await build({

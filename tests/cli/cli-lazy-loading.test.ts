@@ -157,7 +157,7 @@ describe("a command that talks to the daemon loads what its one request needs, a
     expect(r.stdout).toContain("fx");
     const urls = loadedModules(log);
     expect(
-      urls.some((u) => u.endsWith("/client-sdk/dist/control-request.js")),
+      urls.some((u) => u.endsWith("/client-sdk/dist/one-request.js")),
       "the recorder saw the one-request client",
     ).toBe(true);
     expect(sessionModules(urls)).toEqual([]);
@@ -174,7 +174,7 @@ describe("a command that talks to the daemon loads what its one request needs, a
     expect(internals).not.toContain(ESM_LOADER);
   });
 
-  it("mcpd call loads a connection (for progress and cancellation) but not the session client with its reconnection (regression: the whole client and a second round trip)", async () => {
+  it("mcpd call loads no session code of the client SDK either (one request, with its progress and cancellation; regression: the whole client and a second round trip)", async () => {
     world.writeConfig({ fx: world.fixture("fx") });
     const started = await world.run(["start"]);
     expect(started.code, started.stderr).toBe(0);
@@ -182,7 +182,11 @@ describe("a command that talks to the daemon loads what its one request needs, a
     const r = await world.run(["call", "fx", "echo", '{"text":"hi"}'], { env: recordingEnv(world.env, log) });
     expect(r).toMatchObject({ code: 0, stdout: "hi\n" });
     const urls = loadedModules(log);
-    expect(sessionModules(urls)).toEqual(["socket-connection"]);
+    expect(
+      urls.some((u) => u.endsWith("/client-sdk/dist/one-request.js")),
+      "the recorder saw the one-request client",
+    ).toBe(true);
+    expect(sessionModules(urls)).toEqual([]);
     expect(commandModules(urls)).toEqual(["call"]);
     expect(npmPackages(urls)).toEqual([]);
   });

@@ -1,4 +1,4 @@
-import { requestControl } from "@mcpd/client/control";
+import { requestControl } from "@mcpd/client/once";
 import { resolvePaths } from "@mcpd/client/paths";
 import { McpdError, McpdStatus, type ControlMethod, type DaemonStatus } from "@mcpd/protocol/core";
 import { CliError, ExitCode } from "./args.js";

@@ -59,7 +59,6 @@ export const callCommand: Command = {
           server,
           control: true,
           clientInfo: { name: "mcpd-cli", version: VERSION },
-          connectTimeout: 5_000,
           signal: ac.signal,
           ...(timeout !== undefined ? { timeout } : {}),
           // Always asked for, so progress keeps the deadline alive; drawn only on a terminal.

@@ -1,0 +1,154 @@
+import {
+  LATEST_PROTOCOL_VERSION,
+  McpdSelect,
+  encodeLine,
+  isControlMethod,
+  type ControlMethod,
+  type Implementation,
+  type JsonObject,
+} from "@mcpd/protocol/core";
+import { openDaemonSocket } from "./daemon-socket.js";
+import { CLIENT_DEFAULTS } from "./defaults.js";
+import { runExchange } from "./one-request-exchange.js";
+import { resolvePaths } from "./paths.js";
+import { abortedError, type ProgressInfo } from "./request-helpers.js";
+import { routeToServer } from "./server-routing.js";
+
+/** Options of {@link requestControl}. Durations in ms. */
+export interface ControlRequestOptions {
+  /** The daemon's socket. Default: found from `env` as `connect()` finds it (see `resolvePaths`). */
+  socketPath?: string;
+  /** Environment the socket path is resolved from. Default: `process.env`. */
+  env?: NodeJS.ProcessEnv;
+  /**
+   * A control connection (`mcpd/select {"control": true}`), needed for the privileged methods (`mcpd/reload`,
+   * `mcpd/restart`, the full `mcpd/status`, ...). Default `false`, as `McpdClientOptions.control`: give it
+   * to operator tools only.
+   */
+  control?: boolean;
+  /**
+   * Deadline of the whole exchange (connecting, the answer), in ms. Default
+   * {@link CLIENT_DEFAULTS.requestTimeoutMs}. Past it the call rejects with `MCPD_REQUEST_TIMEOUT`.
+   */
+  timeout?: number;
+  /** Largest line accepted from the daemon, in bytes; a longer one fails the call. Default {@link CLIENT_DEFAULTS.maxLineBytes}. */
+  maxLineBytes?: number;
+}
+
+/** Options of {@link requestOnce}: those of {@link requestControl}, and the request's own. Durations in ms. */
+export interface RequestOnceOptions extends ControlRequestOptions {
+  /** The server the request is routed to (`_meta["mcpd/server"]`); default: the aggregate view routes it by name. */
+  server?: string;
+  /** Sent in `initialize`. Default `{ name: "@mcpd/client", version: "0.1.0" }`. */
+  clientInfo?: Implementation;
+  /** Aborting it rejects the call with `MCPD_ABORTED` (the reason as `cause`) and sends `notifications/cancelled`. */
+  signal?: AbortSignal;
+  /** Called for each progress notification of the request. Giving it sends a `progressToken`. */
+  onProgress?: (progress: ProgressInfo) => void;
+  /** Restart the deadline (`timeout`) on each progress notification (default true), up to `maxTotalTimeout`. */
+  resetTimeoutOnProgress?: boolean;
+  /** Ceiling of the call's life when progress keeps restarting the deadline, in ms (default {@link CLIENT_DEFAULTS.maxTotalTimeoutMs}). */
+  maxTotalTimeout?: number;
+}
+
+/** Ids of the exchange's requests. */
+const SELECT_ID = 1;
+const INITIALIZE_ID = 2;
+const REQUEST_ID = 3;
+
+/**
+ * One control request (`mcpd/...`) on a connection of its own, for a caller that asks the daemon one thing
+ * (a command, a status bar polling `mcpd/status`): it connects, sends `mcpd/select` (with `control` when
+ * asked for) and the request in one write, and resolves with the answer, closing the connection. One
+ * round trip, and none of a session's machinery: no `initialize` (control methods need none), no events,
+ * no reconnection, no daemon started. For several requests or server notifications, use `connect()`.
+ *
+ * The socket is checked as `connect()` checks it (`MCPD_UNTRUSTED_SOCKET` before anything is sent).
+ * @throws (rejects) `TypeError` when `method` is not `mcpd/...` or `timeout` is not positive;
+ * `MCPD_DAEMON_UNAVAILABLE` (no daemon: the message says to run `mcpd start`); `MCPD_UNTRUSTED_SOCKET`;
+ * `MCPD_REQUEST_TIMEOUT` past `timeout`; `MCPD_CONNECTION_LOST` when the daemon closed the connection
+ * before answering (with its reason, such as `MCPD_TOO_MANY_CONNECTIONS`, as the `cause`); or the daemon's
+ * answer as an error (`fromWireError`; a failed `mcpd/select`'s rather than the refusal behind it).
+ */
+export function requestControl<P, R>(method: ControlMethod<string, P, R>, params?: P, options?: ControlRequestOptions): Promise<R>;
+export function requestControl<T extends object = JsonObject>(
+  method: string,
+  params?: JsonObject,
+  options?: ControlRequestOptions,
+): Promise<T>;
+export async function requestControl(
+  method: ControlMethod | string,
+  params?: unknown,
+  options: ControlRequestOptions = {},
+): Promise<unknown> {
+  const name = typeof method === "object" && method !== null ? method.method : method;
+  if (typeof name !== "string" || !isControlMethod(name)) {
+    throw new TypeError(`requestControl(): "${String(name)}" is not an mcpd/* method; use requestOnce() for MCP methods`);
+  }
+  return exchange(options, [request(REQUEST_ID, name, params as JsonObject | undefined)], {});
+}
+
+/**
+ * One MCP request on a connection of its own: it connects, sends the handshake (`mcpd/select`,
+ * `initialize`, `notifications/initialized`) and the request together, in one write (the daemon handles
+ * a connection's messages in order), and resolves with the result, closing the connection. One round trip
+ * instead of a session's two, and none of a session's code; `timeout`, `signal` and `onProgress` work as
+ * for a session's request. For a command that makes one call (`mcpd call`); for several, use `connect()`.
+ * @throws (rejects) what {@link requestControl} does (but for the method check), `MCPD_ABORTED`, and
+ * `TypeError` when `server` is not a non-empty string.
+ */
+export async function requestOnce(method: string, params?: JsonObject, options: RequestOnceOptions = {}): Promise<JsonObject> {
+  if (typeof method !== "string" || method === "") throw new TypeError(`requestOnce(): method must be a non-empty string`);
+  const signal = options.signal;
+  if (signal?.aborted) throw abortedError(signal);
+  let routed = routeToServer(options.server, undefined, params);
+  const onProgress = options.onProgress;
+  if (onProgress !== undefined) routed = { ...routed, _meta: { ...(routed?._meta as JsonObject | undefined), progressToken: REQUEST_ID } };
+  const clientInfo = options.clientInfo ?? { name: "@mcpd/client", version: "0.1.0" };
+  const handshake = [
+    request(INITIALIZE_ID, "initialize", { protocolVersion: LATEST_PROTOCOL_VERSION, capabilities: {}, clientInfo: { ...clientInfo } }),
+    encodeLine({ jsonrpc: "2.0", method: "notifications/initialized" }),
+  ];
+  return exchange(options, [...handshake, request(REQUEST_ID, method, routed)], {
+    signal,
+    cancelOnGiveUp: true,
+    progress:
+      onProgress === undefined
+        ? undefined
+        : {
+            onProgress,
+            reset: options.resetTimeoutOnProgress ?? true,
+            maxTotalMs: options.maxTotalTimeout ?? CLIENT_DEFAULTS.maxTotalTimeoutMs,
+          },
+  });
+}
+
+/** Connects, then runs the exchange: the select, `lines`, and the answer to {@link REQUEST_ID}. */
+async function exchange(
+  options: ControlRequestOptions,
+  lines: string[],
+  extra: { signal?: AbortSignal | undefined; cancelOnGiveUp?: boolean; progress?: Parameters<typeof runExchange>[1]["progress"] },
+): Promise<JsonObject> {
+  const timeoutMs = options.timeout ?? CLIENT_DEFAULTS.requestTimeoutMs;
+  if (!(timeoutMs > 0)) throw new TypeError(`timeout must be a positive number of ms, got ${String(timeoutMs)}`);
+  const socketPath = options.socketPath ?? resolvePaths(options.env ?? process.env).socketPath;
+  const started = Date.now();
+  const socket = await openDaemonSocket(socketPath, timeoutMs);
+  const select = request(SELECT_ID, McpdSelect.method, options.control === true ? { control: true } : {});
+  return runExchange(socket, {
+    lines: select + lines.join(""),
+    handshakeIds: [SELECT_ID, INITIALIZE_ID],
+    requestId: REQUEST_ID,
+    timeoutMs,
+    leftMs: Math.max(1, timeoutMs - (Date.now() - started)),
+    maxLineBytes: options.maxLineBytes ?? CLIENT_DEFAULTS.maxLineBytes,
+    signal: extra.signal,
+    progress: extra.progress,
+    cancelOnGiveUp: extra.cancelOnGiveUp === true,
+  });
+}
+
+/** A request as one line. */
+function request(id: number, method: string, params: JsonObject | undefined): string {
+  return encodeLine(params === undefined ? { jsonrpc: "2.0", id, method } : { jsonrpc: "2.0", id, method, params });
+}
