@@ -2,6 +2,7 @@ import type net from "node:net";
 import {
   ConnectionLostError,
   JsonLineDecoder,
+  MAX_TIMER_MS,
   RequestTimeoutError,
   encodeLine,
   fromWireError,
@@ -83,7 +84,10 @@ export function runExchange(socket: net.Socket, spec: ExchangeSpec): Promise<Jso
       finish(error);
     };
     const expire = (): void => giveUp(new RequestTimeoutError(spec.timeoutMs));
-    let timer = setTimeout(expire, spec.leftMs);
+    // A deadline past what a timer keeps is none (a timer would fire it at once).
+    const deadline = (ms: number): ReturnType<typeof setTimeout> | undefined =>
+      spec.timeoutMs < MAX_TIMER_MS ? setTimeout(expire, ms) : undefined;
+    let timer = deadline(spec.leftMs);
     const onAbort = (): void => giveUp(abortedError(signal as AbortSignal));
     signal?.addEventListener("abort", onAbort, { once: true });
 
@@ -92,7 +96,7 @@ export function runExchange(socket: net.Socket, spec: ExchangeSpec): Promise<Jso
       if (progress.reset) {
         if (Date.now() - startedAt >= progress.maxTotalMs) return giveUp(new RequestTimeoutError(progress.maxTotalMs));
         clearTimeout(timer);
-        timer = setTimeout(expire, spec.timeoutMs);
+        timer = deadline(spec.timeoutMs);
       }
       progress.onProgress(progressInfo(params));
     };

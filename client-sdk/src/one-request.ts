@@ -133,7 +133,7 @@ async function exchange(
   if (!(timeoutMs > 0)) throw new TypeError(`timeout must be a positive number of ms, got ${String(timeoutMs)}`);
   const socketPath = options.socketPath ?? resolvePaths(options.env ?? process.env).socketPath;
   const started = Date.now();
-  const socket = await openDaemonSocket(socketPath, timeoutMs);
+  const socket = await openDaemonSocket(socketPath, Math.min(timeoutMs, CLIENT_DEFAULTS.connectTimeoutMs));
   const select = request(SELECT_ID, McpdSelect.method, options.control === true ? { control: true } : {});
   return runExchange(socket, {
     lines: select + lines.join(""),

@@ -147,6 +147,13 @@ describe("requestControl", () => {
     await allClosed();
   });
 
+  it("timeout: Infinity is no deadline (regression: a timer that long fires at once)", async () => {
+    peer.methods["mcpd/status"] = () => new Promise((r) => setTimeout(() => r({ daemon: { pid: 2 } }), 100));
+    expect(await requestControl("mcpd/status", undefined, { socketPath: peer.socketPath, timeout: Number.POSITIVE_INFINITY })).toEqual({
+      daemon: { pid: 2 },
+    });
+  });
+
   it("refuses a timeout that is not a positive number", async () => {
     const err = await failure(requestControl("mcpd/status", undefined, { socketPath: peer.socketPath, timeout: 0 }));
     expect(err).toBeInstanceOf(TypeError);

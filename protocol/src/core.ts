@@ -10,6 +10,7 @@ export * from "./guards.js";
 export * from "./errors.js";
 export { WireCode, type WireCodeName } from "./wire-codes.js";
 export { PROTOCOL_DEFAULTS } from "./defaults.js";
+export { MAX_TIMER_MS } from "./timers.js";
 export { type Logger, silentLogger } from "./logger.js";
 export { JsonLineDecoder, type JsonLineDecoderOptions, type LineError } from "./jsonl.js";
 export { encodeLine } from "./jsonl-encode.js";

@@ -2,8 +2,7 @@ import type { JsonObject } from "../types.js";
 import type { CancelById, Cancellation } from "./cancellation.js";
 import { SignalFanout } from "./signal-fanout.js";
 
-/** setTimeout's largest delay; longer deadlines are treated as none (a runtime would fire them at once). */
-export const MAX_TIMER_MS = 2_147_483_647;
+export { MAX_TIMER_MS } from "../timers.js";
 
 type Timer = ReturnType<typeof setTimeout>;
 
