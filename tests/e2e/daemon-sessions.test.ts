@@ -32,6 +32,21 @@ async function loggedDaemon(servers: Record<string, { args?: string[]; extra?: R
 }
 
 describe("daemon: per-connection session state", () => {
+  it("regression: refuses an MCP request before initialize (-32600 Not initialized, as documented), serves ping and mcpd/* then, and everything after it", async () => {
+    const { d } = await loggedDaemon({ a: {} });
+    const c = await d.raw();
+    const early = await c.request("tools/list");
+    expect(early.error).toMatchObject({ code: -32600, data: { mcpdCode: "MCPD_PROTOCOL_VIOLATION" } });
+    expect(early.error.message).toMatch(/^Not initialized: send initialize/);
+    const routed = await c.request("tools/call", { name: "echo", arguments: { text: "x" }, _meta: { "mcpd/server": "a" } });
+    expect(routed.error?.message).toMatch(/^Not initialized/);
+    expect((await c.request("ping")).result).toEqual({});
+    expect((await c.request("mcpd/servers")).result.servers.map((s: { name: string }) => s.name)).toEqual(["a"]);
+    await c.initialize();
+    expect(textOf(await c.request("tools/call", { name: "a__echo", arguments: { text: "after" } }))).toBe("after");
+    c.close();
+  });
+
   it("keeps logging levels per connection and sets the upstream to the most verbose one", async () => {
     const { d, log } = await loggedDaemon({ a: {} });
     const quiet = await session(d, "a");

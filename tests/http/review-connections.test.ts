@@ -41,6 +41,7 @@ describe("connections to the HTTP port", () => {
       new Promise<never>((_, reject) => setTimeout(() => reject(new Error("the socket did not answer")), 20_000)),
     ]);
     expect((await c.request("mcpd/status")).result.http.listening).toBe(true);
+    await c.initialize();
     const r = await c.request("tools/call", { name: "echo", arguments: { text: "still" }, _meta: { "mcpd/server": "lazy" } });
     expect(r.result?.content?.[0]?.text, JSON.stringify(r)).toBe("still");
     c.close();

@@ -38,6 +38,13 @@ export const NOT_JSON_RPC: Readonly<JsonRpcErrorObject> = Object.freeze({
   data: Object.freeze({ mcpdCode: "MCPD_PROTOCOL_VIOLATION" }),
 });
 
+/** The answer to an MCP request (not `mcpd/*`, not `ping`) before the connection's `initialize`. */
+export const NOT_INITIALIZED: Readonly<JsonRpcErrorObject> = Object.freeze({
+  code: WireCode.InvalidRequest,
+  message: "Not initialized: send initialize (then notifications/initialized) before other requests",
+  data: Object.freeze({ mcpdCode: "MCPD_PROTOCOL_VIOLATION" }),
+});
+
 /** A bad `mcpd/select` param: -32602 naming it. */
 function badParam(message: string): { error: JsonRpcErrorObject } {
   return {

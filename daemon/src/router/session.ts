@@ -15,7 +15,7 @@ import {
 } from "@mcpd/protocol";
 import type { ServerHandle } from "../supervision/server-handle.js";
 import { AggregateView, type AggregateHost } from "./aggregate-view.js";
-import { boundedClientInfo, NOT_JSON_RPC, negotiateVersion, serverViewInitializeResult } from "./handshake.js";
+import { boundedClientInfo, NOT_INITIALIZED, NOT_JSON_RPC, negotiateVersion, serverViewInitializeResult } from "./handshake.js";
 import { InFlightRequests } from "./in-flight.js";
 import { levelOf } from "./log-levels.js";
 import { OutgoingRequests } from "./outgoing-requests.js";
@@ -97,10 +97,7 @@ export class Session implements Downstream, AggregateHost {
     return (this.aggregateView ??= new AggregateView(this, this.ctx));
   }
 
-  /**
-   * The `<server>\0<uri>` keys this connection is subscribed to. Made on first use: most connections never
-   * subscribe, and each Set or Map costs ~0.2 KB per connection.
-   */
+  /** The `<server>\0<uri>` keys it is subscribed to; made on first use (a Set costs ~0.2 KB per connection). */
   get subscriptions(): Set<string> {
     return (this.subscribed ??= new Set());
   }
@@ -189,6 +186,7 @@ export class Session implements Downstream, AggregateHost {
       );
       return;
     }
+    if (!this.initialized) return this.replyError(id, NOT_INITIALIZED);
     const refused = this.inFlight.refusal(id, this.opts.maxInFlightPerConnection);
     if (refused !== undefined) return this.replyError(id, refused);
     const params = req.params;
