@@ -1,5 +1,5 @@
 import net from "node:net";
-import { DaemonUnavailableError } from "@mcpd/protocol/core";
+import { DaemonUnavailableError, MAX_TIMER_MS } from "@mcpd/protocol/core";
 import { checkSocketPath } from "./paths.js";
 import { assertTrustedSocket } from "./socket-trust.js";
 
@@ -10,14 +10,15 @@ export const START_HINT = "Start it with `mcpd start` (or pass `autostart: true`
  * Opens a Unix-socket connection to the daemon.
  *
  * @param socketPath absolute path of the daemon's socket.
- * @param timeoutMs how long to wait for the connection to be accepted, in ms.
+ * @param timeoutMs how long to wait for the connection to be accepted, in ms (from `MAX_TIMER_MS` on: no limit).
+ * @param hint what every "unavailable" message ends with (default {@link START_HINT}).
  * @throws DaemonUnavailableError (`MCPD_DAEMON_UNAVAILABLE`) when the socket is missing, refuses, is not
  * accessible, is too long for the platform, or does not accept within `timeoutMs`. The message names the
  * path and ends with a hint to run `mcpd start`.
  * @throws UntrustedSocketError (`MCPD_UNTRUSTED_SOCKET`) before connecting when another user could have
  * made the socket (see `checkSocketTrust`): nothing is sent.
  */
-export function openDaemonSocket(socketPath: string, timeoutMs: number): Promise<net.Socket> {
+export function openDaemonSocket(socketPath: string, timeoutMs: number, hint: string = START_HINT): Promise<net.Socket> {
   const tooLong = checkSocketPath(socketPath);
   if (tooLong) return Promise.reject(new DaemonUnavailableError(tooLong));
   try {
@@ -27,15 +28,17 @@ export function openDaemonSocket(socketPath: string, timeoutMs: number): Promise
   }
   return new Promise((resolve, reject) => {
     const socket = net.createConnection({ path: socketPath });
-    const timer = setTimeout(() => {
+    const giveUp = (): void => {
       cleanup();
       socket.destroy();
-      reject(new DaemonUnavailableError(`mcpd did not accept a connection on ${socketPath} within ${timeoutMs}ms. ${START_HINT}`));
-    }, timeoutMs);
+      reject(new DaemonUnavailableError(`mcpd did not accept a connection on ${socketPath} within ${timeoutMs}ms. ${hint}`));
+    };
+    // A longer timer would fire at once (Node keeps at most MAX_TIMER_MS).
+    const timer = timeoutMs < MAX_TIMER_MS ? setTimeout(giveUp, timeoutMs) : undefined;
     const onError = (err: NodeJS.ErrnoException): void => {
       cleanup();
       socket.destroy();
-      reject(daemonUnavailable(socketPath, err));
+      reject(daemonUnavailable(socketPath, err, hint));
     };
     const onConnect = (): void => {
       cleanup();
@@ -52,7 +55,7 @@ export function openDaemonSocket(socketPath: string, timeoutMs: number): Promise
 }
 
 /** Builds the `MCPD_DAEMON_UNAVAILABLE` error for a failed connect, naming the path and the OS reason. */
-export function daemonUnavailable(socketPath: string, err: NodeJS.ErrnoException): DaemonUnavailableError {
+export function daemonUnavailable(socketPath: string, err: NodeJS.ErrnoException, hint: string = START_HINT): DaemonUnavailableError {
   let what: string;
   switch (err.code) {
     case "ENOENT":
@@ -71,5 +74,5 @@ export function daemonUnavailable(socketPath: string, err: NodeJS.ErrnoException
     default:
       what = `Cannot connect to mcpd at ${socketPath}: ${err.message}.`;
   }
-  return new DaemonUnavailableError(`${what} ${START_HINT}`, { cause: err });
+  return new DaemonUnavailableError(`${what} ${hint}`, { cause: err });
 }

@@ -1,6 +1,7 @@
 import type net from "node:net";
 import {
   ConnectionLostError,
+  DaemonUnavailableError,
   JsonLineDecoder,
   MAX_TIMER_MS,
   RequestTimeoutError,
@@ -10,7 +11,7 @@ import {
   type JsonObject,
   type JsonRpcErrorObject,
 } from "@mcpd/protocol/core";
-import { abortedError, type ProgressInfo, progressInfo } from "./request-helpers.js";
+import { abortedError, CLOSING_CODES, type ProgressInfo, progressInfo } from "./request-helpers.js";
 
 /** Progress of the exchange's request: reported, and restarting its deadline as a session's request does. */
 export interface ExchangeProgress {
@@ -21,60 +22,91 @@ export interface ExchangeProgress {
   maxTotalMs: number;
 }
 
-/** One exchange on a fresh connection: what to send, which answer settles it, and its bounds. */
+/** One exchange on a fresh connection: what to send, which answers matter, and its bounds. */
 export interface ExchangeSpec {
-  /** Every line to send, written at once: the handshake messages, then the request. */
+  /** The daemon's socket, named in errors. */
+  socketPath: string;
+  /** Every line to send, written at once: the handshake's messages, then the request. */
   lines: string;
-  /** Ids of the handshake's requests: an error answering one of them is the exchange's error. */
-  handshakeIds: readonly number[];
+  /** Id of the `mcpd/select`: until it is answered the exchange is in its handshake. */
+  selectId: number;
+  /** Id of the `initialize` sent, if any: its error is the exchange's error. */
+  initializeId: number | undefined;
   /** Id of the request whose answer settles the exchange (also its progress token). */
   requestId: number;
-  /** The request's deadline, in ms: named in the timeout error, and the length progress restarts it with. */
+  /** The connect deadline, in ms: named when the select is not answered in time. */
+  connectTimeoutMs: number;
+  /** What is left of it once connected, in ms: the deadline of the select's answer. */
+  handshakeLeftMs: number;
+  /** The request's deadline, in ms, from the write (at or past `MAX_TIMER_MS`: none); progress restarts it. */
   timeoutMs: number;
-  /** What is left of it once connected, in ms: the first deadline of the answer. */
-  leftMs: number;
   maxLineBytes: number;
-  signal?: AbortSignal | undefined;
-  progress?: ExchangeProgress | undefined;
-  /** Send `notifications/cancelled` for the request when the deadline passes or `signal` aborts. */
+  /**
+   * Skip a line from the daemon that cannot be read (too long, not JSON), as a session does: on an
+   * initialized connection it may be any server's notification. Otherwise it can only be the answer, and
+   * fails the exchange at once.
+   */
+  skipUnreadable: boolean;
+  signal: AbortSignal | undefined;
+  progress: ExchangeProgress | undefined;
+  /** Send `notifications/cancelled` for the request when its deadline passes or `signal` aborts. */
   cancelOnGiveUp: boolean;
+  /** What a "daemon unavailable" message ends with. */
+  hint: string;
 }
 
+type Timer = ReturnType<typeof setTimeout>;
+
 /**
- * Runs one exchange on `socket` (connected, trusted, nothing sent yet): writes `spec.lines` in one write
- * and settles with the request's result, then ends the connection (what was written is flushed first; the
- * caller does not wait for the close). The request's own deadline, progress and abort work as a session's
+ * Runs one exchange on `socket` (connected and trusted, nothing sent yet): writes `spec.lines` in one
+ * write and settles with the request's result, then ends the connection (what was written is flushed
+ * first; nobody waits for the close). The request's deadline, progress and abort work as a session's
  * (`SocketConnection`) do, without its peer: one request needs no table of them, and a process that asks
- * once starts without that code.
- * @throws (rejects) a handshake request's error, the request's error (`fromWireError`),
- * `MCPD_REQUEST_TIMEOUT`, `MCPD_ABORTED`, or `MCPD_CONNECTION_LOST` (the daemon closed first: with its
- * reason, such as `MCPD_TOO_MANY_CONNECTIONS`, as the `cause`; or an unreadable line).
+ * once starts without that code. Until the select is answered the errors are `connect()`'s: a hang-up is
+ * `MCPD_DAEMON_UNAVAILABLE`, and the daemon's reason for closing (over its connection cap, ...) is thrown
+ * as its own error; no answer within the connect deadline is `MCPD_DAEMON_UNAVAILABLE` too (its `cause` a
+ * `RequestTimeoutError`), where `connect()` says `MCPD_REQUEST_TIMEOUT`.
+ * @throws (rejects) a handshake request's error, the request's error (`fromWireError`; also the daemon's
+ * refusal of a line it could not read), `MCPD_REQUEST_TIMEOUT`, `MCPD_ABORTED`, `MCPD_DAEMON_UNAVAILABLE`
+ * (see above) or `MCPD_CONNECTION_LOST` (closed after the handshake: with the daemon's reason as the
+ * `cause` when it gave one; or a line that cannot be read when unreadable lines are not skipped).
  */
 export function runExchange(socket: net.Socket, spec: ExchangeSpec): Promise<JsonObject> {
   return new Promise((resolve, reject) => {
-    if (spec.signal?.aborted) {
+    const { signal, progress } = spec;
+    if (signal?.aborted) {
       // Aborted while connecting: nothing was sent, so there is nothing to cancel.
       socket.destroy();
-      return reject(abortedError(spec.signal));
+      reject(abortedError(signal));
+      return;
+    }
+    let decoder: JsonLineDecoder;
+    try {
+      decoder = new JsonLineDecoder({ maxLineBytes: spec.maxLineBytes, onValue: (v) => onMessage(v), onError: (e) => onUnreadable(e) });
+    } catch (err) {
+      socket.destroy();
+      reject(err);
+      return;
     }
     /** The daemon's reason for closing the connection, sent as an error line with a null id. */
     let closeReason: JsonRpcErrorObject | undefined;
     let socketError: Error | undefined;
+    let inHandshake = true;
     let settled = false;
     const startedAt = Date.now();
-    const signal = spec.signal;
-    const progress = spec.progress;
+    const hasDeadline = spec.timeoutMs < MAX_TIMER_MS;
 
     const finish = (error: Error | undefined, result?: JsonObject): void => {
       if (settled) return;
       settled = true;
+      clearTimeout(handshakeTimer);
       clearTimeout(timer);
       signal?.removeEventListener("abort", onAbort);
       if (!socket.destroyed) socket.end(() => socket.destroy());
       if (error) reject(error);
       else resolve(result as JsonObject);
     };
-    /** Gives the request up: the daemon is told (it cancels the call upstream), then the caller. */
+    /** Gives the request up: the daemon is told when asked for (it cancels the call upstream), then the caller. */
     const giveUp = (error: Error): void => {
       if (settled) return;
       if (spec.cancelOnGiveUp && !socket.destroyed) {
@@ -84,56 +116,79 @@ export function runExchange(socket: net.Socket, spec: ExchangeSpec): Promise<Jso
       finish(error);
     };
     const expire = (): void => giveUp(new RequestTimeoutError(spec.timeoutMs));
-    // A deadline past what a timer keeps is none (a timer would fire it at once).
-    const deadline = (ms: number): ReturnType<typeof setTimeout> | undefined =>
-      spec.timeoutMs < MAX_TIMER_MS ? setTimeout(expire, ms) : undefined;
-    let timer = deadline(spec.leftMs);
+    let timer: Timer | undefined = hasDeadline ? setTimeout(expire, spec.timeoutMs) : undefined;
+    // No answer to the select: the daemon is there (it accepted) but stopped or stuck, so as good as not there.
+    const stuck = (): void =>
+      finish(
+        new DaemonUnavailableError(
+          `mcpd accepted the connection on ${spec.socketPath} but did not answer within ${spec.connectTimeoutMs} ms (stopped or stuck?)`,
+          { cause: new RequestTimeoutError(spec.connectTimeoutMs) },
+        ),
+      );
+    const handshakeTimer: Timer | undefined = spec.handshakeLeftMs < MAX_TIMER_MS ? setTimeout(stuck, spec.handshakeLeftMs) : undefined;
     const onAbort = (): void => giveUp(abortedError(signal as AbortSignal));
     signal?.addEventListener("abort", onAbort, { once: true });
 
     const onProgress = (params: JsonObject): void => {
       if (!progress || settled) return;
-      if (progress.reset) {
+      if (progress.reset && hasDeadline) {
         if (Date.now() - startedAt >= progress.maxTotalMs) return giveUp(new RequestTimeoutError(progress.maxTotalMs));
         clearTimeout(timer);
-        timer = deadline(spec.timeoutMs);
+        timer = setTimeout(expire, spec.timeoutMs);
       }
-      progress.onProgress(progressInfo(params));
+      try {
+        progress.onProgress(progressInfo(params));
+      } catch (err) {
+        // The caller's bug: surfaced like any listener's, but not inside the decoder (the rest of the chunk, perhaps the answer, would be lost).
+        process.nextTick(() => {
+          throw err;
+        });
+      }
     };
     const onMessage = (value: unknown): void => {
-      if (!isObject(value)) return;
+      if (!isObject(value) || settled) return;
       const { id, method } = value;
       if (typeof method === "string") {
         const params = isObject(value.params) ? value.params : undefined;
-        if (id !== undefined) {
-          // A request from the daemon: nothing was declared that would bring one; say so rather than hang it.
+        if (typeof id === "string" || typeof id === "number") {
+          // A request from the daemon: nothing was declared that would bring one; say so rather than leave it waiting.
           socket.write(encodeLine({ jsonrpc: "2.0", id, error: { code: -32601, message: `Method not found: ${method.slice(0, 100)}` } }));
-        } else if (method === "notifications/progress" && params?.progressToken === spec.requestId) onProgress(params);
+        } else if (id === undefined && method === "notifications/progress" && params?.progressToken === spec.requestId) onProgress(params);
         return;
       }
       const error = wireError(value.error);
-      if (id === spec.requestId) finish(error ? fromWireError(error) : undefined, isObject(value.result) ? value.result : {});
-      else if (id === null && error) closeReason = error;
-      else if (error && spec.handshakeIds.includes(id as number)) finish(fromWireError(error));
+      if (id === spec.requestId) return finish(error ? fromWireError(error) : undefined, isObject(value.result) ? value.result : {});
+      if (id === spec.selectId) {
+        inHandshake = false;
+        clearTimeout(handshakeTimer);
+      }
+      if (id === null && error) {
+        if (CLOSING_CODES.has(error.code)) closeReason = error;
+        // Any other: the daemon could not read a line of ours (the request's, as nothing else is large), and dropped it.
+        else finish(fromWireError(error));
+      } else if (error && (id === spec.selectId || id === spec.initializeId)) finish(fromWireError(error));
+    };
+    const onUnreadable = (err: Error): void => {
+      if (!spec.skipUnreadable) finish(new ConnectionLostError(`mcpd sent a line that cannot be read: ${err.message}`, { cause: err }));
     };
 
-    const decoder = new JsonLineDecoder({
-      maxLineBytes: spec.maxLineBytes,
-      onValue: onMessage,
-      onError: (err) => finish(new ConnectionLostError(`mcpd sent a line that cannot be read: ${err.message}`, { cause: err })),
-    });
     socket.on("data", (chunk: Buffer) => decoder.push(chunk));
     socket.on("end", () => decoder.end());
     socket.on("error", (err) => {
       socketError = err;
     });
     socket.once("close", () => {
-      if (closeReason) {
-        finish(new ConnectionLostError(`Connection to mcpd lost: ${closeReason.message}`, { cause: fromWireError(closeReason) }));
-      } else {
-        const why = socketError ? `: ${socketError.message}` : "";
-        finish(new ConnectionLostError(`Connection to mcpd lost before it answered${why}`, socketError ? { cause: socketError } : {}));
+      if (settled) return;
+      if (inHandshake) {
+        // As connect(): the daemon's own reason (it is running: starting another would not help), else it is going away.
+        if (closeReason) return finish(fromWireError(closeReason));
+        return finish(new DaemonUnavailableError(`mcpd closed the connection during the handshake. ${spec.hint}`, { cause: socketError }));
       }
+      if (closeReason) {
+        return finish(new ConnectionLostError(`Connection to mcpd lost: ${closeReason.message}`, { cause: fromWireError(closeReason) }));
+      }
+      const why = socketError ? `: ${socketError.message}` : "";
+      finish(new ConnectionLostError(`Connection to mcpd lost before it answered${why}`, socketError ? { cause: socketError } : {}));
     });
     socket.write(spec.lines);
   });

@@ -9,7 +9,7 @@ import {
 } from "@mcpd/protocol/core";
 import { openDaemonSocket } from "./daemon-socket.js";
 import { CLIENT_DEFAULTS } from "./defaults.js";
-import { runExchange } from "./one-request-exchange.js";
+import { type ExchangeSpec, runExchange } from "./one-request-exchange.js";
 import { resolvePaths } from "./paths.js";
 import { abortedError, type ProgressInfo } from "./request-helpers.js";
 import { routeToServer } from "./server-routing.js";
@@ -27,11 +27,18 @@ export interface ControlRequestOptions {
    */
   control?: boolean;
   /**
-   * Deadline of the whole exchange (connecting, the answer), in ms. Default
-   * {@link CLIENT_DEFAULTS.requestTimeoutMs}. Past it the call rejects with `MCPD_REQUEST_TIMEOUT`.
+   * Deadline of connecting and of the daemon's first answer (to `mcpd/select`), in ms, as `connect()`'s
+   * handshake. Default {@link CLIENT_DEFAULTS.connectTimeoutMs}; `Infinity`: none.
+   */
+  connectTimeout?: number;
+  /**
+   * Deadline of the request, in ms, counted from when it is sent. Default {@link CLIENT_DEFAULTS.requestTimeoutMs};
+   * `Infinity`: none. Past it the call rejects with `MCPD_REQUEST_TIMEOUT`.
    */
   timeout?: number;
-  /** Largest line accepted from the daemon, in bytes; a longer one fails the call. Default {@link CLIENT_DEFAULTS.maxLineBytes}. */
+  /** Aborting it rejects the call with `MCPD_ABORTED` (the reason as `cause`). */
+  signal?: AbortSignal;
+  /** Largest line accepted from the daemon, in bytes. Default {@link CLIENT_DEFAULTS.maxLineBytes}. */
   maxLineBytes?: number;
 }
 
@@ -41,8 +48,6 @@ export interface RequestOnceOptions extends ControlRequestOptions {
   server?: string;
   /** Sent in `initialize`. Default `{ name: "@mcpd/client", version: "0.1.0" }`. */
   clientInfo?: Implementation;
-  /** Aborting it rejects the call with `MCPD_ABORTED` (the reason as `cause`) and sends `notifications/cancelled`. */
-  signal?: AbortSignal;
   /** Called for each progress notification of the request. Giving it sends a `progressToken`. */
   onProgress?: (progress: ProgressInfo) => void;
   /** Restart the deadline (`timeout`) on each progress notification (default true), up to `maxTotalTimeout`. */
@@ -50,6 +55,9 @@ export interface RequestOnceOptions extends ControlRequestOptions {
   /** Ceiling of the call's life when progress keeps restarting the deadline, in ms (default {@link CLIENT_DEFAULTS.maxTotalTimeoutMs}). */
   maxTotalTimeout?: number;
 }
+
+/** What a "daemon unavailable" message ends with: these functions never start one. */
+const HINT = "Start it with `mcpd start`.";
 
 /** Ids of the exchange's requests. */
 const SELECT_ID = 1;
@@ -64,11 +72,12 @@ const REQUEST_ID = 3;
  * no reconnection, no daemon started. For several requests or server notifications, use `connect()`.
  *
  * The socket is checked as `connect()` checks it (`MCPD_UNTRUSTED_SOCKET` before anything is sent).
- * @throws (rejects) `TypeError` when `method` is not `mcpd/...` or `timeout` is not positive;
- * `MCPD_DAEMON_UNAVAILABLE` (no daemon: the message says to run `mcpd start`); `MCPD_UNTRUSTED_SOCKET`;
- * `MCPD_REQUEST_TIMEOUT` past `timeout`; `MCPD_CONNECTION_LOST` when the daemon closed the connection
- * before answering (with its reason, such as `MCPD_TOO_MANY_CONNECTIONS`, as the `cause`); or the daemon's
- * answer as an error (`fromWireError`; a failed `mcpd/select`'s rather than the refusal behind it).
+ * @throws (rejects) `TypeError` for a method that is not `mcpd/...` or a bad option; what `connect()` throws
+ * for a daemon that is not there or hangs up during the handshake (`MCPD_DAEMON_UNAVAILABLE`, with the
+ * `mcpd start` hint; its reason for closing, such as `MCPD_TOO_MANY_CONNECTIONS`), `MCPD_DAEMON_UNAVAILABLE`
+ * too when it does not answer the select within `connectTimeout`, `MCPD_UNTRUSTED_SOCKET`; then `MCPD_REQUEST_TIMEOUT`
+ * past `timeout`, `MCPD_ABORTED`, `MCPD_CONNECTION_LOST` when the daemon closed before answering (its reason,
+ * if it gave one, as the `cause`), or the daemon's answer as an error (`fromWireError`).
  */
 export function requestControl<P, R>(method: ControlMethod<string, P, R>, params?: P, options?: ControlRequestOptions): Promise<R>;
 export function requestControl<T extends object = JsonObject>(
@@ -85,32 +94,37 @@ export async function requestControl(
   if (typeof name !== "string" || !isControlMethod(name)) {
     throw new TypeError(`requestControl(): "${String(name)}" is not an mcpd/* method; use requestOnce() for MCP methods`);
   }
-  return exchange(options, [request(REQUEST_ID, name, params as JsonObject | undefined)], {});
+  // Nothing but the answer can come on this connection (it is not initialized and asked for no events):
+  // a line that cannot be read is the answer's, and fails the call at once.
+  return exchange(options, [request(REQUEST_ID, name, params as JsonObject | undefined)], { skipUnreadable: false });
 }
 
 /**
  * One MCP request on a connection of its own: it connects, sends the handshake (`mcpd/select`,
  * `initialize`, `notifications/initialized`) and the request together, in one write (the daemon handles
  * a connection's messages in order), and resolves with the result, closing the connection. One round trip
- * instead of a session's two, and none of a session's code; `timeout`, `signal` and `onProgress` work as
- * for a session's request. For a command that makes one call (`mcpd call`); for several, use `connect()`.
- * @throws (rejects) what {@link requestControl} does (but for the method check), `MCPD_ABORTED`, and
- * `TypeError` when `server` is not a non-empty string.
+ * instead of a session's two, and none of a session's code; `timeout`, `signal` (both send
+ * `notifications/cancelled`) and `onProgress` work as for a session's request. No capabilities are
+ * declared, so the daemon relays no server-to-client request to it. For a command that makes one call
+ * (`mcpd call`); for several, use `connect()`.
+ * @throws (rejects) what {@link requestControl} does (but for the method check), and `TypeError` when
+ * `server` is not a non-empty string.
  */
 export async function requestOnce(method: string, params?: JsonObject, options: RequestOnceOptions = {}): Promise<JsonObject> {
-  if (typeof method !== "string" || method === "") throw new TypeError(`requestOnce(): method must be a non-empty string`);
-  const signal = options.signal;
-  if (signal?.aborted) throw abortedError(signal);
+  if (typeof method !== "string" || method === "") throw new TypeError("requestOnce(): method must be a non-empty string");
   let routed = routeToServer(options.server, undefined, params);
   const onProgress = options.onProgress;
   if (onProgress !== undefined) routed = { ...routed, _meta: { ...(routed?._meta as JsonObject | undefined), progressToken: REQUEST_ID } };
   const clientInfo = options.clientInfo ?? { name: "@mcpd/client", version: "0.1.0" };
-  const handshake = [
+  const lines = [
     request(INITIALIZE_ID, "initialize", { protocolVersion: LATEST_PROTOCOL_VERSION, capabilities: {}, clientInfo: { ...clientInfo } }),
     encodeLine({ jsonrpc: "2.0", method: "notifications/initialized" }),
+    request(REQUEST_ID, method, routed),
   ];
-  return exchange(options, [...handshake, request(REQUEST_ID, method, routed)], {
-    signal,
+  return exchange(options, lines, {
+    initializeId: INITIALIZE_ID,
+    // Initialized, so servers' notifications come too: one that cannot be read is skipped, as a session skips it.
+    skipUnreadable: true,
     cancelOnGiveUp: true,
     progress:
       onProgress === undefined
@@ -123,29 +137,49 @@ export async function requestOnce(method: string, params?: JsonObject, options: 
   });
 }
 
-/** Connects, then runs the exchange: the select, `lines`, and the answer to {@link REQUEST_ID}. */
+/** Checks the options, connects, then runs the exchange: the select, `lines`, and the answer to {@link REQUEST_ID}. */
 async function exchange(
   options: ControlRequestOptions,
   lines: string[],
-  extra: { signal?: AbortSignal | undefined; cancelOnGiveUp?: boolean; progress?: Parameters<typeof runExchange>[1]["progress"] },
+  how: Pick<Partial<ExchangeSpec>, "initializeId" | "cancelOnGiveUp" | "progress"> & { skipUnreadable: boolean },
 ): Promise<JsonObject> {
-  const timeoutMs = options.timeout ?? CLIENT_DEFAULTS.requestTimeoutMs;
-  if (!(timeoutMs > 0)) throw new TypeError(`timeout must be a positive number of ms, got ${String(timeoutMs)}`);
+  const timeoutMs = positive("timeout", options.timeout ?? CLIENT_DEFAULTS.requestTimeoutMs);
+  const connectTimeoutMs = positive("connectTimeout", options.connectTimeout ?? CLIENT_DEFAULTS.connectTimeoutMs);
+  const maxLineBytes = options.maxLineBytes ?? CLIENT_DEFAULTS.maxLineBytes;
+  if (!Number.isSafeInteger(maxLineBytes) || maxLineBytes <= 0) {
+    throw new TypeError(`maxLineBytes must be a positive integer, got ${String(maxLineBytes)}`);
+  }
+  if (options.control !== undefined && typeof options.control !== "boolean") {
+    throw new TypeError(`control must be a boolean, got ${JSON.stringify(options.control)}`);
+  }
+  const signal = options.signal;
+  if (signal?.aborted) throw abortedError(signal);
   const socketPath = options.socketPath ?? resolvePaths(options.env ?? process.env).socketPath;
   const started = Date.now();
-  const socket = await openDaemonSocket(socketPath, Math.min(timeoutMs, CLIENT_DEFAULTS.connectTimeoutMs));
+  const socket = await openDaemonSocket(socketPath, connectTimeoutMs, HINT);
   const select = request(SELECT_ID, McpdSelect.method, options.control === true ? { control: true } : {});
   return runExchange(socket, {
+    socketPath,
     lines: select + lines.join(""),
-    handshakeIds: [SELECT_ID, INITIALIZE_ID],
+    selectId: SELECT_ID,
+    initializeId: how.initializeId,
     requestId: REQUEST_ID,
+    connectTimeoutMs,
+    handshakeLeftMs: Math.max(1, connectTimeoutMs - (Date.now() - started)),
     timeoutMs,
-    leftMs: Math.max(1, timeoutMs - (Date.now() - started)),
-    maxLineBytes: options.maxLineBytes ?? CLIENT_DEFAULTS.maxLineBytes,
-    signal: extra.signal,
-    progress: extra.progress,
-    cancelOnGiveUp: extra.cancelOnGiveUp === true,
+    maxLineBytes,
+    skipUnreadable: how.skipUnreadable,
+    signal,
+    progress: how.progress,
+    cancelOnGiveUp: how.cancelOnGiveUp === true,
+    hint: HINT,
   });
+}
+
+/** `value` when it is a positive number of ms (`Infinity` included). @throws TypeError naming `name` otherwise. */
+function positive(name: string, value: number): number {
+  if (!(typeof value === "number" && value > 0)) throw new TypeError(`${name} must be a positive number of ms, got ${String(value)}`);
+  return value;
 }
 
 /** A request as one line. */

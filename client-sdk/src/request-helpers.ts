@@ -1,4 +1,11 @@
-import { AbortedError, type JsonObject } from "@mcpd/protocol/core";
+import { AbortedError, WireCode, type JsonObject } from "@mcpd/protocol/core";
+
+/** Codes of the error line the daemon sends before it closes a connection for its own bounds. */
+export const CLOSING_CODES: ReadonlySet<number> = new Set([
+  WireCode.TooManyConnections,
+  WireCode.BufferBudgetExceeded,
+  WireCode.LineTimeout,
+]);
 
 /** One progress notification for a request, as the server sent it. */
 export interface ProgressInfo {

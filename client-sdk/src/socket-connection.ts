@@ -4,7 +4,6 @@ import {
   JsonLineDecoder,
   QueueFullError,
   TickBatch,
-  WireCode,
   encodeLine,
   fromWireError,
   silentLogger,
@@ -16,10 +15,7 @@ import {
 } from "@mcpd/protocol/core";
 import { JsonRpcPeer } from "@mcpd/protocol/peer";
 import { CLIENT_DEFAULTS } from "./defaults.js";
-import { abortedError, type ProgressInfo, progressInfo } from "./request-helpers.js";
-
-/** Codes of the error line the daemon sends before it closes a connection for its own bounds. */
-const CLOSING_CODES: ReadonlySet<number> = new Set([WireCode.TooManyConnections, WireCode.BufferBudgetExceeded, WireCode.LineTimeout]);
+import { abortedError, CLOSING_CODES, type ProgressInfo, progressInfo } from "./request-helpers.js";
 
 /** Per-request options. Every duration is in ms. */
 export interface RequestOptions {

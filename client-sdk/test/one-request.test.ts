@@ -97,6 +97,7 @@ describe("requestControl", () => {
     const err = await failure(requestControl("mcpd/status", undefined, { socketPath: path.join(dir, "none.sock") }));
     expect(err.code).toBe("MCPD_DAEMON_UNAVAILABLE");
     expect(err.message).toContain("mcpd start");
+    expect(err.message).not.toContain("autostart"); // an option these functions do not have
   });
 
   it("MCPD_UNTRUSTED_SOCKET when others can write the socket's directory: nothing is sent", async () => {
@@ -114,7 +115,7 @@ describe("requestControl", () => {
     await allClosed();
   });
 
-  it("MCPD_CONNECTION_LOST naming the daemon's reason when it closes the connection with one (over its connection cap)", async () => {
+  it("over the daemon's connection cap (its reason, then a close, before any answer): that reason is the error, as connect()'s", async () => {
     peer.methods["mcpd/select"] = (_params, conn) => {
       conn.send({
         id: null,
@@ -124,19 +125,81 @@ describe("requestControl", () => {
       return undefined;
     };
     const err = await failure(requestControl("mcpd/status", undefined, { socketPath: peer.socketPath }));
-    expect(err.code).toBe("MCPD_CONNECTION_LOST");
-    expect(err.message).toContain("Too many connections (2)");
-    expect((err.cause as McpdError).code).toBe("MCPD_TOO_MANY_CONNECTIONS");
+    expect([err.code, err.message]).toEqual(["MCPD_TOO_MANY_CONNECTIONS", "Too many connections (2)"]);
   });
 
-  it("MCPD_CONNECTION_LOST when the daemon closes without answering", async () => {
-    peer.methods["mcpd/status"] = (_params, conn) => {
+  it("MCPD_DAEMON_UNAVAILABLE when the daemon hangs up during the handshake (it is going away), as connect()'s", async () => {
+    peer.methods["mcpd/select"] = (_params, conn) => {
       conn.socket.destroy();
       return undefined;
     };
     const err = await failure(requestControl("mcpd/status", undefined, { socketPath: peer.socketPath }));
-    expect(err.code).toBe("MCPD_CONNECTION_LOST");
-    expect(err.message).toContain("before it answered");
+    expect(err.code).toBe("MCPD_DAEMON_UNAVAILABLE");
+    expect(err.message).toBe("mcpd closed the connection during the handshake. Start it with `mcpd start`.");
+  });
+
+  it("MCPD_CONNECTION_LOST when the daemon closes after the handshake without answering, with its reason as the cause", async () => {
+    // On a later tick, once the peer has sent the select's answer: the handshake is over.
+    peer.methods["mcpd/status"] = (_params, conn) => {
+      setImmediate(() => {
+        conn.send({
+          id: null,
+          error: { code: WireCode.BufferBudgetExceeded, message: "over budget", data: { mcpdCode: "MCPD_BUFFER_BUDGET_EXCEEDED" } },
+        });
+        conn.socket.end();
+      });
+      return undefined;
+    };
+    const err = await failure(requestControl("mcpd/status", undefined, { socketPath: peer.socketPath }));
+    expect([err.code, err.message]).toEqual(["MCPD_CONNECTION_LOST", "Connection to mcpd lost: over budget"]);
+    expect((err.cause as McpdError).message).toBe("over budget");
+
+    peer.methods["mcpd/status"] = (_params, conn) => {
+      setImmediate(() => conn.socket.destroy());
+      return undefined;
+    };
+    const bare = await failure(requestControl("mcpd/status", undefined, { socketPath: peer.socketPath }));
+    expect([bare.code, bare.message]).toEqual(["MCPD_CONNECTION_LOST", "Connection to mcpd lost before it answered"]);
+  });
+
+  it("a daemon that accepts but never answers (stopped, stuck) is MCPD_DAEMON_UNAVAILABLE after connectTimeout, whatever the request's timeout", async () => {
+    peer.methods["mcpd/select"] = () => undefined;
+    peer.methods["mcpd/status"] = () => undefined;
+    const err = await failure(
+      requestControl("mcpd/status", undefined, { socketPath: peer.socketPath, connectTimeout: 300, timeout: 60_000 }),
+    );
+    expect(err.code).toBe("MCPD_DAEMON_UNAVAILABLE");
+    expect(err.message).toBe(`mcpd accepted the connection on ${peer.socketPath} but did not answer within 300 ms (stopped or stuck?)`);
+    expect((err.cause as McpdError).code).toBe("MCPD_REQUEST_TIMEOUT");
+    await allClosed();
+  });
+
+  it("the daemon's refusal of a line of ours it could not read (null id) fails the call at once, instead of at its deadline", async () => {
+    peer.methods["mcpd/status"] = (_params, conn) => {
+      conn.send({
+        id: null,
+        error: {
+          code: WireCode.MessageTooLarge,
+          message: "Line of 5000000 bytes exceeds the limit of 4194304 bytes",
+          data: { mcpdCode: "MCPD_MESSAGE_TOO_LARGE" },
+        },
+      });
+      return undefined;
+    };
+    const err = await failure(requestControl("mcpd/status", undefined, { socketPath: peer.socketPath, timeout: 60_000 }));
+    expect([err.code, err.message]).toEqual(["MCPD_MESSAGE_TOO_LARGE", "Line of 5000000 bytes exceeds the limit of 4194304 bytes"]);
+    await allClosed();
+  });
+
+  it("aborting rejects with MCPD_ABORTED and closes", async () => {
+    peer.methods["mcpd/reload"] = () => undefined;
+    const ac = new AbortController();
+    const pending = requestControl("mcpd/reload", undefined, { socketPath: peer.socketPath, signal: ac.signal });
+    await waitFor(() => peer.messages("mcpd/reload")[0], "the request to arrive");
+    ac.abort("stop");
+    const err = await failure(pending);
+    expect([err.code, err.message]).toEqual(["MCPD_ABORTED", "Request aborted: stop"]);
+    await allClosed();
   });
 
   it("refuses a line over maxLineBytes instead of holding it, and closes", async () => {
@@ -154,11 +217,22 @@ describe("requestControl", () => {
     });
   });
 
-  it("refuses a timeout that is not a positive number", async () => {
-    const err = await failure(requestControl("mcpd/status", undefined, { socketPath: peer.socketPath, timeout: 0 }));
-    expect(err).toBeInstanceOf(TypeError);
-    expect(peer.received).toEqual([]);
-  });
+  it.each([
+    [{ timeout: 0 }, "timeout must be a positive number of ms, got 0"],
+    [{ connectTimeout: Number.NaN }, "connectTimeout must be a positive number of ms, got NaN"],
+    [{ maxLineBytes: 0 }, "maxLineBytes must be a positive integer, got 0"],
+    [{ maxLineBytes: 1.5 }, "maxLineBytes must be a positive integer, got 1.5"],
+    [{ control: "yes" as unknown as boolean }, 'control must be a boolean, got "yes"'],
+  ])(
+    "refuses a bad option %o with a TypeError naming it, connecting to nothing (regression: a bad maxLineBytes left a socket open)",
+    async (bad, message) => {
+      const err = await failure(requestControl("mcpd/status", undefined, { socketPath: peer.socketPath, ...bad }));
+      expect(err).toBeInstanceOf(TypeError);
+      expect(err.message).toBe(message);
+      expect(peer.connections.size).toBe(0);
+      expect(peer.received).toEqual([]);
+    },
+  );
 });
 
 describe("requestOnce", () => {
@@ -261,6 +335,33 @@ describe("requestOnce", () => {
     const cancelled = await waitFor(() => peer.messages("notifications/cancelled")[0], "notifications/cancelled");
     expect(cancelled.params).toEqual({ requestId: call.id, reason: "Request timeout after 200ms" });
     await allClosed();
+  });
+
+  it("skips a line it cannot read (another server's notification over maxLineBytes), as a session does, and gets its answer", async () => {
+    peer.methods["tools/call"] = (_params, conn) => {
+      conn.send({ method: "notifications/message", params: { level: "info", data: "x".repeat(5_000) } });
+      return { content: [{ type: "text", text: "fine" }] };
+    };
+    const result = await requestOnce("tools/call", { name: "x" }, { socketPath: peer.socketPath, maxLineBytes: 1_000 });
+    expect(result).toEqual({ content: [{ type: "text", text: "fine" }] });
+  });
+
+  it("with no deadline (timeout: Infinity), progress never gives the call up, maxTotalTimeout included (as a session's request)", async () => {
+    peer.methods["tools/call"] = async (params, conn) => {
+      for (let i = 1; i <= 4; i++) {
+        await new Promise((r) => setTimeout(r, 100));
+        conn.send({ method: "notifications/progress", params: { progressToken: params._meta.progressToken, progress: i } });
+      }
+      return { content: [] };
+    };
+    const seen: number[] = [];
+    const result = await requestOnce(
+      "tools/call",
+      { name: "p" },
+      { socketPath: peer.socketPath, timeout: Number.POSITIVE_INFINITY, maxTotalTimeout: 150, onProgress: (p) => seen.push(p.progress) },
+    );
+    expect(result).toEqual({ content: [] });
+    expect(seen).toEqual([1, 2, 3, 4]);
   });
 
   it("answers a request from the daemon with -32601 (it declared nothing to serve) and goes on", async () => {

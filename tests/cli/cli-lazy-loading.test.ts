@@ -164,6 +164,13 @@ describe("a command that talks to the daemon loads what its one request needs, a
     expect(commandModules(urls)).toEqual(["status"]);
     expect(npmPackages(urls)).toEqual([]);
 
+    // So does a server's stderr tail, asked once (following it, with -f, holds a session).
+    const tailLog = join(world.root, "logs-modules.log");
+    const logs = await world.run(["logs", "fx", "-n", "1"], { env: recordingEnv(world.env, tailLog) });
+    expect(logs.code, logs.stderr).toBe(0);
+    expect(sessionModules(loadedModules(tailLog))).toEqual([]);
+    expect(commandModules(loadedModules(tailLog))).toEqual(["logs"]);
+
     const out = join(world.root, "status-internals.json");
     const again = await world.run(["status"], { env: internalModulesEnv(world.env, out) });
     expect(again.code, again.stderr).toBe(0);

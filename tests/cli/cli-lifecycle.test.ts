@@ -341,4 +341,24 @@ describe("running daemon commands", () => {
     }
     expect((await world.run(["stop"])).code).toBe(0);
   });
+
+  it("regression: status and call against a daemon that accepts but never answers exit 3 after MCPD_CONNECT_TIMEOUT_MS, naming it (they waited out the request's 60 s deadline)", async () => {
+    world = new CliWorld();
+    world.writeConfig({ fx: world.fixture("fx") });
+    expect((await world.run(["start"])).code).toBe(0);
+    const pid = world.daemonPid() as number;
+    process.kill(pid, "SIGSTOP");
+    try {
+      const env = { ...world.env, MCPD_CONNECT_TIMEOUT_MS: "500" };
+      for (const args of [["status"], ["call", "fx", "echo", '{"text":"hi"}']]) {
+        const r = await world.run(args, { env, timeoutMs: 30_000 });
+        expect(r.code, `${args[0]}: ${r.stderr}`).toBe(3);
+        expect(r.stdout).toBe("");
+        expect(r.stderr).toContain(`mcpd accepted the connection on ${join(world.mcpdHome, "mcpd.sock")} but did not answer within 500 ms`);
+      }
+    } finally {
+      process.kill(pid, "SIGCONT");
+    }
+    expect((await world.run(["stop"])).code).toBe(0);
+  });
 });

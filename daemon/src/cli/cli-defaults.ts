@@ -11,6 +11,13 @@ export const CLI_DEFAULTS = {
    * running. The same bound as the client SDK's `connectTimeout`.
    */
   connectTimeoutMs: 10_000,
+  /**
+   * Every other command that talks to the daemon: how long it has to accept the connection and answer its
+   * first message (env `MCPD_CONNECT_TIMEOUT_MS`, as for `mcpd connect`). A daemon that does not (stopped,
+   * or stuck) counts as not running, whatever the request's own deadline. Shorter than `mcpd connect`'s: a
+   * person at a terminal waits for this one.
+   */
+  commandConnectTimeoutMs: 5_000,
   /** `mcpd stop`: how long the daemon has to exit after `mcpd/shutdown` before SIGTERM. */
   stopTimeoutMs: 20_000,
   /** `mcpd stop`: how long to wait after SIGTERM before giving up. */

@@ -1,11 +1,11 @@
 import { connect, type McpdClient } from "@mcpd/client";
 import type { CliContext } from "./context.js";
-import { cliSocketPath, isDaemonUnavailable, notRunningError } from "./daemon-control.js";
+import { cliSocketPath, commandConnectTimeoutMs, isDaemonUnavailable, notRunningError } from "./daemon-control.js";
 import { VERSION } from "../version.js";
 
 /** Options of {@link openClient}. */
 export interface OpenClientOptions {
-  /** Deadline of connecting plus the handshake, in ms. Default 5000. */
+  /** Deadline of connecting plus the handshake, in ms. Default: `commandConnectTimeoutMs`. */
   connectTimeoutMs?: number;
   /** Deadline of each request, in ms. Default: the SDK's. */
   timeoutMs?: number;
@@ -28,11 +28,11 @@ export async function openClient(ctx: CliContext, options: OpenClientOptions = {
       env: ctx.env,
       clientInfo: { name: "mcpd-cli", version: VERSION },
       control: true,
-      connectTimeout: options.connectTimeoutMs ?? 5_000,
+      connectTimeout: options.connectTimeoutMs ?? commandConnectTimeoutMs(ctx),
       ...(options.timeoutMs !== undefined ? { timeout: options.timeoutMs } : {}),
     });
   } catch (err) {
-    if (isDaemonUnavailable(err)) throw notRunningError(socketPath);
+    if (isDaemonUnavailable(err)) throw notRunningError(socketPath, err);
     throw err;
   }
 }

@@ -28,13 +28,13 @@ export interface RunningDaemon {
 }
 
 /**
- * Asks the socket who is there (its status, within `timeoutMs`); `undefined` when nothing answers.
+ * Asks the socket who is there (its status); `undefined` when nothing answers within `connectTimeoutMs`.
  * @throws UntrustedSocketError (MCPD_UNTRUSTED_SOCKET) when the socket may be another user's: that is
  * not "nothing answers", and no daemon must be started or signalled on its account.
  */
-export async function probeDaemon(ctx: CliContext, timeoutMs = 4_000): Promise<RunningDaemon | undefined> {
+export async function probeDaemon(ctx: CliContext, connectTimeoutMs = 2_000): Promise<RunningDaemon | undefined> {
   try {
-    const s = await fullStatus(ctx, timeoutMs);
+    const s = await fullStatus(ctx, { connectTimeoutMs, timeoutMs: connectTimeoutMs * 2 });
     return { pid: s.daemon.pid, socketPath: s.daemon.socketPath, version: s.daemon.version };
   } catch (err) {
     if (isUntrustedSocket(err)) throw err;
@@ -229,7 +229,7 @@ export async function ensureDaemon(ctx: CliContext, options: EnsureDaemonOptions
   const timeoutMs = options.timeoutMs ?? startTimeoutMs(ctx.env);
   const deadline = Date.now() + timeoutMs;
   for (;;) {
-    const up = await probeDaemon(ctx, 2_000);
+    const up = await probeDaemon(ctx, 1_000);
     if (up) return { started: up.pid === pid, pid: up.pid, socketPath: up.socketPath, logFile: paths.logFile };
     if (spawnError) throw new CliError(`cannot start the daemon: ${spawnError.message}`);
     if (exited) {

@@ -219,6 +219,7 @@ export class Session implements Downstream, AggregateHost {
     this.clientInfo = boundedClientInfo(p.clientInfo);
     this.clientCapabilities = isObject(p.capabilities) ? (p.capabilities as ClientCapabilities) : {};
     const protocolVersion = negotiateVersion(p.protocolVersion);
+    // At once, before any await: a client may send its requests right behind initialize (requestOnce does).
     this.initialized = true;
     if (this.view.kind === "server") {
       const handle = await this.resolveHandle(this.view.server);

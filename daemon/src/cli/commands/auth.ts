@@ -1,6 +1,5 @@
 import { McpdAuthLogout, McpdAuthStart, McpdAuthWait } from "@mcpd/protocol/core";
 import { println, type Command } from "../context.js";
-import { withClient } from "../daemon-client.js";
 import { askDaemon } from "../daemon-control.js";
 import { openBrowser } from "../open-browser.js";
 import { RUNTIME_DEFAULTS } from "../../defaults.js";
@@ -34,13 +33,15 @@ export const authCommand: Command = {
   async run(ctx, { positionals, values }) {
     const server = positionals[0] as string;
     if (values.logout) {
-      const r = await askDaemon(ctx, McpdAuthLogout, { server }, 120_000);
+      const r = await askDaemon(ctx, McpdAuthLogout, { server }, { timeoutMs: 120_000 });
       println(ctx, r.forgotten ? `forgot the tokens and client registration of ${r.server}` : `${r.server} had no tokens or registration`);
       println(ctx, `${r.server}: ${r.state}`);
       return 0;
     }
     // The wait covers the user in the browser, then the server's restart.
     const timeoutMs = RUNTIME_DEFAULTS.authFlowTimeoutMs + 120_000;
+    // Two requests (the start, then the wait) on one session: the client's session code is loaded only here.
+    const { withClient } = await import("../daemon-client.js");
     return withClient(
       ctx,
       async (c) => {

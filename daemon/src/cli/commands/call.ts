@@ -3,7 +3,7 @@ import { McpdError, type CallToolResult } from "@mcpd/protocol/core";
 import type { JsonObject } from "@mcpd/protocol/core";
 import { CliError, ExitCode, intOption, parseArgPairs, parseJsonArguments } from "../args.js";
 import { eprintln, println, type Command } from "../context.js";
-import { cliSocketPath, isDaemonUnavailable, notRunningError } from "../daemon-control.js";
+import { cliSocketPath, commandConnectTimeoutMs, isDaemonUnavailable, notRunningError } from "../daemon-control.js";
 import { VERSION } from "../../version.js";
 import { ProgressBar } from "../progress-bar.js";
 import { formatToolResult } from "../result-format.js";
@@ -59,6 +59,7 @@ export const callCommand: Command = {
           server,
           control: true,
           clientInfo: { name: "mcpd-cli", version: VERSION },
+          connectTimeout: commandConnectTimeoutMs(ctx),
           signal: ac.signal,
           ...(timeout !== undefined ? { timeout } : {}),
           // Always asked for, so progress keeps the deadline alive; drawn only on a terminal.
@@ -78,7 +79,7 @@ export const callCommand: Command = {
         eprintln(ctx, "call cancelled");
         return ExitCode.Interrupted;
       }
-      if (isDaemonUnavailable(err)) throw notRunningError(socketPath);
+      if (isDaemonUnavailable(err)) throw notRunningError(socketPath, err);
       if (err instanceof McpdError) throw new CliError(err.message);
       throw err;
     } finally {

@@ -14,7 +14,7 @@ export const disableCommand: Command = {
     details: 'This changes the running daemon only; set "enabled": false in the config file to make it permanent.',
   },
   async run(ctx, { positionals }) {
-    const r = await askDaemon(ctx, McpdDisable, { server: positionals[0] as string }, 120_000);
+    const r = await askDaemon(ctx, McpdDisable, { server: positionals[0] as string }, { timeoutMs: 120_000 });
     println(ctx, `${r.server}: ${r.state}`);
     return 0;
   },

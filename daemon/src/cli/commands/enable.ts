@@ -14,7 +14,7 @@ export const enableCommand: Command = {
     details: 'This changes the running daemon only; set "enabled" in the config file to make it permanent.',
   },
   async run(ctx, { positionals }) {
-    const r = await askDaemon(ctx, McpdEnable, { server: positionals[0] as string }, 120_000);
+    const r = await askDaemon(ctx, McpdEnable, { server: positionals[0] as string }, { timeoutMs: 120_000 });
     println(ctx, `${r.server}: ${r.state}`);
     return 0;
   },

@@ -2,7 +2,6 @@ import { resolvePaths } from "@mcpd/client/paths";
 import { CliError, countOption } from "../args.js";
 import { eprintln, println, type CliContext, type Command } from "../context.js";
 import { McpdLogs } from "@mcpd/protocol/core";
-import { openClient } from "../daemon-client.js";
 import { askDaemon, isUntrustedSocket } from "../daemon-control.js";
 import { formatLogLine } from "../log-format.js";
 import { followFile, newTailLines, pause, tailFile } from "../log-follow.js";
@@ -40,6 +39,8 @@ async function serverLogs(ctx: CliContext, server: string, lines: number, follow
     for (const line of lines > 0 ? tail : []) println(ctx, line);
     return 0;
   }
+  // A session only for following: the client's session code is loaded only then.
+  const { openClient } = await import("../daemon-client.js");
   const client = await openClient(ctx);
   const { signal, dispose } = interruptSignal();
   try {

@@ -14,7 +14,7 @@ export const reloadCommand: Command = {
     details: "An invalid file keeps the running config (exit 1, the problem is printed). SIGHUP to the daemon does the same.",
   },
   async run(ctx) {
-    const r = await askDaemon(ctx, McpdReload, undefined, 120_000);
+    const r = await askDaemon(ctx, McpdReload, undefined, { timeoutMs: 120_000 });
     const list = (xs: string[]): string => (xs.length === 0 ? "-" : xs.join(", "));
     println(ctx, `added: ${list(r.added)}`);
     println(ctx, `removed: ${list(r.removed)}`);

@@ -14,7 +14,7 @@ export const restartCommand: Command = {
   },
   async run(ctx, { positionals }) {
     const server = positionals[0];
-    const { restarted } = await askDaemon(ctx, McpdRestart, server === undefined ? {} : { server }, 120_000);
+    const { restarted } = await askDaemon(ctx, McpdRestart, server === undefined ? {} : { server }, { timeoutMs: 120_000 });
     println(ctx, restarted.length === 0 ? "nothing to restart (no enabled servers)" : `restarted: ${restarted.join(", ")}`);
     return 0;
   },
