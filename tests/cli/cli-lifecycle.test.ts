@@ -321,14 +321,26 @@ describe("running daemon commands", () => {
     await until(() => world.processes().length === 0, "no process left");
   });
 
-  it("regression: connect to a daemon that accepts but never answers (stopped with SIGSTOP) exits 3 after MCPD_CONNECT_TIMEOUT_MS instead of hanging", async () => {
+  /**
+   * Runs `fn` while the daemon of a fresh world is stopped with SIGSTOP, then lets it go on and stops it.
+   * The kernel still completes connections to a stopped process's listening socket: only no answer comes.
+   */
+  async function whileDaemonStopped(fn: () => Promise<void>): Promise<void> {
     world = new CliWorld();
     world.writeConfig({ fx: world.fixture("fx") });
     expect((await world.run(["start"])).code).toBe(0);
     const pid = world.daemonPid() as number;
-    // The kernel still completes connections to a stopped process's listening socket: only no answer comes.
     process.kill(pid, "SIGSTOP");
     try {
+      await fn();
+    } finally {
+      process.kill(pid, "SIGCONT");
+    }
+    expect((await world.run(["stop"])).code).toBe(0);
+  }
+
+  it("regression: connect to a daemon that accepts but never answers (stopped with SIGSTOP) exits 3 after MCPD_CONNECT_TIMEOUT_MS instead of hanging", async () => {
+    await whileDaemonStopped(async () => {
       const r = await world.run(["connect", "fx", "--no-autostart"], {
         env: { ...world.env, MCPD_CONNECT_TIMEOUT_MS: "500" },
         timeoutMs: 30_000,
@@ -336,19 +348,11 @@ describe("running daemon commands", () => {
       expect(r.code).toBe(3);
       expect(r.stdout).toBe("");
       expect(r.stderr).toContain(`did not answer on ${join(world.mcpdHome, "mcpd.sock")} within 500 ms`);
-    } finally {
-      process.kill(pid, "SIGCONT");
-    }
-    expect((await world.run(["stop"])).code).toBe(0);
+    });
   });
 
   it("regression: status and call against a daemon that accepts but never answers exit 3 after MCPD_CONNECT_TIMEOUT_MS, naming it (they waited out the request's 60 s deadline)", async () => {
-    world = new CliWorld();
-    world.writeConfig({ fx: world.fixture("fx") });
-    expect((await world.run(["start"])).code).toBe(0);
-    const pid = world.daemonPid() as number;
-    process.kill(pid, "SIGSTOP");
-    try {
+    await whileDaemonStopped(async () => {
       const env = { ...world.env, MCPD_CONNECT_TIMEOUT_MS: "500" };
       for (const args of [["status"], ["call", "fx", "echo", '{"text":"hi"}']]) {
         const r = await world.run(args, { env, timeoutMs: 30_000 });
@@ -356,9 +360,6 @@ describe("running daemon commands", () => {
         expect(r.stdout).toBe("");
         expect(r.stderr).toContain(`mcpd accepted the connection on ${join(world.mcpdHome, "mcpd.sock")} but did not answer within 500 ms`);
       }
-    } finally {
-      process.kill(pid, "SIGCONT");
-    }
-    expect((await world.run(["stop"])).code).toBe(0);
+    });
   });
 });

@@ -4,9 +4,9 @@
  */
 import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { connect, type McpdClient, type McpdClientOptions, type McpdError } from "@mcpd/client";
+import { connect, type McpdClient, type McpdClientOptions } from "@mcpd/client";
 import { waitFor } from "../helpers/process.js";
-import { EVERYTHING, fixture, readLog, TestDaemon } from "./test-daemon.js";
+import { EVERYTHING, failure, fixture, readLog, TestDaemon } from "./test-daemon.js";
 
 let d: TestDaemon;
 let fxLog: string;
@@ -36,15 +36,6 @@ async function client(options: McpdClientOptions = {}): Promise<McpdClient> {
   const c = await connect({ env: d.env, clientInfo: { name: "sdk-e2e", version: "1.0.0" }, ...options });
   clients.push(c);
   return c;
-}
-
-async function failure(p: Promise<unknown>): Promise<McpdError> {
-  try {
-    await p;
-  } catch (err) {
-    return err as McpdError;
-  }
-  throw new Error("expected a rejection");
 }
 
 const text = (r: { content: Array<{ type: string; text?: string }> }): string => r.content.map((c) => c.text).join("");

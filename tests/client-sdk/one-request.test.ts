@@ -6,9 +6,9 @@
  */
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { McpdReload, McpdStatus, requestControl, requestOnce, type McpdError } from "@mcpd/client";
+import { McpdReload, McpdStatus, requestControl, requestOnce } from "@mcpd/client";
 import { waitFor } from "../helpers/process.js";
-import { fixture, readLog, TestDaemon } from "./test-daemon.js";
+import { failure, fixture, readLog, TestDaemon } from "./test-daemon.js";
 
 let d: TestDaemon;
 let fxLog: string;
@@ -22,15 +22,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await d?.cleanup();
 });
-
-async function failure(p: Promise<unknown>): Promise<McpdError> {
-  try {
-    await p;
-  } catch (err) {
-    return err as McpdError;
-  }
-  throw new Error("expected a rejection");
-}
 
 const text = (r: { content?: unknown }): string => (r.content as Array<{ text?: string }>).map((c) => c.text).join("");
 

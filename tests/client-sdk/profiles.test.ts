@@ -7,11 +7,11 @@
  */
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { McpError } from "@modelcontextprotocol/sdk/types.js";
-import { connect, McpdTools, McpdTransport, type McpdClient, type McpdClientOptions, type McpdError } from "@mcpd/client";
+import { connect, McpdTools, McpdTransport, type McpdClient, type McpdClientOptions } from "@mcpd/client";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { waitFor } from "../helpers/process.js";
 import { RawClient } from "../e2e/harness.js";
-import { fixture, TestDaemon } from "./test-daemon.js";
+import { failure, fixture, TestDaemon } from "./test-daemon.js";
 
 let d: TestDaemon;
 const closers: Array<() => Promise<unknown>> = [];
@@ -43,15 +43,6 @@ async function client(options: McpdClientOptions): Promise<McpdClient> {
   const c = await connect({ env: d.env, reconnect: false, clientInfo: { name: "profiles-sdk", version: "1.0.0" }, ...options });
   closers.push(() => c.close());
   return c;
-}
-
-async function failure(p: Promise<unknown>): Promise<McpdError> {
-  try {
-    await p;
-  } catch (err) {
-    return err as McpdError;
-  }
-  throw new Error("expected a rejection");
 }
 
 describe("@mcpd/client with a profile", () => {

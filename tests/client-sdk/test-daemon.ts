@@ -9,6 +9,7 @@ import net from "node:net";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
+import type { McpdError } from "@mcpd/client";
 import { waitFor } from "../helpers/process.js";
 
 export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
@@ -28,6 +29,16 @@ export function readLog(file: string): any[] {
     .split("\n")
     .filter(Boolean)
     .map((l) => JSON.parse(l));
+}
+
+/** The error `p` rejects with (as an McpdError, the SDK's errors); fails the test when it resolves. */
+export async function failure(p: Promise<unknown>): Promise<McpdError> {
+  try {
+    await p;
+  } catch (err) {
+    return err as McpdError;
+  }
+  throw new Error("expected a rejection");
 }
 
 export class TestDaemon {

@@ -1,6 +1,6 @@
 import { connect, type McpdClient } from "@mcpd/client";
 import type { CliContext } from "./context.js";
-import { cliSocketPath, commandConnectTimeoutMs, isDaemonUnavailable, notRunningError } from "./daemon-control.js";
+import { cliSocketPath, commandConnectTimeoutMs, reportNotRunning } from "./daemon-control.js";
 import { VERSION } from "../version.js";
 
 /** Options of {@link openClient}. */
@@ -20,8 +20,8 @@ export interface OpenClientOptions {
  */
 export async function openClient(ctx: CliContext, options: OpenClientOptions = {}): Promise<McpdClient> {
   const socketPath = cliSocketPath(ctx);
-  try {
-    return await connect({
+  return reportNotRunning(socketPath, () =>
+    connect({
       socketPath,
       autostart: false,
       reconnect: false,
@@ -30,11 +30,8 @@ export async function openClient(ctx: CliContext, options: OpenClientOptions = {
       control: true,
       connectTimeout: options.connectTimeoutMs ?? commandConnectTimeoutMs(ctx),
       ...(options.timeoutMs !== undefined ? { timeout: options.timeoutMs } : {}),
-    });
-  } catch (err) {
-    if (isDaemonUnavailable(err)) throw notRunningError(socketPath, err);
-    throw err;
-  }
+    }),
+  );
 }
 
 /**

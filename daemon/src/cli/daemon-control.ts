@@ -61,13 +61,20 @@ export async function askDaemon<P, R>(
   options: AskOptions = {},
 ): Promise<R> {
   const socketPath = cliSocketPath(ctx);
-  try {
-    return await requestControl(method, params, {
+  return reportNotRunning(socketPath, () =>
+    requestControl(method, params, {
       socketPath,
       control: true,
       connectTimeout: options.connectTimeoutMs ?? commandConnectTimeoutMs(ctx),
       ...(options.timeoutMs !== undefined ? { timeout: options.timeoutMs } : {}),
-    });
+    }),
+  );
+}
+
+/** Runs `talk` (with the daemon on `socketPath`); the SDK's `MCPD_DAEMON_UNAVAILABLE` becomes the CLI's "not running" (exit 3). */
+export async function reportNotRunning<T>(socketPath: string, talk: () => Promise<T>): Promise<T> {
+  try {
+    return await talk();
   } catch (err) {
     if (isDaemonUnavailable(err)) throw notRunningError(socketPath, err);
     throw err;
