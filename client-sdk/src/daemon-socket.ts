@@ -1,6 +1,7 @@
 import net from "node:net";
 import { DaemonUnavailableError, MAX_TIMER_MS } from "@mcpd/protocol/core";
 import { checkSocketPath } from "./paths.js";
+import { CLIENT_DEFAULTS } from "./defaults.js";
 import { assertTrustedSocket } from "./socket-trust.js";
 
 /** The hint every "daemon unavailable" error ends with. */
@@ -54,6 +55,18 @@ export function openDaemonSocket(socketPath: string, timeoutMs: number, hint: st
   });
 }
 
+/**
+ * The `MCPD_DAEMON_UNAVAILABLE` error for a daemon that accepted the connection on `socketPath` but did not
+ * answer within `timeoutMs` (stopped, stuck): as good as not there, though starting another would not help.
+ * `cause` is the timeout.
+ */
+export function stuckDaemonError(socketPath: string, timeoutMs: number, cause: Error): DaemonUnavailableError {
+  return new DaemonUnavailableError(
+    `mcpd accepted the connection on ${socketPath} but did not answer within ${timeoutMs} ms (stopped or stuck?)`,
+    { cause },
+  );
+}
+
 /** Builds the `MCPD_DAEMON_UNAVAILABLE` error for a failed connect, naming the path and the OS reason. */
 export function daemonUnavailable(socketPath: string, err: NodeJS.ErrnoException, hint: string = START_HINT): DaemonUnavailableError {
   let what: string;
@@ -75,4 +88,23 @@ export function daemonUnavailable(socketPath: string, err: NodeJS.ErrnoException
       what = `Cannot connect to mcpd at ${socketPath}: ${err.message}.`;
   }
   return new DaemonUnavailableError(`${what} ${hint}`, { cause: err });
+}
+
+/**
+ * Ends `socket`: what was written is flushed first, then it is destroyed; after
+ * {@link CLIENT_DEFAULTS.closeGraceMs} it is destroyed anyway (a daemon that stopped reading never takes
+ * the rest, and a socket still ending keeps the process alive). `then` runs once it is closed.
+ */
+export function endSocket(socket: net.Socket, then?: () => void): void {
+  if (socket.destroyed) {
+    then?.();
+    return;
+  }
+  const drop = setTimeout(() => socket.destroy(), CLIENT_DEFAULTS.closeGraceMs);
+  drop.unref();
+  socket.once("close", () => {
+    clearTimeout(drop);
+    then?.();
+  });
+  socket.end(() => socket.destroy());
 }

@@ -39,6 +39,12 @@ export const CLIENT_DEFAULTS = {
   maxWaitingCalls: 10_000,
   /** Server-to-client requests handled at a time; more are answered with -32063 at once. */
   maxIncomingRequests: 64,
+  /**
+   * How long ending a connection waits for what was written to leave before dropping it, in ms. A daemon
+   * that stopped reading (stopped, stuck) never takes the rest, and a socket waiting to end keeps the
+   * process alive.
+   */
+  closeGraceMs: 1_000,
   /** Bytes of the autostart command's stderr kept for the error message, in bytes. */
   autostartStderrBytes: 4_096,
 } as const;

@@ -12,7 +12,7 @@ import {
   type SelectParams,
 } from "@mcpd/protocol/core";
 import { runAutostart, type AutostartOption } from "./autostart.js";
-import { openDaemonSocket } from "./daemon-socket.js";
+import { openDaemonSocket, endSocket } from "./daemon-socket.js";
 import { CLIENT_DEFAULTS } from "./defaults.js";
 import { resolvePaths } from "./paths.js";
 
@@ -126,10 +126,7 @@ export class McpdTransport {
       this.fireClose();
       return;
     }
-    await new Promise<void>((resolve) => {
-      socket.once("close", () => resolve());
-      socket.end(() => socket.destroy());
-    });
+    await new Promise<void>((resolve) => endSocket(socket, resolve));
   }
 
   /** Called by the SDK after `initialize`. */

@@ -11,6 +11,7 @@ import {
   type JsonObject,
   type JsonRpcErrorObject,
 } from "@mcpd/protocol/core";
+import { endSocket, stuckDaemonError } from "./daemon-socket.js";
 import { abortedError, CLOSING_CODES, type ProgressInfo, progressInfo } from "./request-helpers.js";
 
 /** Progress of the exchange's request: reported, and restarting its deadline as a session's request does. */
@@ -65,7 +66,7 @@ type Timer = ReturnType<typeof setTimeout>;
  * once starts without that code. Until the select is answered the errors are `connect()`'s: a hang-up is
  * `MCPD_DAEMON_UNAVAILABLE`, and the daemon's reason for closing (over its connection cap, ...) is thrown
  * as its own error; no answer within the connect deadline is `MCPD_DAEMON_UNAVAILABLE` too (its `cause` a
- * `RequestTimeoutError`), where `connect()` says `MCPD_REQUEST_TIMEOUT`.
+ * `RequestTimeoutError`).
  * @throws (rejects) a handshake request's error, the request's error (`fromWireError`; also the daemon's
  * refusal of a line it could not read), `MCPD_REQUEST_TIMEOUT`, `MCPD_ABORTED`, `MCPD_DAEMON_UNAVAILABLE`
  * (see above) or `MCPD_CONNECTION_LOST` (closed after the handshake: with the daemon's reason as the
@@ -102,7 +103,7 @@ export function runExchange(socket: net.Socket, spec: ExchangeSpec): Promise<Jso
       clearTimeout(handshakeTimer);
       clearTimeout(timer);
       signal?.removeEventListener("abort", onAbort);
-      if (!socket.destroyed) socket.end(() => socket.destroy());
+      endSocket(socket);
       if (error) reject(error);
       else resolve(result as JsonObject);
     };
@@ -119,12 +120,7 @@ export function runExchange(socket: net.Socket, spec: ExchangeSpec): Promise<Jso
     let timer: Timer | undefined = hasDeadline ? setTimeout(expire, spec.timeoutMs) : undefined;
     // No answer to the select: the daemon is there (it accepted) but stopped or stuck, so as good as not there.
     const stuck = (): void =>
-      finish(
-        new DaemonUnavailableError(
-          `mcpd accepted the connection on ${spec.socketPath} but did not answer within ${spec.connectTimeoutMs} ms (stopped or stuck?)`,
-          { cause: new RequestTimeoutError(spec.connectTimeoutMs) },
-        ),
-      );
+      finish(stuckDaemonError(spec.socketPath, spec.connectTimeoutMs, new RequestTimeoutError(spec.connectTimeoutMs)));
     const handshakeTimer: Timer | undefined = spec.handshakeLeftMs < MAX_TIMER_MS ? setTimeout(stuck, spec.handshakeLeftMs) : undefined;
     const onAbort = (): void => giveUp(abortedError(signal as AbortSignal));
     signal?.addEventListener("abort", onAbort, { once: true });

@@ -105,8 +105,9 @@ export async function requestControl(
  * a connection's messages in order), and resolves with the result, closing the connection. One round trip
  * instead of a session's two, and none of a session's code; `timeout`, `signal` (both send
  * `notifications/cancelled`) and `onProgress` work as for a session's request. No capabilities are
- * declared, so the daemon relays no server-to-client request to it. For a command that makes one call
- * (`mcpd call`); for several, use `connect()`.
+ * declared, so the daemon relays it none of the server-to-client requests that need one (sampling,
+ * elicitation); any other it relays is answered -32601. For a command that makes one call (`mcpd call`);
+ * for several, use `connect()`.
  * @throws (rejects) what {@link requestControl} does (but for the method check), and `TypeError` when
  * `server` is not a non-empty string.
  */

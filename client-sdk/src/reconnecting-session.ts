@@ -5,6 +5,7 @@ import {
   McpdError,
   McpdSelect,
   QueueFullError,
+  RequestTimeoutError,
   silentLogger,
   type InitializeResult,
   type JsonObject,
@@ -13,7 +14,7 @@ import {
   type SelectParams,
 } from "@mcpd/protocol/core";
 import { MAX_TIMER_MS, SignalFanout } from "@mcpd/protocol/peer";
-import { openDaemonSocket, START_HINT } from "./daemon-socket.js";
+import { openDaemonSocket, START_HINT, stuckDaemonError } from "./daemon-socket.js";
 import { CLIENT_DEFAULTS } from "./defaults.js";
 import { SocketConnection, type RequestOptions, type SocketConnectionLimits } from "./socket-connection.js";
 
@@ -211,6 +212,7 @@ export class ReconnectingSession {
       o,
       this.logger,
     );
+    let answered = false;
     try {
       // Both at once, one round trip: the daemon handles a connection's messages in order, so it answers
       // `initialize` in the view `mcpd/select` chose. When the select fails, its error is the one thrown.
@@ -219,6 +221,7 @@ export class ReconnectingSession {
       initialized.catch(() => {}); // when the select fails, this one's failure says nothing more
       await selected;
       const init = await initialized;
+      answered = true;
       conn.notify("notifications/initialized");
       await o.afterHandshake(conn, left());
       if (conn.closed) throw new ConnectionLostError("Connection to mcpd lost during the handshake");
@@ -226,6 +229,8 @@ export class ReconnectingSession {
       return conn;
     } catch (err) {
       void conn.close();
+      // It accepted but did not answer the handshake in time: stopped or stuck, as good as not there.
+      if (!answered && err instanceof RequestTimeoutError) throw stuckDaemonError(this.options.socketPath, this.connectTimeoutMs, err);
       if (err instanceof McpdError && err.code === "MCPD_CONNECTION_LOST") {
         // The daemon said why it closed the connection (too many connections, ...): that reason, not
         // "unavailable", since it is running and starting another one would not help.

@@ -14,6 +14,7 @@ import {
   type RequestId,
 } from "@mcpd/protocol/core";
 import { JsonRpcPeer } from "@mcpd/protocol/peer";
+import { endSocket } from "./daemon-socket.js";
 import { CLIENT_DEFAULTS } from "./defaults.js";
 import { abortedError, CLOSING_CODES, type ProgressInfo, progressInfo } from "./request-helpers.js";
 
@@ -175,7 +176,7 @@ export class SocketConnection {
       const error = new ConnectionLostError("Connection to mcpd closed by the client");
       this.peer.close(() => error);
       this.out.flush();
-      this.socket.end(() => this.socket.destroy());
+      endSocket(this.socket);
     }
     return this.closedPromise;
   }

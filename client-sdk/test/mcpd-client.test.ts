@@ -94,6 +94,14 @@ describe("McpdClient handshake", () => {
     expect(err.message).toContain("configured: a, b");
   });
 
+  it("a daemon that accepts but does not answer the handshake within connectTimeout (stopped, stuck) is MCPD_DAEMON_UNAVAILABLE, naming it (was MCPD_REQUEST_TIMEOUT)", async () => {
+    peer.methods["mcpd/select"] = () => undefined;
+    const err = (await client({ connectTimeout: 300, reconnect: false }).catch((e: unknown) => e)) as McpdError;
+    expect(err.code).toBe("MCPD_DAEMON_UNAVAILABLE");
+    expect(err.message).toBe(`mcpd accepted the connection on ${peer.socketPath} but did not answer within 300 ms (stopped or stuck?)`);
+    expect((err.cause as McpdError).code).toBe("MCPD_REQUEST_TIMEOUT");
+  });
+
   it("fails with MCPD_DAEMON_UNAVAILABLE and the mcpd start hint when no socket exists", async () => {
     const err = (await connect({ socketPath: path.join(dir, "none.sock") }).catch((e: unknown) => e)) as McpdError;
     expect(err.code).toBe("MCPD_DAEMON_UNAVAILABLE");

@@ -351,10 +351,10 @@ describe("running daemon commands", () => {
     });
   });
 
-  it("regression: status and call against a daemon that accepts but never answers exit 3 after MCPD_CONNECT_TIMEOUT_MS, naming it (they waited out the request's 60 s deadline)", async () => {
+  it("regression: status, call and logs -f against a daemon that accepts but never answers exit 3 after MCPD_CONNECT_TIMEOUT_MS, naming it (status and call waited out the request's 60 s deadline; logs -f exited 1 with a bare timeout)", async () => {
     await whileDaemonStopped(async () => {
       const env = { ...world.env, MCPD_CONNECT_TIMEOUT_MS: "500" };
-      for (const args of [["status"], ["call", "fx", "echo", '{"text":"hi"}']]) {
+      for (const args of [["status"], ["call", "fx", "echo", '{"text":"hi"}'], ["logs", "fx", "-f"]]) {
         const r = await world.run(args, { env, timeoutMs: 30_000 });
         expect(r.code, `${args[0]}: ${r.stderr}`).toBe(3);
         expect(r.stdout).toBe("");

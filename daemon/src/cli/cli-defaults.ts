@@ -14,8 +14,8 @@ export const CLI_DEFAULTS = {
   /**
    * Every other command that talks to the daemon: how long it has to accept the connection and answer its
    * first message (env `MCPD_CONNECT_TIMEOUT_MS`, as for `mcpd connect`). A daemon that does not (stopped,
-   * or stuck) counts as not running, whatever the request's own deadline. Shorter than `mcpd connect`'s: a
-   * person at a terminal waits for this one.
+   * or stuck) counts as not running (exit 3), unless the request's own deadline (`mcpd call --timeout`) ends
+   * first. Shorter than `mcpd connect`'s: a person at a terminal waits for this one.
    */
   commandConnectTimeoutMs: 5_000,
   /** `mcpd stop`: how long the daemon has to exit after `mcpd/shutdown` before SIGTERM. */
