@@ -4,8 +4,11 @@ import { checkSocketPath } from "./paths.js";
 import { CLIENT_DEFAULTS } from "./defaults.js";
 import { assertTrustedSocket } from "./socket-trust.js";
 
-/** The hint every "daemon unavailable" error ends with. */
+/** The hint every "daemon unavailable" error of a client that could autostart ends with. */
 export const START_HINT = "Start it with `mcpd start` (or pass `autostart: true`).";
+
+/** The same hint for a caller that never starts one (`requestControl`, `requestOnce`). */
+export const NO_AUTOSTART_HINT = "Start it with `mcpd start`.";
 
 /**
  * Opens a Unix-socket connection to the daemon.
@@ -65,6 +68,11 @@ export function stuckDaemonError(socketPath: string, timeoutMs: number, cause: E
     `mcpd accepted the connection on ${socketPath} but did not answer within ${timeoutMs} ms (stopped or stuck?)`,
     { cause },
   );
+}
+
+/** The `MCPD_DAEMON_UNAVAILABLE` error for a daemon that accepted and then hung up during the handshake: it is going away (shutdown) or restarting. */
+export function hungUpError(hint: string, cause: Error | undefined): DaemonUnavailableError {
+  return new DaemonUnavailableError(`mcpd closed the connection during the handshake. ${hint}`, { cause });
 }
 
 /** Builds the `MCPD_DAEMON_UNAVAILABLE` error for a failed connect, naming the path and the OS reason. */

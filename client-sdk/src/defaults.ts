@@ -5,6 +5,8 @@ import { PROTOCOL_DEFAULTS } from "@mcpd/protocol/core";
  * values documents which key it defaults to.
  */
 export const CLIENT_DEFAULTS = {
+  /** Sent in `initialize` when the caller gives no `clientInfo`. */
+  clientInfo: { name: "@mcpd/client", version: "0.1.0" },
   /**
    * Deadline of one request, in ms, counted from the call (time spent waiting for a reconnection included).
    * Longer than the daemon's own per-server default (30000) so that the daemon's timeout, which cancels

@@ -10,7 +10,7 @@ export interface McpdClientOptions {
   socketPath?: string;
   /** Start the daemon when its socket does not answer. Default `false`. See {@link AutostartOption}. */
   autostart?: AutostartOption;
-  /** Sent in `initialize`. Default `{ name: "@mcpd/client", version: "0.1.0" }`. */
+  /** Sent in `initialize`. Default `CLIENT_DEFAULTS.clientInfo`. */
   clientInfo?: Implementation;
   /**
    * Declared in `initialize`. `sampling`, `elicitation` and `roots` are added automatically when a handler

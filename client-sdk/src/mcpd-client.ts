@@ -24,6 +24,7 @@ import {
   type RequestId,
 } from "@mcpd/protocol/core";
 import { declaredCapabilities, openSession, selectParams, viewServerOf } from "./client-handshake.js";
+import { CLIENT_DEFAULTS } from "./defaults.js";
 import { IncomingNotifications } from "./incoming-notifications.js";
 import { IncomingRequests } from "./incoming-requests.js";
 import type { CallOptions, ControlArgs, McpdClientOptions } from "./mcpd-client-options.js";
@@ -96,7 +97,7 @@ export class McpdClient extends EventEmitter<McpdClientEvents> {
       initializeParams: () => ({
         protocolVersion: LATEST_PROTOCOL_VERSION,
         capabilities: declaredCapabilities(options.capabilities, this.incoming.handlers.keys()),
-        clientInfo: options.clientInfo ?? { name: "@mcpd/client", version: "0.1.0" },
+        clientInfo: options.clientInfo ?? CLIENT_DEFAULTS.clientInfo,
       }),
       ...(options.connectTimeout !== undefined ? { connectTimeoutMs: options.connectTimeout } : {}),
       ...(options.timeout !== undefined ? { requestTimeoutMs: options.timeout } : {}),

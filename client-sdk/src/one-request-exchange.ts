@@ -1,7 +1,6 @@
 import type net from "node:net";
 import {
   ConnectionLostError,
-  DaemonUnavailableError,
   JsonLineDecoder,
   MAX_TIMER_MS,
   RequestTimeoutError,
@@ -11,8 +10,8 @@ import {
   type JsonObject,
   type JsonRpcErrorObject,
 } from "@mcpd/protocol/core";
-import { endSocket, stuckDaemonError } from "./daemon-socket.js";
-import { abortedError, CLOSING_CODES, type ProgressInfo, progressInfo } from "./request-helpers.js";
+import { endSocket, hungUpError, NO_AUTOSTART_HINT, stuckDaemonError } from "./daemon-socket.js";
+import { abortedError, CLOSING_CODES, connectionLostError, type ProgressInfo, progressInfo, wireError } from "./request-helpers.js";
 
 /** Progress of the exchange's request: reported, and restarting its deadline as a session's request does. */
 export interface ExchangeProgress {
@@ -52,8 +51,6 @@ export interface ExchangeSpec {
   progress: ExchangeProgress | undefined;
   /** Send `notifications/cancelled` for the request when its deadline passes or `signal` aborts. */
   cancelOnGiveUp: boolean;
-  /** What a "daemon unavailable" message ends with. */
-  hint: string;
 }
 
 type Timer = ReturnType<typeof setTimeout>;
@@ -178,21 +175,10 @@ export function runExchange(socket: net.Socket, spec: ExchangeSpec): Promise<Jso
       if (inHandshake) {
         // As connect(): the daemon's own reason (it is running: starting another would not help), else it is going away.
         if (closeReason) return finish(fromWireError(closeReason));
-        return finish(new DaemonUnavailableError(`mcpd closed the connection during the handshake. ${spec.hint}`, { cause: socketError }));
+        return finish(hungUpError(NO_AUTOSTART_HINT, socketError));
       }
-      if (closeReason) {
-        return finish(new ConnectionLostError(`Connection to mcpd lost: ${closeReason.message}`, { cause: fromWireError(closeReason) }));
-      }
-      const why = socketError ? `: ${socketError.message}` : "";
-      finish(new ConnectionLostError(`Connection to mcpd lost before it answered${why}`, socketError ? { cause: socketError } : {}));
+      finish(connectionLostError(closeReason, socketError, closeReason ? "" : " before it answered"));
     });
     socket.write(spec.lines);
   });
-}
-
-/** A response's `error` member when it is a JSON-RPC error object, else a stand-in naming what came. */
-function wireError(error: unknown): JsonRpcErrorObject | undefined {
-  if (error === undefined) return undefined;
-  if (isObject(error) && typeof error.code === "number" && typeof error.message === "string") return error as unknown as JsonRpcErrorObject;
-  return { code: -32603, message: `Malformed error from mcpd: ${String(JSON.stringify(error)).slice(0, 200)}` };
 }

@@ -7,11 +7,11 @@ import {
   type Implementation,
   type JsonObject,
 } from "@mcpd/protocol/core";
-import { openDaemonSocket } from "./daemon-socket.js";
+import { NO_AUTOSTART_HINT, openDaemonSocket } from "./daemon-socket.js";
 import { CLIENT_DEFAULTS } from "./defaults.js";
 import { type ExchangeSpec, runExchange } from "./one-request-exchange.js";
 import { resolvePaths } from "./paths.js";
-import { abortedError, type ProgressInfo } from "./request-helpers.js";
+import { abortedError, checkTimeoutMs, type ProgressInfo } from "./request-helpers.js";
 import { routeToServer } from "./server-routing.js";
 
 /** Options of {@link requestControl}. Durations in ms. */
@@ -46,7 +46,7 @@ export interface ControlRequestOptions {
 export interface RequestOnceOptions extends ControlRequestOptions {
   /** The server the request is routed to (`_meta["mcpd/server"]`); default: the aggregate view routes it by name. */
   server?: string;
-  /** Sent in `initialize`. Default `{ name: "@mcpd/client", version: "0.1.0" }`. */
+  /** Sent in `initialize`. Default {@link CLIENT_DEFAULTS.clientInfo}. */
   clientInfo?: Implementation;
   /** Called for each progress notification of the request. Giving it sends a `progressToken`. */
   onProgress?: (progress: ProgressInfo) => void;
@@ -55,9 +55,6 @@ export interface RequestOnceOptions extends ControlRequestOptions {
   /** Ceiling of the call's life when progress keeps restarting the deadline, in ms (default {@link CLIENT_DEFAULTS.maxTotalTimeoutMs}). */
   maxTotalTimeout?: number;
 }
-
-/** What a "daemon unavailable" message ends with: these functions never start one. */
-const HINT = "Start it with `mcpd start`.";
 
 /** Ids of the exchange's requests. */
 const SELECT_ID = 1;
@@ -116,7 +113,7 @@ export async function requestOnce(method: string, params?: JsonObject, options: 
   let routed = routeToServer(options.server, undefined, params);
   const onProgress = options.onProgress;
   if (onProgress !== undefined) routed = { ...routed, _meta: { ...(routed?._meta as JsonObject | undefined), progressToken: REQUEST_ID } };
-  const clientInfo = options.clientInfo ?? { name: "@mcpd/client", version: "0.1.0" };
+  const clientInfo = options.clientInfo ?? CLIENT_DEFAULTS.clientInfo;
   const lines = [
     request(INITIALIZE_ID, "initialize", { protocolVersion: LATEST_PROTOCOL_VERSION, capabilities: {}, clientInfo: { ...clientInfo } }),
     encodeLine({ jsonrpc: "2.0", method: "notifications/initialized" }),
@@ -144,8 +141,8 @@ async function exchange(
   lines: string[],
   how: Pick<Partial<ExchangeSpec>, "initializeId" | "cancelOnGiveUp" | "progress"> & { skipUnreadable: boolean },
 ): Promise<JsonObject> {
-  const timeoutMs = positive("timeout", options.timeout ?? CLIENT_DEFAULTS.requestTimeoutMs);
-  const connectTimeoutMs = positive("connectTimeout", options.connectTimeout ?? CLIENT_DEFAULTS.connectTimeoutMs);
+  const timeoutMs = checkTimeoutMs("timeout", options.timeout ?? CLIENT_DEFAULTS.requestTimeoutMs);
+  const connectTimeoutMs = checkTimeoutMs("connectTimeout", options.connectTimeout ?? CLIENT_DEFAULTS.connectTimeoutMs);
   const maxLineBytes = options.maxLineBytes ?? CLIENT_DEFAULTS.maxLineBytes;
   if (!Number.isSafeInteger(maxLineBytes) || maxLineBytes <= 0) {
     throw new TypeError(`maxLineBytes must be a positive integer, got ${String(maxLineBytes)}`);
@@ -157,7 +154,7 @@ async function exchange(
   if (signal?.aborted) throw abortedError(signal);
   const socketPath = options.socketPath ?? resolvePaths(options.env ?? process.env).socketPath;
   const started = Date.now();
-  const socket = await openDaemonSocket(socketPath, connectTimeoutMs, HINT);
+  const socket = await openDaemonSocket(socketPath, connectTimeoutMs, NO_AUTOSTART_HINT);
   const select = request(SELECT_ID, McpdSelect.method, options.control === true ? { control: true } : {});
   return runExchange(socket, {
     socketPath,
@@ -173,14 +170,7 @@ async function exchange(
     signal,
     progress: how.progress,
     cancelOnGiveUp: how.cancelOnGiveUp === true,
-    hint: HINT,
   });
-}
-
-/** `value` when it is a positive number of ms (`Infinity` included). @throws TypeError naming `name` otherwise. */
-function positive(name: string, value: number): number {
-  if (!(typeof value === "number" && value > 0)) throw new TypeError(`${name} must be a positive number of ms, got ${String(value)}`);
-  return value;
 }
 
 /** A request as one line. */

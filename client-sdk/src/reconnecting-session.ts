@@ -14,7 +14,7 @@ import {
   type SelectParams,
 } from "@mcpd/protocol/core";
 import { MAX_TIMER_MS, SignalFanout } from "@mcpd/protocol/peer";
-import { openDaemonSocket, START_HINT, stuckDaemonError } from "./daemon-socket.js";
+import { hungUpError, openDaemonSocket, START_HINT, stuckDaemonError } from "./daemon-socket.js";
 import { CLIENT_DEFAULTS } from "./defaults.js";
 import { SocketConnection, type RequestOptions, type SocketConnectionLimits } from "./socket-connection.js";
 
@@ -235,8 +235,7 @@ export class ReconnectingSession {
         // The daemon said why it closed the connection (too many connections, ...): that reason, not
         // "unavailable", since it is running and starting another one would not help.
         if (err.cause instanceof McpdError) throw err.cause;
-        // The daemon accepted and then hung up: it is going away (shutdown) or restarting.
-        throw new DaemonUnavailableError(`mcpd closed the connection during the handshake. ${START_HINT}`, { cause: err });
+        throw hungUpError(START_HINT, err);
       }
       throw err;
     }

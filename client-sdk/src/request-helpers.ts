@@ -1,4 +1,12 @@
-import { AbortedError, WireCode, type JsonObject } from "@mcpd/protocol/core";
+import {
+  AbortedError,
+  ConnectionLostError,
+  WireCode,
+  fromWireError,
+  isObject,
+  type JsonObject,
+  type JsonRpcErrorObject,
+} from "@mcpd/protocol/core";
 
 /** Codes of the error line the daemon sends before it closes a connection for its own bounds. */
 export const CLOSING_CODES: ReadonlySet<number> = new Set([
@@ -27,4 +35,36 @@ export function abortedError(signal: AbortSignal): AbortedError {
   const reason: unknown = signal.reason;
   const detail = reason instanceof Error ? reason.message : typeof reason === "string" ? reason : "";
   return new AbortedError(detail ? `Request aborted: ${detail}` : "Request aborted", { cause: reason });
+}
+
+/**
+ * A response's `error` member when it is a JSON-RPC error object, else a stand-in naming (the start of)
+ * what came; undefined when there is none.
+ */
+export function wireError(error: unknown): JsonRpcErrorObject | undefined {
+  if (error === undefined) return undefined;
+  if (isObject(error) && typeof error.code === "number" && typeof error.message === "string") return error as unknown as JsonRpcErrorObject;
+  return { code: -32603, message: `Malformed error from mcpd: ${String(JSON.stringify(error)).slice(0, 200)}` };
+}
+
+/**
+ * The `MCPD_CONNECTION_LOST` error of a connection the daemon closed: with its reason (an error line it
+ * sent first, over one of its bounds) as the `cause` when it gave one, else the socket's error if any.
+ * `when` is said after "lost" (" before it answered").
+ */
+export function connectionLostError(
+  closeReason: JsonRpcErrorObject | undefined,
+  socketError: Error | undefined,
+  when = "",
+): ConnectionLostError {
+  if (closeReason)
+    return new ConnectionLostError(`Connection to mcpd lost${when}: ${closeReason.message}`, { cause: fromWireError(closeReason) });
+  const why = socketError ? `: ${socketError.message}` : "";
+  return new ConnectionLostError(`Connection to mcpd lost${when}${why}`, socketError ? { cause: socketError } : {});
+}
+
+/** `value` when it is a positive number of ms (`Infinity` included). @throws TypeError naming `name` otherwise. */
+export function checkTimeoutMs(name: string, value: unknown): number {
+  if (!(typeof value === "number" && value > 0)) throw new TypeError(`${name} must be a positive number of ms, got ${String(value)}`);
+  return value;
 }

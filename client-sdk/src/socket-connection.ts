@@ -16,7 +16,15 @@ import {
 import { JsonRpcPeer } from "@mcpd/protocol/peer";
 import { endSocket } from "./daemon-socket.js";
 import { CLIENT_DEFAULTS } from "./defaults.js";
-import { abortedError, CLOSING_CODES, type ProgressInfo, progressInfo } from "./request-helpers.js";
+import {
+  abortedError,
+  CLOSING_CODES,
+  checkTimeoutMs,
+  connectionLostError,
+  type ProgressInfo,
+  progressInfo,
+  wireError,
+} from "./request-helpers.js";
 
 /** Per-request options. Every duration is in ms. */
 export interface RequestOptions {
@@ -92,7 +100,7 @@ export class SocketConnection {
       sink: { send: (message) => this.write(encodeLine(message)) },
       defaultTimeoutMs: limits.requestTimeoutMs ?? CLIENT_DEFAULTS.requestTimeoutMs,
       checkTimeout: (ms) => {
-        if (!((ms as number) > 0)) throw new TypeError(`timeout must be a positive number of ms, got ${String(ms)}`);
+        checkTimeoutMs("timeout", ms);
       },
       abortError: abortedError,
       log: logger,
@@ -228,33 +236,23 @@ export class SocketConnection {
   }
 
   private onResponse(msg: { id?: unknown; result?: unknown; error?: unknown }): void {
-    const error = msg.error as JsonRpcErrorObject | undefined;
+    const error = wireError(msg.error);
     const settled =
       error === undefined
         ? this.peer.resolve(msg.id, typeof msg.result === "object" && msg.result !== null ? (msg.result as JsonObject) : {})
-        : this.peer.fail(
-            msg.id,
-            fromWireError(
-              typeof error === "object" && error !== null && typeof error.code === "number" && typeof error.message === "string"
-                ? error
-                : { code: -32603, message: `Malformed error from mcpd: ${JSON.stringify(error)}` },
-            ),
-          );
+        : this.peer.fail(msg.id, fromWireError(error));
     if (settled) return;
     // A late answer to a request we gave up on (timeout/abort), or an error about an unreadable line.
     if (msg.id === null && error) {
-      if (typeof error.code === "number" && CLOSING_CODES.has(error.code) && typeof error.message === "string") this.closeReason = error;
-      this.logger.warn({ error }, "mcpd reported a protocol error");
+      if (CLOSING_CODES.has(error.code)) this.closeReason = error;
+      this.logger.warn({ error: msg.error }, "mcpd reported a protocol error");
     } else this.logger.debug({ id: msg.id }, "response for an unknown request id ignored");
   }
 
   private onSocketClose(): void {
-    const reason = this.socketError ? `: ${this.socketError.message}` : "";
     const error = this.closedByUs
       ? new ConnectionLostError("Connection to mcpd closed by the client")
-      : this.closeReason
-        ? new ConnectionLostError(`Connection to mcpd lost: ${this.closeReason.message}`, { cause: fromWireError(this.closeReason) })
-        : new ConnectionLostError(`Connection to mcpd lost${reason}`, this.socketError ? { cause: this.socketError } : {});
+      : connectionLostError(this.closeReason, this.socketError);
     this.closeError = error;
     this.peer.close(() => error);
     try {
