@@ -146,6 +146,20 @@ function sessionModules(urls: readonly string[]): string[] {
   return urls.flatMap((u) => /\/client-sdk\/dist\/(mcpd-client|reconnecting-session|socket-connection)\.js$/.exec(u)?.[1] ?? []).sort();
 }
 
+/**
+ * Checks the modules `urls` of a command that asks the daemon one thing: the one-request client, no session
+ * code of the client SDK, its own command module only, no npm package.
+ */
+function expectOneRequestCommand(urls: readonly string[], command: string): void {
+  expect(
+    urls.some((u) => u.endsWith("/client-sdk/dist/one-request.js")),
+    "the recorder saw the one-request client",
+  ).toBe(true);
+  expect(sessionModules(urls)).toEqual([]);
+  expect(commandModules(urls)).toEqual([command]);
+  expect(npmPackages(urls)).toEqual([]);
+}
+
 describe("a command that talks to the daemon loads what its one request needs, and nothing it does not run", () => {
   it("mcpd status loads no npm package, no session code of the client SDK (one control request, regression: the whole client, ~4 ms), and neither node:child_process nor node:crypto (regression: the client SDK's index loaded the SSE codec's parser, autostart's child_process and crypto: ~15 ms of every `mcpd status`)", async () => {
     world.writeConfig({ fx: world.fixture("fx") });
@@ -155,21 +169,13 @@ describe("a command that talks to the daemon loads what its one request needs, a
     const r = await world.run(["status"], { env: recordingEnv(world.env, log) });
     expect(r.code, r.stderr).toBe(0);
     expect(r.stdout).toContain("fx");
-    const urls = loadedModules(log);
-    expect(
-      urls.some((u) => u.endsWith("/client-sdk/dist/one-request.js")),
-      "the recorder saw the one-request client",
-    ).toBe(true);
-    expect(sessionModules(urls)).toEqual([]);
-    expect(commandModules(urls)).toEqual(["status"]);
-    expect(npmPackages(urls)).toEqual([]);
+    expectOneRequestCommand(loadedModules(log), "status");
 
     // So does a server's stderr tail, asked once (following it, with -f, holds a session).
     const tailLog = join(world.root, "logs-modules.log");
     const logs = await world.run(["logs", "fx", "-n", "1"], { env: recordingEnv(world.env, tailLog) });
     expect(logs.code, logs.stderr).toBe(0);
-    expect(sessionModules(loadedModules(tailLog))).toEqual([]);
-    expect(commandModules(loadedModules(tailLog))).toEqual(["logs"]);
+    expectOneRequestCommand(loadedModules(tailLog), "logs");
 
     const out = join(world.root, "status-internals.json");
     const again = await world.run(["status"], { env: internalModulesEnv(world.env, out) });
@@ -188,14 +194,7 @@ describe("a command that talks to the daemon loads what its one request needs, a
 
     const r = await world.run(["call", "fx", "echo", '{"text":"hi"}'], { env: recordingEnv(world.env, log) });
     expect(r).toMatchObject({ code: 0, stdout: "hi\n" });
-    const urls = loadedModules(log);
-    expect(
-      urls.some((u) => u.endsWith("/client-sdk/dist/one-request.js")),
-      "the recorder saw the one-request client",
-    ).toBe(true);
-    expect(sessionModules(urls)).toEqual([]);
-    expect(commandModules(urls)).toEqual(["call"]);
-    expect(npmPackages(urls)).toEqual([]);
+    expectOneRequestCommand(loadedModules(log), "call");
   });
 });
 
