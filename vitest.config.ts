@@ -15,6 +15,7 @@ export default defineConfig({
     globalSetup: ["tests/helpers/bundle-cli-setup.ts"],
     // Every daemon a test starts binds its HTTP front end to a free port, not the fixed default: tests run in parallel.
     env: { MCPD_HTTP_PORT: "0" },
-    reporters: ["default"],
+    // The default reporter, then the ten slowest files (where the suite's time goes, printed in CI too).
+    reporters: ["default", "./tests/helpers/slowest-files-reporter.ts"],
   },
 });
