@@ -190,17 +190,21 @@ export class AggregateView {
   }
 
   /**
-   * The server an exposed name `<server>__<name>` belongs to when that server is `disabled`, `failed` or `needs-auth`
-   * (its tools and prompts are then out of the catalog): the longest configured name that prefixes it.
-   * Server names are `[A-Za-z0-9_-]{1,48}`, so the prefix of an exposed name is never altered by the
-   * sanitizing of exposedName.
+   * The configured server an exposed name `<server>__<name>` that the catalog does not have belongs to,
+   * when that server is not ready: its state, not the name, is what the client must hear (-32060 with the
+   * reason, the exit code and the next retry; -32076 for needs-auth). The longest configured name that
+   * prefixes it (server names are `[A-Za-z0-9_-]{1,48}`, so the sanitizing of exposedName never alters
+   * the prefix). One that is `disabled`, `failed`, `needs-auth` or between attempts after a failed start
+   * is named at once; one that may still bring the name (starting, restarting after a crash, lazy) only
+   * once the lookup has waited for the servers coming up (`settled`).
    */
-  private unavailableOwner(exposed: string): ServerHandle | undefined {
+  private unavailableOwner(exposed: string, settled: boolean): ServerHandle | undefined {
     let owner: ServerHandle | undefined;
     for (const h of this.shared.servers.servers) {
       if (exposed.startsWith(`${h.name}__`) && (!owner || h.name.length > owner.name.length)) owner = h;
     }
-    return owner && (owner.state === "disabled" || owner.state === "failed" || owner.state === "needs-auth") ? owner : undefined;
+    if (owner === undefined || owner.state === "ready") return undefined;
+    return owner.failsAtOnce || settled || !this.unsettled ? owner : undefined;
   }
 
   private get unsettled(): boolean {
@@ -256,8 +260,8 @@ export class AggregateView {
           if (refusal) return s.replyError(id, toWireError(refusal));
         }
         if (!entry) {
-          // A tool of a disabled, failed or needs-auth server is not unknown: its server refuses it (-32060 or -32076, with the reason).
-          const owner = this.unavailableOwner(name);
+          // A tool of a server that is not ready is not unknown: its server refuses it (-32060 or -32076, with the reason).
+          const owner = this.unavailableOwner(name, retried);
           if (owner) return s.serveOnServer(id, owner.name, method, { ...params, name: name.slice(owner.name.length + 2) });
           fail(
             notFound(
@@ -283,7 +287,7 @@ export class AggregateView {
           if (refusal) return s.replyError(id, toWireError(refusal));
         }
         if (!entry) {
-          const owner = this.unavailableOwner(name);
+          const owner = this.unavailableOwner(name, retried);
           if (owner) return s.serveOnServer(id, owner.name, method, { ...params, name: name.slice(owner.name.length + 2) });
           fail(
             notFound(
