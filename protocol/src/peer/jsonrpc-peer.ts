@@ -23,7 +23,8 @@ export interface MessageContext {
   relatedRequestId?: RequestId;
   /**
    * The message came on a Streamable HTTP server's standalone stream (the GET stream), which by the
-   * specification carries messages unrelated to any request the client has running: no request caused it.
+   * specification carries messages unrelated to any request the client has running (servers in the wild
+   * send a call's sampling there all the same): no reply stream says which request caused it.
    */
   standalone?: true;
 }
