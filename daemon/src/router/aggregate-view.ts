@@ -179,15 +179,17 @@ export class AggregateView {
    * reason, the exit code and the next retry; -32076 for needs-auth). The longest configured name that
    * prefixes it (server names are `[A-Za-z0-9_-]{1,48}`, so the sanitizing of exposedName never alters
    * the prefix). One that is `disabled`, `failed`, `needs-auth` or between attempts after a failed start
-   * is named at once; one that may still bring the name (starting, restarting after a crash, lazy) only
-   * once the lookup has waited for the servers coming up (`settled`).
+   * is named at once; one that may still bring the name (starting, restarting after a crash) only once
+   * the lookup has waited for the servers coming up (`settled`).
    */
   private unavailableOwner(exposed: string, settled: boolean): ServerHandle | undefined {
     let owner: ServerHandle | undefined;
     for (const h of this.shared.servers.servers) {
       if (exposed.startsWith(`${h.name}__`) && (!owner || h.name.length > owner.name.length)) owner = h;
     }
-    if (owner === undefined || owner.state === "ready") return undefined;
+    // A stopped server (idle, or lazy and waited for above) is started by a call: its cached tools are in
+    // the catalog, so a name not there is unknown, and nothing is started for a typo.
+    if (owner === undefined || owner.state === "ready" || owner.state === "stopped") return undefined;
     return owner.failsAtOnce || settled || !this.unsettled ? owner : undefined;
   }
 
