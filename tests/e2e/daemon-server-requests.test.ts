@@ -174,23 +174,55 @@ describe("server-to-client requests reach only the agent that caused them", () =
     await bLong;
   });
 
-  it("regression: a request on a Streamable HTTP server's standalone GET stream reaches no client, even when exactly one is calling (it went to the only caller)", async () => {
+  it("regression: a request on a Streamable HTTP server's standalone GET stream goes to the one client calling it, as over stdio (bug: refused, losing the conformance suite's sampling and elicitation scenarios)", async () => {
     const fx = await startHttpFixture();
     httpFixtures.push(fx);
     const d = (daemon = await startTestDaemon({ web: { type: "http", url: fx.url, roots: ["/srv/configured"] } }));
     const caller = await connected(d, "web", ALL_CAPS, "the-only-caller");
     const handlers = answering(caller, "C");
+    await until(() => fx.listeners.size > 0, "the GET stream open");
+    // The server asks on its standalone stream while the call that needs the answer is in flight.
+    const ask = (method: string, params: object): Promise<any> =>
+      caller.callTool({ name: "ask", arguments: { on: "listener", method, params } }, undefined, { timeout: 60_000 });
+    const sampled = await ask("sampling/createMessage", { messages: [], maxTokens: 5 });
+    expect(JSON.parse(text(sampled)), text(sampled)).toMatchObject({ content: { text: "sampled by C" } });
+    const elicited = await ask("elicitation/create", { message: "name?", requestedSchema: { type: "object", properties: {} } });
+    expect(JSON.parse(text(elicited))).toEqual({ action: "accept", content: { name: "C" } });
+    expect(handlers.asked).toEqual(["sampling", "elicitation"]);
+    // With no call in flight, nobody caused it: refused, and roots/list gets the configured roots.
+    const idle = await fx.requestOnListeners("sampling/createMessage", { messages: [], maxTokens: 5 });
+    expect(idle.error).toMatchObject({ code: -32066, data: { mcpdCode: "MCPD_NO_CLIENT_FOR_REQUEST" } });
+    expect(idle.error.message).toContain("standalone stream");
+    expect((await fx.requestOnListeners("roots/list")).result).toEqual({ roots: [{ uri: "file:///srv/configured" }] });
+    expect(handlers.asked).toEqual(["sampling", "elicitation"]);
+  });
+
+  it("a request on a Streamable HTTP server's standalone GET stream while two clients call it is refused with -32066 naming both", async () => {
+    const fx = await startHttpFixture();
+    httpFixtures.push(fx);
+    const d = (daemon = await startTestDaemon({ web: { type: "http", url: fx.url } }));
+    const bystander = await connected(d, "web", ALL_CAPS, "the-bystander");
+    const bHandlers = answering(bystander, "B");
+    const caller = await connected(d, "web", ALL_CAPS, "the-caller");
+    const cHandlers = answering(caller, "C");
     const control = await d.control();
-    const slow = caller.callTool({ name: "slow", arguments: { ms: 60_000 } }, undefined, { timeout: 180_000 }).catch((e: Error) => e);
-    await until(async () => (await inFlight(control, "web")) === 1 && fx.listeners.size > 0, "the call in flight and the GET stream open");
-    // By the spec the GET stream carries messages unrelated to any running request: not the caller's.
-    const sampled = await fx.requestOnListeners("sampling/createMessage", { messages: [], maxTokens: 5 });
-    expect(sampled.error).toMatchObject({ code: -32066, data: { mcpdCode: "MCPD_NO_CLIENT_FOR_REQUEST" } });
-    expect(sampled.error.message).toContain("standalone stream");
-    const roots = await fx.requestOnListeners("roots/list");
-    expect(roots.result).toEqual({ roots: [{ uri: "file:///srv/configured" }] });
-    expect(handlers.asked).toEqual([]);
-    await caller.close();
+    const slow = bystander.callTool({ name: "slow", arguments: { ms: 60_000 } }, undefined, { timeout: 180_000 }).catch((e: Error) => e);
+    await until(
+      async () => (await inFlight(control, "web")) === 1 && fx.listeners.size > 0,
+      "the bystander's call in flight, the GET stream open",
+    );
+    const r = await caller.callTool({
+      name: "ask",
+      arguments: { on: "listener", method: "sampling/createMessage", params: { messages: [], maxTokens: 5 } },
+    });
+    const refused = JSON.parse(text(r));
+    expect(refused, text(r)).toMatchObject({ code: -32066, data: { mcpdCode: "MCPD_NO_CLIENT_FOR_REQUEST" } });
+    expect(refused.message).toContain("2 clients have requests in flight to it (");
+    expect(refused.message).toContain('"the-bystander"');
+    expect(refused.message).toContain('"the-caller"');
+    expect(bHandlers.asked).toEqual([]);
+    expect(cHandlers.asked).toEqual([]);
+    await bystander.close();
     await slow;
   });
 

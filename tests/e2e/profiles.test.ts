@@ -170,6 +170,67 @@ describe("a profile through `mcpd connect --profile`", () => {
   });
 });
 
+describe("a profile knows only its own servers", () => {
+  it("regression: a URI a hidden server also lists resolves to the profile's server, and errors count and name only what the profile sees (bug: ambiguous between a and b, suggestions naming b)", async () => {
+    const c = await d.raw();
+    await c.request("mcpd/select", { profile: "coding" });
+    await c.initialize();
+    // Listed as the profile's one server gives them: nothing says another server has them too.
+    const listed = (await c.request("resources/list")).result.resources.map((r: { uri: string }) => r.uri).sort();
+    expect(listed).toEqual(["fixture://static/one", "fixture://static/two"]);
+    const templates = (await c.request("resources/templates/list")).result.resourceTemplates.map(
+      (t: { uriTemplate: string }) => t.uriTemplate,
+    );
+    expect(templates).toEqual(["fixture://items/{id}"]);
+    const read = await c.request("resources/read", { uri: "fixture://static/one" });
+    expect(read.result?.contents?.[0]?.text, JSON.stringify(read)).toBe("one");
+    expect(read.result.contents[0].uri).toBe("fixture://static/one");
+    expect((await c.request("resources/read", { uri: "fixture://items/7" })).result?.contents?.[0]?.text).toBe("item 7");
+    expect((await c.request("resources/subscribe", { uri: "fixture://static/two" })).result).toEqual({});
+    const completion = await c.request("completion/complete", {
+      ref: { type: "ref/resource", uri: "fixture://items/{id}" },
+      argument: { name: "id", value: "a" },
+    });
+    expect(completion.result?.completion?.values, JSON.stringify(completion)).toEqual(["alpha", "beta"]);
+
+    const leaks = (r: any): void => {
+      expect(JSON.stringify(r.error)).not.toMatch(/"b"|mcpd:\/\/b\/|b__|, b\b/);
+    };
+    // An unknown URI: counted and suggested among the profile's own resources.
+    const unknown = await c.request("resources/read", { uri: "fixture://static/onee" });
+    expect(unknown.error?.data?.mcpdCode, JSON.stringify(unknown)).toBe("MCPD_UNKNOWN_RESOURCE");
+    expect(unknown.error.message).toContain("did you mean fixture://static/one?");
+    expect(unknown.error.message).toContain("(2 resources; resources/list lists them)");
+    leaks(unknown);
+    // An unknown template in a completion ref: the profile's one template.
+    const badRef = await c.request("completion/complete", {
+      ref: { type: "ref/resource", uri: "fixture://itemz/{id}" },
+      argument: { name: "id", value: "" },
+    });
+    expect(badRef.error?.data?.mcpdCode, JSON.stringify(badRef)).toBe("MCPD_UNKNOWN_RESOURCE");
+    expect(badRef.error.message).toContain("(1 resource template;");
+    leaks(badRef);
+    // An unknown prompt in a completion ref: suggestions only among the profile's prompts.
+    const badPrompt = await c.request("completion/complete", {
+      ref: { type: "ref/prompt", name: "a__gret" },
+      argument: { name: "name", value: "" },
+    });
+    expect(badPrompt.error?.data?.mcpdCode, JSON.stringify(badPrompt)).toBe("MCPD_UNKNOWN_PROMPT");
+    expect(badPrompt.error.message).toContain("did you mean a__greet?");
+    expect(badPrompt.error.message).toContain("(1 prompt;");
+    leaks(badPrompt);
+    const badGet = await c.request("prompts/get", { name: "greet", arguments: {} });
+    expect(badGet.error?.data?.mcpdCode).toBe("MCPD_UNKNOWN_PROMPT");
+    leaks(badGet);
+    // The aggregate view without a profile still sees both copies, and refuses the plain URI as ambiguous.
+    const all = await d.raw();
+    await all.initialize();
+    const both = await all.request("resources/read", { uri: "fixture://static/one" });
+    expect(both.error?.data?.mcpdCode).toBe("MCPD_AMBIGUOUS_RESOURCE");
+    expect(both.error.message).toContain("offered by 2 servers (a, b)");
+  });
+});
+
 describe("a selection only narrows", () => {
   it("regression: a client behind `mcpd connect --profile` cannot undo its profile with an mcpd/select of its own before initialize (it saw every tool)", async () => {
     const c = await d.raw();

@@ -63,6 +63,46 @@ describe("tool errors in the aggregate view", () => {
     expect((await a.request("tools/call", { name: "other__echo", arguments: { text: "fine" } })).result.content[0].text).toBe("fine");
   });
 
+  it("regression: a tool of a server in a crash loop answers -32060 with its state, exit code and next retry, in both views (bug: -32602 Unknown tool, no close name)", async () => {
+    // Restarts far apart: the server is `restarting` (its start failed) for the whole test.
+    const policy = { restart: { maxRestarts: 5, initialDelayMs: 30_000, maxDelayMs: 60_000 } };
+    const d = (daemon = await startTestDaemon({
+      dies: fixture("dies", ["--exit-at-start", "7"], policy),
+      ok: fixture("ok"),
+      off: fixture("off", [], { enabled: false }),
+    }));
+    const a = await agent(d);
+    await until(
+      async () => (await stateOf(a, "dies")) === "restarting" && (await stateOf(a, "ok")) === "ready",
+      "dies restarting, ok ready",
+    );
+    const expectCrashLoop = (r: any): void => {
+      expect(r.error?.code, JSON.stringify(r)).toBe(-32060);
+      expect(r.error.data).toMatchObject({ mcpdCode: "MCPD_SERVER_UNAVAILABLE", server: "dies", state: "restarting" });
+      expect(r.error.message).toMatch(/^Server "dies" is restarting: start failed: .*code 7/);
+      expect(r.error.message).toMatch(/next retry in \d+ ms \(at \d{4}-\d\d-\d\dT[\d:.]+Z\)/);
+    };
+    // Aggregate view: the server's prefix names it, whatever the tool (its tools were never listed).
+    expectCrashLoop(await a.request("tools/call", { name: "dies__x", arguments: {} }));
+    expectCrashLoop(await a.request("prompts/get", { name: "dies__greet", arguments: {} }));
+    // Its transparent view: the same words.
+    const t = await d.raw();
+    await t.request("mcpd/select", { server: "dies" });
+    expectCrashLoop(await t.initialize());
+    expectCrashLoop(await t.request("tools/call", { name: "x", arguments: {} }));
+    // A disabled server says so in both views.
+    const off = await a.request("tools/call", { name: "off__x", arguments: {} });
+    expect(off.error?.code, JSON.stringify(off)).toBe(-32060);
+    expect(off.error.message).toMatch(/^Server "off" is disabled: /);
+    const o = await d.raw();
+    await o.request("mcpd/select", { server: "off" });
+    await o.initialize();
+    expect((await o.request("tools/call", { name: "x", arguments: {} })).error.message).toMatch(/^Server "off" is disabled: /);
+    // A name with no configured server's prefix is still unknown.
+    const unknown = await a.request("tools/call", { name: "nosuch__x", arguments: {} });
+    expect(unknown.error?.data?.mcpdCode).toBe("MCPD_UNKNOWN_TOOL");
+  });
+
   it("a tool of a failed server answers -32060 with the failure's reason", async () => {
     const d = (daemon = await startTestDaemon({
       bad: fixture("bad", ["--exit-at-start", "7"], { restart: { maxRestarts: 0 } }),

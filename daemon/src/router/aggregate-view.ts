@@ -1,5 +1,5 @@
 import {
-  McpdError,
+  type McpdError,
   NotFoundError,
   WireCode,
   isObject,
@@ -11,7 +11,7 @@ import {
   type ServerCapabilities,
   type Tool,
 } from "@mcpd/protocol";
-import type { Catalog, CatalogEntry, ResourceRoute } from "./catalog.js";
+import type { Catalog, CatalogEntry } from "./catalog.js";
 import { notFound, quoted } from "./close-matches.js";
 import { ServerFilters } from "./server-filters.js";
 import type { ServerHandle } from "../supervision/server-handle.js";
@@ -19,31 +19,15 @@ import { VERSION } from "../version.js";
 import { RUNTIME_DEFAULTS } from "../defaults.js";
 import type { ViewFilter } from "./view-filter.js";
 import type { ServerDirectory } from "./ports.js";
+import { resolveInView, viewResources, viewTemplates } from "./view-resources.js";
 
 /** A field that must be a string was not; never echoes the value (it may be huge or nested too deep to print). */
 function notString(method: string, field: string): JsonRpcErrorObject {
   return { code: WireCode.InvalidParams, message: `${method}: "${field}" must be a string`, data: { mcpdCode: "MCPD_PROTOCOL_VIOLATION" } };
 }
 
-/** Most servers an ambiguous-resource error names. */
-const MAX_NAMED_SERVERS = 10;
-
-/** A plain URI several servers claim: refused, naming the forms that address each one. */
-function ambiguous(uri: string, route: Extract<ResourceRoute, { kind: "ambiguous" }>): McpdError {
-  const more = route.servers.length > MAX_NAMED_SERVERS ? `, ... (${route.servers.length} in all)` : "";
-  return new McpdError(
-    "MCPD_AMBIGUOUS_RESOURCE",
-    `Resource ${quoted(uri)} is offered by ${route.servers.length} servers ` +
-      `(${route.servers.slice(0, MAX_NAMED_SERVERS).join(", ")}${more}); address one of them: ` +
-      `${route.addressable.slice(0, MAX_NAMED_SERVERS).join(", ")}${more ? ", ..." : ""} (or route the request with _meta["mcpd/server"])`,
-    { wireCode: WireCode.InvalidParams, data: { servers: route.servers } },
-  );
-}
-
 const TOOLS = { noun: "tool", method: "tools/list" };
 const PROMPTS = { noun: "prompt", method: "prompts/list" };
-const RESOURCES = { noun: "resource", method: "resources/list" };
-const TEMPLATES = { noun: "resource template", method: "resources/templates/list" };
 
 /** What the aggregate view calls on its connection (the connection's Session itself: no closures per connection). */
 export interface AggregateHost {
@@ -190,17 +174,23 @@ export class AggregateView {
   }
 
   /**
-   * The server an exposed name `<server>__<name>` belongs to when that server is `disabled`, `failed` or `needs-auth`
-   * (its tools and prompts are then out of the catalog): the longest configured name that prefixes it.
-   * Server names are `[A-Za-z0-9_-]{1,48}`, so the prefix of an exposed name is never altered by the
-   * sanitizing of exposedName.
+   * The configured server an exposed name `<server>__<name>` that the catalog does not have belongs to,
+   * when that server is not ready: its state, not the name, is what the client must hear (-32060 with the
+   * reason, the exit code and the next retry; -32076 for needs-auth). The longest configured name that
+   * prefixes it (server names are `[A-Za-z0-9_-]{1,48}`, so the sanitizing of exposedName never alters
+   * the prefix). One that is `disabled`, `failed`, `needs-auth` or between attempts after a failed start
+   * is named at once; one that may still bring the name (starting, restarting after a crash) only once
+   * the lookup has waited for the servers coming up (`settled`).
    */
-  private unavailableOwner(exposed: string): ServerHandle | undefined {
+  private unavailableOwner(exposed: string, settled: boolean): ServerHandle | undefined {
     let owner: ServerHandle | undefined;
     for (const h of this.shared.servers.servers) {
       if (exposed.startsWith(`${h.name}__`) && (!owner || h.name.length > owner.name.length)) owner = h;
     }
-    return owner && (owner.state === "disabled" || owner.state === "failed" || owner.state === "needs-auth") ? owner : undefined;
+    // A stopped server (idle, or lazy and waited for above) is started by a call: its cached tools are in
+    // the catalog, so a name not there is unknown, and nothing is started for a typo.
+    if (owner === undefined || owner.state === "ready" || owner.state === "stopped") return undefined;
+    return owner.failsAtOnce || settled || !this.unsettled ? owner : undefined;
   }
 
   private get unsettled(): boolean {
@@ -232,20 +222,12 @@ export class AggregateView {
       case "prompts/list":
         s.send({ jsonrpc: "2.0", id, result: { prompts: this.prompts(s.filter).map((e) => ({ ...e.item, name: e.exposed })) } });
         return;
-      case "resources/list": {
-        const f = s.filter;
-        const all = catalog.resources();
-        const seen = f === undefined ? all : f.narrow(all, (e) => f.allowsResource(e.server, e.own));
-        s.send({ jsonrpc: "2.0", id, result: { resources: seen.map((e) => e.item) } });
+      case "resources/list":
+        s.send({ jsonrpc: "2.0", id, result: { resources: viewResources(catalog, s.filter).map((e) => e.item) } });
         return;
-      }
-      case "resources/templates/list": {
-        const f = s.filter;
-        const all = catalog.resourceTemplates();
-        const seen = f === undefined ? all : f.narrow(all, (e) => f.allowsResource(e.server, e.own));
-        s.send({ jsonrpc: "2.0", id, result: { resourceTemplates: seen.map((e) => e.item) } });
+      case "resources/templates/list":
+        s.send({ jsonrpc: "2.0", id, result: { resourceTemplates: viewTemplates(catalog, s.filter).map((e) => e.item) } });
         return;
-      }
       case "tools/call": {
         const name = params?.name;
         if (typeof name !== "string") return s.replyError(id, notString(method, "name"));
@@ -256,8 +238,8 @@ export class AggregateView {
           if (refusal) return s.replyError(id, toWireError(refusal));
         }
         if (!entry) {
-          // A tool of a disabled, failed or needs-auth server is not unknown: its server refuses it (-32060 or -32076, with the reason).
-          const owner = this.unavailableOwner(name);
+          // A tool of a server that is not ready is not unknown: its server refuses it (-32060 or -32076, with the reason).
+          const owner = this.unavailableOwner(name, retried);
           if (owner) return s.serveOnServer(id, owner.name, method, { ...params, name: name.slice(owner.name.length + 2) });
           fail(
             notFound(
@@ -283,7 +265,7 @@ export class AggregateView {
           if (refusal) return s.replyError(id, toWireError(refusal));
         }
         if (!entry) {
-          const owner = this.unavailableOwner(name);
+          const owner = this.unavailableOwner(name, retried);
           if (owner) return s.serveOnServer(id, owner.name, method, { ...params, name: name.slice(owner.name.length + 2) });
           fail(
             notFound(
@@ -304,25 +286,11 @@ export class AggregateView {
       case "resources/unsubscribe": {
         const uri = params?.uri;
         if (typeof uri !== "string") return s.replyError(id, notString(method, "uri"));
-        const route = catalog.resolveResource(uri);
-        if (!route) {
-          const hider = catalog.hiddenBy("resources", uri);
-          const hiderFilters = hider === undefined ? undefined : this.shared.servers.servers.find((h) => h.name === hider);
-          if (hiderFilters) return s.replyError(id, toWireError(ServerFilters.of(hiderFilters.config)?.hidden("resources", uri)));
-          fail(
-            notFound(
-              "MCPD_UNKNOWN_RESOURCE",
-              `No server offers resource ${quoted(uri)}`,
-              uri,
-              catalog.resources().map((e) => e.item.uri),
-              RESOURCES,
-            ),
-          );
-          return;
-        }
-        if (route.kind === "ambiguous") return s.replyError(id, toWireError(ambiguous(uri, route)));
+        const target = resolveInView(catalog, this.shared.servers.servers, s.filter, uri, false);
+        if (target.kind === "unknown") return fail(target.error);
+        if (target.kind === "refused") return s.replyError(id, toWireError(target.error));
         // The server gets its own URI; the answer (and later updates) use the form the client wrote.
-        s.serveOnServer(id, route.server, method, { ...params, uri: route.uri }, route.namespaced ? uri : undefined);
+        s.serveOnServer(id, target.server, method, { ...params, uri: target.uri }, target.namespaced ? uri : undefined);
         return;
       }
       case "completion/complete": {
@@ -331,33 +299,21 @@ export class AggregateView {
           const entry = catalog.prompt(ref.name);
           const refusal = this.hidden("prompt", ref.name, entry, s.filter);
           if (refusal) return s.replyError(id, toWireError(refusal));
-          if (!entry)
-            return fail(
-              notFound(
-                "MCPD_UNKNOWN_PROMPT",
-                `Unknown prompt ${quoted(ref.name)}`,
-                ref.name,
-                catalog.prompts().map((e) => e.exposed),
-                PROMPTS,
-              ),
-            );
+          if (!entry) {
+            const owner = this.unavailableOwner(ref.name, retried);
+            if (owner)
+              return s.serveOnServer(id, owner.name, method, { ...params, ref: { ...ref, name: ref.name.slice(owner.name.length + 2) } });
+            const known = this.prompts(s.filter).map((e) => e.exposed);
+            return fail(notFound("MCPD_UNKNOWN_PROMPT", `Unknown prompt ${quoted(ref.name)}`, ref.name, known, PROMPTS));
+          }
           s.serveOnServer(id, entry.server, method, { ...params, ref: { ...ref, name: entry.item.name } }, undefined, true);
           return;
         }
         if (isObject(ref) && ref.type === "ref/resource" && typeof ref.uri === "string") {
-          const route = catalog.resolveResource(ref.uri);
-          if (!route)
-            return fail(
-              notFound(
-                "MCPD_UNKNOWN_RESOURCE",
-                `No server offers resource ${quoted(ref.uri)}`,
-                ref.uri,
-                catalog.resourceTemplates().map((e) => e.item.uriTemplate),
-                TEMPLATES,
-              ),
-            );
-          if (route.kind === "ambiguous") return s.replyError(id, toWireError(ambiguous(ref.uri, route)));
-          s.serveOnServer(id, route.server, method, { ...params, ref: { ...ref, uri: route.uri } });
+          const target = resolveInView(catalog, this.shared.servers.servers, s.filter, ref.uri, true);
+          if (target.kind === "unknown") return fail(target.error);
+          if (target.kind === "refused") return s.replyError(id, toWireError(target.error));
+          s.serveOnServer(id, target.server, method, { ...params, ref: { ...ref, uri: target.uri } });
           return;
         }
         s.replyError(id, { code: WireCode.InvalidParams, message: 'completion/complete: "ref" must be a ref/prompt or ref/resource' });

@@ -26,12 +26,10 @@ function templateRegex(template: string): RegExp {
 
 /**
  * Where a resource URI of the aggregate view goes: one server and that server's own URI (`namespaced`
- * when the client used the `mcpd://<server>/` form), or several servers that all claim it (`ambiguous`,
- * with the forms that address each one).
+ * when the client used the `mcpd://<server>/` form), or several servers that all claim it (`ambiguous`;
+ * view-resources.ts narrows them to what a connection's view shows).
  */
-export type ResourceRoute =
-  | { kind: "server"; server: string; uri: string; namespaced: boolean }
-  | { kind: "ambiguous"; servers: string[]; addressable: string[] };
+export type ResourceRoute = { kind: "server"; server: string; uri: string; namespaced: boolean } | { kind: "ambiguous"; servers: string[] };
 
 const META = MCPD_SERVER_META;
 
@@ -199,7 +197,7 @@ export class Catalog {
         if (!servers.includes(t.server) && (t.item.uriTemplate === uri || t.regex.test(uri))) servers.push(t.server);
     }
     if (servers.length === 1) return { kind: "server", server: servers[0] as string, uri, namespaced: false };
-    if (servers.length > 1) return { kind: "ambiguous", servers: [...servers], addressable: servers.map((s) => namespacedUri(s, uri)) };
+    if (servers.length > 1) return { kind: "ambiguous", servers: [...servers] };
     return undefined;
   }
 }

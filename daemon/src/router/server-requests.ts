@@ -11,6 +11,19 @@ const REQUEST_CAPABILITY: Record<string, string> = {
   "roots/list": "roots",
 };
 
+/** Most candidate clients a refusal names. */
+const MAX_NAMED_CLIENTS = 5;
+
+/** The candidate clients of a refusal, by their labels (id and client name), at most {@link MAX_NAMED_CLIENTS}. */
+function named(candidates: readonly Session[]): string {
+  const more = candidates.length > MAX_NAMED_CLIENTS ? `, ... (${candidates.length} in all)` : "";
+  return candidates
+    .slice(0, MAX_NAMED_CLIENTS)
+    .map((c) => c.label)
+    .join(", ")
+    .concat(more);
+}
+
 /**
  * Server-to-client requests (sampling, elicitation, roots): each goes to the one connection that caused
  * it, or mcpd answers itself. Keeps the requests relayed (so a server's cancellation reaches the client)
@@ -64,15 +77,17 @@ export class ServerRequests {
   /**
    * The connections that may have caused a server-to-client request from `handle`: a private session's
    * owner; on Streamable HTTP, when the request arrived on the response stream of one upstream request,
-   * the connection that sent that request; otherwise every connection with requests in flight to it.
-   * Who declared which capability plays no part here: narrowing by capability first would hand one
-   * agent's request to a bystander.
+   * the connection that sent that request; otherwise (stdio, and HTTP's standalone GET stream) every
+   * connection with requests in flight to it. Who declared which capability plays no part here:
+   * narrowing by capability first would hand one agent's request to a bystander.
+   *
+   * The standalone stream is not ruled out: the specification says what it carries is unrelated to any
+   * running request, yet servers in the wild (the conformance suite's own reference server among them)
+   * send a tool call's sampling and elicitation there; with one client calling, mcpd then knows no less
+   * than over stdio, where the same request goes to that client.
    */
   private candidatesFor(handle: ServerHandle, ctx: MessageContext): Session[] {
     const isPrivate = handle !== this.servers.get(handle.name);
-    // The standalone GET stream carries messages unrelated to any running request (the Streamable HTTP
-    // spec's rule): none of the clients calling the server caused this one, however few they are.
-    if (!isPrivate && ctx.standalone) return [];
     const related = ctx.relatedRequestId;
     const out: Session[] = [];
     for (const s of this.sessions()) {
@@ -118,9 +133,9 @@ export class ServerRequests {
         ? ctx.relatedRequestId !== undefined
           ? "it arrived with a request that no connected client is waiting for"
           : ctx.standalone
-            ? "it arrived on the server's standalone stream, unrelated to any client's request"
+            ? "it arrived on the server's standalone stream and no client has a request in flight to it"
             : "no client has a request in flight to it"
-        : `${candidates.length} clients have requests in flight to it, so mcpd cannot tell which one it is for; ` +
+        : `${candidates.length} clients have requests in flight to it (${named(candidates)}), so mcpd cannot tell which one it is for; ` +
           `set "sharing": "per-client" on this server to give each client its own session`;
     throw new McpRemoteError({
       code: WireCode.NoClientForRequest,

@@ -56,9 +56,17 @@ export class ViewFilter {
    * once per list: a listing repeated while the catalog is unchanged costs one WeakMap lookup.
    */
   narrow<T extends object>(all: readonly T[], keep: (item: T) => boolean): readonly T[] {
-    let out = this.narrowed.get(all) as readonly T[] | undefined;
+    return this.derive(all, (a) => a.filter(keep));
+  }
+
+  /**
+   * What this view makes of a catalog list (`compute` must depend on nothing but the list and this
+   * filter), computed once per list, as {@link narrow}; one derivation per list.
+   */
+  derive<T extends object, U extends object>(all: readonly T[], compute: (all: readonly T[]) => readonly U[]): readonly U[] {
+    let out = this.narrowed.get(all) as readonly U[] | undefined;
     if (out === undefined) {
-      out = all.filter(keep);
+      out = compute(all);
       this.narrowed.set(all, out);
     }
     return out;

@@ -8,6 +8,8 @@ export interface ReadySubject {
   readonly stateReason: string;
   readonly client: UpstreamClient | undefined;
   readonly lastStderr: string | undefined;
+  /** When its next restart attempt is due (Date.now() ms), while `restarting`; undefined otherwise. */
+  readonly nextRestartAt: number | undefined;
   start(reason: string): Promise<void>;
   on(event: "state", listener: () => void): unknown;
   off(event: "state", listener: () => void): unknown;
@@ -31,6 +33,12 @@ export class Readiness {
 
   constructor(server: ReadySubject) {
     this.server = server;
+  }
+
+  /** Whether a request would fail at once rather than wait (see {@link wait}): the server cannot become ready now. */
+  get failsAtOnce(): boolean {
+    const { state } = this.server;
+    return state === "needs-auth" || state === "failed" || state === "disabled" || this.startFailure !== undefined;
   }
 
   /**
@@ -84,13 +92,24 @@ export class Readiness {
     });
   }
 
-  /** The state's reason and the last stderr line, each once (the reason often quotes stderr already). */
+  /**
+   * The state's reason and the last stderr line, each once (the reason often quotes stderr already), and
+   * for a server in a restart loop when the next attempt is due: the reason's "restart 2/5 in 3000 ms"
+   * counts from when the state was entered, the error from when it is given.
+   */
   private why(): string {
-    const { stateReason } = this.server;
+    const { stateReason, nextRestartAt } = this.server;
     const parts: string[] = [];
     if (stateReason) parts.push(stateReason);
     const last = this.server.lastStderr;
     if (last && !stateReason.includes(last)) parts.push(`last stderr: ${last}`);
+    if (this.server.state === "restarting") {
+      parts.push(
+        nextRestartAt === undefined
+          ? "retrying now"
+          : `next retry in ${Math.max(0, nextRestartAt - Date.now())} ms (at ${new Date(nextRestartAt).toISOString()})`,
+      );
+    }
     return parts.join("; ");
   }
 

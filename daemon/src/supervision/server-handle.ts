@@ -64,6 +64,8 @@ export class ServerHandle extends EventEmitter {
   startedAt: number | undefined;
   pid: number | undefined;
   lastExit: string | undefined;
+  /** When the next restart attempt is due (Date.now() ms) while one is scheduled; undefined otherwise. */
+  nextRestartAt: number | undefined;
   cachedTools: Tool[] | undefined;
   /** Router hook for sampling/elicitation/roots requests from this server. */
   requestHandler: UpstreamRequestHandler | undefined;
@@ -112,6 +114,14 @@ export class ServerHandle extends EventEmitter {
     return this.stats.inFlight;
   }
 
+  /**
+   * Whether a request would fail at once instead of waiting for the server: it is `disabled`, `failed` or
+   * `needs-auth`, or its last start failed (a crash loop between attempts).
+   */
+  get failsAtOnce(): boolean {
+    return this.readiness.failsAtOnce;
+  }
+
   /** Tools to show: live once ready, else the cached ones. */
   get tools(): readonly Tool[] {
     if (this.state === "ready" && this.client) return this.client.tools;
@@ -120,6 +130,7 @@ export class ServerHandle extends EventEmitter {
 
   private setState(state: ServerState, reason: string): void {
     const previous = this.state;
+    if (state !== "restarting") this.nextRestartAt = undefined;
     if (previous === state && this.stateReason === reason) return;
     this.state = state;
     this.stateReason = reason;
@@ -253,11 +264,14 @@ export class ServerHandle extends EventEmitter {
       return;
     }
     this.restarts++;
+    // Before the state event: a request it fails says when the next attempt is due.
+    this.nextRestartAt = Date.now() + slot.delayMs;
     this.setState("restarting", `${reason}; restart ${slot.attempt}/${policy.maxRestarts} in ${slot.delayMs} ms`);
     const gen = ++this.generation;
     this.starting = undefined;
     this.restartTimer = setTimeout(() => {
       this.restartTimer = undefined;
+      this.nextRestartAt = undefined;
       if (this.generation !== gen || this.state !== "restarting") return;
       this.starting = this.connectOnce(gen, "restarted").finally(() => {
         if (this.generation === gen) this.starting = undefined;

@@ -22,8 +22,8 @@ export interface MessageContext {
    */
   relatedRequestId?: RequestId;
   /**
-   * The message came on a Streamable HTTP server's standalone stream (the GET stream), which by the
-   * specification carries messages unrelated to any request the client has running: no request caused it.
+   * The message came on a Streamable HTTP server's standalone stream (the GET stream): no reply stream
+   * says which request caused it (by the spec none did; servers send a call's sampling there all the same).
    */
   standalone?: true;
 }
