@@ -197,6 +197,9 @@ export async function startDaemon(options: RunDaemonOptions): Promise<DaemonHand
         socket: socketWatch.status(),
       }),
       http: () => http.status(),
+      get httpTokens() {
+        return http.tokens;
+      },
       reload,
       shutdown: () => void shutdown(McpdShutdown.method),
       logTail: (n) => sink.tail(n),
@@ -215,6 +218,7 @@ export async function startDaemon(options: RunDaemonOptions): Promise<DaemonHand
   const http = new HttpFront({
     router,
     tokenFile: join(paths.stateDir, "http-token"),
+    scopedTokens: { file: join(paths.stateDir, "http-tokens.json"), max: RUNTIME_DEFAULTS.httpMaxScopedTokens },
     logger: log,
     limits: {
       retryMs: RUNTIME_DEFAULTS.httpSseRetryMs,

@@ -172,6 +172,12 @@ export const RUNTIME_DEFAULTS = {
   /** HTTP front end: a request's headers and body must arrive within this many ms. */
   httpRequestTimeoutMs: 30_000,
   /**
+   * HTTP front end: scoped tokens (`mcpd http --profile NAME`, `--server NAME`) that may exist at once;
+   * issuing one more is refused until one is revoked. Each is checked on every request that is not the
+   * main token's, so the list stays short.
+   */
+  httpMaxScopedTokens: 64,
+  /**
    * `mcpd auth`: how long the daemon waits for the browser to come back to its loopback listener after
    * the authorization URL was handed out, in ms.
    */

@@ -29,6 +29,8 @@ interface HttpJson {
   url: string;
   sseUrl: string;
   token: string | null;
+  tokenId: string | null;
+  scope: { kind: "profile" | "server"; name: string } | null;
   tokenFile: string;
   snippets: {
     claudeCode: string;
@@ -147,12 +149,18 @@ describe("mcpd http", () => {
     expect(parseHuman(human)).toEqual(out.snippets);
   });
 
-  it("--server NAME: the snippets name the entry NAME and reach /servers/NAME/mcp (that server's tools as named there); --no-token; an unknown NAME exits 1 listing the configured ones", async () => {
+  it("--server NAME: a new token that opens only /servers/NAME/mcp; the snippets name the entry NAME and reach it (that server's tools as named there); --no-token; an unknown NAME exits 1 listing the configured ones", async () => {
     const all = await startWorld();
+    expect(all.tokenId).toBeNull();
+    expect(all.scope).toBeNull();
     const out = JSON.parse(await httpOk(["--server", "fx", "--json"])) as HttpJson;
     expect(out.url).toBe(new URL("/servers/fx/mcp", all.url).href);
     expect(out.sseUrl).toBe(new URL("/servers/fx/sse", all.url).href);
-    const auth = { Authorization: `Bearer ${all.token}` };
+    expect(out.scope).toEqual({ kind: "server", name: "fx" });
+    expect(out.tokenId).toMatch(/^[0-9a-f]{12}$/);
+    expect(out.token).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    expect(out.token).not.toBe(all.token);
+    const auth = { Authorization: `Bearer ${out.token}` };
     const claude = await runClaudeSnippet(out.snippets.claudeCode);
     expect(claude).toEqual({ name: "fx", url: out.url, headers: auth });
     expect(Object.keys(out.snippets.cursor.mcpServers)).toEqual(["fx"]);
@@ -161,6 +169,11 @@ describe("mcpd http", () => {
       const tools = await sdkTools(e);
       expect(tools).toContain("echo");
       expect(tools.some((t) => t.includes("__"))).toBe(false);
+    }
+    // It opens that server alone: the aggregate view and the other server are refused.
+    for (const path of ["/mcp", "/servers/other/mcp"]) {
+      const r = await fetch(new URL(path, all.url), { method: "POST", headers: auth, body: "{}" });
+      expect(r.status, path).toBe(403);
     }
 
     const hidden = await world.run(["http", "--no-token"]);
@@ -176,6 +189,72 @@ describe("mcpd http", () => {
     expect(unknown.code).toBe(1);
     expect(unknown.stderr).toContain('unknown server "fxx" (did you mean "fx"?); configured: fx, other');
     expect(unknown.stdout).toBe("");
+  });
+
+  it("--profile NAME: a token that opens only /profiles/NAME/mcp; 'http tokens' lists it without the secret; it survives a restart; 'http tokens revoke ID' closes it", async () => {
+    world = new CliWorld();
+    world.writeConfig({ fx: world.fixture("fx"), other: world.fixture("other") }, { mcpd: { profiles: { coding: { servers: ["fx"] } } } });
+    expect((await world.run(["start"])).code).toBe(0);
+    const first = JSON.parse(await httpOk(["--profile", "coding", "--json"])) as HttpJson;
+    expect(first.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/profiles\/coding\/mcp$/);
+    expect(first.sseUrl).toBe(first.url.replace(/\/mcp$/, "/sse"));
+    expect(first.scope).toEqual({ kind: "profile", name: "coding" });
+    const entry = first.snippets.cursor.mcpServers.coding as Endpoint;
+    expect(entry).toEqual({ url: first.url, headers: { Authorization: `Bearer ${first.token}` } });
+    const tools = await sdkTools(entry);
+    expect(tools).toContain("fx__echo");
+    expect(tools.some((t) => t.startsWith("other__"))).toBe(false);
+    const aggregate = new URL("/mcp", first.url).href;
+    expect((await fetch(aggregate, { method: "POST", headers: entry.headers, body: "{}" })).status).toBe(403);
+
+    // The human form issues another, printed with its id and how to revoke it.
+    const human = await httpOk(["--profile", "coding"]);
+    const second = /^token +(\S+)$/m.exec(human)?.[1] as string;
+    const secondId = /id ([0-9a-f]{12})/.exec(human)?.[1] as string;
+    expect(second).not.toBe(first.token);
+    expect(human).toContain(`mcpd http tokens revoke ${secondId}`);
+    expect(parseHuman(human).claudeCode).toContain(`Bearer ${second}`);
+
+    const listed = await world.run(["http", "tokens", "--json"]);
+    expect(listed.code, listed.stderr).toBe(0);
+    const list = JSON.parse(listed.stdout) as { tokens: Array<{ id: string; scope: unknown; createdAt: string }>; max: number };
+    expect(list.tokens.map((t) => t.id)).toEqual([first.tokenId, secondId]);
+    expect(list.tokens[0]?.scope).toEqual({ kind: "profile", name: "coding" });
+    const table = await world.run(["http", "tokens"]);
+    expect(table.stdout).toMatch(new RegExp(`^${first.tokenId} +profile "coding" +\\d{4}-`, "m"));
+    for (const out of [listed.stdout, table.stdout]) {
+      expect(out).not.toContain(first.token as string);
+      expect(out).not.toContain(second);
+    }
+
+    // Both survive a restart (the port may change: the URL is read again).
+    expect((await world.run(["stop"])).code).toBe(0);
+    expect((await world.run(["start"])).code).toBe(0);
+    const after = JSON.parse(await httpOk(["--json"])) as HttpJson;
+    const url = new URL("/profiles/coding/mcp", after.url).href;
+    expect(await sdkTools({ url, headers: { Authorization: `Bearer ${first.token}` } })).toContain("fx__echo");
+
+    const revoked = await world.run(["http", "tokens", "revoke", first.tokenId as string]);
+    expect(revoked.code, revoked.stderr).toBe(0);
+    expect(revoked.stdout).toContain(`revoked ${first.tokenId} (profile "coding")`);
+    const refused = await fetch(url, { method: "POST", headers: { Authorization: `Bearer ${first.token}` }, body: "{}" });
+    expect(refused.status).toBe(401);
+    expect(await sdkTools({ url, headers: { Authorization: `Bearer ${second}` } })).toContain("fx__echo");
+
+    const unknown = await world.run(["http", "tokens", "revoke", "nope"]);
+    expect(unknown.code).toBe(1);
+    expect(unknown.stderr).toContain('Unknown HTTP token id "nope"');
+    const noProfile = await world.run(["http", "--profile", "nope"]);
+    expect(noProfile.code).toBe(1);
+    expect(noProfile.stderr).toContain('Unknown profile "nope"; configured (mcpd.profiles): coding');
+    for (const args of [
+      ["http", "tokens", "--server", "fx"],
+      ["http", "--server", "fx", "--profile", "coding"],
+      ["http", "nope"],
+      ["http", "tokens", "drop", "x"],
+    ]) {
+      expect((await world.run(args)).code, args.join(" ")).toBe(2);
+    }
   });
 
   it("a disabled front end: exit 1 saying so and which setting turns it on", async () => {

@@ -9,6 +9,8 @@ import { createInterface } from "node:readline";
 import { afterEach, describe, expect, it } from "vitest";
 import {
   CONTROL_METHODS,
+  McpdHttpTokenIssue,
+  McpdHttpTokenRevoke,
   McpdSelect,
   McpdServerStateNotification,
   McpdShutdown,
@@ -99,6 +101,10 @@ const PARAMS: Record<string, object | undefined> = {
   "mcpd/authStart": { server: "oauthy" },
   "mcpd/authWait": { server: "oauthy" },
   "mcpd/authLogout": { server: "oauthy" },
+  "mcpd/httpTokenIssue": { server: "fx" },
+  "mcpd/httpTokenList": undefined,
+  // The id of the token mcpd/httpTokenIssue answered, before this is sent (see below).
+  "mcpd/httpTokenRevoke": { id: "000000000000" },
 };
 
 const FORBIDDEN = -32071;
@@ -111,6 +117,7 @@ describe("the control protocol as declared", () => {
     daemon = await startTestDaemon({ fx: fixture("fx", ["--resource", "file:///a.txt"]), oauthy: { type: "http", url } });
     const d = daemon;
     const c: RawClient = await d.raw();
+    let issuedId = "";
     // mcpd/select must be the first message; mcpd/shutdown comes last.
     const order = [McpdSelect, ...CONTROL_METHODS.filter((m) => m !== McpdSelect && m !== McpdShutdown), McpdShutdown];
     expect(order.length).toBe(CONTROL_METHODS.length);
@@ -119,8 +126,10 @@ describe("the control protocol as declared", () => {
         // Wait for the server, so the status shows a running one (pid, mode, latency).
         await until(async () => (await c.request("mcpd/servers")).result?.servers?.[0]?.state === "ready", "fx ready", 30_000);
       }
-      const r = await c.request(decl.method, PARAMS[decl.method]);
+      const params = decl === McpdHttpTokenRevoke ? { id: issuedId } : PARAMS[decl.method];
+      const r = await c.request(decl.method, params);
       expect(r.error, `${decl.method}: ${JSON.stringify(r.error)}`).toBeUndefined();
+      if (decl === McpdHttpTokenIssue) issuedId = r.result.id;
       expect(shapeProblems(r.result, decl.result), `${decl.method} answered ${JSON.stringify(r.result)}`).toEqual([]);
       if (decl.method === "mcpd/status") {
         expect(r.result.restricted).toBeUndefined();

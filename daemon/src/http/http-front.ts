@@ -3,18 +3,21 @@ import { WireCode, silentLogger, type HttpFrontStatus, type Logger } from "@mcpd
 import type { HttpSettings } from "../config/index.js";
 import { CONFIG_DEFAULTS } from "../defaults.js";
 import type { Router } from "../router/router.js";
-import { LOOPBACK_NAMES, bearerMatches, checkHostAndOrigin, isLoopbackAddress, tokenDigest } from "./http-guard.js";
+import { LOOPBACK_NAMES, bearerDigest, checkHostAndOrigin, digestMatches, isLoopbackAddress, tokenDigest } from "./http-guard.js";
 import { sendError } from "./http-respond.js";
-import { routeOf } from "./http-routes.js";
+import { routeOf, type Route } from "./http-routes.js";
 import { HttpSessions, type HttpSessionLimits } from "./http-sessions.js";
 import { loadOrCreateToken } from "./http-token.js";
 import { handleLegacyPost, handleLegacyStream } from "./legacy-handler.js";
+import { ScopedAccess } from "./scoped-access.js";
 import { handleDelete, handleGet, handlePost, type EndpointContext } from "./streamable-handler.js";
 
 export interface HttpFrontOptions {
   router: Router;
   /** The bearer token's file (0600, in the state directory). */
   tokenFile: string;
+  /** The scoped tokens' file (their SHA-256 digests; 0600, in the state directory), and how many may exist. */
+  scopedTokens: { file: string; max: number };
   logger?: Logger;
   limits: Omit<HttpSessionLimits, "maxSessions" | "idleTimeoutMs" | "maxReplayBytesTotal" | "streamAfterMs"> & {
     /** Largest request body, in bytes. */
@@ -36,6 +39,8 @@ export class HttpFront {
   private readonly opts: HttpFrontOptions;
   private readonly log: Logger;
   readonly sessions: HttpSessions;
+  /** The scoped tokens (`mcpd http --profile NAME`): each opens one profile's or server's endpoints. */
+  readonly tokens: ScopedAccess;
   private servers: Server[] = [];
   private settings: HttpSettings | undefined;
   /** The bearer token's digest (see tokenDigest); empty until a token is loaded, which no digest matches. */
@@ -58,6 +63,12 @@ export class HttpFront {
       { ...options.limits, maxSessions: 0, idleTimeoutMs: 0, maxReplayBytesTotal: 0, streamAfterMs: CONFIG_DEFAULTS.http.streamAfterMs },
       this.log,
     );
+    this.tokens = new ScopedAccess({
+      ...options.scopedTokens,
+      router: options.router,
+      sessions: this.sessions,
+      log: this.log,
+    });
   }
 
   /**
@@ -248,7 +259,12 @@ export class HttpFront {
     }
   }
 
-  private route(req: IncomingMessage, res: ServerResponse): void {
+  /**
+   * Checks a request before it reaches an endpoint: a loopback `Host` (and `Origin`), then a token: the
+   * main one opens every endpoint, a scoped one only its own (403 for anything else, even a path that is
+   * no endpoint). @returns the endpoint and the sessions it is served with; undefined once answered.
+   */
+  private admit(req: IncomingMessage, res: ServerResponse): { route: Route; url: URL; sessions: HttpSessions } | undefined {
     const why = checkHostAndOrigin(req.headers.host, req.headers.origin, this.allowed);
     if (why) {
       sendError(
@@ -258,9 +274,12 @@ export class HttpFront {
         `Forbidden: ${why} (DNS rebinding protection; see "mcpd.http.allowedHosts")`,
         "MCPD_HTTP_FORBIDDEN_HOST",
       );
-      return;
+      return undefined;
     }
-    if (!bearerMatches(req.headers.authorization, this.token)) {
+    const presented = bearerDigest(req.headers.authorization);
+    const main = digestMatches(presented, this.token);
+    const scoped = main ? undefined : this.tokens.match(presented);
+    if (!main && scoped === undefined) {
       sendError(
         res,
         401,
@@ -271,10 +290,15 @@ export class HttpFront {
           "www-authenticate": 'Bearer realm="mcpd"',
         },
       );
-      return;
+      return undefined;
     }
     const url = new URL(req.url ?? "/", "http://localhost");
     const route = routeOf(url.pathname);
+    const refused = scoped && this.tokens.refusal(scoped, route, url.pathname);
+    if (refused) {
+      sendError(res, 403, WireCode.Forbidden, refused.message, refused.mcpdCode);
+      return undefined;
+    }
     if (!route) {
       sendError(
         res,
@@ -283,8 +307,15 @@ export class HttpFront {
         `Not found: ${url.pathname.slice(0, 200)} (endpoints: /mcp, /servers/<name>/mcp, /profiles/<name>/mcp, and /sse in place of /mcp)`,
         "MCPD_HTTP_NOT_FOUND",
       );
-      return;
+      return undefined;
     }
+    return { route, url, sessions: scoped ? this.tokens.sessionsFor(scoped, res) : this.sessions };
+  }
+
+  private route(req: IncomingMessage, res: ServerResponse): void {
+    const admitted = this.admit(req, res);
+    if (!admitted) return;
+    const { route, url, sessions } = admitted;
     const limits = this.opts.limits;
     const onError = (err: unknown): void => {
       this.log.error({ err: (err as Error).message }, "HTTP request failed");
@@ -292,7 +323,7 @@ export class HttpFront {
     };
     const method = req.method ?? "GET";
     if (route.kind === "streamable") {
-      const ctx: EndpointContext = { sessions: this.sessions, path: route.path, view: route.view, maxBodyBytes: limits.maxBodyBytes };
+      const ctx: EndpointContext = { sessions, path: route.path, view: route.view, maxBodyBytes: limits.maxBodyBytes };
       if (method === "POST") return void handlePost(req, res, ctx).catch(onError);
       if (method === "GET") return handleGet(req, res, ctx);
       if (method === "DELETE") return handleDelete(req, res, ctx);
@@ -300,10 +331,10 @@ export class HttpFront {
     }
     if (route.kind === "legacy-stream") {
       if (method !== "GET") return this.notAllowed(res, "GET");
-      return handleLegacyStream(req, res, this.sessions, route.view, route.messagesPath);
+      return handleLegacyStream(req, res, sessions, route.view, route.messagesPath);
     }
     if (method !== "POST") return this.notAllowed(res, "POST");
-    void handleLegacyPost(req, res, this.sessions, route.path, url.searchParams, limits.maxBodyBytes).catch(onError);
+    void handleLegacyPost(req, res, sessions, route.path, url.searchParams, limits.maxBodyBytes).catch(onError);
   }
 
   private notAllowed(res: ServerResponse, allow: string): void {

@@ -54,14 +54,22 @@ export function tokenDigest(text: string): Buffer {
   return createHash("sha256").update(text).digest();
 }
 
-/**
- * Whether an `Authorization` header carries `Bearer <token>`, where `expected` is the token's
- * {@link tokenDigest}: compared in constant time over digests, so neither the length nor a prefix of the
- * token leaks through timing.
- */
-export function bearerMatches(header: string | undefined, expected: Buffer): boolean {
-  if (header === undefined) return false;
+/** The {@link tokenDigest} of the token an `Authorization: Bearer <token>` header carries; undefined without one. */
+export function bearerDigest(header: string | undefined): Buffer | undefined {
+  if (header === undefined) return undefined;
   const m = /^Bearer\s+(\S+)\s*$/i.exec(header);
-  if (!m) return false;
-  return timingSafeEqual(tokenDigest(m[1] as string), expected);
+  return m ? tokenDigest(m[1] as string) : undefined;
+}
+
+/**
+ * Whether `presented` (a {@link bearerDigest}) is `expected` (a token's {@link tokenDigest}): compared in
+ * constant time over digests, so neither the length nor a prefix of the token leaks through timing.
+ */
+export function digestMatches(presented: Buffer | undefined, expected: Buffer): boolean {
+  return presented !== undefined && presented.length === expected.length && timingSafeEqual(presented, expected);
+}
+
+/** Whether an `Authorization` header carries `Bearer <token>`, where `expected` is the token's {@link tokenDigest}. */
+export function bearerMatches(header: string | undefined, expected: Buffer): boolean {
+  return digestMatches(bearerDigest(header), expected);
 }

@@ -5,8 +5,11 @@ import { writePrivateFile } from "../infra/state-dir.js";
 /** A token file's expected form: base64url, at least 32 characters (192 bits). */
 const TOKEN_PATTERN = /^[A-Za-z0-9_-]{32,512}$/;
 
-/** Reads a token file: the token when it is a regular file of ours, only ours to read, holding a well-formed token. */
-function readToken(path: string): string | undefined {
+/**
+ * The text of `path` when it is a regular file of ours (not a symbolic link), only ours to read or write,
+ * and at most `maxBytes` long; else undefined. A file others could read or write is nothing mcpd trusts.
+ */
+export function readPrivateText(path: string, maxBytes: number): string | undefined {
   let fd: number;
   try {
     fd = openSync(path, constants.O_RDONLY | constants.O_NOFOLLOW);
@@ -16,7 +19,7 @@ function readToken(path: string): string | undefined {
   try {
     const st = fstatSync(fd);
     const uid = process.getuid?.();
-    if (!st.isFile() || (uid !== undefined && st.uid !== uid) || (st.mode & 0o077) !== 0 || st.size > 1024) return undefined;
+    if (!st.isFile() || (uid !== undefined && st.uid !== uid) || (st.mode & 0o077) !== 0 || st.size > maxBytes) return undefined;
     const buf = Buffer.alloc(st.size);
     let n = 0;
     while (n < buf.length) {
@@ -24,11 +27,16 @@ function readToken(path: string): string | undefined {
       if (r === 0) break;
       n += r;
     }
-    const token = buf.subarray(0, n).toString("utf8").trim();
-    return TOKEN_PATTERN.test(token) ? token : undefined;
+    return buf.subarray(0, n).toString("utf8");
   } finally {
     closeSync(fd);
   }
+}
+
+/** Reads a token file: the token when it is a private file of ours holding a well-formed token. */
+function readToken(path: string): string | undefined {
+  const token = readPrivateText(path, 1024)?.trim();
+  return token !== undefined && TOKEN_PATTERN.test(token) ? token : undefined;
 }
 
 /**

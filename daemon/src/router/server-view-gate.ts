@@ -1,8 +1,8 @@
-import { isObject, type JsonObject, type McpdError } from "@mcpd/protocol";
+import { McpdError, WireCode, isObject, type JsonObject } from "@mcpd/protocol";
 import { exposedName } from "./exposed-names.js";
 import { ServerFilters } from "./server-filters.js";
 import type { ResolvedServerConfig } from "../config/config-schema.js";
-import type { ViewFilter } from "./view-filter.js";
+import { reachOf, type ViewFilter } from "./view-filter.js";
 
 /** What the filters say about one request served as a server's own view. */
 export type Gate = { refuse: McpdError } | { adapt: (result: JsonObject) => JsonObject } | undefined;
@@ -62,6 +62,9 @@ export function gateOnServer(
   params: JsonObject | undefined,
 ): Gate {
   const server = config.name;
+  // A confined session (a scoped HTTP token's) reaches no server outside its view by any method, not
+  // only by the named items judged below (a method routed with `_meta["mcpd/server"]` included).
+  if (view?.confinement !== undefined && !view.viewsServer(server)) return { refuse: outOfReach(view, server, method) };
   const sf = ServerFilters.of(config);
   if (sf === undefined && view === undefined) return undefined;
   const list = LISTS[method];
@@ -93,4 +96,14 @@ export function gateOnServer(
   // A name that is not a string is left for the server to refuse, as without filters.
   if (kind === undefined || typeof name !== "string" || allows(server, sf, view, kind, name)) return undefined;
   return { refuse: refusal(server, sf, view, kind, name) };
+}
+
+/** The refusal of a request to a server a confined session's view does not show. */
+function outOfReach(view: ViewFilter, server: string, method: string): McpdError {
+  const only = view.confinement?.server;
+  const why = only !== undefined ? reachOf(only) : `server "${server}" is not one of ${view.describe()}'s servers`;
+  return new McpdError("MCPD_HTTP_TOKEN_SCOPE", `${method} on server "${server}" refused: ${why}`, {
+    wireCode: WireCode.Forbidden,
+    data: { server },
+  });
 }

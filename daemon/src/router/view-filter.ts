@@ -21,6 +21,14 @@ export class CompiledProfile {
   }
 }
 
+/**
+ * What an HTTP session opened with a scoped token is held to: nothing outside its view, by any method
+ * (per-request routing included), and with `server` that one server alone.
+ */
+export interface Confinement {
+  readonly server?: string;
+}
+
 const NOUN: Readonly<Record<HiddenKind, string>> = { tool: "Tool", prompt: "Prompt", resource: "Resource" };
 const LIST: Readonly<Record<HiddenKind, string>> = { tool: "tools/list", prompt: "prompts/list", resource: "resources/list" };
 
@@ -43,13 +51,22 @@ export class ViewFilter {
    * @param profileName the profile selected, if any
    * @param profile its current definition; undefined with a `profileName`: it is gone from the config
    * @param toolGlobs the one-off tool globs, if any, and `selection`, them compiled
+   * @param confinement set for a session opened with a scoped HTTP token (see {@link Confinement})
    */
   constructor(
     readonly profileName: string | undefined,
     readonly profile: CompiledProfile | undefined,
     readonly toolGlobs: readonly string[] | undefined,
     private readonly selection: NameFilter | undefined,
+    readonly confinement?: Confinement,
   ) {}
+
+  /** `filter` (undefined: no selection) held to `confinement` as well. */
+  static confined(filter: ViewFilter | undefined, confinement: Confinement): ViewFilter {
+    return filter === undefined
+      ? new ViewFilter(undefined, undefined, undefined, undefined, confinement)
+      : new ViewFilter(filter.profileName, filter.profile, filter.toolGlobs, filter.selection, confinement);
+  }
 
   /**
    * The items of a catalog list this view keeps (`keep` must be one of this filter's checks), computed
@@ -74,7 +91,7 @@ export class ViewFilter {
 
   /** The same selection over a new definition of its profile (a reload). */
   withProfile(profile: CompiledProfile | undefined): ViewFilter {
-    return new ViewFilter(this.profileName, profile, this.toolGlobs, this.selection);
+    return new ViewFilter(this.profileName, profile, this.toolGlobs, this.selection, this.confinement);
   }
 
   private get gone(): boolean {
@@ -84,6 +101,8 @@ export class ViewFilter {
   /** Whether the server's items and notifications are in this view at all. */
   viewsServer(server: string): boolean {
     if (this.gone) return false;
+    const only = this.confinement?.server;
+    if (only !== undefined && server !== only) return false;
     const servers = this.profile?.servers;
     return servers === undefined || servers.has(server);
   }
@@ -131,6 +150,16 @@ export class ViewFilter {
   hidden(kind: HiddenKind, name: string, server: string, exposed: string = name): HiddenError {
     const noun = `${NOUN[kind]} ${JSON.stringify(name.slice(0, 200))}`;
     const extra = { server, ...(this.profileName !== undefined ? { profile: this.profileName } : {}) };
+    const only = this.confinement?.server;
+    if (only !== undefined && server !== only) {
+      return new HiddenError(
+        kind,
+        name,
+        "selection",
+        `${NOUN[kind]} ${JSON.stringify(name.slice(0, 200))} is hidden: ${reachOf(only)}`,
+        extra,
+      );
+    }
     if (this.gone) {
       return new HiddenError(
         kind,
@@ -175,4 +204,9 @@ export class ViewFilter {
 /** Compiles a connection's one-off tool globs (already checked). */
 export function compileSelection(globs: readonly string[] | undefined): NameFilter | undefined {
   return globs === undefined ? undefined : NameFilter.compile({ include: globs });
+}
+
+/** Why a session held to server `only` cannot reach another. */
+export function reachOf(only: string): string {
+  return `this session reaches only server "${only}" (the scope of the HTTP token it was opened with)`;
 }

@@ -44,6 +44,7 @@ import { listPrompts, listResources, listTools, pick, toolsParams } from "./list
 import { disabledByCommand } from "../supervision/disable-reasons.js";
 import type { AuthFlows } from "../auth/auth-flows.js";
 import { isoTime } from "../infra/iso-time.js";
+import { HTTP_TOKEN_HANDLERS, type HttpTokenAdmin } from "./http-token-control.js";
 
 /** What the control methods need from the running daemon. */
 export interface DaemonControl {
@@ -52,6 +53,8 @@ export interface DaemonControl {
   info: () => DaemonInfo;
   /** The HTTP front end's state, when the daemon has one. */
   http?: () => HttpFrontStatus;
+  /** The HTTP front end's scoped tokens, when the daemon has one. */
+  httpTokens?: HttpTokenAdmin;
   reload: () => Promise<ReloadDiff & { warnings: readonly string[] }>;
   shutdown: () => void;
   logTail: (lines: number) => string[];
@@ -156,6 +159,15 @@ export function forbidden(method: string): ForbiddenError {
   );
 }
 
+/**
+ * Whether `session` is shown server `name` in `mcpd/status` and `mcpd/servers`: a confined one (an HTTP
+ * session opened with a scoped token) only the servers its view shows; any other, every server.
+ */
+function shows(session: Session, name: string): boolean {
+  const f = session.filter;
+  return f?.confinement === undefined || f.viewsServer(name);
+}
+
 function clientStatus(s: Session, router: Router): ClientStatus {
   return {
     id: s.id,
@@ -181,11 +193,13 @@ function agentStatus(d: DaemonControl, session: Session): RestrictedDaemonStatus
   return {
     restricted: true,
     daemon: { pid: info.pid, version: info.version, startedAt: info.startedAt, uptimeMs: info.uptimeMs },
-    servers: m.servers.map((h) => ({
-      ...serverStatus(h, m.privateSessions(h.name).length, d.router.hint(h)),
-      lastError: null,
-      lastStderr: null,
-    })),
+    servers: m.servers
+      .filter((h) => shows(session, h.name))
+      .map((h) => ({
+        ...serverStatus(h, m.privateSessions(h.name).length, d.router.hint(h)),
+        lastError: null,
+        lastStderr: null,
+      })),
     clients: [clientStatus(session, d.router)],
     tables: d.router.tables(),
   };
@@ -217,16 +231,18 @@ export const CONTROL_HANDLERS: ControlHandlers<ControlContext> = {
   },
   [McpdServers.method]: {
     params: noParams,
-    async handle(_params, { d }) {
+    async handle(_params, { d, session }) {
       return {
-        servers: d.manager.servers.map((h) => ({
-          name: h.name,
-          state: h.state,
-          enabled: h.config.enabled,
-          transport: h.config.transport.type ?? "stdio",
-          mode: h.client?.transport.info().mode ?? null,
-          tools: visibleTools(h.config, h.tools).length,
-        })),
+        servers: d.manager.servers
+          .filter((h) => shows(session, h.name))
+          .map((h) => ({
+            name: h.name,
+            state: h.state,
+            enabled: h.config.enabled,
+            transport: h.config.transport.type ?? "stdio",
+            mode: h.client?.transport.info().mode ?? null,
+            tools: visibleTools(h.config, h.tools).length,
+          })),
       };
     },
   },
@@ -310,6 +326,7 @@ export const CONTROL_HANDLERS: ControlHandlers<ControlContext> = {
       return { ok: true };
     },
   },
+  ...HTTP_TOKEN_HANDLERS,
 };
 
 /** A handler as the dispatcher calls it: the table above is checked per method, the call site cannot be. */

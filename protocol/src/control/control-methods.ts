@@ -30,6 +30,16 @@ import {
   type ToolsResult,
 } from "./control-types.js";
 import type { AuthLogoutResult, AuthStartResult, AuthWaitResult } from "./auth-types.js";
+import {
+  HTTP_TOKEN_INFO_FIELDS,
+  HTTP_TOKEN_ISSUE_RESULT_FIELDS,
+  HTTP_TOKEN_REVOKE_RESULT_FIELDS,
+  type HttpTokenIssueParams,
+  type HttpTokenIssueResult,
+  type HttpTokenListResult,
+  type HttpTokenRevokeParams,
+  type HttpTokenRevokeResult,
+} from "./http-token-types.js";
 import { HTTP_FRONT_STATUS_FIELDS } from "./http-front-status.js";
 
 /**
@@ -163,6 +173,27 @@ export const McpdAuthLogout = controlMethod("mcpd/authLogout")<ServerParams, Aut
   result: { server: "required", forgotten: "required", state: "required" },
 });
 
+/**
+ * Issues a scoped token for the HTTP front end (`mcpd http --profile NAME`, `--server NAME`): it opens that
+ * profile's or server's endpoints only. The token is in this answer alone; the daemon keeps its SHA-256.
+ */
+export const McpdHttpTokenIssue = controlMethod("mcpd/httpTokenIssue")<HttpTokenIssueParams, HttpTokenIssueResult>({
+  privileged: true,
+  result: HTTP_TOKEN_ISSUE_RESULT_FIELDS,
+});
+
+/** The scoped HTTP tokens (`mcpd http tokens`): id, scope and when issued, never the secret. */
+export const McpdHttpTokenList = controlMethod("mcpd/httpTokenList")<NoParams, HttpTokenListResult>({
+  privileged: true,
+  result: { tokens: { presence: "required", fields: HTTP_TOKEN_INFO_FIELDS }, max: "required" },
+});
+
+/** Revokes a scoped HTTP token (`mcpd http tokens revoke ID`) and ends the sessions opened with it, at once. */
+export const McpdHttpTokenRevoke = controlMethod("mcpd/httpTokenRevoke")<HttpTokenRevokeParams, HttpTokenRevokeResult>({
+  privileged: true,
+  result: HTTP_TOKEN_REVOKE_RESULT_FIELDS,
+});
+
 /** A server's state changed; sent to connections that selected `events: true`. */
 export const McpdServerStateNotification = controlNotification("notifications/mcpd/serverState")<ServerStateParams>({
   params: { server: "required", state: "required", previous: "required", reason: "required" },
@@ -185,6 +216,9 @@ export const CONTROL_METHODS = [
   McpdAuthStart,
   McpdAuthWait,
   McpdAuthLogout,
+  McpdHttpTokenIssue,
+  McpdHttpTokenList,
+  McpdHttpTokenRevoke,
 ] as const;
 
 /** Any declared control method. */

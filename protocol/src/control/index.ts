@@ -5,3 +5,4 @@ export * from "./control-methods.js";
 export type { Fields, FieldSpec, Presence } from "./fields.js";
 export * from "./http-front-status.js";
 export * from "./auth-types.js";
+export * from "./http-token-types.js";

@@ -1,19 +1,28 @@
 import { readFileSync } from "node:fs";
 import type { DaemonStatus, HttpFrontStatus } from "@mcpd/client";
-import { CliError, stringOption } from "../args.js";
+import { McpdHttpTokenIssue, type HttpTokenScope } from "@mcpd/protocol/core";
+import { CliError, UsageError, stringOption, type ParsedCommand } from "../args.js";
 import { clientSnippets, type ClientSnippets } from "../client-snippets.js";
 import { println, type CliContext, type Command } from "../context.js";
-import { fullStatus } from "../daemon-control.js";
+import { askDaemon, fullStatus } from "../daemon-control.js";
 import { hintFor } from "../../config/did-you-mean.js";
+import { runTokens, scopeLabel, scopePath } from "./http-tokens.js";
 
 /** What `mcpd http --json` prints. */
 export interface HttpCommandJson {
-  /** The Streamable HTTP endpoint: `/mcp`, or `/servers/<name>/mcp` with `--server`. */
+  /** The Streamable HTTP endpoint: `/mcp`, `/servers/<name>/mcp` with `--server`, `/profiles/<name>/mcp` with `--profile`. */
   url: string;
   /** The legacy HTTP+SSE endpoint beside it (`/sse`, `/servers/<name>/sse`), for clients that speak only that. */
   sseUrl: string;
-  /** The bearer token; null with `--no-token` (the snippets then hold `<token>`). */
+  /**
+   * The bearer token: the main one, or with `--server`/`--profile` a new scoped token that opens only that
+   * endpoint (shown this once). Null with `--no-token` (the snippets then hold `<token>`; none is issued).
+   */
   token: string | null;
+  /** The scoped token's id (for `mcpd http tokens revoke ID`); null for the main token or with `--no-token`. */
+  tokenId: string | null;
+  /** What the token opens: null for the main token (everything). */
+  scope: HttpTokenScope | null;
   tokenFile: string;
   snippets: ClientSnippets;
 }
@@ -74,28 +83,49 @@ function readToken(file: string): string {
 }
 
 /**
- * The endpoint for `--server NAME`: `/servers/<name>/mcp` on the aggregate URL's origin.
+ * Checks `--server NAME` against the daemon's servers.
  * @throws CliError (exit 1) for a server the daemon does not have, listing the configured ones.
  */
-function serverUrl(status: DaemonStatus, aggregate: string, server: string): string {
+function checkServer(status: DaemonStatus, server: string): void {
   const names = (status.servers ?? []).map((s) => s.name);
   if (!names.includes(server)) {
     throw new CliError(
       `unknown server "${server}"${hintFor(server, names)}; configured: ${names.length > 0 ? names.join(", ") : "(none)"}`,
     );
   }
-  return new URL(`/servers/${encodeURIComponent(server)}/mcp`, aggregate).href;
+}
+
+/** What the endpoint shows, for the heading. */
+function viewOf(scope: HttpTokenScope | undefined): string {
+  if (scope === undefined) return "every server's tools, as <server>__<tool>";
+  if (scope.kind === "server") return `server "${scope.name}" alone, its tools as named there`;
+  return `profile "${scope.name}": what it selects, as <server>__<tool>`;
+}
+
+/** The token lines: the token (or why not shown) and what it opens. */
+function renderToken(ctx: CliContext, out: HttpCommandJson, scope: HttpTokenScope | undefined): void {
+  const c = ctx.out;
+  if (scope === undefined) {
+    if (out.token === null) println(ctx, `token  (not shown: --no-token; it is in ${out.tokenFile})`);
+    else println(ctx, `token  ${out.token}`);
+    println(ctx, c.dim(`       kept in ${out.tokenFile} (0600); it opens every server mcpd runs: keep it private`));
+    return;
+  }
+  if (out.token === null || out.tokenId === null) {
+    println(ctx, "token  (none issued: --no-token; run without it to issue a token for this endpoint)");
+    return;
+  }
+  println(ctx, `token  ${out.token}`);
+  println(ctx, c.dim(`       id ${out.tokenId}: opens only ${scopeLabel(scope)}'s endpoint (and its SSE form); shown this once,`));
+  println(ctx, c.dim(`       mcpd keeps only its hash. List: 'mcpd http tokens'; revoke: 'mcpd http tokens revoke ${out.tokenId}'`));
 }
 
 /** The human output: URL, token, then each client's snippet, unindented so it pastes as is. */
-function render(ctx: CliContext, out: HttpCommandJson, name: string, server: string | undefined): void {
+function render(ctx: CliContext, out: HttpCommandJson, name: string, scope: HttpTokenScope | undefined): void {
   const c = ctx.out;
-  const view = server === undefined ? "every server's tools, as <server>__<tool>" : `server "${server}" alone, its tools as named there`;
-  println(ctx, `${c.bold("mcpd over HTTP")} (${view})`);
+  println(ctx, `${c.bold("mcpd over HTTP")} (${viewOf(scope)})`);
   println(ctx, `url    ${out.url}`);
-  if (out.token === null) println(ctx, `token  (not shown: --no-token; it is in ${out.tokenFile})`);
-  else println(ctx, `token  ${out.token}`);
-  println(ctx, c.dim(`       kept in ${out.tokenFile} (0600); it opens every server mcpd runs: keep it private`));
+  renderToken(ctx, out, scope);
   println(ctx);
   println(ctx, c.bold("Claude Code") + c.dim(" (run once; add --scope user to have it in every project):"));
   println(ctx, out.snippets.claudeCode);
@@ -113,43 +143,91 @@ function render(ctx: CliContext, out: HttpCommandJson, name: string, server: str
   if (name !== "mcpd") println(ctx, c.dim(`The entry is named "${name}"; rename it if the client already has a server by that name.`));
 }
 
-/** `mcpd http`: the HTTP front end's URL, its token, and ready client configs. */
+/** The scope `--server NAME` or `--profile NAME` asks for; undefined for neither. @throws UsageError for both, or an empty name */
+function scopeOption(values: ParsedCommand["values"]): HttpTokenScope | undefined {
+  const server = stringOption(values, "server");
+  const profile = stringOption(values, "profile");
+  if (server !== undefined && profile !== undefined) throw new UsageError("give --server or --profile, not both", "http");
+  if (server === "" || profile === "") throw new UsageError(`--${server === "" ? "server" : "profile"} needs a name`, "http");
+  if (server !== undefined) return { kind: "server", name: server };
+  return profile === undefined ? undefined : { kind: "profile", name: profile };
+}
+
+/** The token to print: the main one, a new scoped one for `scope`, or none with `--no-token`. */
+async function tokenFor(
+  ctx: CliContext,
+  http: HttpFrontStatus,
+  scope: HttpTokenScope | undefined,
+  hidden: boolean,
+): Promise<{ token: string | null; tokenId: string | null }> {
+  if (hidden) return { token: null, tokenId: null };
+  if (scope === undefined) return { token: readToken(http.tokenFile), tokenId: null };
+  const issued = await askDaemon(ctx, McpdHttpTokenIssue, scope.kind === "server" ? { server: scope.name } : { profile: scope.name });
+  return { token: issued.token, tokenId: issued.id };
+}
+
+/** `mcpd http`: the HTTP front end's URL, its token, and ready client configs; `mcpd http tokens` for the scoped tokens. */
 export const httpCommand: Command = {
   spec: {
     name: "http",
-    usage: "http [--server NAME] [--json] [--no-token]",
+    usage: "http [--server NAME | --profile NAME] [--json] [--no-token] | http tokens [--json] | http tokens revoke ID",
     summary: "Print the HTTP endpoint, its token and ready configs for Claude Code, Cursor and VS Code",
     options: {
-      server: { type: "string", value: "NAME", description: "One server's view (/servers/NAME/mcp), the entry named NAME" },
-      json: { type: "boolean", description: "Print JSON: {url, sseUrl, token, tokenFile, snippets: {claudeCode, cursor, vscode}}" },
-      "no-token": { type: "boolean", description: "Leave the token out: the snippets hold <token>, to paste it in later" },
+      server: {
+        type: "string",
+        value: "NAME",
+        description: "One server's view (/servers/NAME/mcp), the entry named NAME, with a new token that opens only it",
+      },
+      profile: {
+        type: "string",
+        value: "NAME",
+        description: "A profile's view (/profiles/NAME/mcp), the entry named NAME, with a new token that opens only it",
+      },
+      json: {
+        type: "boolean",
+        description: "Print JSON: {url, sseUrl, token, tokenId, scope, tokenFile, snippets: {claudeCode, cursor, vscode}}",
+      },
+      "no-token": { type: "boolean", description: "Leave the token out (and issue none): the snippets hold <token>" },
     },
     minPositionals: 0,
-    maxPositionals: 0,
+    maxPositionals: 3,
     details: [
       "The daemon serves MCP over Streamable HTTP on loopback: /mcp is the aggregate view (every server's tools),",
-      "/servers/NAME/mcp one server's own view. Every request needs 'Authorization: Bearer <token>'; the token",
-      "is printed by default (it is what the configs need) and stays the same across restarts.",
+      "/servers/NAME/mcp one server's own view, /profiles/NAME/mcp a profile's. Every request needs",
+      "'Authorization: Bearer <token>'. The main token opens everything and stays the same across restarts.",
+      "--server NAME and --profile NAME issue a new scoped token on each run that opens only that endpoint",
+      "(and its SSE form); it is shown once and kept across restarts until revoked.",
+      "http tokens              list the scoped tokens: id, scope, when issued (never the token)",
+      "http tokens revoke ID    revoke one: it opens nothing from then on, its open sessions end at once",
       'Exit code 1 when the front end is off or not serving (the reason and the "mcpd.http" setting that',
-      "fixes it are printed), or NAME is not a configured server; 3 when the daemon is not running.",
+      "fixes it are printed), NAME is not a configured server or profile, or ID is no token's; 3 when the",
+      "daemon is not running.",
     ].join("\n"),
   },
-  async run(ctx, { values }) {
+  async run(ctx, args) {
+    const { values, positionals } = args;
+    if (positionals[0] !== undefined) {
+      if (positionals[0] !== "tokens") throw new UsageError(`unexpected argument: ${positionals[0]} (expected 'tokens')`, "http");
+      return runTokens(ctx, args);
+    }
+    const scope = scopeOption(values);
     const status = await fullStatus(ctx);
     const http = serving(status);
-    const server = stringOption(values, "server");
-    const url = server === undefined ? http.url : serverUrl(status, http.url, server);
-    const token = values["no-token"] === true ? null : readToken(http.tokenFile);
-    const name = server ?? "mcpd";
+    if (scope?.kind === "server") checkServer(status, scope.name);
+    const url = scope === undefined ? http.url : new URL(scopePath(scope), http.url).href;
+    const { token, tokenId } = await tokenFor(ctx, http, scope, values["no-token"] === true);
+    const name = scope?.name ?? "mcpd";
     const out: HttpCommandJson = {
       url,
       sseUrl: url.replace(/\/mcp$/, "/sse"),
       token,
+      tokenId,
+      scope: scope ?? null,
       tokenFile: http.tokenFile,
       snippets: clientSnippets(name, url, token ?? TOKEN_PLACEHOLDER),
     };
     if (values.json) println(ctx, JSON.stringify(out, null, 2));
-    else render(ctx, out, name, server);
+    else render(ctx, out, name, scope);
     return 0;
   },
 };
