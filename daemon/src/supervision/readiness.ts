@@ -1,5 +1,6 @@
 import { AuthRequiredError, ServerUnavailableError, type ServerState } from "@mcpd/protocol";
 import type { UpstreamClient } from "./upstream-client.js";
+import { isoTime } from "../infra/iso-time.js";
 
 /** What waiting for a server needs from its handle (all public on ServerHandle). */
 export interface ReadySubject {
@@ -107,7 +108,7 @@ export class Readiness {
       parts.push(
         nextRestartAt === undefined
           ? "retrying now"
-          : `next retry in ${Math.max(0, nextRestartAt - Date.now())} ms (at ${new Date(nextRestartAt).toISOString()})`,
+          : `next retry in ${Math.max(0, nextRestartAt - Date.now())} ms (at ${isoTime(nextRestartAt)})`,
       );
     }
     return parts.join("; ");
