@@ -11,6 +11,9 @@ export default defineConfig({
     hookTimeout: 60_000,
     teardownTimeout: 30_000,
     pool: "forks",
+    // Most test time is spent waiting on child processes and sockets, not computing: on 2 cores vitest's
+    // default (cores - 1 = one worker) leaves the machine idle. Three workers keep both cores busy.
+    maxWorkers: 3,
     // Tests spawn daemon/bin/mcpd.js, which runs the bundled command: rebuild it from the dist/ just compiled.
     globalSetup: ["tests/helpers/bundle-cli-setup.ts"],
     // Every daemon a test starts binds its HTTP front end to a free port, not the fixed default: tests run in parallel.
