@@ -255,8 +255,8 @@ export async function startDaemon(options: RunDaemonOptions): Promise<DaemonHand
   const teardown = async (): Promise<void> => {
     socketWatch.stop();
     server.stopAccepting();
-    const deadline = Date.now() + RUNTIME_DEFAULTS.shutdownGraceMs;
-    while (router.tables().inFlight > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+    // In-flight requests may finish within the grace; those that do not are answered MCPD_SHUTTING_DOWN.
+    await router.whenIdle(RUNTIME_DEFAULTS.shutdownGraceMs);
     const err = shuttingDownError();
     for (const s of router.sessions.values()) s.failAll(err);
     await http.close();
