@@ -1,6 +1,6 @@
 import { rmSync } from "node:fs";
 import { join } from "node:path";
-import { ConfigError, McpdError, McpdShutdown, WireCode, type Logger } from "@mcpd/protocol";
+import { ConfigError, McpdShutdown, type Logger } from "@mcpd/protocol";
 import { createTransport } from "@mcpd/transports";
 import { resolvePaths, type McpdPaths } from "@mcpd/client";
 import {
@@ -30,6 +30,9 @@ import { VERSION } from "./version.js";
 import { AuthStore } from "./auth/auth-store.js";
 import { AuthFlows } from "./auth/auth-flows.js";
 import { isoTime } from "./infra/iso-time.js";
+import { DaemonLifecycle } from "./lifecycle/daemon-lifecycle.js";
+import { abandonOnAbort } from "./lifecycle/reload-queue.js";
+import { shuttingDownError } from "./lifecycle/shutting-down-error.js";
 
 export interface RunDaemonOptions {
   configFile?: string;
@@ -119,9 +122,6 @@ export async function startDaemon(options: RunDaemonOptions): Promise<DaemonHand
   });
   const authFlows = new AuthFlows(authStore, manager, log);
   const startedAt = Date.now();
-  let shuttingDown: Promise<number> | undefined;
-  let resolveDone: (code: number) => void = () => {};
-  const done = new Promise<number>((r) => (resolveDone = r));
 
   // The daemon's own descriptors, counted once it listens and before any server runs; the rest of the
   // open-file limit is shared between the servers, fdReserve and client connections.
@@ -157,10 +157,14 @@ export async function startDaemon(options: RunDaemonOptions): Promise<DaemonHand
     const port = httpPortFromEnv(env);
     return port === undefined ? cfg.settings.http : { ...cfg.settings.http, port };
   };
-  const reload = async () => {
+  // One reload; the lifecycle runs them one at a time. Once shutdown begins (`signal` aborts) it changes
+  // nothing more: the manager applies no diff, and the wait for the servers it started is given up (the
+  // shutdown ends them). An HTTP change under way is finished first: the shutdown waits for it.
+  const reload = async (signal: AbortSignal) => {
     const next = await load();
     const before = router.filtersSnapshot();
-    const result = await manager.reload(next);
+    const result = await abandonOnAbort(manager.reload(next, signal), signal);
+    signal.throwIfAborted();
     router.applyFilters(next.settings, before);
     applyLimits(next);
     await http.apply(httpSettings(next), next.settings.maxBufferedBytesTotal ?? RUNTIME_DEFAULTS.maxBufferedBytesTotal);
@@ -171,6 +175,7 @@ export async function startDaemon(options: RunDaemonOptions): Promise<DaemonHand
     for (const w of unmatched) root.warn({ file: next.file }, w);
     return { ...result, warnings: [...next.warnings, ...unmatched] };
   };
+  const lifecycle = new DaemonLifecycle({ reload, teardown: () => teardown(), logger: log });
 
   const router: Router = new Router(manager, {
     logger: log,
@@ -200,8 +205,8 @@ export async function startDaemon(options: RunDaemonOptions): Promise<DaemonHand
       get httpTokens() {
         return http.tokens;
       },
-      reload,
-      shutdown: () => void shutdown(McpdShutdown.method),
+      reload: () => lifecycle.reload(),
+      shutdown: () => void lifecycle.shutdown(McpdShutdown.method),
       logTail: (n) => sink.tail(n),
       auth: authFlows,
     }),
@@ -246,38 +251,33 @@ export async function startDaemon(options: RunDaemonOptions): Promise<DaemonHand
     socketPath: paths.socketPath,
     server,
     logger: log,
-    onTakenOver: (why) => void shutdown(why),
+    onTakenOver: (why) => void lifecycle.shutdown(why),
   }).start();
   writePrivateFile(paths.pidFile, `${process.pid}\n`);
   root.info({ socket: paths.socketPath, config: config.file, servers: config.servers.length }, "mcpd started");
 
-  const shutdown = (reason = "shutdown"): Promise<number> => {
-    if (shuttingDown) return shuttingDown;
-    shuttingDown = (async () => {
-      socketWatch.stop();
-      root.info({ reason }, "mcpd shutting down");
-      server.stopAccepting();
-      const deadline = Date.now() + RUNTIME_DEFAULTS.shutdownGraceMs;
-      while (router.tables().inFlight > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
-      const err = new McpdError("MCPD_SHUTTING_DOWN", "mcpd is shutting down", { wireCode: WireCode.ShuttingDown });
-      for (const s of router.sessions.values()) s.failAll(err);
-      await http.close();
-      server.closeAll();
-      authFlows.close();
-      await manager.shutdown();
-      rmSync(paths.socketPath, { force: true });
-      rmSync(paths.pidFile, { force: true });
-      root.info("mcpd stopped");
-      removeSignals();
-      resolveDone(0);
-      return 0;
-    })();
-    return shuttingDown;
+  const teardown = async (): Promise<void> => {
+    socketWatch.stop();
+    server.stopAccepting();
+    // In-flight requests may finish within the grace; those that do not are answered MCPD_SHUTTING_DOWN.
+    await router.whenIdle(RUNTIME_DEFAULTS.shutdownGraceMs);
+    const err = shuttingDownError();
+    for (const s of router.sessions.values()) s.failAll(err);
+    await http.close();
+    server.closeAll();
+    authFlows.close();
+    await manager.shutdown();
+    rmSync(paths.socketPath, { force: true });
+    rmSync(paths.pidFile, { force: true });
+    root.info("mcpd stopped");
+    removeSignals();
   };
 
-  const onTerm = (): void => void shutdown("signal");
+  const onTerm = (): void => void lifecycle.shutdown("signal");
   const onHup = (): void => {
-    reload().catch((err: Error) => root.error({ err: err.message }, "reload failed; keeping the old config"));
+    lifecycle.reload().catch((err: Error) => {
+      if (!lifecycle.shuttingDown) root.error({ err: err.message }, "reload failed; keeping the old config");
+    });
   };
   const removeSignals = (): void => {
     process.off("SIGTERM", onTerm);
@@ -296,7 +296,14 @@ export async function startDaemon(options: RunDaemonOptions): Promise<DaemonHand
     },
     (err: Error) => root.error({ err: err.message }, "starting servers failed"),
   );
-  return { paths, manager, router, done, shutdown, reload };
+  return {
+    paths,
+    manager,
+    router,
+    done: lifecycle.done,
+    shutdown: (reason) => lifecycle.shutdown(reason),
+    reload: () => lifecycle.reload(),
+  };
 }
 
 /** Runs the daemon until it shuts down; returns the process exit code. */

@@ -229,4 +229,68 @@ describe("MCPManager", () => {
     await m.shutdown();
     for (const p of all) expect(alive(p)).toBe(false);
   });
+
+  it("regression (overlapping reloads started each added server twice and orphaned one copy): two reloads at once add and start each server once", async () => {
+    const dir = tmp();
+    const m = manager(dir);
+    await m.discoverAndConnect(config({ a: fx(["--name", "a"]) }, dir));
+    const added: string[] = [];
+    const started: Array<[string, number]> = [];
+    m.on("added", (h: ServerHandle) => added.push(h.name));
+    m.on("state", (h: ServerHandle, change: StateChange) => {
+      if (change.state === "ready") started.push([h.name, h.pid as number]);
+    });
+    const next = config({ a: fx(["--name", "a"]), b: fx(["--name", "b"]), c: fx(["--name", "c"]) }, dir);
+    const [r1, r2] = await Promise.all([m.reload(next), m.reload(next)]);
+    expect([...r1.added, ...r2.added].sort()).toEqual(["b", "c"]);
+    expect(added.sort()).toEqual(["b", "c"]);
+    expect(started.map(([n]) => n).sort()).toEqual(["b", "c"]);
+    for (const [name, pid] of started) expect(m.require(name).pid).toBe(pid);
+  });
+
+  it("a reload whose signal aborted while it read the tool cache, or one after shutdown, applies nothing (MCPD_SHUTTING_DOWN)", async () => {
+    const dir = tmp();
+    const m = manager(dir);
+    await m.discoverAndConnect(config({ a: fx(["--name", "a"]) }, dir));
+    const states: string[] = [];
+    m.on("state", (h: ServerHandle, change: StateChange) => states.push(`${h.name} ${change.state}`));
+    const next = config({ a: fx(["--name", "a2"]), b: fx(["--name", "b"]) }, dir);
+    const abort = new AbortController();
+    const reload = m.reload(next, abort.signal);
+    const reason = new Error("shutting down");
+    abort.abort(reason);
+    await expect(reload).rejects.toBe(reason);
+    await m.shutdown();
+    await expect(m.reload(next)).rejects.toMatchObject({ code: "MCPD_SHUTTING_DOWN" });
+    expect(m.servers.map((h) => h.name)).toEqual(["a"]);
+    expect(states).toEqual(["a stopped"]);
+  });
+
+  it("a changed server's restart that overlaps shutdown does not start it again", async () => {
+    const dir = tmp();
+    const m = manager(dir);
+    await m.discoverAndConnect(config({ a: fx(["--name", "a"]) }, dir));
+    const states: string[] = [];
+    let shutdown: Promise<void> | undefined;
+    m.on("state", (_h: ServerHandle, change: StateChange) => {
+      states.push(`${change.state} (${change.reason})`);
+      // The restart has stopped the old process and waits for it to exit: shutdown begins before it starts the new one.
+      if (change.reason === "config changed") shutdown ??= m.shutdown();
+    });
+    await m.reload(config({ a: fx(["--name", "a2"]) }, dir));
+    await shutdown;
+    expect(states).toEqual(["stopped (config changed)", "stopped (mcpd shutting down)"]);
+    expect(m.require("a").pid).toBeUndefined();
+  });
+
+  it("a per-client server's two first requests from one connection at once share one private session", async () => {
+    const dir = tmp();
+    const m = manager(dir);
+    await m.discoverAndConnect(config({ p: fx(["--name", "p"], { sharing: "per-client" }) }, dir));
+    const [h1, h2] = await Promise.all([m.handleFor("p", "c1"), m.handleFor("p", "c1")]);
+    expect(h1).toBe(h2);
+    expect(m.privateSessions("p")).toEqual([h1]);
+    await m.shutdown();
+    await expect(m.handleFor("p", "c2")).rejects.toMatchObject({ code: "MCPD_SHUTTING_DOWN" });
+  });
 });

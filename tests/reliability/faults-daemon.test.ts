@@ -8,7 +8,7 @@ import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { RawClient } from "../e2e/harness.js";
 import { CliWorld, alive, until } from "../cli/cli-harness.js";
-import { answers, expectSingleAnswers, pidFromFile, sendCall, serverStatus, status, textOf } from "./faults-harness.js";
+import { answers, expectSingleAnswers, pidFromFile, sendCall, serversByName, serverStatus, status, textOf } from "./faults-harness.js";
 
 let world: CliWorld | undefined;
 const clients: RawClient[] = [];
@@ -18,24 +18,6 @@ afterEach(async () => {
   await world?.dispose();
   world = undefined;
 });
-
-/** The world's processes that are servers, by their `--name`. */
-function serversByName(w: CliWorld): Map<string, number[]> {
-  const out = new Map<string, number[]>();
-  for (const pid of w.processes()) {
-    try {
-      const argv = readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0");
-      const at = argv.indexOf("--name");
-      if (at >= 0) {
-        const name = argv[at + 1] as string;
-        out.set(name, [...(out.get(name) ?? []), pid]);
-      }
-    } catch {
-      // Gone meanwhile.
-    }
-  }
-  return out;
-}
 
 async function client(w: CliWorld, server?: string): Promise<RawClient> {
   const c = await RawClient.open(join(w.mcpdHome, "mcpd.sock"));

@@ -191,3 +191,21 @@ export class NotificationCounter {
     this.socket.destroy();
   }
 }
+
+/** The processes of a test's world (see CliWorld.processes) that are fixture servers, by their `--name`. */
+export function serversByName(world: { processes(): number[] }): Map<string, number[]> {
+  const out = new Map<string, number[]>();
+  for (const pid of world.processes()) {
+    try {
+      const argv = readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0");
+      const at = argv.indexOf("--name");
+      if (at >= 0) {
+        const name = argv[at + 1] as string;
+        out.set(name, [...(out.get(name) ?? []), pid]);
+      }
+    } catch {
+      // Gone meanwhile.
+    }
+  }
+  return out;
+}

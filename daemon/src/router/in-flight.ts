@@ -11,7 +11,7 @@ import {
   type RequestReply,
 } from "@mcpd/protocol";
 import type { ServerHandle } from "../supervision/server-handle.js";
-import type { Downstream, ProgressRegistry } from "./ports.js";
+import type { Downstream, InFlightWatcher, ProgressRegistry } from "./ports.js";
 
 /** The daemon's deadline of one request passed: it is given up upstream (the client gets the timeout error). */
 function expire(entry: InFlight): void {
@@ -109,10 +109,12 @@ export class InFlightRequests {
   /**
    * @param owner the connection the answers go to
    * @param progress where a request's own progress token is swapped for a daemon-unique one
+   * @param watcher told when the last request in flight here settled
    */
   constructor(
     readonly owner: Downstream,
     private readonly progress: ProgressRegistry,
+    private readonly watcher?: InFlightWatcher,
   ) {}
 
   get size(): number {
@@ -163,7 +165,9 @@ export class InFlightRequests {
   /** `entry` settled: it is forgotten, with its progress token. */
   ended(entry: InFlight): void {
     if (entry.progressToken !== undefined) this.progress.release(entry.progressToken);
-    if (this.entries.get(entry.id) === entry) this.entries.delete(entry.id);
+    if (this.entries.get(entry.id) !== entry) return;
+    this.entries.delete(entry.id);
+    if (this.entries.size === 0) this.watcher?.inFlightEmptied();
   }
 
   /** Cancels one request: the upstream gets notifications/cancelled, the client no answer. */

@@ -74,7 +74,12 @@ export interface SubscriptionRegistry {
 }
 
 /** Everything a downstream session uses that is not its own. */
-export interface SessionContext {
+/** Hears that a connection's last request in flight to a server settled (the shutdown's drain waits for that). */
+export interface InFlightWatcher {
+  inFlightEmptied(): void;
+}
+
+export interface SessionContext extends InFlightWatcher {
   readonly servers: ServerDirectory;
   /** Masks secrets in what mcpd itself says (error messages and data, state reasons). */
   readonly secrets: Scrubber;

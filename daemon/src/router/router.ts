@@ -5,6 +5,7 @@ import type { ServerHandle, StateChange } from "../supervision/server-handle.js"
 import { setLogScrubber } from "../infra/logger.js";
 import { Catalog } from "./catalog.js";
 import { filterWarnings } from "./filter-warnings.js";
+import { InFlightDrain } from "./in-flight-drain.js";
 import { LogLevels } from "./log-levels.js";
 import type { Outbound, SessionContext } from "./ports.js";
 import { Profiles } from "./profiles.js";
@@ -46,6 +47,7 @@ export class Router {
   private sessionCounter = 0;
   /** How each session's client reached the daemon, when not by the socket. */
   private readonly faces = new Map<string, ClientFace>();
+  private readonly drain = new InFlightDrain(() => this.inFlightTotal());
 
   constructor(manager: MCPManager, options: RouterOptions) {
     this.manager = manager;
@@ -69,6 +71,7 @@ export class Router {
       subscriptions: this.subscriptions,
       relevel: (server) => this.levels.relevel(server),
       adopt: (handle) => this.requests.adopt(handle),
+      inFlightEmptied: () => this.drain.check(),
     };
     const delivery = new UpstreamDelivery({
       sessions,
@@ -90,15 +93,28 @@ export class Router {
 
   /** Counters for status and for tests that check nothing is left behind. */
   tables(): { progress: number; progressDropped: number; subscriptions: number; relayed: number; inFlight: number } {
-    let inFlight = 0;
-    for (const s of this.sessions.values()) inFlight += s.inFlightCount;
     return {
       progress: this.progress.size,
       progressDropped: this.progress.dropped,
       subscriptions: this.subscriptions.size,
       relayed: this.requests.size,
-      inFlight,
+      inFlight: this.inFlightTotal(),
     };
+  }
+
+  /** Requests in flight to servers, over every connection. */
+  private inFlightTotal(): number {
+    let n = 0;
+    for (const s of this.sessions.values()) n += s.inFlightCount;
+    return n;
+  }
+
+  /**
+   * Resolves true once no connection has a request in flight to a server (at once when none has), or
+   * false after `timeoutMs` (the shutdown's grace).
+   */
+  whenIdle(timeoutMs: number): Promise<boolean> {
+    return this.drain.wait(timeoutMs);
   }
 
   /** Every server's own filters now, to give {@link applyFilters} after a reload. */
@@ -137,6 +153,7 @@ export class Router {
   async detach(session: Session): Promise<void> {
     if (!this.sessions.delete(session.id)) return;
     this.faces.delete(session.id);
+    this.drain.check();
     session.cancelAll("client disconnected");
     for (const key of [...session.subscriptions]) await this.subscriptions.unsubscribe(session, key).catch(() => {});
     this.levels.relevelAll();

@@ -84,7 +84,7 @@ export class Session implements Downstream, AggregateHost {
     this.out = out;
     this.ctx = context;
     this.opts = options;
-    this.inFlight = new InFlightRequests(this, context.progress);
+    this.inFlight = new InFlightRequests(this, context.progress, context);
   }
 
   /** The requests servers sent it through mcpd, waiting for its answers. */

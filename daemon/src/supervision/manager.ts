@@ -1,5 +1,5 @@
 import { EventEmitter } from "node:events";
-import { NotFoundError, silentLogger, type ClientCapabilities, type Logger, type ReloadDiff } from "@mcpd/protocol";
+import { NotFoundError, silentLogger, type ClientCapabilities, type Logger, type ReloadDiff, type Tool } from "@mcpd/protocol";
 import type { MCPTransport, TransportConfig } from "@mcpd/transports";
 import type { LoadedConfig, ResolvedServerConfig } from "../config/config-schema.js";
 import { ChildRegistry } from "./child-registry.js";
@@ -7,6 +7,7 @@ import { ServerHandle, type StateChange } from "./server-handle.js";
 import { ToolCache } from "./tool-cache.js";
 import { disabledInConfig } from "./disable-reasons.js";
 import { FieldLogger } from "../infra/field-logger.js";
+import { shuttingDownError } from "../lifecycle/shutting-down-error.js";
 
 export interface ManagerOptions {
   createTransport: (config: TransportConfig, logger: Logger, server: ResolvedServerConfig) => MCPTransport;
@@ -69,10 +70,10 @@ export class MCPManager extends EventEmitter {
     return h;
   }
 
-  private async makeHandle(config: ResolvedServerConfig, owner?: string): Promise<ServerHandle> {
+  /** A handle for `config`, made in one step (no await): see {@link reload}. */
+  private makeHandle(config: ResolvedServerConfig, owner?: string, cachedTools?: Tool[]): ServerHandle {
     // Every line about the server names it (and the client owning a per-client session).
     const log = new FieldLogger(this.log, { server: config.name, ...(owner ? { owner } : {}) });
-    const cachedTools = owner ? undefined : await this.cache?.read(config.name, config.transportHash);
     const handle = new ServerHandle(config, {
       createTransport: this.opts.createTransport,
       logger: log,
@@ -117,11 +118,26 @@ export class MCPManager extends EventEmitter {
    */
   async load(config: LoadedConfig): Promise<void> {
     await this.children?.reapOrphans();
+    const cached = await this.cachedTools(config.servers);
     for (const server of config.servers) {
-      const handle = await this.makeHandle(server);
+      const handle = this.makeHandle(server, undefined, cached.get(server.name));
       this.handles.set(server.name, handle);
       this.emit("added", handle);
     }
+  }
+
+  /** The tools cached on disk for these servers (by name), read in parallel. */
+  private async cachedTools(servers: readonly ResolvedServerConfig[]): Promise<Map<string, Tool[]>> {
+    const out = new Map<string, Tool[]>();
+    const cache = this.cache;
+    if (!cache) return out;
+    await Promise.all(
+      servers.map(async (s) => {
+        const tools = await cache.read(s.name, s.transportHash);
+        if (tools) out.set(s.name, tools);
+      }),
+    );
+    return out;
   }
 
   /** Starts every enabled eager server in parallel; resolves when each is ready or failed its first attempt. */
@@ -139,7 +155,9 @@ export class MCPManager extends EventEmitter {
     const key = `${name}\0${connectionId}`;
     let h = this.privateHandles.get(key);
     if (!h) {
-      h = await this.makeHandle(shared.config, connectionId);
+      if (this.shuttingDown) throw shuttingDownError();
+      // No await between the lookup and the set: two requests of one connection share one private session.
+      h = this.makeHandle(shared.config, connectionId);
       this.privateHandles.set(key, h);
     }
     return h;
@@ -164,9 +182,18 @@ export class MCPManager extends EventEmitter {
 
   /**
    * Applies a new config by diff: added servers start, removed ones stop, changed ones restart with the
-   * new config; unchanged servers keep their sessions and in-flight requests.
+   * new config; unchanged servers keep their sessions and in-flight requests. Resolves once the servers it
+   * started are ready or failed their first attempt.
+   *
+   * The diff is applied in one step, with no await between finding a server missing and adding it, so
+   * reloads that overlap cannot both start one server. When `signal` has aborted by then (or the manager
+   * is shutting down) nothing is applied: it rejects with the signal's reason (MCPD_SHUTTING_DOWN). A
+   * changed server whose restart is under way when `signal` aborts is not started again.
    */
-  async reload(config: LoadedConfig): Promise<ReloadDiff> {
+  async reload(config: LoadedConfig, signal?: AbortSignal): Promise<ReloadDiff> {
+    const cached = await this.cachedTools(config.servers.filter((s) => !this.handles.has(s.name)));
+    signal?.throwIfAborted();
+    if (this.shuttingDown) throw shuttingDownError();
     const next = new Map(config.servers.map((s) => [s.name, s]));
     const result: ReloadDiff = { added: [], removed: [], changed: [], unchanged: [] };
     const work: Promise<void>[] = [];
@@ -184,7 +211,7 @@ export class MCPManager extends EventEmitter {
         handle.updateConfig(cfg);
         if (!cfg.enabled) work.push(handle.disable(disabledInConfig(name)));
         else if (!wasEnabled) work.push(handle.enable());
-        else if (transportChanged || handle.state === "failed") work.push(handle.restart("config changed"));
+        else if (transportChanged || handle.state === "failed") work.push(handle.restart("config changed", signal));
       } else {
         result.unchanged.push(name);
       }
@@ -192,7 +219,7 @@ export class MCPManager extends EventEmitter {
     for (const cfg of config.servers) {
       if (this.handles.has(cfg.name)) continue;
       result.added.push(cfg.name);
-      const handle = await this.makeHandle(cfg);
+      const handle = this.makeHandle(cfg, undefined, cached.get(cfg.name));
       this.handles.set(cfg.name, handle);
       this.emit("added", handle);
       if (cfg.enabled && cfg.startup === "eager") work.push(handle.start("added by reload"));
@@ -205,7 +232,8 @@ export class MCPManager extends EventEmitter {
   async shutdown(): Promise<void> {
     if (this.shuttingDown) return;
     this.shuttingDown = true;
-    await Promise.all([...this.handles.values(), ...this.privateHandles.values()].map((h) => h.stop("stopped", "mcpd shutting down")));
+    // Closed, not only stopped: a restart under way (a reload's, `mcpd restart`) must not start it again.
+    await Promise.all([...this.handles.values(), ...this.privateHandles.values()].map((h) => h.close("mcpd shutting down")));
     this.privateHandles.clear();
     await Promise.all(this.cacheWrites);
   }

@@ -82,6 +82,8 @@ export class ServerHandle extends EventEmitter {
   private starting: Promise<void> | undefined;
   /** Bumped on every stop/start so callbacks of an old session never touch the new one. */
   private generation = 0;
+  /** Set by {@link close}: it never starts again. */
+  private closed = false;
   /** Whether requests wait for the server to be ready; holds why the last start failed, if it did. */
   private readonly readiness = new Readiness(this);
   private readonly stderr = new ServerStderr(RUNTIME_DEFAULTS.serverStderrHistoryLines, RUNTIME_DEFAULTS.serverStderrHistoryBytes);
@@ -140,7 +142,7 @@ export class ServerHandle extends EventEmitter {
 
   /** Starts the server if it is stopped. Resolves when it is ready or the attempt failed (never throws). */
   start(reason = "started"): Promise<void> {
-    if (this.state === "disabled" || this.state === "ready") return Promise.resolve();
+    if (this.closed || this.state === "disabled" || this.state === "ready") return Promise.resolve();
     if (this.starting) return this.starting;
     clearTimeout(this.restartTimer);
     this.restartTimer = undefined;
@@ -313,12 +315,22 @@ export class ServerHandle extends EventEmitter {
     if (client) await client.close().catch(() => {});
   }
 
-  /** Manual restart: clears the crash-loop record (a `failed` server gets a fresh start). */
-  async restart(reason = "restart requested"): Promise<void> {
+  /**
+   * Manual restart: clears the crash-loop record (a `failed` server gets a fresh start). When `signal` has
+   * aborted once the old session is stopped (shutdown began meanwhile), the server is not started again.
+   */
+  async restart(reason = "restart requested", signal?: AbortSignal): Promise<void> {
     if (this.state === "disabled") return;
     await this.stop("stopped", reason);
+    if (signal?.aborted) return;
     this.backoff.reset();
     await this.start(reason);
+  }
+
+  /** Stops the server for good (mcpd shuts down): no later start, restart or enable starts it again. */
+  async close(reason: string): Promise<void> {
+    this.closed = true;
+    await this.stop("stopped", reason);
   }
 
   async enable(): Promise<void> {
