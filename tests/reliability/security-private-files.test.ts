@@ -11,6 +11,7 @@ import {
   chmodSync,
   chownSync,
   closeSync,
+  linkSync,
   lstatSync,
   mkdirSync,
   openSync,
@@ -157,6 +158,33 @@ describe("private files are replaced, never rewritten in place", () => {
     await until(() => readdirSync(cache).length > 0 || log(w).includes("tool cache write failed"), "the tool cache write");
     expect(readdirSync(cache)).toEqual([]);
     expect(log(w)).toContain(`tool cache directory ${cache} is owned by uid ${NOBODY}`);
+  });
+});
+
+describe("the log file", () => {
+  it("regression: an mcpd.log that is a hard link to a file of yours is refused naming it, and the file is unchanged", async () => {
+    const w = world();
+    mkdirSync(w.mcpdHome, { mode: 0o700 });
+    const victim = join(w.root, "victim");
+    writeFileSync(victim, "precious\n", { mode: 0o600 });
+    const path = join(w.mcpdHome, "mcpd.log");
+    linkSync(victim, path);
+    const r = await start(w);
+    expect(r.code, r.stderr).toBe(1);
+    expect(r.stderr).toContain(`${path} has 2 hard links (mcpd never appends to a file with another name); remove it`);
+    expect(readFileSync(victim, "utf8")).toBe("precious\n");
+  });
+
+  it("regression: an mcpd.log of another user (uid 65534) is refused naming it, and nothing is written to it", async ({ skip }) => {
+    const w = world();
+    mkdirSync(w.mcpdHome, { mode: 0o700 });
+    const path = join(w.mcpdHome, "mcpd.log");
+    writeFileSync(path, "", { mode: 0o644 });
+    giveAway(path, skip);
+    const r = await start(w);
+    expect(r.code, r.stderr).toBe(1);
+    expect(r.stderr).toContain(`${path} is owned by uid ${NOBODY}, not ${process.getuid?.()}; remove it`);
+    expect(statSync(path).size).toBe(0);
   });
 });
 
