@@ -3,6 +3,7 @@ import { println, type Command } from "../context.js";
 import { askDaemon } from "../daemon-control.js";
 import { openBrowser } from "../open-browser.js";
 import { RUNTIME_DEFAULTS } from "../../defaults.js";
+import { terminalSafe } from "../terminal-text.js";
 
 /**
  * `mcpd auth SERVER`: authorizes mcpd with a server's OAuth authorization server. The daemon runs the
@@ -33,7 +34,7 @@ export const authCommand: Command = {
   async run(ctx, { positionals, values }) {
     const server = positionals[0] as string;
     if (values.logout) {
-      const r = await askDaemon(ctx, McpdAuthLogout, { server }, { timeoutMs: 120_000 });
+      const r = terminalSafe(await askDaemon(ctx, McpdAuthLogout, { server }, { timeoutMs: 120_000 }));
       println(ctx, r.forgotten ? `forgot the tokens and client registration of ${r.server}` : `${r.server} had no tokens or registration`);
       println(ctx, `${r.server}: ${r.state}`);
       return 0;
@@ -45,7 +46,8 @@ export const authCommand: Command = {
     return withClient(
       ctx,
       async (c) => {
-        const started = await c.control(McpdAuthStart, { server });
+        // The URL and scopes come from the authorization server's metadata: shown escaped, like every remote text.
+        const started = terminalSafe(await c.control(McpdAuthStart, { server }));
         if (started.url !== null) {
           const scopes = started.scopes.length > 0 ? ` (scopes: ${started.scopes.join(" ")})` : "";
           println(ctx, `Authorize mcpd for ${server} in a browser${scopes}:`);
@@ -57,7 +59,7 @@ export const authCommand: Command = {
           else if (started.redirectUri) println(ctx, `Open it in a browser that can reach ${started.redirectUri} (this machine).`);
           println(ctx, "Waiting for the authorization (Ctrl-C to give up)...");
         }
-        const done = await c.control(McpdAuthWait, { server });
+        const done = terminalSafe(await c.control(McpdAuthWait, { server }));
         println(
           ctx,
           `${ctx.out.green("authorized")} ${done.server}; scopes granted: ${done.scopes.length > 0 ? done.scopes.join(" ") : "(none named)"}`,
