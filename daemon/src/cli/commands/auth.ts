@@ -46,17 +46,19 @@ export const authCommand: Command = {
     return withClient(
       ctx,
       async (c) => {
-        // The URL and scopes come from the authorization server's metadata: shown escaped, like every remote text.
-        const started = terminalSafe(await c.control(McpdAuthStart, { server }));
+        const started = await c.control(McpdAuthStart, { server });
         if (started.url !== null) {
-          const scopes = started.scopes.length > 0 ? ` (scopes: ${started.scopes.join(" ")})` : "";
+          // The URL and scopes come from the authorization server's metadata: printed escaped, like every
+          // remote text; the browser gets the URL itself.
+          const shown = terminalSafe(started);
+          const scopes = shown.scopes.length > 0 ? ` (scopes: ${shown.scopes.join(" ")})` : "";
           println(ctx, `Authorize mcpd for ${server} in a browser${scopes}:`);
           println(ctx);
-          println(ctx, `  ${started.url}`);
+          println(ctx, `  ${shown.url}`);
           println(ctx);
           const via = values["no-browser"] ? undefined : await openBrowser(started.url, ctx.env, ctx.platform);
           if (via) println(ctx, `Opened with ${via}.`);
-          else if (started.redirectUri) println(ctx, `Open it in a browser that can reach ${started.redirectUri} (this machine).`);
+          else if (shown.redirectUri) println(ctx, `Open it in a browser that can reach ${shown.redirectUri} (this machine).`);
           println(ctx, "Waiting for the authorization (Ctrl-C to give up)...");
         }
         const done = terminalSafe(await c.control(McpdAuthWait, { server }));
