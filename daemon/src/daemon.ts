@@ -24,7 +24,8 @@ import type { SocketLimits } from "./socket/client-limits.js";
 import { prepareSocketPath } from "./socket/socket-path.js";
 import { SocketServer } from "./socket/socket-server.js";
 import { SocketWatch, assertNoDaemonWithoutSocket } from "./socket/socket-watch.js";
-import { preparePrivateDir, writePrivateFile } from "./infra/state-dir.js";
+import { preparePrivateDir } from "./infra/state-dir.js";
+import { writePrivateFile } from "./infra/private-file.js";
 import { StderrLog, ignoreStdioErrors } from "./infra/stderr-log.js";
 import { VERSION } from "./version.js";
 import { AuthStore } from "./auth/auth-store.js";
@@ -86,7 +87,7 @@ export async function startDaemon(options: RunDaemonOptions): Promise<DaemonHand
   await prepareSocketPath(paths.socketPath);
   // Nothing is opened in the state directory (log, tool cache, child records) before it passes the
   // socket directory's checks: another user's directory could hold a link to one of our files there.
-  preparePrivateDir(paths.stateDir, "state directory");
+  const stateDirNote = preparePrivateDir(paths.stateDir, "state directory");
   ignoreStdioErrors();
   const onResume = (s: LogWriteStatus): void =>
     root.warn({ dropped: s.droppedLines, err: s.lastError }, "the log could not be written for a while; lines were dropped");
@@ -106,6 +107,7 @@ export async function startDaemon(options: RunDaemonOptions): Promise<DaemonHand
   const root = new JsonLogger(level, sink);
   const log: Logger = root;
   for (const w of config.warnings) root.warn({ file: config.file }, w);
+  if (stateDirNote) root.warn({ dir: paths.stateDir }, stateDirNote);
 
   // OAuth tokens and client registrations: 0600 files in <stateDir>/auth, never anywhere else.
   const authStore = new AuthStore(join(paths.stateDir, "auth"), log);

@@ -188,4 +188,9 @@ export const RUNTIME_DEFAULTS = {
   logFileMaxBytes: 10 * 1024 * 1024,
   /** ...keeping this many old files. */
   logFileMaxFiles: 3,
+  /**
+   * Largest private file the daemon reads back from its state directory (the tool cache, the OAuth
+   * store, the child records), in bytes; a larger one is ignored, and replaced by the next write.
+   */
+  stateFileMaxBytes: 64 * 1024 * 1024,
 } as const;

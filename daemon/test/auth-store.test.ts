@@ -1,4 +1,18 @@
-import { chmodSync, lstatSync, mkdtempSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from "node:fs";
+import {
+  chmodSync,
+  chownSync,
+  closeSync,
+  lstatSync,
+  mkdirSync,
+  mkdtempSync,
+  openSync,
+  readFileSync,
+  readSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { generateKeyPairSync } from "node:crypto";
@@ -73,6 +87,36 @@ describe("AuthStore: tokens and registrations in private files", () => {
     // The link itself was replaced by a file; its target is untouched.
     expect(lstatSync(join(dir, "c.tokens.json")).isSymbolicLink()).toBe(false);
     expect(JSON.parse(readFileSync(target, "utf8")).accessToken).toBe(A2);
+  });
+
+  it("regression: a tokens file of another user (uid 65534) is ignored, and the next save replaces it with a new file of your own", ({
+    skip,
+  }) => {
+    const dir = join(root, "auth");
+    mkdirSync(dir, { mode: 0o700 });
+    const file = join(dir, "a.tokens.json");
+    writeFileSync(file, JSON.stringify(tokens(A2)), { mode: 0o600 });
+    try {
+      chownSync(file, 65534, 65534);
+    } catch (err) {
+      skip(`needs root to make a file of another user (chown: ${(err as NodeJS.ErrnoException).code})`);
+    }
+    const warnings: string[] = [];
+    const log = { trace() {}, debug() {}, info() {}, error() {}, warn: (_o: object | string, m?: string) => void warnings.push(m ?? "") };
+    const store = new AuthStore(dir, log);
+    // Before the fix the other user's tokens (its token endpoint, its access token) were used.
+    expect(store.tokens("a")).toBeUndefined();
+    expect(warnings.join("\n")).toContain(`${file} is owned by uid 65534`);
+    const fd = openSync(file, "r");
+    try {
+      store.saveTokens("a", tokens(A1));
+      expect(statSync(file).uid).toBe(process.getuid?.());
+      // The old file kept what it had: a descriptor on it never reads the new tokens.
+      const buf = Buffer.alloc(4096);
+      expect(buf.subarray(0, readSync(fd, buf, 0, buf.length, 0)).toString("utf8")).not.toContain(A1);
+    } finally {
+      closeSync(fd);
+    }
   });
 
   it("regression: tokens are secrets for the scrubber, also the replaced ones (a late log line may still quote them)", () => {

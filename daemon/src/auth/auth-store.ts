@@ -1,8 +1,9 @@
-import { closeSync, constants, fchmodSync, fstatSync, openSync, readFileSync, renameSync, rmSync } from "node:fs";
+import { rmSync } from "node:fs";
 import path from "node:path";
 import { silentLogger, type Logger } from "@mcpd/protocol";
 import type { ClientRegistration, OAuthTokens } from "@mcpd/transports";
-import { preparePrivateDir, writePrivateFile } from "../infra/state-dir.js";
+import { readPrivateFile, writePrivateFile } from "../infra/private-file.js";
+import { preparePrivateDir } from "../infra/state-dir.js";
 import { RUNTIME_DEFAULTS } from "../defaults.js";
 
 /** The two files of one server: its tokens and its client registration. */
@@ -11,8 +12,10 @@ type Kind = "tokens" | "client";
 /**
  * The OAuth tokens and client registrations of every server, one file each in `<stateDir>/auth/`
  * (`<server>.tokens.json`, `<server>.client.json`): the directory 0700 and checked like the state
- * directory, the files 0600, written whole (a temporary file renamed into place), never through a
- * symbolic link. Read once, then served from memory. Their secret values (access and refresh tokens,
+ * directory, the files 0600, each written as a new file renamed into place ({@link writePrivateFile}),
+ * never through a symbolic link; read without blocking, and only when a regular file of the user's own
+ * (a FIFO, a link or another user's file is ignored with a warning, and replaced by the next write).
+ * Read once, then served from memory. Their secret values (access and refresh tokens,
  * client secrets) are offered to the secret scrubber ({@link secrets}), and so are those of the last
  * tokens replaced, since a late log line may still quote them.
  */
@@ -81,20 +84,18 @@ export class AuthStore {
     const file = this.file(server, kind);
     try {
       this.prepare();
-      const fd = openSync(file, constants.O_RDONLY | constants.O_NOFOLLOW);
-      try {
-        // A file someone widened is made private again before anything is read from it.
-        if ((fstatSync(fd).mode & 0o077) !== 0) fchmodSync(fd, 0o600);
-        const parsed: unknown = JSON.parse(readFileSync(fd, "utf8"));
+      // A file someone widened is made private again before anything is read from it.
+      const read = readPrivateFile(file, { maxBytes: RUNTIME_DEFAULTS.stateFileMaxBytes, tighten: true });
+      if (read.kind === "unusable") this.log.warn({ server, file }, `ignoring the ${kind} file: ${read.reason}`);
+      if (read.kind === "file") {
+        const parsed: unknown = JSON.parse(read.text);
         value = valid(parsed, kind) ? parsed : null;
         if (!value) this.log.warn({ server, file }, `ignoring ${kind} file that is not what mcpd writes`);
-      } finally {
-        closeSync(fd);
       }
     } catch (err) {
       const code = (err as NodeJS.ErrnoException).code;
       // The message of a JSON error may quote the file's content: only its class is logged.
-      if (code !== "ENOENT") this.log.warn({ server, file, err: code ?? (err as Error).name }, `cannot read the ${kind} file; ignoring it`);
+      this.log.warn({ server, file, err: code ?? (err as Error).name }, `cannot read the ${kind} file; ignoring it`);
     }
     this.cache.set(key, value);
     if (value) this.versionValue++;
@@ -113,9 +114,7 @@ export class AuthStore {
       rmSync(file, { force: true });
       return;
     }
-    const tmp = `${file}.${process.pid}.tmp`;
-    writePrivateFile(tmp, `${JSON.stringify(value, null, 2)}\n`);
-    renameSync(tmp, file);
+    writePrivateFile(file, `${JSON.stringify(value, null, 2)}\n`);
   }
 
   private retire(values: string[]): void {
@@ -126,7 +125,8 @@ export class AuthStore {
 
   private prepare(): void {
     if (this.prepared) return;
-    preparePrivateDir(this.dir, "OAuth token directory");
+    const note = preparePrivateDir(this.dir, "OAuth token directory");
+    if (note) this.log.warn({ dir: this.dir }, note);
     this.prepared = true;
   }
 }

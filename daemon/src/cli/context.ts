@@ -1,5 +1,6 @@
 import { palette, useColour, type Palette } from "./format.js";
 import type { CommandSpec, ParsedCommand } from "./args.js";
+import { terminalJson, terminalText } from "./terminal-text.js";
 
 /**
  * Everything a command touches outside itself: streams, environment, working directory, platform.
@@ -55,7 +56,15 @@ export function println(ctx: CliContext, text = ""): void {
   ctx.stdout.write(`${text}\n`);
 }
 
-/** Writes a line to stderr, prefixed `mcpd: `. */
+/** Writes `value` to stdout as indented JSON, safe on a terminal ({@link terminalJson}): the `--json` forms. */
+export function printJson(ctx: CliContext, value: unknown): void {
+  println(ctx, terminalJson(value));
+}
+
+/**
+ * Writes a line to stderr, prefixed `mcpd: `. Errors quote remote text (a server's error, an authorization
+ * server's `error_description`), so control characters are shown escaped ({@link terminalText}).
+ */
 export function eprintln(ctx: CliContext, text: string): void {
-  ctx.stderr.write(`mcpd: ${text}\n`);
+  ctx.stderr.write(`mcpd: ${terminalText(text)}\n`);
 }

@@ -1,5 +1,5 @@
 import { spawn, spawnSync } from "node:child_process";
-import { closeSync, lstatSync, readFileSync, statSync } from "node:fs";
+import { closeSync, readFileSync, statSync, writeSync } from "node:fs";
 import { open } from "node:fs/promises";
 import { basename } from "node:path";
 import { checkSocketPath, resolvePaths, type McpdPaths } from "@mcpd/client/paths";
@@ -13,6 +13,8 @@ import { holdsListeningSocket } from "../socket/socket-watch.js";
 import { withAllocatorEnv } from "../infra/allocator-env.js";
 import { daemonNodeFlags } from "../infra/node-flags.js";
 import { openPrivateAppend, preparePrivateDir } from "../infra/state-dir.js";
+import { readPrivateFile } from "../infra/private-file.js";
+import { isoTime } from "../infra/iso-time.js";
 import { isPidAlive } from "../infra/process-alive.js";
 
 /** `MCPD_START_TIMEOUT_MS` when it is a positive integer, else {@link CLI_DEFAULTS.startTimeoutMs}. */
@@ -54,18 +56,13 @@ export async function waitGone(pid: number, timeoutMs: number): Promise<boolean>
 
 /**
  * The pid in the pid file, when the file exists, is a regular file of the current user's (never a
- * symbolic link) and holds one.
+ * symbolic link, never a FIFO waited on) and holds one.
  */
 export function readPidFile(paths: McpdPaths): number | undefined {
-  try {
-    const st = lstatSync(paths.pidFile);
-    const uid = process.getuid?.();
-    if (!st.isFile() || (uid !== undefined && st.uid !== uid)) return undefined;
-    const pid = Number.parseInt(readFileSync(paths.pidFile, "utf8").trim(), 10);
-    return Number.isSafeInteger(pid) && pid > 0 ? pid : undefined;
-  } catch {
-    return undefined;
-  }
+  const read = readPrivateFile(paths.pidFile, { maxBytes: 64 });
+  if (read.kind !== "file") return undefined;
+  const pid = Number.parseInt(read.text.trim(), 10);
+  return Number.isSafeInteger(pid) && pid > 0 ? pid : undefined;
 }
 
 /** Who runs a process and with what command line, as the OS reports it. */
@@ -182,6 +179,18 @@ export interface EnsureDaemonResult {
 }
 
 /**
+ * Appends a warning to the daemon's log in its own line format, so `mcpd logs` shows it (the daemon then
+ * finds the directory made private already, and has nothing to say). A log that cannot be written loses it.
+ */
+function logNote(fd: number, fields: { dir: string; msg: string }): void {
+  try {
+    writeSync(fd, `${JSON.stringify({ level: 40, time: isoTime(Date.now()), pid: process.pid, ...fields })}\n`);
+  } catch {
+    // The daemon's own output reports a log it cannot write.
+  }
+}
+
+/**
  * Makes sure a daemon answers on the socket: when none does, starts one detached (`mcpd start
  * --in-process` in a new session, stdout/stderr appended to the log file, unref'd) and waits until its
  * socket answers.
@@ -199,7 +208,7 @@ export async function ensureDaemon(ctx: CliContext, options: EnsureDaemonOptions
   // The daemon's output goes to its log file, opened here: the directory is checked first, as the daemon
   // checks it, and the file is never opened through a symbolic link (another user's directory could
   // hold one pointing at a file of ours).
-  preparePrivateDir(paths.stateDir, "state directory");
+  const note = preparePrivateDir(paths.stateDir, "state directory");
   const offset = fileSize(paths.logFile);
   // The daemon's node flags go before the script, where node reads them (see node-flags.ts).
   const args = [...daemonNodeFlags(ctx.env), binPath(), "start", "--in-process"];
@@ -207,6 +216,7 @@ export async function ensureDaemon(ctx: CliContext, options: EnsureDaemonOptions
   if (options.configFile) args.push("--config", paths.configFile);
   if (options.logLevel) args.push("--log-level", options.logLevel);
   const fd = openPrivateAppend(paths.logFile);
+  if (note) logNote(fd, { dir: paths.stateDir, msg: note });
   let exited: { code: number | null; signal: NodeJS.Signals | null } | undefined;
   let spawnError: Error | undefined;
   let pid: number | undefined;

@@ -1,5 +1,6 @@
 import { LEVEL_VALUES } from "../infra/log-levels.js";
 import { palette, type Palette } from "./format.js";
+import { terminalText } from "./terminal-text.js";
 
 /** The names `mcpd logs` prints for the numeric levels of the daemon's lines. */
 const LEVEL_NAMES: Record<number, string> = Object.fromEntries(Object.entries(LEVEL_VALUES).map(([name, n]) => [n, name.toUpperCase()]));
@@ -32,16 +33,17 @@ function formatField(key: string, value: unknown): string {
 /**
  * Pretty-prints one line of the daemon's pino JSON log as `time LEVEL msg key=val ...`.
  * A line that is not a pino JSON object (a crash trace written to the log by the runtime) is returned
- * unchanged, so nothing in the log is ever hidden.
+ * as it is, so nothing in the log is ever hidden. Either way control characters are shown escaped
+ * ({@link terminalText}): the log quotes servers' stderr lines and errors.
  */
 export function formatLogLine(line: string, colours: Palette = palette(false)): string {
   let entry: unknown;
   try {
     entry = JSON.parse(line);
   } catch {
-    return line;
+    return terminalText(line);
   }
-  if (typeof entry !== "object" || entry === null || Array.isArray(entry)) return line;
+  if (typeof entry !== "object" || entry === null || Array.isArray(entry)) return terminalText(line);
   const e = entry as Record<string, unknown>;
   const levelNum = typeof e.level === "number" ? e.level : undefined;
   const level =
@@ -59,6 +61,12 @@ export function formatLogLine(line: string, colours: Palette = palette(false)): 
   const fields = Object.entries(e)
     .filter(([k]) => !SKIPPED_KEYS.has(k))
     .map(([k, v]) => formatField(k, v));
-  const parts = [colours.dim(time), colourLevel(level.padEnd(5)), msg, ...fields.map((f) => colours.dim(f))];
+  // Each part made safe before it is coloured: the colours are the only escapes written.
+  const parts = [
+    colours.dim(terminalText(time)),
+    colourLevel(terminalText(level.padEnd(5))),
+    terminalText(msg),
+    ...fields.map((f) => colours.dim(terminalText(f))),
+  ];
   return parts.filter((p) => p !== "").join(" ");
 }

@@ -3,6 +3,8 @@
  * TTY: it redraws one line with `\r` and clears it when done, so piped output stays clean.
  */
 
+import { terminalText } from "./terminal-text.js";
+
 /** A progress notification's numbers (MCP `notifications/progress`). */
 export interface ProgressUpdate {
   progress: number;
@@ -24,7 +26,8 @@ export function renderProgress(update: ProgressUpdate, columns = 80, barWidth = 
   } else {
     line = `[working] ${progress}`;
   }
-  if (message) line += ` ${message.replace(/\s+/g, " ")}`;
+  // The server's words: never a control character on the terminal.
+  if (message) line += ` ${terminalText(message.replace(/\s+/g, " "))}`;
   const chars = [...line];
   return chars.length > columns - 1 ? chars.slice(0, Math.max(1, columns - 1)).join("") : line;
 }

@@ -1,7 +1,9 @@
 /**
- * Renders an MCP `tools/call` result for a terminal: text content as is, everything else summarised
- * on one line (`[image image/png 1234 bytes]`), so binary payloads never flood the screen.
+ * Renders an MCP `tools/call` result for a terminal: text content as is (control characters shown
+ * escaped), everything else summarised on one line (`[image image/png 1234 bytes]`), so binary payloads
+ * never flood the screen.
  */
+import { terminalText } from "./terminal-text.js";
 
 /** One content block of a tool result (MCP `ContentBlock`). */
 export interface ContentBlock {
@@ -46,13 +48,15 @@ export function formatContentBlock(block: ContentBlock): string {
 
 /**
  * The whole result as text: each content block on its own line(s); when there is no content but
- * structured content, that as indented JSON.
+ * structured content, that as indented JSON. Safe on a terminal ({@link terminalText}): it is the server's text.
  */
 export function formatToolResult(result: { content?: unknown; structuredContent?: unknown }): string {
   const blocks = Array.isArray(result.content) ? (result.content as ContentBlock[]) : [];
-  if (blocks.length === 0 && result.structuredContent !== undefined) return JSON.stringify(result.structuredContent, null, 2);
-  return blocks
-    .filter((b): b is ContentBlock => typeof b === "object" && b !== null)
-    .map(formatContentBlock)
-    .join("\n");
+  if (blocks.length === 0 && result.structuredContent !== undefined) return terminalText(JSON.stringify(result.structuredContent, null, 2));
+  return terminalText(
+    blocks
+      .filter((b): b is ContentBlock => typeof b === "object" && b !== null)
+      .map(formatContentBlock)
+      .join("\n"),
+  );
 }

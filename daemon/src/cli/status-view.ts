@@ -1,5 +1,6 @@
 import type { ClientStatus, DaemonInfo, DaemonStatus, HttpFrontStatus, ServerStatus } from "@mcpd/client";
 import { formatDuration, formatLatency, table, truncate, type Palette } from "./format.js";
+import { terminalSafe } from "./terminal-text.js";
 
 /** The daemon in {@link StatusJson}. */
 export interface StatusJsonDaemon extends Pick<DaemonInfo, "pid" | "version" | "socketPath" | "logFile"> {
@@ -187,9 +188,11 @@ export function stateNote(v: Pick<StatusJson["servers"][number], "state" | "stat
 /**
  * The human rendering of `mcpd status`: daemon facts, a server table, one line per problem (a command
  * not found, a down server's state reason and last stderr line, any server's last error, a disabled
- * server's reason), clients.
+ * server's reason), clients. Every text in it (a server's stderr line and state reason, a client's name)
+ * is shown with its control characters escaped.
  */
-export function renderStatus(st: StatusJson, c: Palette, width = 100): string {
+export function renderStatus(status: StatusJson, c: Palette, width = 100): string {
+  const st = terminalSafe(status);
   const d = st.daemon;
   const out: string[] = [];
   out.push(`${c.bold("mcpd")} ${d.version}  pid ${d.pid}  up ${formatDuration(d.uptimeMs)}`);

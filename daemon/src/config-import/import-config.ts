@@ -1,8 +1,9 @@
-import { copyFile, mkdir, readFile, rename, writeFile } from "node:fs/promises";
+import { copyFile, mkdir, readFile } from "node:fs/promises";
 import { dirname, resolve } from "node:path";
 import { ConfigError } from "@mcpd/protocol";
 import { parseConfig } from "../config/parse-config.js";
 import { parseJsonc } from "../config/parse-jsonc.js";
+import { writePrivateFile } from "../infra/private-file.js";
 import { scanClaudeCode } from "./claude-code.js";
 import { scanClaudeDesktop } from "./claude-desktop.js";
 import { scanCursor } from "./cursor.js";
@@ -131,10 +132,8 @@ export async function importConfig(options: ImportOptions): Promise<ImportReport
     report.backup = backupName(options.configFile, options.now ?? new Date());
     await copyFile(options.configFile, report.backup);
   }
-  // Write then rename, so a crash mid-write never leaves a truncated config for the daemon to load.
-  const tmp = `${options.configFile}.tmp-${process.pid}`;
-  await writeFile(tmp, text, { mode: 0o600 });
-  await rename(tmp, options.configFile);
+  // A new file renamed into place, so a crash mid-write never leaves a truncated config for the daemon to load.
+  writePrivateFile(options.configFile, text);
   report.written = true;
   return report;
 }

@@ -1,49 +1,28 @@
 import { randomBytes } from "node:crypto";
-import { closeSync, constants, fstatSync, openSync, readSync } from "node:fs";
-import { writePrivateFile } from "../infra/state-dir.js";
+import { readPrivateFile, writePrivateFile } from "../infra/private-file.js";
 
 /** A token file's expected form: base64url, at least 32 characters (192 bits). */
 const TOKEN_PATTERN = /^[A-Za-z0-9_-]{32,512}$/;
 
-/**
- * The text of `path` when it is a regular file of ours (not a symbolic link), only ours to read or write,
- * and at most `maxBytes` long; else undefined. A file others could read or write is nothing mcpd trusts.
- */
-export function readPrivateText(path: string, maxBytes: number): string | undefined {
-  let fd: number;
-  try {
-    fd = openSync(path, constants.O_RDONLY | constants.O_NOFOLLOW);
-  } catch {
-    return undefined;
-  }
-  try {
-    const st = fstatSync(fd);
-    const uid = process.getuid?.();
-    if (!st.isFile() || (uid !== undefined && st.uid !== uid) || (st.mode & 0o077) !== 0 || st.size > maxBytes) return undefined;
-    const buf = Buffer.alloc(st.size);
-    let n = 0;
-    while (n < buf.length) {
-      const r = readSync(fd, buf, n, buf.length - n, n);
-      if (r === 0) break;
-      n += r;
-    }
-    return buf.subarray(0, n).toString("utf8");
-  } finally {
-    closeSync(fd);
-  }
-}
+/** Largest token file read, in bytes. */
+const MAX_TOKEN_FILE_BYTES = 1024;
 
-/** Reads a token file: the token when it is a private file of ours holding a well-formed token. */
+/** Reads a token file: the token when it is a regular file of ours, only ours to read, holding a well-formed token. */
 function readToken(path: string): string | undefined {
-  const token = readPrivateText(path, 1024)?.trim();
-  return token !== undefined && TOKEN_PATTERN.test(token) ? token : undefined;
+  const read = readPrivateFile(path, { maxBytes: MAX_TOKEN_FILE_BYTES });
+  if (read.kind !== "file" || (read.mode & 0o077) !== 0) return undefined;
+  const token = read.text.trim();
+  return TOKEN_PATTERN.test(token) ? token : undefined;
 }
 
 /**
  * The HTTP front end's bearer token, kept in `path` (mode 0600) so it survives restarts and client configs
- * keep working. A missing, malformed, foreign or group/world-readable file is replaced by a new random
- * token (32 bytes, base64url): a token anyone else could have read is no secret.
+ * keep working. A missing, malformed, foreign or group/world-readable file, or anything that is not a
+ * regular file (a FIFO is never waited on), is replaced by a new file holding a new random token (32
+ * bytes, base64url): a token anyone else could have read is no secret, and a descriptor someone opened
+ * on the old file never sees the new one.
  * Call only for a path in a directory that passed the state directory's checks.
+ * @throws StateDirError (MCPD_UNSAFE_STATE_DIR) when `path` is a directory; the errno error when it cannot be written.
  */
 export function loadOrCreateToken(path: string): string {
   const existing = readToken(path);

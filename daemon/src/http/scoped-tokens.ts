@@ -1,10 +1,8 @@
 import { randomBytes, timingSafeEqual } from "node:crypto";
-import { lstatSync, renameSync } from "node:fs";
 import { McpdError, WireCode, isObject, type HttpTokenScope, type Logger } from "@mcpd/protocol";
 import { isoTime } from "../infra/iso-time.js";
-import { writePrivateFile } from "../infra/state-dir.js";
+import { readPrivateFile, writePrivateFile } from "../infra/private-file.js";
 import { tokenDigest } from "./http-guard.js";
-import { readPrivateText } from "./http-token.js";
 
 /** A scoped token as the daemon keeps it: its SHA-256, never the token. */
 export interface ScopedToken {
@@ -126,27 +124,21 @@ export class ScopedTokenStore {
       version: FILE_VERSION,
       tokens: tokens.map((t) => ({ id: t.id, scope: t.scope, createdAt: t.createdAt, sha256: t.digest.toString("hex") })),
     };
-    const tmp = `${this.file}.${process.pid}.tmp`;
-    writePrivateFile(tmp, `${JSON.stringify(doc, null, 2)}\n`);
-    renameSync(tmp, this.file);
+    // writePrivateFile writes a new file and renames it into place: a reader never sees half a file.
+    writePrivateFile(this.file, `${JSON.stringify(doc, null, 2)}\n`);
   }
 
   private load(): ScopedToken[] {
-    const text = readPrivateText(this.file, MAX_FILE_BYTES);
-    if (text === undefined) {
-      let exists = true;
-      try {
-        lstatSync(this.file);
-      } catch {
-        exists = false;
-      }
-      if (exists)
+    const read = readPrivateFile(this.file, { maxBytes: MAX_FILE_BYTES });
+    if (read.kind !== "file" || (read.mode & 0o077) !== 0) {
+      if (read.kind !== "missing")
         this.log.warn(
-          { file: this.file },
+          { file: this.file, why: read.kind === "unusable" ? read.reason : `mode ${read.mode.toString(8)}` },
           "ignoring the scoped HTTP tokens file: not a private regular file of this user (mode 0600), or too large; no scoped token opens anything",
         );
       return [];
     }
+    const text = read.text;
     let doc: unknown;
     try {
       doc = JSON.parse(text);

@@ -1,11 +1,12 @@
-import { closeSync, constants, fchmodSync, fstatSync, lstatSync, mkdirSync, openSync, statSync, unlinkSync, writeSync } from "node:fs";
+import { closeSync, constants, fchmodSync, fstatSync, lstatSync, mkdirSync, openSync, type Stats } from "node:fs";
 import { privateDirFault } from "@mcpd/client";
 import { McpdError } from "@mcpd/protocol";
+import { fileKind, kindAt } from "./file-kind.js";
 
 /**
- * A directory (or a file in it) the daemon refuses to use: owned by another user, writable by group or
- * others, or a file that is a symbolic link. Code `MCPD_UNSAFE_STATE_DIR`; the message names the path,
- * what was found and what to do.
+ * A directory (or a file in it) the daemon refuses to use: owned by another user, or a file that is a
+ * symbolic link, a FIFO or another user's. Code `MCPD_UNSAFE_STATE_DIR`; the message names the path, what
+ * was found and what to do.
  */
 export class StateDirError extends McpdError {
   override name = "StateDirError";
@@ -15,28 +16,36 @@ export class StateDirError extends McpdError {
 }
 
 /**
- * Creates `dir` (and missing parents) mode 0700, then checks it as the socket directory is checked: owned
- * by the current user and not writable by group or others. Another user's directory could hold a
- * symbolic link in place of any file mcpd writes (its log, the tool cache) and have mcpd write into the
- * link's target; so this runs before anything is opened in the directory.
- * @param what names the directory in the message ("state directory").
- * @throws StateDirError (MCPD_UNSAFE_STATE_DIR) naming the directory, its owner or mode, and the fix.
+ * Creates `dir` (and missing parents) mode 0700, then checks it: owned by the current user, else refused
+ * (another user's directory could hold a symbolic link in place of any file mcpd writes there, and have
+ * mcpd write into the link's target). A directory of the user's own that group or others may read,
+ * enter or write (a `mkdir` under umask 022 is 0755) is made 0700, through a descriptor of the directory
+ * itself; the caller logs the note returned. Every file in it is then written as a new file (never
+ * through what another user may have left there), so an install that worked keeps working.
+ * Runs before anything is opened in the directory.
+ * @param what names the directory in messages ("state directory").
+ * @returns a note for the log when the mode was changed, else undefined.
+ * @throws StateDirError (MCPD_UNSAFE_STATE_DIR) naming the directory and its owner, and the fix.
  */
-export function preparePrivateDir(dir: string, what: string): void {
+export function preparePrivateDir(dir: string, what: string): string | undefined {
   mkdirSync(dir, { recursive: true, mode: 0o700 });
-  const st = statSync(dir);
-  const uid = process.getuid?.();
-  const fault = uid === undefined ? undefined : privateDirFault(st, uid);
-  if (fault === "not-owner") {
-    throw new StateDirError(
-      `Refusing to start: ${what} ${dir} is owned by uid ${st.uid}, not ${uid}; ` +
-        "use a directory of your own (set MCPD_HOME, or XDG_STATE_HOME)",
-    );
-  }
-  if (fault === "writable") {
-    throw new StateDirError(
-      `Refusing to start: ${what} ${dir} is writable by others (mode ${(st.mode & 0o777).toString(8)}); run: chmod 700 ${dir}`,
-    );
+  const fd = openSync(dir, constants.O_RDONLY | constants.O_DIRECTORY);
+  try {
+    const st = fstatSync(fd);
+    const uid = process.getuid?.();
+    if (uid === undefined) return undefined;
+    if (privateDirFault(st, uid) === "not-owner") {
+      throw new StateDirError(
+        `Refusing to start: ${what} ${dir} is owned by uid ${st.uid}, not ${uid}; ` +
+          "use a directory of your own (set MCPD_HOME, or XDG_STATE_HOME)",
+      );
+    }
+    const mode = st.mode & 0o777;
+    if ((mode & 0o077) === 0) return undefined;
+    fchmodSync(fd, 0o700);
+    return `${what} ${dir} was mode ${mode.toString(8)} (open to other users); made it 700`;
+  } finally {
+    closeSync(fd);
   }
 }
 
@@ -51,56 +60,50 @@ function isSymlinkRefusal(err: unknown, path: string): boolean {
   }
 }
 
+/** Why an opened log file may not be appended to, or undefined when it may. */
+function appendFault(path: string, st: Stats): string | undefined {
+  // A character device (a test's /dev/full, /dev/null) is written as it is.
+  if (st.isCharacterDevice()) return undefined;
+  if (!st.isFile()) return `${path} is ${fileKind(st)}, not a regular file; remove it`;
+  const uid = process.getuid?.();
+  if (uid !== undefined && st.uid !== uid) return `${path} is owned by uid ${st.uid}, not ${uid}; remove it`;
+  // A second name of the file elsewhere (a hard link to a file of yours) would be appended to.
+  if (st.nlink > 1) return `${path} has ${st.nlink} hard links (mcpd never appends to a file with another name); remove it`;
+  return undefined;
+}
+
 /**
- * Opens `path` for appending (created mode 0600), never through a symbolic link; a regular file that
- * already exists with a wider mode is made 0600 (logs hold server names, errors and stderr lines).
+ * Opens `path` for appending (created mode 0600), never through a symbolic link and never blocking (a
+ * FIFO there is refused, not waited on); a regular file of the user's own that already exists with a
+ * wider mode is made 0600 (logs hold server names, errors and stderr lines).
  * Call only for a path in a directory that passed {@link preparePrivateDir}.
  * @returns the file descriptor.
- * @throws StateDirError when `path` is a symbolic link (it is left alone); the errno error otherwise.
+ * @throws StateDirError when `path` is a symbolic link, a FIFO, a socket, a directory, another user's
+ *   file or one with other hard links (it is left alone); the errno error otherwise.
  */
 export function openPrivateAppend(path: string): number {
   let fd: number;
   try {
-    fd = openSync(path, constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT | constants.O_NOFOLLOW, 0o600);
+    fd = openSync(path, constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT | constants.O_NOFOLLOW | constants.O_NONBLOCK, 0o600);
   } catch (err) {
     if (isSymlinkRefusal(err, path)) {
       throw new StateDirError(`Refusing to open ${path}: ${path} is a symbolic link (mcpd never writes through one); remove it`, {
         cause: err,
       });
     }
+    const code = (err as NodeJS.ErrnoException).code;
+    const kind = code === "ENXIO" || code === "EISDIR" ? kindAt(path) : undefined;
+    if (kind) throw new StateDirError(`Refusing to open ${path}: ${path} is ${kind}, not a regular file; remove it`, { cause: err });
     throw err;
   }
   try {
     const st = fstatSync(fd);
-    // Only a regular file: a device (a test's /dev/full) keeps its mode.
+    const fault = appendFault(path, st);
+    if (fault) throw new StateDirError(`Refusing to open ${path}: ${fault}`);
     if (st.isFile() && (st.mode & 0o077) !== 0) fchmodSync(fd, 0o600);
   } catch (err) {
     closeSync(fd);
     throw err;
   }
   return fd;
-}
-
-/**
- * Writes `text` as the whole content of `path` (mode 0600), never through a symbolic link: a link found
- * there is removed and a new file written in its place (for files mcpd owns outright, like the pid file).
- * Call only for a path in a directory that passed the directory checks.
- */
-export function writePrivateFile(path: string, text: string): void {
-  const flags = constants.O_WRONLY | constants.O_CREAT | constants.O_TRUNC | constants.O_NOFOLLOW;
-  let fd: number;
-  try {
-    fd = openSync(path, flags, 0o600);
-  } catch (err) {
-    if (!isSymlinkRefusal(err, path)) throw err;
-    unlinkSync(path);
-    fd = openSync(path, flags | constants.O_EXCL, 0o600);
-  }
-  try {
-    fchmodSync(fd, 0o600);
-    const buf = Buffer.from(text);
-    for (let off = 0; off < buf.length; ) off += writeSync(fd, buf, off);
-  } finally {
-    closeSync(fd);
-  }
 }

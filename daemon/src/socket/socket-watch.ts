@@ -5,6 +5,7 @@ import { silentLogger, type Logger, type SocketWatchStatus } from "@mcpd/protoco
 import { SocketSetupError, bindPathFor, probeSocket } from "./socket-path.js";
 import { isPidAlive } from "../infra/process-alive.js";
 import { isoTime } from "../infra/iso-time.js";
+import { readPrivateFile } from "../infra/private-file.js";
 
 /** What {@link SocketWatch} needs from the socket server: its public listen/stop pair. */
 export interface Relistenable {
@@ -210,12 +211,10 @@ export function assertNoDaemonWithoutSocket(socketPath: string): void {
   } catch {
     // No socket file: is its daemon still around?
   }
-  let pid: number;
-  try {
-    pid = Number.parseInt(readFileSync(join(dirname(socketPath), "mcpd.pid"), "utf8").trim(), 10);
-  } catch {
-    return;
-  }
+  // Never blocking: a FIFO at the pid file is no pid (it is replaced once the daemon listens).
+  const read = readPrivateFile(join(dirname(socketPath), "mcpd.pid"), { maxBytes: 64 });
+  if (read.kind !== "file") return;
+  const pid = Number.parseInt(read.text.trim(), 10);
   if (!Number.isSafeInteger(pid) || pid <= 1 || pid === process.pid || !isPidAlive(pid)) return;
   if (!holdsListeningSocket(pid, socketPath)) return;
   throw new SocketSetupError(

@@ -1,6 +1,8 @@
-import { readFileSync, writeFileSync, mkdirSync, renameSync } from "node:fs";
+import { mkdirSync, readFileSync } from "node:fs";
 import { dirname } from "node:path";
 import type { Logger } from "@mcpd/protocol";
+import { RUNTIME_DEFAULTS } from "../defaults.js";
+import { readPrivateFile, writePrivateFile } from "../infra/private-file.js";
 import { isPidAlive } from "../infra/process-alive.js";
 
 /** One child process group mcpd started, as recorded on disk. */
@@ -27,7 +29,9 @@ export function processStartTime(pid: number): string | null {
 /**
  * Records the process groups of every stdio server in the state dir, so that a daemon started after
  * mcpd itself was killed (`kill -9`) can end the groups the previous run left behind, after checking
- * that each recorded pid is still the process mcpd started (same start time), not a reused pid.
+ * that each recorded pid is still the process mcpd started (same start time), not a reused pid. The
+ * record is a private file ({@link writePrivateFile}); one that is not a regular file of the user's own
+ * (another user's could name any process group to signal; a FIFO is never waited on) is ignored.
  */
 export class ChildRegistry {
   private readonly children = new Map<number, ChildRecord>();
@@ -49,9 +53,7 @@ export class ChildRegistry {
   private save(): void {
     try {
       mkdirSync(dirname(this.file), { recursive: true, mode: 0o700 });
-      const tmp = `${this.file}.tmp`;
-      writeFileSync(tmp, JSON.stringify({ daemonPid: process.pid, children: [...this.children.values()] }), { mode: 0o600 });
-      renameSync(tmp, this.file);
+      writePrivateFile(this.file, JSON.stringify({ daemonPid: process.pid, children: [...this.children.values()] }));
     } catch (err) {
       this.log.warn({ err: (err as Error).message }, "could not record child processes");
     }
@@ -64,7 +66,10 @@ export class ChildRegistry {
   async reapOrphans(graceMs = 1000): Promise<number[]> {
     let recorded: ChildRecord[] = [];
     try {
-      const parsed = JSON.parse(readFileSync(this.file, "utf8")) as { daemonPid?: number; children?: ChildRecord[] };
+      const read = readPrivateFile(this.file, { maxBytes: RUNTIME_DEFAULTS.stateFileMaxBytes });
+      if (read.kind === "unusable") this.log.warn(`ignoring the child process records: ${read.reason}`);
+      if (read.kind !== "file") return [];
+      const parsed = JSON.parse(read.text) as { daemonPid?: number; children?: ChildRecord[] };
       if (parsed.daemonPid !== undefined && parsed.daemonPid !== process.pid && isPidAlive(parsed.daemonPid)) {
         // Another daemon is alive and owns these; never touch them.
         const st = processStartTime(parsed.daemonPid);

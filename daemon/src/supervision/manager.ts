@@ -45,7 +45,7 @@ export class MCPManager extends EventEmitter {
     this.setMaxListeners(0);
     this.opts = options;
     this.log = options.logger ?? silentLogger;
-    this.cache = options.cacheDir ? new ToolCache(options.cacheDir) : undefined;
+    this.cache = options.cacheDir ? new ToolCache(options.cacheDir, this.log) : undefined;
     this.children = options.childrenFile ? new ChildRegistry(options.childrenFile, this.log) : undefined;
   }
 

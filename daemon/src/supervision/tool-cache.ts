@@ -1,26 +1,47 @@
-import { randomBytes } from "node:crypto";
-import { mkdir, readFile, rename, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import type { Tool } from "@mcpd/protocol";
+import { silentLogger, type Logger, type Tool } from "@mcpd/protocol";
+import { RUNTIME_DEFAULTS } from "../defaults.js";
 import { isoTime } from "../infra/iso-time.js";
+import { readPrivateFile, writePrivateFile } from "../infra/private-file.js";
+import { preparePrivateDir } from "../infra/state-dir.js";
 
 /**
  * Tools of each server on disk, keyed by server name and config hash, so a restarted daemon can list a
- * server's tools while the server itself is still starting (the startup fallback).
+ * server's tools while the server itself is still starting (the startup fallback). The directory is
+ * checked like the state directory (the user's own, made 0700); its files are private files
+ * ({@link readPrivateFile}, {@link writePrivateFile}).
  */
 export class ToolCache {
-  /** Numbers this process's writes, so two of them never share a temporary file. */
-  private static writes = 0;
+  private prepared = false;
 
-  constructor(private readonly dir: string) {}
+  constructor(
+    private readonly dir: string,
+    private readonly log: Logger = silentLogger,
+  ) {}
 
   private file(server: string, hash: string): string {
     return join(this.dir, `${server}-${hash}.tools.json`);
   }
 
+  /** Creates and checks the directory once. @throws StateDirError when it is another user's. */
+  private prepare(): void {
+    if (this.prepared) return;
+    const note = preparePrivateDir(this.dir, "tool cache directory");
+    if (note) this.log.warn({ dir: this.dir }, note);
+    this.prepared = true;
+  }
+
+  /**
+   * The cached tools, or undefined when there are none usable: no file, a file that is not a regular file
+   * of the user's own (a FIFO is never waited on), or one that does not parse.
+   */
   async read(server: string, hash: string): Promise<Tool[] | undefined> {
     try {
-      const parsed = JSON.parse(await readFile(this.file(server, hash), "utf8")) as { tools?: unknown };
+      this.prepare();
+      const read = readPrivateFile(this.file(server, hash), { maxBytes: RUNTIME_DEFAULTS.stateFileMaxBytes });
+      if (read.kind === "unusable") this.log.warn({ server }, `ignoring the tool cache: ${read.reason}`);
+      if (read.kind !== "file") return undefined;
+      const parsed = JSON.parse(read.text) as { tools?: unknown };
       return Array.isArray(parsed.tools) ? (parsed.tools as Tool[]) : undefined;
     } catch {
       return undefined;
@@ -28,21 +49,13 @@ export class ToolCache {
   }
 
   /**
-   * Writes atomically (temp file + rename) so a crash never leaves half a file. Each write has its own
-   * temporary file (pid, a per-process sequence number and random bytes: concurrent writes of one
-   * server, from this process or another daemon on the same directory, never rename each other's file);
-   * the last rename wins, and every version is a whole file. A failed write removes its temporary file.
+   * Writes a new file renamed into place ({@link writePrivateFile}), so a crash never leaves half a file
+   * and concurrent writes of one server, from this process or another daemon on the same directory,
+   * never touch each other's temporary file: the last rename wins, and every version is a whole file.
+   * @throws StateDirError when the directory is another user's; the errno error when it cannot be written.
    */
   async write(server: string, hash: string, tools: readonly Tool[]): Promise<void> {
-    await mkdir(this.dir, { recursive: true, mode: 0o700 });
-    const target = this.file(server, hash);
-    const tmp = `${target}.${process.pid}.${++ToolCache.writes}.${randomBytes(4).toString("hex")}.tmp`;
-    try {
-      await writeFile(tmp, JSON.stringify({ server, hash, writtenAt: isoTime(Date.now()), tools }), { mode: 0o600, flag: "wx" });
-      await rename(tmp, target);
-    } catch (err) {
-      await rm(tmp, { force: true }).catch(() => {});
-      throw err;
-    }
+    this.prepare();
+    writePrivateFile(this.file(server, hash), JSON.stringify({ server, hash, writtenAt: isoTime(Date.now()), tools }));
   }
 }

@@ -3,6 +3,7 @@ import { println, type Command } from "../context.js";
 import { askDaemon } from "../daemon-control.js";
 import { openBrowser } from "../open-browser.js";
 import { RUNTIME_DEFAULTS } from "../../defaults.js";
+import { terminalSafe } from "../terminal-text.js";
 
 /**
  * `mcpd auth SERVER`: authorizes mcpd with a server's OAuth authorization server. The daemon runs the
@@ -33,7 +34,7 @@ export const authCommand: Command = {
   async run(ctx, { positionals, values }) {
     const server = positionals[0] as string;
     if (values.logout) {
-      const r = await askDaemon(ctx, McpdAuthLogout, { server }, { timeoutMs: 120_000 });
+      const r = terminalSafe(await askDaemon(ctx, McpdAuthLogout, { server }, { timeoutMs: 120_000 }));
       println(ctx, r.forgotten ? `forgot the tokens and client registration of ${r.server}` : `${r.server} had no tokens or registration`);
       println(ctx, `${r.server}: ${r.state}`);
       return 0;
@@ -47,17 +48,20 @@ export const authCommand: Command = {
       async (c) => {
         const started = await c.control(McpdAuthStart, { server });
         if (started.url !== null) {
-          const scopes = started.scopes.length > 0 ? ` (scopes: ${started.scopes.join(" ")})` : "";
+          // The URL and scopes come from the authorization server's metadata: printed escaped, like every
+          // remote text; the browser gets the URL itself.
+          const shown = terminalSafe(started);
+          const scopes = shown.scopes.length > 0 ? ` (scopes: ${shown.scopes.join(" ")})` : "";
           println(ctx, `Authorize mcpd for ${server} in a browser${scopes}:`);
           println(ctx);
-          println(ctx, `  ${started.url}`);
+          println(ctx, `  ${shown.url}`);
           println(ctx);
           const via = values["no-browser"] ? undefined : await openBrowser(started.url, ctx.env, ctx.platform);
           if (via) println(ctx, `Opened with ${via}.`);
-          else if (started.redirectUri) println(ctx, `Open it in a browser that can reach ${started.redirectUri} (this machine).`);
+          else if (shown.redirectUri) println(ctx, `Open it in a browser that can reach ${shown.redirectUri} (this machine).`);
           println(ctx, "Waiting for the authorization (Ctrl-C to give up)...");
         }
-        const done = await c.control(McpdAuthWait, { server });
+        const done = terminalSafe(await c.control(McpdAuthWait, { server }));
         println(
           ctx,
           `${ctx.out.green("authorized")} ${done.server}; scopes granted: ${done.scopes.length > 0 ? done.scopes.join(" ") : "(none named)"}`,

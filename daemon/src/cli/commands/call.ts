@@ -2,7 +2,7 @@ import { requestOnce } from "@mcpd/client/once";
 import { McpdError, type CallToolResult } from "@mcpd/protocol/core";
 import type { JsonObject } from "@mcpd/protocol/core";
 import { CliError, ExitCode, intOption, parseArgPairs, parseJsonArguments } from "../args.js";
-import { eprintln, println, type Command } from "../context.js";
+import { eprintln, printJson, println, type Command } from "../context.js";
 import { cliSocketPath, commandConnectTimeoutMs, isDaemonUnavailable, notRunningError } from "../daemon-control.js";
 import { VERSION } from "../../version.js";
 import { ProgressBar } from "../progress-bar.js";
@@ -67,7 +67,7 @@ export const callCommand: Command = {
         },
       )) as unknown as CallToolResult;
       bar?.clear();
-      if (values.json) println(ctx, JSON.stringify(result, null, 2));
+      if (values.json) printJson(ctx, result);
       else {
         const text = formatToolResult(result);
         if (text !== "") println(ctx, text);

@@ -5,6 +5,7 @@ import { McpdLogs } from "@mcpd/protocol/core";
 import { askDaemon, isUntrustedSocket } from "../daemon-control.js";
 import { formatLogLine } from "../log-format.js";
 import { followFile, newTailLines, pause, tailFile } from "../log-follow.js";
+import { terminalText } from "../terminal-text.js";
 
 /** Polling interval of `mcpd logs SERVER -f`, in ms. */
 const SERVER_POLL_MS = 500;
@@ -36,7 +37,7 @@ async function serverLogs(ctx: CliContext, server: string, lines: number, follow
   if (!follow) {
     const { lines: tail } = await askDaemon(ctx, McpdLogs, { server, lines: asked });
     if (tail.length === 0 && lines > 0) nothingWritten(ctx, server);
-    for (const line of lines > 0 ? tail : []) println(ctx, line);
+    for (const line of lines > 0 ? tail : []) println(ctx, terminalText(line));
     return 0;
   }
   // A session only for following: the client's session code is loaded only then.
@@ -48,12 +49,12 @@ async function serverLogs(ctx: CliContext, server: string, lines: number, follow
     const window = Math.max(200, lines);
     let prev = await client.logs({ server, lines: window });
     if (prev.length === 0 && lines > 0) nothingWritten(ctx, server);
-    for (const line of lines > 0 ? prev.slice(-lines) : []) println(ctx, line);
+    for (const line of lines > 0 ? prev.slice(-lines) : []) println(ctx, terminalText(line));
     while (!signal.aborted) {
       await pause(SERVER_POLL_MS, signal);
       if (signal.aborted) break;
       const next = await client.logs({ server, lines: window });
-      for (const line of newTailLines(prev, next)) println(ctx, line);
+      for (const line of newTailLines(prev, next)) println(ctx, terminalText(line));
       prev = next;
     }
     return 0;

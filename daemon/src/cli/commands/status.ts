@@ -1,4 +1,4 @@
-import { println, type Command } from "../context.js";
+import { printJson, println, type Command } from "../context.js";
 import { fullStatus } from "../daemon-control.js";
 import { renderStatus, statusJson } from "../status-view.js";
 
@@ -16,7 +16,7 @@ export const statusCommand: Command = {
   },
   async run(ctx, { values }) {
     const status = statusJson(await fullStatus(ctx));
-    if (values.json) println(ctx, JSON.stringify(status, null, 2));
+    if (values.json) printJson(ctx, status);
     else println(ctx, renderStatus(status, ctx.out, ctx.stdout.columns ?? 100));
     return 0;
   },

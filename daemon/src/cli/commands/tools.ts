@@ -1,8 +1,9 @@
 import { McpdPrompts, McpdResources, McpdTools, type ControlMethod, type ServerFilter, type ToolsParams } from "@mcpd/protocol/core";
-import { println, type CliContext, type Command } from "../context.js";
+import { printJson, println, type CliContext, type Command } from "../context.js";
 import { askDaemon } from "../daemon-control.js";
 import { firstLine, table, truncate } from "../format.js";
 import { SELECTION_OPTIONS, selectionOf } from "../selection-options.js";
+import { terminalSafe } from "../terminal-text.js";
 
 /** Room left for a description column after the other columns, at least 20 characters. */
 function descriptionRoom(ctx: CliContext, rows: string[][]): number {
@@ -44,7 +45,7 @@ export const toolsCommand: Command = {
     const params: ToolsParams = { ...selectionOf(values, "tools"), ...(positionals[0] !== undefined ? { server: positionals[0] } : {}) };
     const tools = (await askDaemon(ctx, McpdTools, params)).tools ?? [];
     if (values.json) {
-      println(ctx, JSON.stringify(tools, null, 2));
+      printJson(ctx, tools);
       return 0;
     }
     if (tools.length === 0) {
@@ -57,13 +58,14 @@ export const toolsCommand: Command = {
       );
       return 0;
     }
-    const rows = tools.map((t) => [t.exposedName ?? t.name ?? "", t.server, t.name ?? ""]);
+    const shown = terminalSafe(tools);
+    const rows = shown.map((t) => [t.exposedName ?? t.name ?? "", t.server, t.name ?? ""]);
     const room = descriptionRoom(ctx, rows);
     println(
       ctx,
       table(
         ["NAME", "SERVER", "TOOL", "DESCRIPTION"],
-        tools.map((t, i) => [...(rows[i] as string[]), truncate(firstLine(t.description), room)]),
+        shown.map((t, i) => [...(rows[i] as string[]), truncate(firstLine(t.description), room)]),
         ctx.out,
       ),
     );
@@ -82,11 +84,12 @@ export const promptsCommand: Command = {
     maxPositionals: 1,
   },
   async run(ctx, { values, positionals }) {
-    const prompts = (await listing(ctx, McpdPrompts, positionals[0])).prompts ?? [];
+    const listed = (await listing(ctx, McpdPrompts, positionals[0])).prompts ?? [];
     if (values.json) {
-      println(ctx, JSON.stringify(prompts, null, 2));
+      printJson(ctx, listed);
       return 0;
     }
+    const prompts = terminalSafe(listed);
     if (prompts.length === 0) {
       println(ctx, "No prompts.");
       return 0;
@@ -120,12 +123,12 @@ export const resourcesCommand: Command = {
   },
   async run(ctx, { values, positionals }) {
     const r = await listing(ctx, McpdResources, positionals[0]);
-    const resources = r.resources ?? [];
-    const templates = r.templates ?? [];
     if (values.json) {
-      println(ctx, JSON.stringify({ resources, templates }, null, 2));
+      printJson(ctx, { resources: r.resources ?? [], templates: r.templates ?? [] });
       return 0;
     }
+    const resources = terminalSafe(r.resources ?? []);
+    const templates = terminalSafe(r.templates ?? []);
     if (resources.length === 0 && templates.length === 0) {
       println(ctx, "No resources.");
       return 0;
