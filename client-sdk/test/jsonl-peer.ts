@@ -8,6 +8,7 @@ import fs from "node:fs";
 import net from "node:net";
 import os from "node:os";
 import path from "node:path";
+import { waitFor as waitUntil } from "../../tests/helpers/process.js";
 
 export type JsonMsg = { jsonrpc?: string; id?: string | number | null; method?: string; params?: any; result?: any; error?: any };
 
@@ -110,13 +111,10 @@ export async function startPeer(): Promise<{ peer: JsonlPeer; dir: string; clean
   };
 }
 
-/** Polls `check` every 20 ms until it returns a truthy value, up to `timeoutMs` (generous by default). */
-export async function waitFor<T>(check: () => T | undefined | false | null, what: string, timeoutMs = 20_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = check();
-    if (v) return v;
-    if (Date.now() > deadline) throw new Error(`Timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
+/**
+ * Polls `check` until it returns a truthy value, up to `timeoutMs` (generous by default): the shared
+ * waitFor, on the real clock even while a test fakes the SDK's timers.
+ */
+export function waitFor<T>(check: () => T | undefined | false | null, what: string, timeoutMs = 20_000): Promise<T> {
+  return waitUntil(check, { message: what, timeoutMs }) as Promise<T>;
 }

@@ -5,7 +5,7 @@
  */
 import fs from "node:fs";
 import path from "node:path";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { McpdStatus, WireCode, type McpdError } from "@mcpd/protocol";
 import { requestControl, requestOnce } from "../src/one-request.js";
 import { type JsonlPeer, type PeerConn, startPeer, waitFor } from "./jsonl-peer.js";
@@ -18,8 +18,27 @@ beforeEach(async () => {
   ({ peer, dir, cleanup } = await startPeer());
 });
 afterEach(async () => {
+  vi.useRealTimers();
   await cleanup();
 });
+
+/**
+ * The tests of deadlines that must NOT pass run the SDK's clock by hand (vitest's fake timers: its
+ * setTimeout and Date.now), so "2 s went by" is a fact, not a sleep. The sockets and waitFor stay real.
+ */
+function fakeClock(): void {
+  vi.useFakeTimers({ toFake: ["setTimeout", "clearTimeout", "Date"] });
+}
+
+/** Whether `p` has settled yet, and how, without awaiting it. */
+function track<T>(p: Promise<T>): { settled: boolean; value?: T; error?: McpdError } {
+  const state: { settled: boolean; value?: T; error?: McpdError } = { settled: false };
+  p.then(
+    (value) => Object.assign(state, { settled: true, value }),
+    (error: McpdError) => Object.assign(state, { settled: true, error }),
+  );
+  return state;
+}
 
 async function failure(p: Promise<unknown>): Promise<McpdError> {
   try {
@@ -28,6 +47,31 @@ async function failure(p: Promise<unknown>): Promise<McpdError> {
     return err as McpdError;
   }
   throw new Error("expected a rejection");
+}
+
+/**
+ * Serves `tools/call` by hand, to a caller whose clock the test runs: `arrived()` waits for the call;
+ * `progress(call, ms, n)` moves the caller's clock on by `ms`, sends progress `n`, and waits until the
+ * caller saw it (`seen`) or gave the call up; `answer(result)` ends the call.
+ */
+function servedByHand(seen: number[]) {
+  let conn: PeerConn | undefined;
+  let token: unknown;
+  let answer: (result: object) => void = () => {};
+  peer.methods["tools/call"] = (params, c) => {
+    conn = c;
+    token = params._meta.progressToken;
+    return new Promise((r) => (answer = r));
+  };
+  return {
+    arrived: () => waitFor(() => conn, "the call to arrive"),
+    async progress(call: { settled: boolean }, ms: number, n: number): Promise<void> {
+      vi.advanceTimersByTime(ms);
+      conn?.send({ method: "notifications/progress", params: { progressToken: token, progress: n } });
+      await waitFor(() => call.settled || seen.includes(n), `progress ${n} at the caller`);
+    },
+    answer: (result: object) => answer(result),
+  };
 }
 
 /** Makes `method` wait, before answering, until `conn` has received a message of `later`: a caller that waited for this answer first would never get one. */
@@ -211,10 +255,20 @@ describe("requestControl", () => {
   });
 
   it("timeout: Infinity is no deadline (regression: a timer that long fires at once)", async () => {
-    peer.methods["mcpd/status"] = () => new Promise((r) => setTimeout(() => r({ daemon: { pid: 2 } }), 100));
-    expect(await requestControl("mcpd/status", undefined, { socketPath: peer.socketPath, timeout: Number.POSITIVE_INFINITY })).toEqual({
-      daemon: { pid: 2 },
-    });
+    fakeClock();
+    let answer: (result: object) => void = () => {};
+    peer.methods["mcpd/status"] = () => new Promise((r) => (answer = r));
+    const call = track(requestControl("mcpd/status", undefined, { socketPath: peer.socketPath, timeout: Number.POSITIVE_INFINITY }));
+    await waitFor(() => peer.messages("mcpd/status")[0], "the request to arrive");
+    // A timer set for Infinity fires after 1 ms (Node's rule, and the fake clock's): 5 s is well past that,
+    // and short of the 10 s connect deadline (the select's answer may not have reached the caller yet).
+    // A timer that fires does so inside this call.
+    vi.advanceTimersByTime(5_000);
+    expect(call.error).toBeUndefined();
+    answer({ daemon: { pid: 2 } });
+    await waitFor(() => call.settled, "the answer");
+    expect(call.error).toBeUndefined();
+    expect(call.value).toEqual({ daemon: { pid: 2 } });
   });
 
   it.each([
@@ -285,46 +339,42 @@ describe("requestOnce", () => {
   });
 
   it("progress restarts the deadline: a call longer than its timeout that keeps reporting progress completes", async () => {
-    peer.methods["tools/call"] = async (params, conn) => {
-      for (let i = 1; i <= 5; i++) {
-        await new Promise((r) => setTimeout(r, 400));
-        conn.send({ method: "notifications/progress", params: { progressToken: params._meta.progressToken, progress: i } });
-      }
-      return { content: [{ type: "text", text: "late" }] };
-    };
+    fakeClock();
     const seen: number[] = [];
-    const result = await requestOnce(
-      "tools/call",
-      { name: "p" },
-      { socketPath: peer.socketPath, timeout: 1_500, onProgress: (p) => seen.push(p.progress) },
+    const served = servedByHand(seen);
+    const call = track(
+      requestOnce("tools/call", { name: "p" }, { socketPath: peer.socketPath, timeout: 1_500, onProgress: (p) => seen.push(p.progress) }),
     );
-    expect(result).toEqual({ content: [{ type: "text", text: "late" }] });
-    expect(seen).toEqual([1, 2, 3, 4, 5]); // 2 s in all, past the 1.5 s deadline
+    await served.arrived();
+    for (let i = 1; i <= 5; i++) await served.progress(call, 400, i);
+    expect(call.error).toBeUndefined();
+    served.answer({ content: [{ type: "text", text: "late" }] });
+    await waitFor(() => call.settled, "the answer");
+    expect(call.error).toBeUndefined();
+    expect(call.value).toEqual({ content: [{ type: "text", text: "late" }] });
+    expect(seen).toEqual([1, 2, 3, 4, 5]); // 2 s in all on the caller's clock, past the 1.5 s deadline
   });
 
   it("maxTotalTimeout caps a call that progress keeps alive: MCPD_REQUEST_TIMEOUT naming the cap, and the call is cancelled", async () => {
-    let stop = false;
-    peer.methods["tools/call"] = async (params, conn) => {
-      while (!stop) {
-        await new Promise((r) => setTimeout(r, 50));
-        conn.send({ method: "notifications/progress", params: { progressToken: params._meta.progressToken, progress: 1 } });
-      }
-      return undefined;
-    };
-    try {
-      const err = await failure(
-        requestOnce(
-          "tools/call",
-          { name: "p" },
-          { socketPath: peer.socketPath, timeout: 2_000, maxTotalTimeout: 800, onProgress: () => {} },
-        ),
-      );
-      expect([err.code, err.message]).toEqual(["MCPD_REQUEST_TIMEOUT", "Request timeout after 800ms"]);
-      const call = peer.messages("tools/call")[0]!;
-      await waitFor(() => peer.messages("notifications/cancelled").find((m) => m.params.requestId === call.id), "notifications/cancelled");
-    } finally {
-      stop = true;
-    }
+    fakeClock();
+    const seen: number[] = [];
+    const served = servedByHand(seen);
+    const call = track(
+      requestOnce(
+        "tools/call",
+        { name: "p" },
+        { socketPath: peer.socketPath, timeout: 2_000, maxTotalTimeout: 800, onProgress: (p) => seen.push(p.progress) },
+      ),
+    );
+    await served.arrived();
+    // Progress every 50 ms keeps the 2 s deadline from ever passing; only the cap can end the call (at 800 ms).
+    for (let i = 1; i <= 40 && !call.settled; i++) await served.progress(call, 50, i);
+    expect(call.settled, "the call still ran after 2 s of progress").toBe(true);
+    const err = call.error as McpdError;
+    expect([err.code, err.message]).toEqual(["MCPD_REQUEST_TIMEOUT", "Request timeout after 800ms"]);
+    expect(seen).toHaveLength(15); // progress 16 came at 800 ms: the cap, not the caller's
+    const sent = peer.messages("tools/call")[0]!;
+    await waitFor(() => peer.messages("notifications/cancelled").find((m) => m.params.requestId === sent.id), "notifications/cancelled");
   });
 
   it("the deadline passing rejects with MCPD_REQUEST_TIMEOUT and tells the daemon (notifications/cancelled with the reason)", async () => {
@@ -347,20 +397,23 @@ describe("requestOnce", () => {
   });
 
   it("with no deadline (timeout: Infinity), progress never gives the call up, maxTotalTimeout included (as a session's request)", async () => {
-    peer.methods["tools/call"] = async (params, conn) => {
-      for (let i = 1; i <= 4; i++) {
-        await new Promise((r) => setTimeout(r, 100));
-        conn.send({ method: "notifications/progress", params: { progressToken: params._meta.progressToken, progress: i } });
-      }
-      return { content: [] };
-    };
+    fakeClock();
     const seen: number[] = [];
-    const result = await requestOnce(
-      "tools/call",
-      { name: "p" },
-      { socketPath: peer.socketPath, timeout: Number.POSITIVE_INFINITY, maxTotalTimeout: 150, onProgress: (p) => seen.push(p.progress) },
+    const served = servedByHand(seen);
+    const call = track(
+      requestOnce(
+        "tools/call",
+        { name: "p" },
+        { socketPath: peer.socketPath, timeout: Number.POSITIVE_INFINITY, maxTotalTimeout: 150, onProgress: (p) => seen.push(p.progress) },
+      ),
     );
-    expect(result).toEqual({ content: [] });
+    await served.arrived();
+    for (let i = 1; i <= 4; i++) await served.progress(call, 100, i); // 400 ms, past the 150 ms cap
+    expect(call.error).toBeUndefined();
+    served.answer({ content: [] });
+    await waitFor(() => call.settled, "the answer");
+    expect(call.error).toBeUndefined();
+    expect(call.value).toEqual({ content: [] });
     expect(seen).toEqual([1, 2, 3, 4]);
   });
 

@@ -1,9 +1,9 @@
 import { getEventListeners } from "node:events";
 import net from "node:net";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import type { McpdError } from "@mcpd/protocol";
 import { SocketConnection, type SocketConnectionHandlers } from "../src/socket-connection.js";
-import { type JsonlPeer, startPeer, waitFor } from "./jsonl-peer.js";
+import { type JsonlPeer, type PeerConn, startPeer, waitFor } from "./jsonl-peer.js";
 
 let peer: JsonlPeer;
 let cleanup: () => Promise<void>;
@@ -13,6 +13,7 @@ beforeEach(async () => {
   ({ peer, cleanup } = await startPeer());
 });
 afterEach(async () => {
+  vi.useRealTimers();
   await Promise.all(open.splice(0).map((c) => c.close()));
   await cleanup();
 });
@@ -125,27 +126,35 @@ describe("SocketConnection", () => {
 
   it("routes progress by its own token, restarts the deadline on progress, and passes foreign progress on", async () => {
     // Five progress notifications 400 ms apart: 2 s in all, past the 1.5 s deadline that each one restarts.
+    // The test runs the caller's clock (vitest's fake timers: setTimeout and Date.now), so the 2 s are
+    // certain and take no time; the socket stays real.
+    vi.useFakeTimers({ toFake: ["setTimeout", "clearTimeout", "Date"] });
+    let served: { conn: PeerConn; token: unknown; id: unknown } | undefined;
     peer.methods.long = (params, conn, msg) => {
-      const token = params._meta.progressToken;
       conn.send({ method: "notifications/progress", params: { progressToken: "someone-else", progress: 1 } });
-      let step = 0;
-      const timer = setInterval(() => {
-        step++;
-        conn.send({
-          method: "notifications/progress",
-          params: { progressToken: token, progress: step, total: 5, message: `step ${step}` },
-        });
-        if (step === 5) {
-          clearInterval(timer);
-          conn.send({ id: msg.id, result: { done: true } });
-        }
-      }, 400);
+      served = { conn, token: params._meta.progressToken, id: msg.id };
       return undefined;
     };
     const { conn, rec } = await connectTo();
     const seen: unknown[] = [];
     const params = { a: 1 };
-    const result = await conn.request("long", params, { timeout: 1500, onProgress: (p) => seen.push(p) });
+    const call = conn.request("long", params, { timeout: 1500, onProgress: (p) => seen.push(p) });
+    let settled = false;
+    call.then(
+      () => (settled = true),
+      () => (settled = true),
+    );
+    const at = await waitFor(() => served, "the request at the peer");
+    for (let step = 1; step <= 5; step++) {
+      vi.advanceTimersByTime(400);
+      at.conn.send({
+        method: "notifications/progress",
+        params: { progressToken: at.token, progress: step, total: 5, message: `step ${step}` },
+      });
+      await waitFor(() => settled || seen.length === step, `progress ${step} at the caller`);
+    }
+    at.conn.send({ id: at.id, result: { done: true } });
+    const result = await call;
     expect(result).toEqual({ done: true });
     expect(seen).toEqual([1, 2, 3, 4, 5].map((n) => ({ progress: n, total: 5, message: `step ${n}` })));
     expect(params).toEqual({ a: 1 }); // the caller's params are not mutated

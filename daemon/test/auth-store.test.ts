@@ -177,11 +177,9 @@ describe("the auth config", () => {
 
   it("never quotes a secret in an error", () => {
     expect(() => load({ url: "https://m.example.com/mcp", auth: { clientId: "x", clientSecret: 12345678 } })).toThrow(/a number/);
-    try {
-      load({ url: "https://m.example.com/mcp", auth: { clientId: "x", clientSecret: "${SECRET}", privateKey: "${SECRET}" } });
-    } catch (err) {
-      expect((err as Error).message).not.toContain(env.SECRET);
-    }
+    expect(() =>
+      load({ url: "https://m.example.com/mcp", auth: { clientId: "x", clientSecret: "${SECRET}", privateKey: "${SECRET}" } }),
+    ).toThrow(expect.objectContaining({ code: "MCPD_CONFIG_INVALID", message: expect.not.stringContaining(env.SECRET) }));
   });
 
   it("OAuth applies to http and sse servers, unless auth is false or an Authorization header is configured", () => {

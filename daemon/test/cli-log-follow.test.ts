@@ -3,6 +3,7 @@ import { tmpdir } from "node:os";
 import { getEventListeners } from "node:events";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { waitFor } from "../../tests/helpers/process.js";
 import { followFile, newTailLines, pause, tailFile } from "../src/cli/log-follow.js";
 
 let dir: string;
@@ -12,11 +13,7 @@ beforeEach(() => {
 afterEach(() => rmSync(dir, { recursive: true, force: true }));
 
 async function until(cond: () => boolean, what: string): Promise<void> {
-  const deadline = Date.now() + 20_000;
-  while (!cond()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
+  await waitFor(cond, { message: what });
 }
 
 describe("tailFile", () => {

@@ -5,7 +5,7 @@ import { join, resolve } from "node:path";
 import { createTransport } from "@mcpd/transports";
 import { parseConfig } from "../src/config/index.js";
 import { UpstreamClient } from "../src/supervision/upstream-client.js";
-import { isAlive } from "../../tests/helpers/process.js";
+import { isAlive, waitFor } from "../../tests/helpers/process.js";
 import { MCPManager } from "../src/supervision/manager.js";
 import type { ServerHandle, StateChange } from "../src/supervision/server-handle.js";
 
@@ -23,14 +23,8 @@ function tmp(): string {
 
 const alive = isAlive;
 
-async function until<T>(cond: () => T | Promise<T>, what: string, timeoutMs = 20_000): Promise<NonNullable<T>> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await cond();
-    if (v) return v as NonNullable<T>;
-    if (Date.now() > deadline) throw new Error(`Timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
+function until<T>(cond: () => T | Promise<T>, what: string, timeoutMs = 20_000): Promise<NonNullable<T>> {
+  return waitFor(cond, { message: what, timeoutMs });
 }
 
 function config(servers: Record<string, unknown>, dir = tmp()) {

@@ -11,6 +11,7 @@ import type { Router } from "../src/router/router.js";
 import type { ClientLimits } from "../src/socket/client-limits.js";
 import { SocketClient } from "../src/socket/socket-client.js";
 import type { SocketServer } from "../src/socket/socket-server.js";
+import { waitFor } from "../../tests/helpers/process.js";
 import { type Cleanups, startManager, startSocketFace, tempDir } from "./helpers/daemon-parts.js";
 
 const cleanups: Cleanups = [];
@@ -97,12 +98,8 @@ describe("SocketClient", () => {
     }
     // A closed connection is forgotten and its session detached.
     a.socket.destroy();
-    await new Promise<void>((resolve) => {
-      const check = (): void => {
-        if (server.connections === 1 && router.sessions.size === 1) resolve();
-        else setTimeout(check, 10);
-      };
-      check();
+    await waitFor(() => server.connections === 1 && router.sessions.size === 1, {
+      message: "the closed connection forgotten, its session detached",
     });
   });
 

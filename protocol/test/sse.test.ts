@@ -365,13 +365,7 @@ describe("sseJson", () => {
   it("throws ParseError naming the event on bad data", () => {
     expect(() => sseJson({ id: "e7", data: "{nope" })).toThrow(ParseError);
     expect(() => sseJson({ id: "e7", data: "{nope" })).toThrow(/^Invalid JSON in SSE event e7: /);
-    try {
-      sseJson({ data: "" });
-      expect.unreachable();
-    } catch (err) {
-      expect((err as ParseError).code).toBe("MCPD_PARSE_ERROR");
-      expect((err as ParseError).cause).toBeInstanceOf(SyntaxError);
-    }
+    expect(() => sseJson({ data: "" })).toThrow(expect.objectContaining({ code: "MCPD_PARSE_ERROR", cause: expect.any(SyntaxError) }));
   });
 });
 

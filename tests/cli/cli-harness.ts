@@ -8,6 +8,7 @@ import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSyn
 import { tmpdir } from "node:os";
 import { basename, dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
+import { waitFor } from "../helpers/process.js";
 
 export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
 export const MCPD_BIN = join(ROOT, "daemon/bin/mcpd.js");
@@ -203,20 +204,9 @@ export function collect(child: ChildProcess, timeoutMs: number, what: string): P
   });
 }
 
-/** Polls `cond` every `intervalMs` until truthy; throws after `timeoutMs` naming `what`. */
-export async function until<T>(cond: () => T | Promise<T>, what: string, timeoutMs = 20_000, intervalMs = 20): Promise<NonNullable<T>> {
-  const deadline = Date.now() + timeoutMs;
-  let last: unknown;
-  for (;;) {
-    try {
-      const v = await cond();
-      if (v) return v as NonNullable<T>;
-    } catch (err) {
-      last = err;
-    }
-    if (Date.now() > deadline) throw new Error(`Timed out waiting for ${what}${last ? `: ${(last as Error).message}` : ""}`);
-    await new Promise((r) => setTimeout(r, intervalMs));
-  }
+/** Polls `cond` every `intervalMs` until truthy; throws after `timeoutMs` naming `what` (the shared waitFor). */
+export function until<T>(cond: () => T | Promise<T>, what: string, timeoutMs = 20_000, intervalMs = 20): Promise<NonNullable<T>> {
+  return waitFor(cond, { message: what, timeoutMs, intervalMs });
 }
 
 /** Whether a pid is alive (zombies count as dead). */

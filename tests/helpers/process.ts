@@ -28,14 +28,21 @@ export interface WaitForOptions {
   message?: string;
 }
 
+// The real clock and timer, taken before any test can fake them (vi.useFakeTimers): waitFor keeps polling,
+// and gives up, in real time while a test drives the code under test by a fake clock.
+const realNow = Date.now;
+const realSetTimeout = globalThis.setTimeout;
+
 /**
  * Polls `condition` until it returns a truthy value (awaited when a promise) and resolves with it.
  * Throws after `timeoutMs`, naming `message` and the last error the condition threw, if any.
- * Use this instead of fixed sleeps: it waits for the event, with a generous upper bound.
+ * Use this instead of fixed sleeps: it waits for the event, with a generous upper bound. It is the one
+ * poll the tests have (tests/test-hygiene.test.ts): the interval is how often it looks, not how long a
+ * test waits. It runs on the real clock even while a test fakes timers.
  */
 export async function waitFor<T>(condition: () => T | Promise<T>, options: WaitForOptions = {}): Promise<NonNullable<T>> {
   const { timeoutMs = 20_000, intervalMs = 20, message = "condition" } = options;
-  const deadline = Date.now() + timeoutMs;
+  const deadline = realNow() + timeoutMs;
   let lastError: unknown;
   for (;;) {
     try {
@@ -44,11 +51,11 @@ export async function waitFor<T>(condition: () => T | Promise<T>, options: WaitF
     } catch (err) {
       lastError = err;
     }
-    if (Date.now() >= deadline) {
+    if (realNow() >= deadline) {
       const detail = lastError ? ` (last error: ${(lastError as Error)?.message ?? String(lastError)})` : "";
       throw new Error(`waitFor: ${message} not met within ${timeoutMs}ms${detail}`);
     }
-    await new Promise((resolve) => setTimeout(resolve, intervalMs));
+    await new Promise((resolve) => realSetTimeout(resolve, intervalMs));
   }
 }
 

@@ -1,7 +1,8 @@
 /**
  * Reading the workspace's sources for the tests that check its shape (layering.test.ts,
- * import-cycles.test.ts): every package's manifest and `src/` files, and the module references in a file,
- * found through a real TypeScript parse (comments and strings that look like imports are not imports).
+ * import-cycles.test.ts, test-hygiene.test.ts): every package's manifest and `src/` files, the test code,
+ * and the module references in a file, found through a real TypeScript parse (comments and strings that
+ * look like imports are not imports).
  */
 import { readFileSync, readdirSync } from "node:fs";
 import path from "node:path";
@@ -137,4 +138,29 @@ export function loadWorkspace(): { manifests: Manifest[]; files: Map<string, str
     }
   }
   return { manifests, files };
+}
+
+/** Directories of test code: each package's `test/` and the cross-package `tests/`. */
+const TEST_ROOTS = ["protocol/test", "transports/test", "daemon/test", "client-sdk/test", "tests"];
+/**
+ * Not test code: benchmarks and the soak run (they measure over time, outside `npm test`), and fixtures
+ * (servers and probes that tests start: their slowness is the behaviour a test asks for).
+ */
+const NOT_TEST_CODE = /(^|\/)(node_modules|dist|fixtures)\/|^tests\/(bench|soak)\//;
+
+/** The text of every test file and test helper (root-relative posix paths): TypeScript and JavaScript. */
+export function loadTestSources(): Map<string, string> {
+  const files = new Map<string, string>();
+  const walk = (dir: string): void => {
+    for (const entry of readdirSync(path.join(ROOT, dir), { withFileTypes: true })) {
+      const file = `${dir}/${entry.name}`;
+      if (NOT_TEST_CODE.test(`${file}/`)) continue;
+      if (entry.isDirectory()) walk(file);
+      else if (entry.isFile() && /\.(m|c)?(t|j)sx?$/.test(file) && !/\.d\.(m|c)?ts$/.test(file)) {
+        files.set(file, readFileSync(path.join(ROOT, file), "utf8"));
+      }
+    }
+  };
+  for (const dir of TEST_ROOTS) walk(dir);
+  return files;
 }

@@ -3,6 +3,7 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { SSEClientTransport } from "@modelcontextprotocol/sdk/client/sse.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import type { TestDaemon } from "../e2e/harness.js";
+import { waitFor } from "../helpers/process.js";
 
 /** The daemon's HTTP front end as `mcpd status` reports it, with the token read from its file. */
 export interface HttpFrontInfo {
@@ -18,18 +19,22 @@ export interface HttpFrontInfo {
 /** Reads the front end's URL and token from a running test daemon (waits until it listens). */
 export async function httpFront(d: TestDaemon): Promise<HttpFrontInfo> {
   const c = await d.control();
-  const deadline = Date.now() + 20_000;
-  for (;;) {
-    const r = await c.request("mcpd/status");
-    const http = r.result?.http;
-    if (http?.url) {
-      c.close();
-      const token = readFileSync(http.tokenFile, "utf8").trim();
-      return { url: http.url, origin: new URL(http.url).origin, token, tokenFile: http.tokenFile, status: http };
-    }
-    if (Date.now() > deadline) throw new Error(`HTTP front end not listening: ${JSON.stringify(http)}`);
-    await new Promise((r) => setTimeout(r, 50));
+  let http: any;
+  try {
+    await waitFor(
+      async () => {
+        http = (await c.request("mcpd/status")).result?.http;
+        return http?.url;
+      },
+      { timeoutMs: 20_000, intervalMs: 50, message: "the HTTP front end to listen" },
+    );
+  } catch (err) {
+    throw new Error(`HTTP front end not listening: ${JSON.stringify(http)}`, { cause: err });
+  } finally {
+    c.close();
   }
+  const token = readFileSync(http.tokenFile, "utf8").trim();
+  return { url: http.url, origin: new URL(http.url).origin, token, tokenFile: http.tokenFile, status: http };
 }
 
 /** Headers every request to the front end needs. */

@@ -175,7 +175,9 @@ describe("StdioTransport: timeouts and cancellation", () => {
     const calls = Array.from({ length: 300 }, (_, i) => callTool(t, "slow", { ms: 100, text: `s${i}` }, { signal: shared }));
     expect(getEventListeners(shared, "abort")).toHaveLength(1);
     expect((await Promise.all(calls)).map(textOf)).toEqual(Array.from({ length: 300 }, (_, i) => `s${i}`));
-    await callTool(t, "slow", { ms: 60_000 }, { signal: shared, timeout: 50 }).catch(() => {});
+    await expect(callTool(t, "slow", { ms: 60_000 }, { signal: shared, timeout: 50 })).rejects.toMatchObject({
+      code: "MCPD_REQUEST_TIMEOUT",
+    });
     expect(getEventListeners(shared, "abort")).toHaveLength(0);
 
     // Aborting a shared signal fails every request that uses it, and only those.

@@ -19,6 +19,7 @@ import {
 import { WebSocketTransport, type WsTransportOptions } from "../../src/ws/ws-transport.js";
 import type { CloseInfo, WsServerConfig } from "../../src/transport.js";
 import { startWsFixture, type WsFixture as Fixture, type WsFixtureOptions } from "../../../tests/fixtures/ws/ws-fixture.mjs";
+import { waitFor as waitUntil } from "../../../tests/helpers/process.js";
 
 const FIXTURE_PATH = fileURLToPath(new URL("../../../tests/fixtures/ws/ws-fixture.mjs", import.meta.url));
 
@@ -50,15 +51,9 @@ async function connected(fx: Fixture, config: Partial<WsServerConfig> = {}, opti
   return { t, closes, errors };
 }
 
-/** Polls until `check` returns a truthy value (every 20 ms, up to 20 s). */
-async function waitFor<T>(check: () => T, what: string, timeoutMs = 20_000): Promise<NonNullable<T>> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = check();
-    if (value) return value as NonNullable<T>;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
+/** Polls until `check` returns a truthy value (every 20 ms, up to 20 s): the shared waitFor. */
+function waitFor<T>(check: () => T, what: string, timeoutMs = 20_000): Promise<NonNullable<T>> {
+  return waitUntil(check, { message: what, timeoutMs });
 }
 
 type Msg = { id?: unknown; method?: string; params?: Record<string, unknown>; result?: unknown; error?: unknown };
