@@ -18,6 +18,7 @@ const RULE: readonly (readonly [string, Strength])[] = [
   ["access_token", "strong"],
   ["ghToken", "strong"],
   ["password", "strong"],
+  ["pass", "strong"],
   ["DB_PASS", "strong"],
   ["MYSQL_PWD", "strong"],
   ["passphrase", "strong"],
@@ -87,7 +88,7 @@ describe("the secret-name rule", () => {
   });
 });
 
-describe("every redaction asks the one rule", () => {
+describe("every redaction asks the one rule (regression: three rules disagreed on flags, query parameters and log fields)", () => {
   it.each(RULE)("URL query parameter %s (%s)", (name, strength) => {
     const shown = redactUrl(`https://h/mcp?${name}=${VALUE}&page=2`);
     expect(shown).toBe(shownMasked(strength) ? `https://h/mcp?${name}=***&page=2` : `https://h/mcp?${name}=${VALUE}&page=2`);
