@@ -180,13 +180,3 @@ export class JsonLogger implements Logger {
     return `${members(redacted(own))}${tail}`;
   }
 }
-
-/**
- * Makes every line that `logger` (the daemon's root {@link JsonLogger}) writes pass through `scrub`
- * first. Returns false, and does nothing, for any other logger (silent ones, tests').
- */
-export function setLogScrubber(logger: unknown, scrub: LineScrubber): boolean {
-  if (!(logger instanceof JsonLogger)) return false;
-  logger.setScrubber(scrub);
-  return true;
-}
