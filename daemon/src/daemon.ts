@@ -19,6 +19,7 @@ import { RotatingFileStream, type LogWriteStatus } from "./infra/log-file.js";
 import { JsonLogger } from "./infra/logger.js";
 import { MCPManager } from "./supervision/manager.js";
 import { Router } from "./router/router.js";
+import { SecretScrubber } from "./secrets/index.js";
 import { connectionCap, openFileCount, openFileLimit } from "./socket/fd-budget.js";
 import type { SocketLimits } from "./socket/client-limits.js";
 import { prepareSocketPath } from "./socket/socket-path.js";
@@ -123,6 +124,10 @@ export async function startDaemon(options: RunDaemonOptions): Promise<DaemonHand
     clientCapabilities: { roots: { listChanged: true }, sampling: {}, elicitation: {} },
   });
   const authFlows = new AuthFlows(authStore, manager, log);
+  // Secret values (the loaded config's and the running servers', OAuth tokens) are masked in every line
+  // the root logger writes from here on, and in what the router and the control methods say.
+  const secrets = new SecretScrubber(() => [...config.servers, ...manager.servers.map((h) => h.config)], authStore);
+  root.setScrubber(secrets.scrubValue);
   const startedAt = Date.now();
 
   // The daemon's own descriptors, counted once it listens and before any server runs; the rest of the
@@ -183,7 +188,7 @@ export async function startDaemon(options: RunDaemonOptions): Promise<DaemonHand
     logger: log,
     maxInFlightPerConnection: RUNTIME_DEFAULTS.maxInFlightPerConnection,
     clientRequestTimeoutMs: RUNTIME_DEFAULTS.clientRequestTimeoutMs,
-    extraSecrets: authStore,
+    secrets,
     control: createControl({
       manager,
       get router() {

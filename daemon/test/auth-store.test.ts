@@ -22,7 +22,7 @@ import { AuthStore } from "../src/auth/auth-store.js";
 import { oauthApplies } from "../src/auth/auth-flows.js";
 import { parseConfig } from "../src/config/parse-config.js";
 import { redactServerConfig } from "../src/config/redact-config.js";
-import { SecretScrubber } from "../src/router/secret-scrubber.js";
+import { SecretScrubber } from "../src/secrets/index.js";
 
 let root: string;
 beforeEach(() => {

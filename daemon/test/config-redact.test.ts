@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { parseConfig } from "../src/config/parse-config.js";
-import { redactArgs, redactServerConfig, redactUrl } from "../src/config/redact-config.js";
+import { redactServerConfig } from "../src/config/redact-config.js";
+import { redactArgs, redactUrl } from "../src/secrets/index.js";
 
 const env = { TOKEN: "ghp_abcdef123456" };
 

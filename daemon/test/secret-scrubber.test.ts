@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { parseConfig } from "../src/config/parse-config.js";
-import { isSecretName, looksGenerated, SecretScrubber, secretValues } from "../src/router/secret-scrubber.js";
+import { JsonLogger } from "../src/infra/logger.js";
+import { isSecretName, looksGenerated, SecretScrubber, secretValues } from "../src/secrets/index.js";
 
 function configs(servers: Record<string, unknown>) {
   return parseConfig(JSON.stringify({ mcpServers: servers }), "/c/config.json", {}).servers;
@@ -159,5 +160,24 @@ describe("SecretScrubber (regression: every env value of 6+ characters was maske
   it("never masks any server's name, even one that equals a secret value elsewhere", () => {
     const cs = configs({ "deploy-bot": { command: "node" }, x: { command: "node", env: { GITHUB_TOKEN: "deploy-bot" } } });
     expect(new SecretScrubber(() => cs).scrub("deploy-bot__run")).toBe("deploy-bot__run");
+  });
+});
+
+describe("SecretScrubber.scrubValue: one function value -> value, handed on alone", () => {
+  it("scrubs a string as text and any other JSON value as a copy, detached from its scrubber; the root logger runs every line through it", () => {
+    const cs = configs({ gh: { command: "node", env: { GITHUB_TOKEN: GH } } });
+    const { scrubValue } = new SecretScrubber(() => cs);
+    expect(scrubValue(`token "${GH}"`)).toBe('token "***"');
+    expect(scrubValue({ list: [GH, "kept"], n: 1 })).toEqual({ list: ["***", "kept"], n: 1 });
+    const clean = { a: "nothing secret" };
+    expect(scrubValue(clean)).toBe(clean);
+    expect(scrubValue(undefined)).toBeUndefined();
+
+    const lines: string[] = [];
+    const root = new JsonLogger("info", { write: (line: string) => lines.push(line) }, 1);
+    root.setScrubber(scrubValue);
+    root.warn({ stderr: `bad credentials ${GH}` }, `server said ${JSON.stringify(GH)}`);
+    expect(lines.join("")).not.toContain(GH);
+    expect(JSON.parse(lines[0] as string)).toMatchObject({ stderr: "bad credentials ***", msg: 'server said "***"' });
   });
 });

@@ -1,5 +1,6 @@
 import type { ClientStatus, DaemonInfo, DaemonStatus, HttpFrontStatus, ServerStatus } from "@mcpd/client";
 import { formatDuration, formatLatency, table, truncate, type Palette } from "./format.js";
+import { redactUrlCredentials } from "../secrets/redact-url.js";
 import { terminalSafe } from "./terminal-text.js";
 
 /** The daemon in {@link StatusJson}. */
@@ -67,11 +68,6 @@ export interface StatusJson {
 /** The HTTP front end in {@link StatusJson}. */
 export interface StatusJsonHttp extends Pick<HttpFrontStatus, "url" | "tokenFile" | "listening" | "error" | "sessions" | "legacySessions"> {
   enabled: boolean;
-}
-
-/** Hides the password of any `scheme://user:password@` in a text (defence in depth: the daemon redacts too). */
-export function redactUrlCredentials(text: string): string {
-  return text.replace(/([a-z][a-z0-9+.-]*:\/\/[^/\s:@]*):[^@\s/]*@/gi, "$1:***@");
 }
 
 const num = (v: unknown): number | null => (typeof v === "number" && Number.isFinite(v) ? v : null);

@@ -1,15 +1,18 @@
-import { REDACTED, redactArgs, redactUrl } from "../config/redact-config.js";
+import { AUTH_SCHEMES, REDACTED, redactArgs, redactUrl } from "../secrets/index.js";
 import type { ServerEntry } from "./import-types.js";
 
 /** A `${...}` reference (mcpd resolves it when it loads the file; the text itself is no secret). */
 const REFERENCE = /\$\{[^}]*\}/g;
+
+/** An auth scheme word and its space, all that is left of `Bearer ${TOKEN}` once its reference is taken out. */
+const SCHEME_ONLY = new RegExp(`^(?:${AUTH_SCHEMES.join("|")}) $`, "i");
 
 /** An `env` or `headers` value as shown: references and an auth scheme word kept, any other text masked. */
 function showValue(value: string): string {
   const literal = value.replace(REFERENCE, "");
   if (literal === "") return value;
   // `Bearer ${TOKEN}`: the scheme says how the reference is used; the secret is the reference.
-  if (/^(Bearer|Basic|Token) $/i.test(literal) && value.startsWith(literal) && literal.length < value.length) return value;
+  if (SCHEME_ONLY.test(literal) && value.startsWith(literal) && literal.length < value.length) return value;
   return REDACTED;
 }
 

@@ -1,5 +1,5 @@
 import { basename } from "node:path";
-import { redactUrl } from "../config/redact-config.js";
+import { redactUrl } from "../secrets/index.js";
 import { httpPortFromEnv } from "../config/http-settings.js";
 import { CONFIG_DEFAULTS } from "../defaults.js";
 import type { ServerEntry } from "./import-types.js";

@@ -7,7 +7,7 @@ export * from "./config-schema.js";
 export { loadConfig, assertConfigFileExists, explicitConfigOrigin, type LoadConfigOptions, type ConfigFileOrigin } from "./load-config.js";
 export { parseConfig, emptyConfig, type ParseConfigOptions } from "./parse-config.js";
 export { expandVars, type ExpandResult } from "./expand-vars.js";
-export { redactServerConfig, redactUrl, redactArgs, REDACTED } from "./redact-config.js";
+export { redactServerConfig } from "./redact-config.js";
 export { readHttpSettings, httpPortFromEnv, HTTP_KEYS } from "./http-settings.js";
 export { diffConfigs, type ConfigDiff } from "./diff-configs.js";
 export { canonicalJson, shortHash } from "./config-hash.js";

@@ -1,6 +1,6 @@
 import type { Logger } from "@mcpd/protocol";
 import type { LogLevel } from "../config/config-schema.js";
-import { REDACTED } from "../config/redact-config.js";
+import { isSecretField, REDACTED } from "../secrets/index.js";
 import { isoTime } from "./iso-time.js";
 import { errorFields, printable, toLoggable } from "./loggable.js";
 import { LEVEL_VALUES, type LevelName } from "./log-levels.js";
@@ -8,33 +8,16 @@ import { LEVEL_VALUES, type LevelName } from "./log-levels.js";
 export { LEVEL_VALUES };
 
 /**
- * Fields whose values never reach a log line: environment values, headers (Authorization, API keys),
- * tokens. `name` is a top-level field; `*.name` the same key one object down (`{server: {env}}`).
- * Applied by the root logger itself, so no caller can forget it.
- */
-export const REDACT_PATHS = [
-  "env",
-  "*.env",
-  "headers",
-  "*.headers",
-  "*.authorization",
-  "*.Authorization",
-  "token",
-  "*.token",
-  "password",
-  "*.password",
-  "secret",
-  "*.secret",
-] as const;
-
-const TOP_REDACTED = new Set<string>(REDACT_PATHS.filter((p) => !p.startsWith("*.")));
-const NESTED_REDACTED = new Set<string>(REDACT_PATHS.filter((p) => p.startsWith("*.")).map((p) => p.slice(2)));
-
-/**
  * Keys the line itself writes. A call's field of the same name is written as `_<name>` (`_pid`) rather
  * than twice; a `msg` field stands in for a missing message.
  */
 const OWN_KEYS = new Set(["level", "time", "pid", "msg"]);
+
+/**
+ * What the root logger runs every finished line through: the line with secrets masked, or undefined when
+ * it cannot be (the line is then dropped). `SecretScrubber.scrubValue` is one.
+ */
+export type LineScrubber = (line: string) => string | undefined;
 
 /** Where finished lines go: the log file or the foreground stderr log. Never expected to throw. */
 export interface LineSink {
@@ -42,21 +25,23 @@ export interface LineSink {
 }
 
 /**
- * A shallow copy of `obj` with {@link REDACT_PATHS} replaced, or `obj` itself when nothing matched. An
- * error one level down is first written as {@link errorFields}, so its own properties (`headers`,
- * `token`, ...) are masked as an object's are.
+ * A shallow copy of `obj` whose secret fields ({@link isSecretField}: a strong secret name such as `token`,
+ * `authorization`, `apiKey`, or `env`/`headers`), top level and one object down, are `***`; `obj` itself
+ * when none is there. Applied by the root logger itself, so no caller can forget it. An error one level
+ * down is first written as {@link errorFields}, so its own properties (`headers`, `token`, ...) are masked
+ * as an object's are.
  */
 function redacted(obj: Record<string, unknown>): Record<string, unknown> {
   let out: Record<string, unknown> | undefined;
   for (const key of Object.keys(obj)) {
     const value = obj[key];
     let next = value;
-    if (TOP_REDACTED.has(key)) next = value === undefined ? undefined : REDACTED;
+    if (isSecretField(key)) next = value === undefined ? undefined : REDACTED;
     else if (typeof value === "object" && value !== null && !Array.isArray(value)) {
       const inner = value instanceof Error ? errorFields(value) : (value as Record<string, unknown>);
       if (inner !== value) next = inner;
       for (const k of Object.keys(inner)) {
-        if (!NESTED_REDACTED.has(k) || inner[k] === undefined) continue;
+        if (!isSecretField(k) || inner[k] === undefined) continue;
         if (next === value) next = { ...inner };
         (next as Record<string, unknown>)[k] = REDACTED;
       }
@@ -91,7 +76,8 @@ function members(fields: Record<string, unknown>): string {
 /**
  * The daemon's root logger: one JSON line per call (`{"level":30,"time":"<ISO>","pid":N,...fields,"msg":"..."}`,
  * pino's shape, levels from {@link LEVEL_VALUES}), written synchronously to a {@link LineSink}, with
- * {@link REDACT_PATHS} masked and every finished line passed through the scrubber, if one is set. Logging
+ * secret fields masked (see {@link redacted}) and every finished line passed through the scrubber, if one is
+ * set. Logging
  * never throws: a value JSON cannot hold (a cycle, a BigInt, a throwing getter) is written as far as it
  * can be, and a failing sink is the sink's concern (the daemon's sinks count what they drop).
  *
@@ -103,7 +89,7 @@ export class JsonLogger implements Logger {
   private readonly min: number;
   /** `,"pid":N`: the base fields every line carries after its level and time. */
   private readonly base: string;
-  private scrub: ((line: string) => string) | undefined;
+  private scrub: LineScrubber | undefined;
 
   constructor(
     level: LogLevel,
@@ -119,8 +105,8 @@ export class JsonLogger implements Logger {
     return LEVEL_VALUES[level] >= this.min;
   }
 
-  /** Makes every later line pass through `scrub` (the router's secret scrubber) before it is written. */
-  setScrubber(scrub: (line: string) => string): void {
+  /** Makes every later line pass through `scrub` (the daemon's SecretScrubber) before it is written. */
+  setScrubber(scrub: LineScrubber): void {
     this.scrub = scrub;
   }
 
@@ -157,12 +143,15 @@ export class JsonLogger implements Logger {
       line = this.line(level, `,"msg":${JSON.stringify(`unloggable value: ${printable(err)}`)}`);
     }
     if (this.scrub) {
+      let scrubbed: string | undefined;
+      let why = "the scrubber could not mask it";
       try {
-        line = this.scrub(line);
+        scrubbed = this.scrub(line);
       } catch (err) {
-        // The line may hold a secret the scrubber was to mask: it is not written, and that is said instead.
-        line = this.line(level, `,"msg":${JSON.stringify(`a log line was dropped: scrubbing it failed: ${printable(err)}`)}`);
+        why = printable(err);
       }
+      // The line may hold a secret the scrubber was to mask: it is not written, and that is said instead.
+      line = scrubbed ?? this.line(level, `,"msg":${JSON.stringify(`a log line was dropped: scrubbing it failed: ${why}`)}`);
     }
     this.sink.write(line);
   }
@@ -190,14 +179,4 @@ export class JsonLogger implements Logger {
     const tail = message === undefined ? "" : `,"msg":${JSON.stringify(message)}`;
     return `${members(redacted(own))}${tail}`;
   }
-}
-
-/**
- * Makes every line that `logger` (the daemon's root {@link JsonLogger}) writes pass through `scrub`
- * first. Returns false, and does nothing, for any other logger (silent ones, tests').
- */
-export function setLogScrubber(logger: unknown, scrub: (line: string) => string): boolean {
-  if (!(logger instanceof JsonLogger)) return false;
-  logger.setScrubber(scrub);
-  return true;
 }

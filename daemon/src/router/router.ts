@@ -2,15 +2,14 @@ import { silentLogger, type ClientFace, type JsonObject, type Logger } from "@mc
 import type { DaemonSettings } from "../config/config-schema.js";
 import type { MCPManager } from "../supervision/manager.js";
 import type { ServerHandle, StateChange } from "../supervision/server-handle.js";
-import { setLogScrubber } from "../infra/logger.js";
+import { SecretScrubber } from "../secrets/index.js";
 import { Catalog } from "./catalog.js";
 import { filterWarnings } from "./filter-warnings.js";
 import { InFlightDrain } from "./in-flight-drain.js";
 import { LogLevels } from "./log-levels.js";
-import type { Outbound, SessionContext } from "./ports.js";
+import type { Outbound, Scrubber, SessionContext } from "./ports.js";
 import { Profiles } from "./profiles.js";
 import { ProgressRoutes } from "./progress-routes.js";
-import { SecretScrubber } from "./secret-scrubber.js";
 import { ServerRequests } from "./server-requests.js";
 import { Session, type DownstreamSessionOptions } from "./session.js";
 import { Subscriptions } from "./subscriptions.js";
@@ -19,8 +18,8 @@ import { applyViewChanges, filtersSnapshot, type FiltersSnapshot } from "./view-
 
 export interface RouterOptions extends DownstreamSessionOptions {
   logger?: Logger;
-  /** Secrets outside the configs (OAuth tokens) for the scrubber: see {@link SecretScrubber}. */
-  extraSecrets?: { readonly version: number; secrets(): string[] };
+  /** The daemon's secret scrubber (also the root logger's); default: one over the manager's configs alone. */
+  secrets?: Scrubber;
 }
 
 /**
@@ -37,7 +36,7 @@ export class Router {
   readonly sessions = new Map<string, Session>();
   readonly log: Logger;
   /** Masks the configured servers' secret values in what the daemon says about them (logs, errors, status). */
-  readonly secrets: SecretScrubber;
+  readonly secrets: Scrubber;
   private readonly sessionOptions: DownstreamSessionOptions;
   private readonly progress: ProgressRoutes;
   private readonly subscriptions: Subscriptions;
@@ -52,8 +51,7 @@ export class Router {
   constructor(manager: MCPManager, options: RouterOptions) {
     this.manager = manager;
     this.log = options.logger ?? silentLogger;
-    this.secrets = new SecretScrubber(() => manager.servers.map((h) => h.config), options.extraSecrets);
-    setLogScrubber(this.log, (line) => this.secrets.scrub(line));
+    this.secrets = options.secrets ?? new SecretScrubber(() => manager.servers.map((h) => h.config));
     this.sessionOptions = options;
     this.catalog = new Catalog(() => manager.servers);
     const sessions = (): Iterable<Session> => this.sessions.values();

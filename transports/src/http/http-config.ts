@@ -2,6 +2,7 @@ import { ConfigError, type Logger } from "@mcpd/protocol";
 import { TRANSPORT_DEFAULTS } from "../defaults.js";
 import type { HttpServerConfig, TransportOptions } from "../transport.js";
 import type { OAuthProvider } from "./auth/oauth-provider.js";
+import { urlLabel } from "../url-label.js";
 
 /** Options of {@link HttpTransport} besides its config. Every bound has a default in `TRANSPORT_DEFAULTS`. */
 export interface HttpTransportOptions extends TransportOptions {
@@ -69,7 +70,7 @@ export function resolveHttpConfig(config: HttpServerConfig, options: HttpTranspo
   return {
     type: config.type,
     url,
-    safeUrl: redactUrl(url),
+    safeUrl: urlLabel(url),
     headers,
     timeoutMs: config.timeout,
     maxBodyBytes: checkCount(options.maxBodyBytes, TRANSPORT_DEFAULTS.maxMessageBytes, "maxBodyBytes", 1),
@@ -96,11 +97,6 @@ export function checkTimeoutMs(value: unknown, what: string): void {
   }
 }
 
-/** `scheme://host/path` without userinfo or query, for messages and logs. */
-export function redactUrl(url: URL): string {
-  return `${url.protocol}//${url.host}${url.pathname}${url.search ? "?<redacted>" : ""}`;
-}
-
 function parseHttpUrl(raw: unknown): URL {
   if (typeof raw !== "string" || raw.length === 0) {
     throw new ConfigError(`HTTP transport: "url" must be an http:// or https:// URL string, got ${JSON.stringify(raw) ?? String(raw)}`);
@@ -112,7 +108,7 @@ function parseHttpUrl(raw: unknown): URL {
     throw new ConfigError(`HTTP transport: "url" is not a valid URL: ${JSON.stringify(raw)}`, { cause: err });
   }
   if (url.protocol !== "http:" && url.protocol !== "https:") {
-    throw new ConfigError(`HTTP transport: "url" must use http: or https:, got ${url.protocol} in ${redactUrl(url)}`);
+    throw new ConfigError(`HTTP transport: "url" must use http: or https:, got ${url.protocol} in ${urlLabel(url)}`);
   }
   return url;
 }

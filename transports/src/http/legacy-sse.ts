@@ -2,7 +2,7 @@ import type { Agent } from "undici";
 import { ProtocolError, TransportClosedError, sseJson, type Logger, type ParseError } from "@mcpd/protocol";
 import { readSseStream, type SseCursor } from "./sse-stream.js";
 import { ACCEPT_SSE, discardBody, errorText, httpErrorFrom, mediaType } from "./http-wire.js";
-import { redactUrl } from "./http-config.js";
+import { urlLabel } from "../url-label.js";
 import { request } from "./undici.js";
 
 /** What a {@link LegacySseConnection} needs from its transport. */
@@ -59,7 +59,7 @@ export class LegacySseConnection {
    */
   async open(signal: AbortSignal): Promise<URL> {
     const { url, agent, log } = this.deps;
-    const safeUrl = redactUrl(url);
+    const safeUrl = urlLabel(url);
     const onAbort = (): void => this.controller.abort(signal.reason);
     if (signal.aborted) onAbort();
     else signal.addEventListener("abort", onAbort, { once: true });
@@ -118,7 +118,7 @@ export class LegacySseConnection {
       const resolved = await endpoint;
       if (this.endedEarly) throw this.endedEarly;
       this.opened = true;
-      log.debug({ url: safeUrl, endpoint: redactUrl(resolved) }, "legacy SSE endpoint received");
+      log.debug({ url: safeUrl, endpoint: urlLabel(resolved) }, "legacy SSE endpoint received");
       return resolved;
     } catch (err) {
       this.controller.abort(err);
@@ -145,7 +145,7 @@ export class LegacySseConnection {
     }
     if (endpoint.origin !== this.deps.url.origin) {
       throw new ProtocolError(
-        `legacy SSE endpoint ${redactUrl(endpoint)} from ${safeUrl} is on another origin ` +
+        `legacy SSE endpoint ${urlLabel(endpoint)} from ${safeUrl} is on another origin ` +
           `(${endpoint.origin}, expected ${this.deps.url.origin}); refused`,
       );
     }

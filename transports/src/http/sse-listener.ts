@@ -2,7 +2,7 @@ import type { Agent } from "undici";
 import { McpdError, sseJson, type Logger, type ParseError } from "@mcpd/protocol";
 import { readSseStream, type SseCursor } from "./sse-stream.js";
 import { ACCEPT_SSE, delay, discardBody, errorText, httpErrorFrom, mediaType } from "./http-wire.js";
-import { redactUrl } from "./http-config.js";
+import { urlLabel } from "../url-label.js";
 import { request } from "./undici.js";
 
 /** What an {@link SseListener} needs from its transport. */
@@ -64,7 +64,7 @@ export class SseListener {
 
   private async loop(): Promise<void> {
     const { log } = this.deps;
-    const safeUrl = redactUrl(this.deps.url);
+    const safeUrl = urlLabel(this.deps.url);
     let backoffMs = this.deps.initialDelayMs;
     while (this.stateValue === "running") {
       try {

@@ -1,6 +1,7 @@
 import { ConfigError } from "@mcpd/protocol";
 import { TRANSPORT_DEFAULTS } from "../defaults.js";
 import type { WsServerConfig } from "../transport.js";
+import { urlLabel } from "../url-label.js";
 
 /** A {@link WsServerConfig} checked and filled in by {@link resolveWsConfig}. */
 export interface ResolvedWsConfig {
@@ -28,7 +29,7 @@ export function resolveWsConfig(config: WsServerConfig, maxPayloadBytes: number 
   if (!Number.isSafeInteger(max) || max <= 0) {
     throw new ConfigError(`WebSocket transport: "maxPayloadBytes" must be a positive integer, got ${String(max)}`);
   }
-  return { url, safeUrl: redactUrl(url), headers: checkHeaders(config.headers), timeoutMs: config.timeout, maxPayloadBytes: max };
+  return { url, safeUrl: urlLabel(url), headers: checkHeaders(config.headers), timeoutMs: config.timeout, maxPayloadBytes: max };
 }
 
 /** @throws ConfigError unless `value` is a number of ms >= 0 (Infinity allowed). */
@@ -49,13 +50,9 @@ function parseWsUrl(raw: unknown): URL {
     throw new ConfigError(`WebSocket transport: "url" is not a valid URL: ${JSON.stringify(raw)}`, { cause: err });
   }
   if (!["ws:", "wss:", "http:", "https:"].includes(url.protocol)) {
-    throw new ConfigError(`WebSocket transport: "url" must use ws:, wss:, http: or https:, got ${url.protocol} in ${redactUrl(url)}`);
+    throw new ConfigError(`WebSocket transport: "url" must use ws:, wss:, http: or https:, got ${url.protocol} in ${urlLabel(url)}`);
   }
   return url;
-}
-
-function redactUrl(url: URL): string {
-  return `${url.protocol}//${url.host}${url.pathname}${url.search ? "?<redacted>" : ""}`;
 }
 
 function checkHeaders(headers: unknown): Record<string, string> {

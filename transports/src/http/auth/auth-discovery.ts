@@ -1,5 +1,5 @@
 import { OAuthError } from "@mcpd/protocol";
-import { redactUrl } from "../http-config.js";
+import { urlLabel } from "../../url-label.js";
 import { defaultEndpoints, fetchAuthServerMetadata, type AuthServerMetadata } from "./auth-server-metadata.js";
 import { isSecureEndpoint, type OAuthHttp } from "./oauth-http.js";
 import { canonicalResource, checkResource } from "./resource-match.js";
@@ -52,7 +52,7 @@ export async function discoverAuthTarget(
       continue;
     }
     if (!isSecureEndpoint(issuer)) {
-      problems.push(`authorization server ${redactUrl(issuer)} is neither https nor on this machine`);
+      problems.push(`authorization server ${urlLabel(issuer)} is neither https nor on this machine`);
       continue;
     }
     const server = await fetchAuthServerMetadata(http, issuer, problems, signal);
@@ -62,7 +62,7 @@ export async function discoverAuthTarget(
   }
   throw new OAuthError(
     "MCPD_OAUTH_DISCOVERY_FAILED",
-    `no authorization server metadata for ${redactUrl(serverUrl)}` +
+    `no authorization server metadata for ${urlLabel(serverUrl)}` +
       (prm.authorizationServers.length === 0 ? ` (its resource metadata at ${prm.url} names no authorization server)` : "") +
       (problems.length > 0 ? `: ${problems.slice(-6).join("; ")}` : ""),
   );

@@ -1,5 +1,5 @@
 import { OAuthError } from "@mcpd/protocol";
-import { redactUrl } from "../http-config.js";
+import { urlLabel } from "../../url-label.js";
 import type { AuthTarget } from "./auth-discovery.js";
 import { registerClient } from "./client-registration.js";
 import { knownClient, registeredIdentity } from "./client-identity.js";
@@ -76,7 +76,7 @@ export async function authorizationCodeGrant(options: CodeGrantOptions): Promise
     throw new OAuthError(
       "MCPD_OAUTH_UNSUPPORTED",
       endpoint
-        ? `authorization endpoint ${redactUrl(endpoint)} is neither https nor on this machine`
+        ? `authorization endpoint ${urlLabel(endpoint)} is neither https nor on this machine`
         : `the authorization server ${server.issuer} names no authorization endpoint`,
     );
   }

@@ -1,5 +1,5 @@
 import { OAuthError } from "@mcpd/protocol";
-import { redactUrl } from "../http-config.js";
+import { urlLabel } from "../../url-label.js";
 import { errorText } from "../http-wire.js";
 import type { AuthServerMetadata } from "./auth-server-metadata.js";
 import { knownMethod, secretMethod, type ClientAuthMethod } from "./client-authentication.js";
@@ -40,7 +40,7 @@ export async function registerClient(
   if (!isSecureEndpoint(endpoint)) {
     throw new OAuthError(
       "MCPD_OAUTH_REGISTRATION_FAILED",
-      `registration endpoint ${redactUrl(endpoint)} is neither https nor on this machine`,
+      `registration endpoint ${urlLabel(endpoint)} is neither https nor on this machine`,
     );
   }
   const method = requestedMethod(server);
@@ -62,7 +62,7 @@ export async function registerClient(
     );
   } catch (err) {
     if (signal?.aborted) throw signal.reason;
-    throw new OAuthError("MCPD_OAUTH_REGISTRATION_FAILED", `registration at ${redactUrl(endpoint)} failed: ${errorText(err)}`, {
+    throw new OAuthError("MCPD_OAUTH_REGISTRATION_FAILED", `registration at ${urlLabel(endpoint)} failed: ${errorText(err)}`, {
       cause: err,
     });
   }
@@ -72,7 +72,7 @@ export async function registerClient(
     const description = typeof doc?.error_description === "string" ? `: ${doc.error_description.slice(0, 300)}` : "";
     throw new OAuthError(
       "MCPD_OAUTH_REGISTRATION_FAILED",
-      `registration at ${redactUrl(endpoint)} refused (HTTP ${res.status}${oauthError ? `, ${oauthError}` : ""}${description})`,
+      `registration at ${urlLabel(endpoint)} refused (HTTP ${res.status}${oauthError ? `, ${oauthError}` : ""}${description})`,
       oauthError ? { oauthError } : {},
     );
   }

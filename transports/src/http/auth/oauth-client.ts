@@ -1,7 +1,7 @@
 import type { Dispatcher } from "undici";
 import { OAuthError, silentLogger, type Logger } from "@mcpd/protocol";
 import { TRANSPORT_DEFAULTS } from "../../defaults.js";
-import { redactUrl } from "../http-config.js";
+import { urlLabel } from "../../url-label.js";
 import { errorText, waitOrAbort } from "../http-wire.js";
 import { probeChallenge } from "./auth-probe.js";
 import { discoverAuthTarget, type AuthTarget } from "./auth-discovery.js";
@@ -104,7 +104,7 @@ export class OAuthClient {
       if (signal?.aborted) throw signal.reason;
       if (tokens.expiresAt !== undefined && tokens.expiresAt > Date.now()) {
         this.log.warn(
-          { url: redactUrl(this.serverUrl), err: errorText(err) },
+          { url: urlLabel(this.serverUrl), err: errorText(err) },
           "token refresh failed; using the current token until it expires",
         );
         return tokens.accessToken;
@@ -233,14 +233,14 @@ export class OAuthClient {
       );
       await this.provider.saveTokens({ ...fresh, clientAuthMethod: identity.authMethod });
       this.refreshFailure = undefined;
-      this.log.info({ url: redactUrl(this.serverUrl), expiresInS: expiresIn(fresh) }, "access token refreshed");
+      this.log.info({ url: urlLabel(this.serverUrl), expiresInS: expiresIn(fresh) }, "access token refreshed");
       return true;
     } catch (err) {
       if (!(err instanceof OAuthError) || err.oauthError === undefined) throw err;
       // Another client of the same server (a per-client session) may have rotated it first: its tokens stand.
       if ((await this.tokens())?.refreshToken !== tokens.refreshToken) return true;
       this.refreshFailure = `the refresh token was refused (${err.oauthError})`;
-      this.log.warn({ url: redactUrl(this.serverUrl), oauthError: err.oauthError }, "refresh token refused; a new authorization is needed");
+      this.log.warn({ url: urlLabel(this.serverUrl), oauthError: err.oauthError }, "refresh token refused; a new authorization is needed");
       await this.provider.saveTokens(undefined);
       return false;
     }
@@ -253,7 +253,7 @@ export class OAuthClient {
     this.target = target;
     this.targetMetadataUrl = resourceMetadataUrl;
     this.log.debug(
-      { url: redactUrl(this.serverUrl), issuer: target.server.issuer, discovered: target.server.discovered, resource: target.resource },
+      { url: urlLabel(this.serverUrl), issuer: target.server.issuer, discovered: target.server.discovered, resource: target.resource },
       "authorization server discovered",
     );
     return target;
@@ -291,7 +291,7 @@ export class OAuthClient {
     await this.provider.saveTokens(tokens);
     this.refreshFailure = undefined;
     this.log.info(
-      { url: redactUrl(this.serverUrl), grant, scopes: tokens.scopes, expiresInS: expiresIn(tokens) },
+      { url: urlLabel(this.serverUrl), grant, scopes: tokens.scopes, expiresInS: expiresIn(tokens) },
       request.stepUp ? "step-up authorization granted" : "authorization granted",
     );
     return tokens;

@@ -2,7 +2,7 @@ import type { Dispatcher } from "undici";
 import { isObject, type JsonObject } from "@mcpd/protocol";
 import { TRANSPORT_DEFAULTS } from "../../defaults.js";
 import { errorText, headerValue, readBodyText } from "../http-wire.js";
-import { redactUrl } from "../http-config.js";
+import { urlLabel } from "../../url-label.js";
 import { loadUndici, request } from "../undici.js";
 
 /** How the OAuth client reaches authorization servers and metadata: a dispatcher, a deadline, a signal. */
@@ -49,7 +49,7 @@ export async function oauthRequest(
   await loadUndici();
   const controller = new AbortController();
   const timer = setTimeout(
-    () => controller.abort(new Error(`no answer from ${redactUrl(url)} within ${http.timeoutMs} ms`)),
+    () => controller.abort(new Error(`no answer from ${urlLabel(url)} within ${http.timeoutMs} ms`)),
     http.timeoutMs,
   );
   const onAbort = (): void => controller.abort(signal?.reason);
@@ -63,7 +63,7 @@ export async function oauthRequest(
       signal: controller.signal,
       ...(http.dispatcher ? { dispatcher: http.dispatcher } : {}),
     });
-    const text = await readBodyText(res.body, res.headers, http.maxBodyBytes, `answer of ${redactUrl(url)}`);
+    const text = await readBodyText(res.body, res.headers, http.maxBodyBytes, `answer of ${urlLabel(url)}`);
     let json: JsonObject | undefined;
     try {
       const value: unknown = JSON.parse(text);
@@ -100,16 +100,16 @@ export async function firstDocument<T>(
       res = await oauthRequest(http, url, { method: "GET" }, signal);
     } catch (err) {
       if (signal?.aborted) throw signal.reason;
-      problems.push(`${redactUrl(url)}: ${errorText(err)}`);
+      problems.push(`${urlLabel(url)}: ${errorText(err)}`);
       continue;
     }
     if (res.status !== 200 || !res.json) {
-      problems.push(`${redactUrl(url)}: ${res.status !== 200 ? `HTTP ${res.status}` : "not JSON"}`);
+      problems.push(`${urlLabel(url)}: ${res.status !== 200 ? `HTTP ${res.status}` : "not JSON"}`);
       continue;
     }
     const value = read(res.json, url);
     if (typeof value !== "string") return value;
-    problems.push(`${redactUrl(url)}: ${value}`);
+    problems.push(`${urlLabel(url)}: ${value}`);
   }
   return undefined;
 }

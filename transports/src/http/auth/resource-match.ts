@@ -1,5 +1,5 @@
 import { OAuthError } from "@mcpd/protocol";
-import { redactUrl } from "../http-config.js";
+import { urlLabel } from "../../url-label.js";
 
 /**
  * The canonical URI of an MCP server (RFC 8707 section 2, as the MCP authorization spec uses it): scheme
@@ -41,7 +41,7 @@ export function checkResource(resource: string, serverUrl: URL): void {
   if (resourceCovers(resource, serverUrl)) return;
   throw new OAuthError(
     "MCPD_OAUTH_RESOURCE_MISMATCH",
-    `the protected resource metadata of ${redactUrl(serverUrl)} is for another resource (${JSON.stringify(resource.slice(0, 200))}); ` +
+    `the protected resource metadata of ${urlLabel(serverUrl)} is for another resource (${JSON.stringify(resource.slice(0, 200))}); ` +
       "refusing to authorize: its authorization server could hand out tokens meant for elsewhere",
   );
 }

@@ -1,5 +1,5 @@
 import { OAuthError } from "@mcpd/protocol";
-import { redactUrl } from "../http-config.js";
+import { urlLabel } from "../../url-label.js";
 import { errorText } from "../http-wire.js";
 import type { AuthServerMetadata } from "./auth-server-metadata.js";
 import { clientAuthentication, type ClientIdentity } from "./client-authentication.js";
@@ -37,7 +37,7 @@ export async function requestToken(
 ): Promise<OAuthTokens> {
   const endpoint = new URL(server.tokenEndpoint);
   if (!isSecureEndpoint(endpoint)) {
-    throw new OAuthError("MCPD_OAUTH_TOKEN_REFUSED", `token endpoint ${redactUrl(endpoint)} is neither https nor on this machine`);
+    throw new OAuthError("MCPD_OAUTH_TOKEN_REFUSED", `token endpoint ${urlLabel(endpoint)} is neither https nor on this machine`);
   }
   const auth = clientAuthentication(client, server, settings);
   const body = formBody({ ...request.fields, resource: request.resource, ...auth.fields });
@@ -52,7 +52,7 @@ export async function requestToken(
     );
   } catch (err) {
     if (signal?.aborted) throw signal.reason;
-    throw new OAuthError("MCPD_OAUTH_TOKEN_REFUSED", `token request (${grantType}) to ${redactUrl(endpoint)} failed: ${errorText(err)}`, {
+    throw new OAuthError("MCPD_OAUTH_TOKEN_REFUSED", `token request (${grantType}) to ${urlLabel(endpoint)} failed: ${errorText(err)}`, {
       cause: err,
     });
   }
@@ -64,7 +64,7 @@ export async function requestToken(
       res.status === 200
         ? "answered without an access token"
         : `refused it (HTTP ${res.status}${oauthError ? `, ${oauthError}` : ""}${description})`;
-    throw new OAuthError("MCPD_OAUTH_TOKEN_REFUSED", `token request (${grantType}) to ${redactUrl(endpoint)}: the server ${what}`, {
+    throw new OAuthError("MCPD_OAUTH_TOKEN_REFUSED", `token request (${grantType}) to ${urlLabel(endpoint)}: the server ${what}`, {
       ...(oauthError ? { oauthError } : {}),
     });
   }
