@@ -1,12 +1,14 @@
 import type net from "node:net";
 import {
   ConnectionLostError,
+  Deadline,
   JsonLineDecoder,
-  MAX_TIMER_MS,
+  PROTOCOL_DEFAULTS,
   RequestTimeoutError,
   encodeLine,
   fromWireError,
   isObject,
+  quote,
   type JsonObject,
   type JsonRpcErrorObject,
 } from "@mcpd/protocol/core";
@@ -38,7 +40,7 @@ export interface ExchangeSpec {
   connectTimeoutMs: number;
   /** What is left of it once connected, in ms: the deadline of the select's answer. */
   handshakeLeftMs: number;
-  /** The request's deadline, in ms, from the write (at or past `MAX_TIMER_MS`: none); progress restarts it. */
+  /** The request's deadline, in ms, from the write (at or past `MAX_TIMER_MS`: none); progress restarts it ({@link Deadline}). */
   timeoutMs: number;
   maxLineBytes: number;
   /**
@@ -53,14 +55,12 @@ export interface ExchangeSpec {
   cancelOnGiveUp: boolean;
 }
 
-type Timer = ReturnType<typeof setTimeout>;
-
 /**
  * Runs one exchange on `socket` (connected and trusted, nothing sent yet): writes `spec.lines` in one
  * write and settles with the request's result, then ends the connection (what was written is flushed
  * first; nobody waits for the close). The request's deadline, progress and abort work as a session's
- * (`SocketConnection`) do, without its peer: one request needs no table of them, and a process that asks
- * once starts without that code. Until the select is answered the errors are `connect()`'s: a hang-up is
+ * (`SocketConnection`) do, with the peer's {@link Deadline} but without the peer: one request needs no
+ * table of them, and a process that asks once starts without that code. Until the select is answered the errors are `connect()`'s: a hang-up is
  * `MCPD_DAEMON_UNAVAILABLE`, and the daemon's reason for closing (over its connection cap, ...) is thrown
  * as its own error; no answer within the connect deadline is `MCPD_DAEMON_UNAVAILABLE` too (its `cause` a
  * `RequestTimeoutError`).
@@ -91,14 +91,12 @@ export function runExchange(socket: net.Socket, spec: ExchangeSpec): Promise<Jso
     let socketError: Error | undefined;
     let inHandshake = true;
     let settled = false;
-    const startedAt = Date.now();
-    const hasDeadline = spec.timeoutMs < MAX_TIMER_MS;
 
     const finish = (error: Error | undefined, result?: JsonObject): void => {
       if (settled) return;
       settled = true;
-      clearTimeout(handshakeTimer);
-      clearTimeout(timer);
+      handshake?.stop();
+      deadline?.stop();
       signal?.removeEventListener("abort", onAbort);
       endSocket(socket);
       if (error) reject(error);
@@ -114,20 +112,18 @@ export function runExchange(socket: net.Socket, spec: ExchangeSpec): Promise<Jso
       finish(error);
     };
     const expire = (): void => giveUp(new RequestTimeoutError(spec.timeoutMs));
-    let timer: Timer | undefined = hasDeadline ? setTimeout(expire, spec.timeoutMs) : undefined;
+    const deadline = Deadline.start(spec.timeoutMs, expire, undefined);
     // No answer to the select: the daemon is there (it accepted) but stopped or stuck, so as good as not there.
     const stuck = (): void =>
       finish(stuckDaemonError(spec.socketPath, spec.connectTimeoutMs, new RequestTimeoutError(spec.connectTimeoutMs)));
-    const handshakeTimer: Timer | undefined = spec.handshakeLeftMs < MAX_TIMER_MS ? setTimeout(stuck, spec.handshakeLeftMs) : undefined;
+    const handshake = Deadline.start(spec.handshakeLeftMs, stuck, undefined);
     const onAbort = (): void => giveUp(abortedError(signal as AbortSignal));
     signal?.addEventListener("abort", onAbort, { once: true });
 
     const onProgress = (params: JsonObject): void => {
       if (!progress || settled) return;
-      if (progress.reset && hasDeadline) {
-        if (Date.now() - startedAt >= progress.maxTotalMs) return giveUp(new RequestTimeoutError(progress.maxTotalMs));
-        clearTimeout(timer);
-        timer = setTimeout(expire, spec.timeoutMs);
+      if (progress.reset && deadline !== undefined && !deadline.restart(progress.maxTotalMs)) {
+        return giveUp(new RequestTimeoutError(progress.maxTotalMs));
       }
       try {
         progress.onProgress(progressInfo(params));
@@ -145,7 +141,8 @@ export function runExchange(socket: net.Socket, spec: ExchangeSpec): Promise<Jso
         const params = isObject(value.params) ? value.params : undefined;
         if (typeof id === "string" || typeof id === "number") {
           // A request from the daemon: nothing was declared that would bring one; say so rather than leave it waiting.
-          socket.write(encodeLine({ jsonrpc: "2.0", id, error: { code: -32601, message: `Method not found: ${method.slice(0, 100)}` } }));
+          const message = `Method not found: ${quote(method, PROTOCOL_DEFAULTS.quotedNameChars)}`;
+          socket.write(encodeLine({ jsonrpc: "2.0", id, error: { code: -32601, message } }));
         } else if (id === undefined && method === "notifications/progress" && params?.progressToken === spec.requestId) onProgress(params);
         return;
       }
@@ -153,7 +150,7 @@ export function runExchange(socket: net.Socket, spec: ExchangeSpec): Promise<Jso
       if (id === spec.requestId) return finish(error ? fromWireError(error) : undefined, isObject(value.result) ? value.result : {});
       if (id === spec.selectId) {
         inHandshake = false;
-        clearTimeout(handshakeTimer);
+        handshake?.stop();
       }
       if (id === null && error) {
         if (CLOSING_CODES.has(error.code)) closeReason = error;

@@ -1,6 +1,7 @@
 import {
   LATEST_PROTOCOL_VERSION,
   McpdSelect,
+  checkTimeoutMs,
   encodeLine,
   isControlMethod,
   type ControlMethod,
@@ -11,7 +12,7 @@ import { NO_AUTOSTART_HINT, openDaemonSocket } from "./daemon-socket.js";
 import { CLIENT_DEFAULTS } from "./defaults.js";
 import { type ExchangeSpec, runExchange } from "./one-request-exchange.js";
 import { resolvePaths } from "./paths.js";
-import { abortedError, checkTimeoutMs, type ProgressInfo } from "./request-helpers.js";
+import { abortedError, type ProgressInfo } from "./request-helpers.js";
 import { routeToServer } from "./server-routing.js";
 
 /** Options of {@link requestControl}. Durations in ms. */
@@ -141,8 +142,13 @@ async function exchange(
   lines: string[],
   how: Pick<Partial<ExchangeSpec>, "initializeId" | "cancelOnGiveUp" | "progress"> & { skipUnreadable: boolean },
 ): Promise<JsonObject> {
-  const timeoutMs = checkTimeoutMs("timeout", options.timeout ?? CLIENT_DEFAULTS.requestTimeoutMs);
-  const connectTimeoutMs = checkTimeoutMs("connectTimeout", options.connectTimeout ?? CLIENT_DEFAULTS.connectTimeoutMs);
+  const timeoutMs = checkTimeoutMs(options.timeout ?? CLIENT_DEFAULTS.requestTimeoutMs, "timeout", "positive", TypeError);
+  const connectTimeoutMs = checkTimeoutMs(
+    options.connectTimeout ?? CLIENT_DEFAULTS.connectTimeoutMs,
+    "connectTimeout",
+    "positive",
+    TypeError,
+  );
   const maxLineBytes = options.maxLineBytes ?? CLIENT_DEFAULTS.maxLineBytes;
   if (!Number.isSafeInteger(maxLineBytes) || maxLineBytes <= 0) {
     throw new TypeError(`maxLineBytes must be a positive integer, got ${String(maxLineBytes)}`);

@@ -4,6 +4,8 @@ import {
   WireCode,
   fromWireError,
   isObject,
+  PROTOCOL_DEFAULTS,
+  quote,
   type JsonObject,
   type JsonRpcErrorObject,
 } from "@mcpd/protocol/core";
@@ -44,7 +46,7 @@ export function abortedError(signal: AbortSignal): AbortedError {
 export function wireError(error: unknown): JsonRpcErrorObject | undefined {
   if (error === undefined) return undefined;
   if (isObject(error) && typeof error.code === "number" && typeof error.message === "string") return error as unknown as JsonRpcErrorObject;
-  return { code: -32603, message: `Malformed error from mcpd: ${String(JSON.stringify(error)).slice(0, 200)}` };
+  return { code: -32603, message: `Malformed error from mcpd: ${quote(String(JSON.stringify(error)), PROTOCOL_DEFAULTS.quotedTextChars)}` };
 }
 
 /**
@@ -61,10 +63,4 @@ export function connectionLostError(
     return new ConnectionLostError(`Connection to mcpd lost${when}: ${closeReason.message}`, { cause: fromWireError(closeReason) });
   const why = socketError ? `: ${socketError.message}` : "";
   return new ConnectionLostError(`Connection to mcpd lost${when}${why}`, socketError ? { cause: socketError } : {});
-}
-
-/** `value` when it is a positive number of ms (`Infinity` included). @throws TypeError naming `name` otherwise. */
-export function checkTimeoutMs(name: string, value: unknown): number {
-  if (!(typeof value === "number" && value > 0)) throw new TypeError(`${name} must be a positive number of ms, got ${String(value)}`);
-  return value;
 }

@@ -4,6 +4,7 @@ import {
   JsonLineDecoder,
   QueueFullError,
   TickBatch,
+  checkTimeoutMs,
   encodeLine,
   fromWireError,
   silentLogger,
@@ -16,15 +17,7 @@ import {
 import { JsonRpcPeer } from "@mcpd/protocol/peer";
 import { endSocket } from "./daemon-socket.js";
 import { CLIENT_DEFAULTS } from "./defaults.js";
-import {
-  abortedError,
-  CLOSING_CODES,
-  checkTimeoutMs,
-  connectionLostError,
-  type ProgressInfo,
-  progressInfo,
-  wireError,
-} from "./request-helpers.js";
+import { abortedError, CLOSING_CODES, connectionLostError, type ProgressInfo, progressInfo, wireError } from "./request-helpers.js";
 
 /** Per-request options. Every duration is in ms. */
 export interface RequestOptions {
@@ -100,7 +93,7 @@ export class SocketConnection {
       sink: { send: (message) => this.write(encodeLine(message)) },
       defaultTimeoutMs: limits.requestTimeoutMs ?? CLIENT_DEFAULTS.requestTimeoutMs,
       checkTimeout: (ms) => {
-        checkTimeoutMs("timeout", ms);
+        checkTimeoutMs(ms, "timeout", "positive", TypeError);
       },
       abortError: abortedError,
       log: logger,

@@ -1,6 +1,7 @@
 import { createParser, type EventSourceMessage, type EventSourceParser } from "eventsource-parser";
 import { PROTOCOL_DEFAULTS } from "./defaults.js";
 import { MessageTooLargeError, ParseError } from "./errors.js";
+import { quote } from "./quote.js";
 
 /** One Server-Sent Event. */
 export interface SseEvent {
@@ -269,6 +270,6 @@ export function parseSSE(text: string): unknown {
   try {
     return JSON.parse(text);
   } catch (cause) {
-    throw new ParseError(`Response is neither SSE nor JSON: ${text.slice(0, 200)}`, { cause });
+    throw new ParseError(`Response is neither SSE nor JSON: ${quote(text, PROTOCOL_DEFAULTS.quotedTextChars)}`, { cause });
   }
 }

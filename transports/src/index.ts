@@ -12,6 +12,16 @@ export { HttpTransport, type HttpTransportOptions, type HttpTransportMode } from
 export { callMCP, type CallMcpOptions } from "./http/call-mcp.js";
 export { stderrHeadline, stderrErrorLine, lastStderrLine } from "./stdio/stderr-headline.js";
 export { TRUNCATED, cutToBytes } from "./stdio/stderr-ring.js";
+export {
+  isDeadState,
+  listProcPids,
+  parseProcStat,
+  readProcIdentity,
+  readProcStat,
+  readProcStatAsync,
+  type ProcIdentity,
+  type ProcStat,
+} from "./procfs.js";
 export { OAuthClient, type OAuthClientOptions } from "./http/auth/oauth-client.js";
 export type {
   AuthorizationContext,

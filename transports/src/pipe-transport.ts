@@ -1,4 +1,12 @@
-import { JsonRpcPeer, RequestTimeoutError, type JsonObject, type Logger, type RequestId, type RequestReply } from "@mcpd/protocol";
+import {
+  JsonRpcPeer,
+  RequestTimeoutError,
+  checkTimeoutMs,
+  type JsonObject,
+  type Logger,
+  type RequestId,
+  type RequestReply,
+} from "@mcpd/protocol";
 import type { MessagePipe, PipeEvents } from "./message-pipe.js";
 import type { CloseInfo, MCPTransport, MessageContext, TransportRequestOptions, ServerRequestHandler, TransportInfo } from "./transport.js";
 
@@ -120,8 +128,7 @@ export abstract class PipeTransport<P extends MessagePipe> implements MCPTranspo
 
   /** Refuses a bad `timeout` (the request rejects with the throw). Default: a RangeError unless a number >= 0. */
   protected checkTimeout(ms: unknown, method: string): void {
-    if (typeof ms !== "number" || !(ms >= 0))
-      throw new RangeError(`request "${method}": timeout must be a number of ms >= 0 (got ${String(ms)})`);
+    checkTimeoutMs(ms, `request "${method}": timeout`);
   }
 
   /** The error of a request whose deadline passed. */

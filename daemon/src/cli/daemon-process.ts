@@ -1,8 +1,10 @@
 import { spawn, spawnSync } from "node:child_process";
-import { closeSync, readFileSync, statSync, writeSync } from "node:fs";
+import { closeSync, statSync, writeSync } from "node:fs";
 import { open } from "node:fs/promises";
 import { basename } from "node:path";
 import { checkSocketPath, resolvePaths, type McpdPaths } from "@mcpd/client/paths";
+import { PROTOCOL_DEFAULTS, quote } from "@mcpd/protocol/core";
+import { readProcIdentity, type ProcIdentity } from "@mcpd/transports/procfs";
 import { CliError } from "./args.js";
 import { CLI_DEFAULTS, envTimeoutMs } from "./cli-defaults.js";
 import type { CliContext } from "./context.js";
@@ -65,27 +67,12 @@ export function readPidFile(paths: McpdPaths): number | undefined {
   return Number.isSafeInteger(pid) && pid > 0 ? pid : undefined;
 }
 
-/** Who runs a process and with what command line, as the OS reports it. */
-interface ProcessIdentity {
-  /** Real and effective uid (Linux); the effective uid twice elsewhere (`ps`). */
-  uids: [number, number];
-  argv: string[];
-}
-
-/** /proc/<pid>/status and cmdline on Linux; `ps -o uid=,args=` elsewhere. Undefined when it cannot tell. */
-function processIdentity(pid: number): ProcessIdentity | undefined {
-  if (process.platform === "linux") {
-    try {
-      const m = /^Uid:\s+(\d+)\s+(\d+)/m.exec(readFileSync(`/proc/${pid}/status`, "utf8"));
-      if (!m) return undefined;
-      const argv = readFileSync(`/proc/${pid}/cmdline`, "utf8")
-        .split("\0")
-        .filter((a) => a !== "");
-      return { uids: [Number(m[1]), Number(m[2])], argv };
-    } catch {
-      return undefined;
-    }
-  }
+/**
+ * Who runs `pid` and with what command line: /proc/<pid>/status and cmdline on Linux; `ps -o uid=,args=`
+ * elsewhere (the effective uid twice). Undefined when it cannot tell.
+ */
+function processIdentity(pid: number): ProcIdentity | undefined {
+  if (process.platform === "linux") return readProcIdentity(pid);
   const r = spawnSync("ps", ["-o", "uid=,args=", "-p", String(pid)], { encoding: "utf8", timeout: 5_000 });
   const m = /^\s*(\d+)\s+(.*)$/m.exec(r.stdout ?? "");
   if (r.status !== 0 || !m) return undefined;
@@ -118,7 +105,7 @@ export function unverifiedDaemon(pid: number, socketPath: string): string | unde
   }
   if (holdsListeningSocket(pid, socketPath) || isDaemonCommandLine(id.argv)) return undefined;
   const shown = id.argv.join(" ");
-  return `it is not an mcpd daemon (its command line: ${shown.length > 200 ? `${shown.slice(0, 200)}...` : shown})`;
+  return `it is not an mcpd daemon (its command line: ${quote(shown, PROTOCOL_DEFAULTS.quotedTextChars, "...")})`;
 }
 
 function delay(ms: number): Promise<void> {

@@ -1,3 +1,5 @@
+import { quote } from "@mcpd/protocol";
+
 /**
  * Collects the errors and warnings found while validating one config file, each as one self-contained
  * line: `<file>: <where>: <what>`, e.g. `/home/a/.config/mcpd/config.json: server "github": "timeout"
@@ -23,6 +25,9 @@ export class ConfigIssues {
   }
 }
 
+/** How long a bad value's rendering in a config error may be, in characters: config lines stay one short line each. */
+const DESCRIBED_VALUE_CHARS = 60;
+
 /** A short, printable rendering of a bad value for "got ..." (strings quoted, long values cut). */
 export function describeValue(value: unknown): string {
   if (value === undefined) return "nothing";
@@ -32,8 +37,9 @@ export function describeValue(value: unknown): string {
   return cut(JSON.stringify(value));
 }
 
-function cut(s: string, max = 60): string {
-  return s.length > max ? `${s.slice(0, max - 3)}...` : s;
+/** At most {@link DESCRIBED_VALUE_CHARS} characters, `...` included. */
+function cut(s: string): string {
+  return s.length > DESCRIBED_VALUE_CHARS ? quote(s, DESCRIBED_VALUE_CHARS - 3, "...") : s;
 }
 
 /** True for `{...}` objects (not arrays, not null). */

@@ -1,3 +1,4 @@
+import { PROTOCOL_DEFAULTS, quote } from "@mcpd/protocol";
 import { CONFIG_DEFAULTS } from "../defaults.js";
 import type { ItemFilters, NameFilterSpec, ProfileSpec } from "./config-schema.js";
 import { FILTER_KINDS, PROFILE_KEYS, PROFILE_NAME_PATTERN } from "./config-schema.js";
@@ -50,7 +51,10 @@ function readNameFilter(value: unknown, label: string, where: string, issues: Co
       const problem =
         glob.length > CONFIG_DEFAULTS.maxGlobChars ? `longer than ${CONFIG_DEFAULTS.maxGlobChars} characters` : globProblem(glob);
       if (problem !== undefined) {
-        issues.error(where, `"${at}[${i}]" ${JSON.stringify(glob.slice(0, 80))} is not a usable glob: ${problem}`);
+        issues.error(
+          where,
+          `"${at}[${i}]" ${JSON.stringify(quote(glob, PROTOCOL_DEFAULTS.quotedGlobChars))} is not a usable glob: ${problem}`,
+        );
         ok = false;
       }
     });

@@ -1,4 +1,4 @@
-import { readFileSync } from "node:fs";
+import { isDeadState, readProcStat } from "@mcpd/transports/procfs";
 
 /**
  * Whether `pid` is a live process; a negative `pid` asks about the process group `-pid`.
@@ -17,14 +17,6 @@ export function isPidAlive(pid: number): boolean {
   }
   // Groups have no /proc entry: the probe stands for them.
   if (pid < 0 || process.platform !== "linux") return true;
-  let stat: string;
-  try {
-    stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-  } catch {
-    return true;
-  }
-  // Field 2 (comm) may contain spaces and parentheses; the state letter follows the last ')'.
-  const close = stat.lastIndexOf(")");
-  const state = stat.slice(close + 2, close + 3);
-  return state !== "Z" && state !== "X";
+  const stat = readProcStat(pid);
+  return stat === undefined || !isDeadState(stat.state);
 }

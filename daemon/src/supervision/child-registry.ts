@@ -1,6 +1,7 @@
-import { mkdirSync, readFileSync } from "node:fs";
+import { mkdirSync } from "node:fs";
 import { dirname } from "node:path";
 import type { Logger } from "@mcpd/protocol";
+import { readProcStat } from "@mcpd/transports/procfs";
 import { RUNTIME_DEFAULTS } from "../defaults.js";
 import { readPrivateFile, writePrivateFile } from "../infra/private-file.js";
 import { isPidAlive } from "../infra/process-alive.js";
@@ -16,14 +17,7 @@ export interface ChildRecord {
 
 /** The start time of a live process, or null when it cannot be read (not Linux, or gone). */
 export function processStartTime(pid: number): string | null {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-    // Field 2 (comm) may contain spaces and parentheses; fields after the last ')' are fixed.
-    const rest = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-    return rest[19] ?? null;
-  } catch {
-    return null;
-  }
+  return readProcStat(pid)?.startTime ?? null;
 }
 
 /**

@@ -1,5 +1,14 @@
 import { EventEmitter } from "node:events";
-import { NotFoundError, silentLogger, type ClientCapabilities, type Logger, type ReloadDiff, type Tool } from "@mcpd/protocol";
+import {
+  NotFoundError,
+  PROTOCOL_DEFAULTS,
+  quote,
+  silentLogger,
+  type ClientCapabilities,
+  type Logger,
+  type ReloadDiff,
+  type Tool,
+} from "@mcpd/protocol";
 import type { MCPTransport, TransportConfig } from "@mcpd/transports";
 import type { LoadedConfig, ResolvedServerConfig } from "../config/config-schema.js";
 import { ChildRegistry } from "./child-registry.js";
@@ -64,7 +73,7 @@ export class MCPManager extends EventEmitter {
       const known = [...this.handles.keys()];
       throw new NotFoundError(
         "MCPD_UNKNOWN_SERVER",
-        `Unknown server ${JSON.stringify(name.slice(0, 100))}; configured: ${known.length ? known.join(", ") : "(none)"}`,
+        `Unknown server ${JSON.stringify(quote(name, PROTOCOL_DEFAULTS.quotedNameChars))}; configured: ${known.length ? known.join(", ") : "(none)"}`,
       );
     }
     return h;

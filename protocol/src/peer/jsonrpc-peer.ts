@@ -12,7 +12,8 @@ import type {
 } from "../types.js";
 import { WireCode } from "../wire-codes.js";
 import type { Cancellation } from "./cancellation.js";
-import { MAX_TIMER_MS, PendingRequest, PendingRequests, type RequestReply } from "./pending-requests.js";
+import { checkTimeoutMs } from "../timers.js";
+import { PendingRequest, PendingRequests, type RequestReply } from "./pending-requests.js";
 
 /** Where a notification or a request from the other side came from. */
 export interface MessageContext {
@@ -50,7 +51,7 @@ export interface PeerSink {
 export interface PeerRequestOptions {
   /** Caller cancellation: an abort rejects with `abortError(signal)` and sends `notifications/cancelled`. */
   signal?: AbortSignal;
-  /** Deadline; `0` or above 2^31-1 (`Infinity`) means none. Default: the peer's `defaultTimeoutMs`. */
+  /** Deadline; `0` or at or above 2^31-1 (`Infinity`) means none. Default: the peer's `defaultTimeoutMs`. */
   timeout?: number;
   /** Called synchronously with the request's id before it is sent. */
   onRequestId?: (id: RequestId) => void;
@@ -160,14 +161,13 @@ export class JsonRpcPeer {
     if (signal?.aborted) return reply.reject(this.opts.abortError ? this.opts.abortError(signal) : signal.reason);
     const cancellation = options?.cancellation;
     if (cancellation?.cancelled) return reply.reject(cancellation.reason);
-    let timeoutMs = options?.timeout ?? this.opts.defaultTimeoutMs;
+    const timeoutMs = options?.timeout ?? this.opts.defaultTimeoutMs;
     try {
       if (this.opts.checkTimeout) this.opts.checkTimeout(timeoutMs, method);
       else checkTimeout(timeoutMs, method);
     } catch (err) {
       return reply.reject(err);
     }
-    if (timeoutMs > MAX_TIMER_MS) timeoutMs = 0;
     const id = this.nextId++;
     options?.onRequestId?.(id);
     const onProgress = options?.onProgress;
@@ -181,7 +181,6 @@ export class JsonRpcPeer {
       p.progress = {
         onProgress,
         reset: options?.resetTimeoutOnProgress ?? true,
-        startedAt: Date.now(),
         maxTotalMs: options?.maxTotalTimeout ?? Number.POSITIVE_INFINITY,
       };
     }
@@ -280,12 +279,9 @@ export class JsonRpcPeer {
     const p = this.pending.get(params?.progressToken);
     const watch = p?.progress;
     if (p === undefined || watch === undefined) return false;
-    if (watch.reset && p.timer !== undefined) {
-      if (Date.now() - watch.startedAt >= watch.maxTotalMs) {
-        this.giveUp(p, new RequestTimeoutError(watch.maxTotalMs));
-        return true;
-      }
-      this.pending.restartClock(p);
+    if (watch.reset && p.deadline !== undefined && !p.deadline.restart(watch.maxTotalMs)) {
+      this.giveUp(p, new RequestTimeoutError(watch.maxTotalMs));
+      return true;
     }
     watch.onProgress(params as JsonObject);
     return true;
@@ -381,11 +377,9 @@ export class JsonRpcPeer {
   }
 }
 
-/** The default `checkTimeout`: a number of ms >= 0. */
+/** The default `checkTimeout`: a number of ms >= 0 (a RangeError otherwise). */
 function checkTimeout(timeoutMs: unknown, method: string): void {
-  if (typeof timeoutMs !== "number" || !(timeoutMs >= 0)) {
-    throw new RangeError(`request "${method}": timeout must be a number of ms >= 0 (got ${String(timeoutMs)})`);
-  }
+  checkTimeoutMs(timeoutMs, `request "${method}": timeout`);
 }
 
 /** The `reason` text of `notifications/cancelled` for a give-up reason. */

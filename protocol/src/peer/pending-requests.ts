@@ -1,18 +1,15 @@
+import { Deadline } from "../deadline.js";
 import type { JsonObject } from "../types.js";
 import type { CancelById, Cancellation } from "./cancellation.js";
 import { SignalFanout } from "./signal-fanout.js";
 
 export { MAX_TIMER_MS } from "../timers.js";
 
-type Timer = ReturnType<typeof setTimeout>;
-
 /** How one request treats progress notifications naming it (its id is the progress token). */
 export interface ProgressWatch {
   onProgress: (params: JsonObject) => void;
   /** Restart the deadline on each progress notification. */
   reset: boolean;
-  /** Date.now() when the request was sent, in ms. */
-  startedAt: number;
   /** Ceiling of the request's life while progress keeps restarting its deadline, in ms. */
   maxTotalMs: number;
 }
@@ -29,14 +26,15 @@ export interface RequestReply<T = unknown> {
 
 /** One request waiting for its response. */
 export class PendingRequest {
-  timer: Timer | undefined = undefined;
+  /** Its deadline while one counts (see {@link Deadline}). */
+  deadline: Deadline<PendingRequest> | undefined = undefined;
   signal: AbortSignal | undefined = undefined;
   cancellation: Cancellation | undefined = undefined;
   progress: ProgressWatch | undefined = undefined;
   constructor(
     readonly id: number,
     readonly method: string,
-    /** The deadline in ms; 0 for none. */
+    /** The deadline in ms (0, or at or past `MAX_TIMER_MS`: none). */
     readonly timeoutMs: number,
     readonly reply: RequestReply,
   ) {}
@@ -44,8 +42,8 @@ export class PendingRequest {
 
 /**
  * The requests one peer is waiting on, by id, each with its deadline, its caller's signal (one listener
- * per distinct signal, see {@link SignalFanout}) and its {@link Cancellation}. Timers share one callback
- * and take the entry as argument, so arming a deadline makes no closure.
+ * per distinct signal, see {@link SignalFanout}) and its {@link Cancellation}. A {@link Deadline} calls back
+ * with the entry as argument, so arming one makes no closure.
  */
 export class PendingRequests {
   private readonly entries = new Map<number, PendingRequest>();
@@ -78,7 +76,7 @@ export class PendingRequests {
   /** Registers `p`, arms its deadline and watches its signal; `cancellation` learns where to cancel it. */
   add(p: PendingRequest, signal: AbortSignal | undefined, cancellation: Cancellation | undefined, target: CancelById): void {
     this.entries.set(p.id, p);
-    if (p.timeoutMs > 0) p.timer = setTimeout(this.expire, p.timeoutMs, p);
+    p.deadline = Deadline.start(p.timeoutMs, this.expire, p);
     if (signal !== undefined) {
       p.signal = signal;
       this.fanout.add(signal, p);
@@ -105,15 +103,8 @@ export class PendingRequests {
     return all;
   }
 
-  /** Starts `p`'s deadline again from now, for its full length. */
-  restartClock(p: PendingRequest): void {
-    if (p.timer === undefined) return;
-    clearTimeout(p.timer);
-    p.timer = setTimeout(this.expire, p.timeoutMs, p);
-  }
-
   private detach(p: PendingRequest): void {
-    if (p.timer !== undefined) clearTimeout(p.timer);
+    p.deadline?.stop();
     if (p.signal !== undefined) this.fanout.remove(p.signal, p);
     p.cancellation?.detach();
   }

@@ -1,4 +1,15 @@
-import { ProtocolError, RequestTimeoutError, isObject, isResponse, parseSSE, parseSseText, type JsonObject } from "@mcpd/protocol";
+import {
+  PROTOCOL_DEFAULTS,
+  ProtocolError,
+  RequestTimeoutError,
+  checkTimeoutMs,
+  isObject,
+  quote,
+  isResponse,
+  parseSSE,
+  parseSseText,
+  type JsonObject,
+} from "@mcpd/protocol";
 import { TRANSPORT_DEFAULTS } from "../defaults.js";
 import { ACCEPT_POST, errorText, httpErrorFrom, mediaType, readBodyText } from "./http-wire.js";
 import { loadUndici, request } from "./undici.js";
@@ -26,10 +37,7 @@ export interface CallMcpOptions {
  *   object, MessageTooLargeError (`MCPD_MESSAGE_TOO_LARGE`), and undici's network errors.
  */
 export async function callMCP(url: string, method: string, params?: JsonObject, options: CallMcpOptions = {}): Promise<JsonObject> {
-  const timeoutMs = options.timeout ?? TRANSPORT_DEFAULTS.requestTimeoutMs;
-  if (typeof timeoutMs !== "number" || Number.isNaN(timeoutMs) || timeoutMs < 0) {
-    throw new RangeError(`callMCP: timeout must be a number of ms >= 0, got ${String(timeoutMs)}`);
-  }
+  const timeoutMs = checkTimeoutMs(options.timeout ?? TRANSPORT_DEFAULTS.requestTimeoutMs, "callMCP: timeout");
   const controller = new AbortController();
   let phase: "request" | "sse" = "request";
   const timer =
@@ -54,7 +62,9 @@ export async function callMCP(url: string, method: string, params?: JsonObject, 
     );
     const envelope = phase === "sse" ? (responseEvent(text) ?? parseSSE(text)) : parseSSE(text);
     if (!isObject(envelope))
-      throw new ProtocolError(`callMCP: ${method} answered ${errorText(JSON.stringify(envelope)).slice(0, 200)}, not a JSON-RPC object`);
+      throw new ProtocolError(
+        `callMCP: ${method} answered ${quote(errorText(JSON.stringify(envelope)), PROTOCOL_DEFAULTS.quotedTextChars)}, not a JSON-RPC object`,
+      );
     return envelope;
   } catch (err) {
     throw controller.signal.aborted ? controller.signal.reason : err;

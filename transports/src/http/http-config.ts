@@ -1,4 +1,4 @@
-import { ConfigError, type Logger } from "@mcpd/protocol";
+import { ConfigError, checkTimeoutMs, type Logger } from "@mcpd/protocol";
 import { TRANSPORT_DEFAULTS } from "../defaults.js";
 import type { HttpServerConfig, TransportOptions } from "../transport.js";
 import type { OAuthProvider } from "./auth/oauth-provider.js";
@@ -62,7 +62,7 @@ export function resolveHttpConfig(config: HttpServerConfig, options: HttpTranspo
     throw new ConfigError(`HTTP transport: "type" must be "http" or "sse", got ${JSON.stringify(config.type) ?? String(config.type)}`);
   }
   const url = parseHttpUrl(config.url);
-  if (config.timeout !== undefined) checkTimeoutMs(config.timeout, '"timeout"');
+  if (config.timeout !== undefined) checkHttpTimeoutMs(config.timeout, '"timeout"');
   const headers = checkHeaders(config.headers);
   if (options.auth !== undefined && Object.keys(headers).some((h) => h.toLowerCase() === "authorization")) {
     throw new ConfigError(`HTTP transport: an "Authorization" header and OAuth ("auth") cannot both be used; keep one`);
@@ -90,11 +90,9 @@ export function resolveHttpConfig(config: HttpServerConfig, options: HttpTranspo
   };
 }
 
-/** @throws ConfigError unless `value` is a number of ms >= 0 (Infinity allowed). */
-export function checkTimeoutMs(value: unknown, what: string): void {
-  if (typeof value !== "number" || Number.isNaN(value) || value < 0) {
-    throw new ConfigError(`HTTP transport: ${what} must be a number of ms >= 0 (0 or Infinity for none), got ${String(value)}`);
-  }
+/** @throws ConfigError unless `value` is a number of ms >= 0 (0 or Infinity: none); `what` names it. */
+export function checkHttpTimeoutMs(value: unknown, what: string): void {
+  checkTimeoutMs(value, `HTTP transport: ${what}`, "non-negative", ConfigError);
 }
 
 function parseHttpUrl(raw: unknown): URL {

@@ -2,7 +2,7 @@ import { RequestTimeoutError, silentLogger } from "@mcpd/protocol";
 import { TRANSPORT_DEFAULTS } from "../defaults.js";
 import { PipeTransport } from "../pipe-transport.js";
 import type { HttpServerConfig } from "../transport.js";
-import { checkTimeoutMs, resolveHttpConfig, type HttpTransportOptions } from "./http-config.js";
+import { checkHttpTimeoutMs, resolveHttpConfig, type HttpTransportOptions } from "./http-config.js";
 import { HttpPipe, type HttpTransportMode } from "./http-pipe.js";
 
 export type { HttpTransportOptions } from "./http-config.js";
@@ -91,7 +91,7 @@ export class HttpTransport extends PipeTransport<HttpPipe> {
   }
 
   protected override checkTimeout(ms: unknown): void {
-    checkTimeoutMs(ms, "request timeout");
+    checkHttpTimeoutMs(ms, "request timeout");
   }
 
   protected override timeoutError(ms: number, id: number): Error {

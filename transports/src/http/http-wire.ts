@@ -1,5 +1,5 @@
 import type { Agent, Dispatcher } from "undici";
-import { HttpError, MessageTooLargeError, PROTOCOL_DEFAULTS, ProtocolError } from "@mcpd/protocol";
+import { HttpError, MessageTooLargeError, PROTOCOL_DEFAULTS, ProtocolError, quote } from "@mcpd/protocol";
 import { TRANSPORT_DEFAULTS } from "../defaults.js";
 import { newAgent } from "./undici.js";
 
@@ -149,10 +149,9 @@ export function waitOrAbort<T>(promise: Promise<T>, signal: AbortSignal): Promis
   });
 }
 
-/** The start of a text for error messages and logs (`PROTOCOL_DEFAULTS.previewBytes` characters). */
+/** The start of a text for error messages and logs (`PROTOCOL_DEFAULTS.previewBytes` characters, then `...`). */
 export function preview(text: string): string {
-  const limit = PROTOCOL_DEFAULTS.previewBytes;
-  return text.length > limit ? `${text.slice(0, limit)}...` : text;
+  return quote(text, PROTOCOL_DEFAULTS.previewBytes, "...");
 }
 
 /** A message as a request body. @throws ProtocolError when it cannot be serialized. */

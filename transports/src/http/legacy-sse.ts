@@ -1,5 +1,5 @@
 import type { Agent } from "undici";
-import { ProtocolError, TransportClosedError, sseJson, type Logger, type ParseError } from "@mcpd/protocol";
+import { PROTOCOL_DEFAULTS, ProtocolError, TransportClosedError, quote, sseJson, type Logger, type ParseError } from "@mcpd/protocol";
 import { readSseStream, type SseCursor } from "./sse-stream.js";
 import { ACCEPT_SSE, discardBody, errorText, httpErrorFrom, mediaType } from "./http-wire.js";
 import { urlLabel } from "../url-label.js";
@@ -139,9 +139,12 @@ export class LegacySseConnection {
     try {
       endpoint = new URL(data.trim(), this.deps.url);
     } catch (err) {
-      throw new ProtocolError(`legacy SSE endpoint event from ${safeUrl} is not a URI: ${JSON.stringify(data.slice(0, 200))}`, {
-        cause: err,
-      });
+      throw new ProtocolError(
+        `legacy SSE endpoint event from ${safeUrl} is not a URI: ${JSON.stringify(quote(data, PROTOCOL_DEFAULTS.quotedTextChars))}`,
+        {
+          cause: err,
+        },
+      );
     }
     if (endpoint.origin !== this.deps.url.origin) {
       throw new ProtocolError(

@@ -1,4 +1,4 @@
-import { readdir, readFile } from "node:fs/promises";
+import { isDeadState, listProcPids, readProcStatAsync } from "../procfs.js";
 
 /**
  * Process-group helpers for ending a stdio server together with everything it started.
@@ -36,29 +36,11 @@ export function signalGroup(pgid: number | undefined, signal: NodeJS.Signals | 0
 export async function groupAlive(pgid: number | undefined): Promise<boolean> {
   if (!signalGroup(pgid, 0)) return false;
   if (process.platform !== "linux") return true;
-  let entries: string[];
-  try {
-    entries = await readdir("/proc");
-  } catch {
-    return true;
-  }
-  const wanted = String(pgid);
-  const checks: Array<Promise<boolean>> = [];
-  for (const name of entries) {
-    const c = name.charCodeAt(0);
-    if (c < 48 || c > 57) continue;
-    checks.push(
-      readFile(`/proc/${name}/stat`, "utf8").then(
-        (stat) => {
-          // Format: "pid (comm) state ppid pgrp ...". comm may hold spaces and parens: cut at the last ")".
-          const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ", 3);
-          return fields[2] === wanted && fields[0] !== "Z" && fields[0] !== "X";
-        },
-        () => false,
-      ),
-    );
-  }
-  const results = await Promise.all(checks);
+  const pids = await listProcPids();
+  if (pids === undefined) return true;
+  const results = await Promise.all(
+    pids.map((pid) => readProcStatAsync(pid).then((stat) => stat !== undefined && stat.pgrp === pgid && !isDeadState(stat.state))),
+  );
   return results.includes(true);
 }
 

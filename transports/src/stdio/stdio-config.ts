@@ -1,5 +1,5 @@
 import { stat } from "node:fs/promises";
-import { ConfigError, SpawnError } from "@mcpd/protocol";
+import { ConfigError, SpawnError, checkTimeoutMs } from "@mcpd/protocol";
 import type { StdioServerConfig, TransportOptions } from "../transport.js";
 
 /** Constructor options of {@link StdioTransport}, besides the logger. Sizes in bytes, times in ms. */
@@ -35,9 +35,7 @@ export function validateStdioConfig(config: StdioServerConfig): void {
     for (const [key, value] of Object.entries(config.env)) if (typeof value !== "string") bad(`env.${key}`, "a string");
   }
   if (config.cwd !== undefined && (typeof config.cwd !== "string" || config.cwd === "")) bad("cwd", "a non-empty string");
-  if (config.timeout !== undefined && !(typeof config.timeout === "number" && config.timeout >= 0)) {
-    bad("timeout", "a number of ms >= 0");
-  }
+  if (config.timeout !== undefined) checkTimeoutMs(config.timeout, 'stdio server config: "timeout"', "non-negative", ConfigError);
   if (config.envMode !== undefined && config.envMode !== "inherit" && config.envMode !== "allowlist") {
     bad("envMode", `"inherit" or "allowlist" (got ${JSON.stringify(config.envMode)})`);
   }

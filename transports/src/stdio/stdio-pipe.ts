@@ -6,6 +6,7 @@ import {
   ProtocolError,
   TransportClosedError,
   encodeLine,
+  quote,
   type JsonRpcMessage,
   type Logger,
   type MessageContext,
@@ -266,9 +267,9 @@ export class StdioPipe implements MessagePipe {
     if (!this.inboundOpen || this.events.deliver(value, NO_CONTEXT)) return;
     let preview: string;
     try {
-      preview = JSON.stringify(value).slice(0, PROTOCOL_DEFAULTS.previewBytes);
+      preview = quote(JSON.stringify(value), PROTOCOL_DEFAULTS.previewBytes);
     } catch {
-      preview = String(value).slice(0, PROTOCOL_DEFAULTS.previewBytes);
+      preview = quote(String(value), PROTOCOL_DEFAULTS.previewBytes);
     }
     this.skipLine(new ProtocolError("Line is JSON but not a JSON-RPC 2.0 message", { data: { preview } }), preview);
   }

@@ -1,4 +1,4 @@
-import { ConfigError } from "@mcpd/protocol";
+import { ConfigError, checkTimeoutMs } from "@mcpd/protocol";
 import { TRANSPORT_DEFAULTS } from "../defaults.js";
 import type { WsServerConfig } from "../transport.js";
 import { urlLabel } from "../url-label.js";
@@ -24,7 +24,7 @@ export interface ResolvedWsConfig {
 export function resolveWsConfig(config: WsServerConfig, maxPayloadBytes: number | undefined): ResolvedWsConfig {
   if (typeof config !== "object" || config === null) throw new ConfigError("WebSocket transport: config must be an object");
   const url = parseWsUrl(config.url);
-  if (config.timeout !== undefined) checkTimeoutMs(config.timeout, '"timeout"');
+  if (config.timeout !== undefined) checkWsTimeoutMs(config.timeout, '"timeout"');
   const max = maxPayloadBytes ?? TRANSPORT_DEFAULTS.maxMessageBytes;
   if (!Number.isSafeInteger(max) || max <= 0) {
     throw new ConfigError(`WebSocket transport: "maxPayloadBytes" must be a positive integer, got ${String(max)}`);
@@ -32,11 +32,9 @@ export function resolveWsConfig(config: WsServerConfig, maxPayloadBytes: number 
   return { url, safeUrl: urlLabel(url), headers: checkHeaders(config.headers), timeoutMs: config.timeout, maxPayloadBytes: max };
 }
 
-/** @throws ConfigError unless `value` is a number of ms >= 0 (Infinity allowed). */
-export function checkTimeoutMs(value: unknown, what: string): void {
-  if (typeof value !== "number" || Number.isNaN(value) || value < 0) {
-    throw new ConfigError(`WebSocket transport: ${what} must be a number of ms >= 0 (0 or Infinity for none), got ${String(value)}`);
-  }
+/** @throws ConfigError unless `value` is a number of ms >= 0 (0 or Infinity: none); `what` names it. */
+export function checkWsTimeoutMs(value: unknown, what: string): void {
+  checkTimeoutMs(value, `WebSocket transport: ${what}`, "non-negative", ConfigError);
 }
 
 function parseWsUrl(raw: unknown): URL {

@@ -9,6 +9,7 @@ import {
   QueueFullError,
   TransportClosedError,
   keepResultText,
+  quote,
   type JsonRpcMessage,
   type Logger,
   type MessageContext,
@@ -308,7 +309,12 @@ export class WsPipe implements MessagePipe {
       value = JSON.parse(text);
     } catch (err) {
       const kind = isBinary ? "binary frame" : "frame";
-      this.drop(new ParseError(`Invalid JSON in WebSocket ${kind} from ${this.cfg.safeUrl}: ${preview(text)}`, { cause: err }));
+      this.drop(
+        new ParseError(
+          `Invalid JSON in WebSocket ${kind} from ${this.cfg.safeUrl}: ${quote(text, PROTOCOL_DEFAULTS.previewBytes, "...")}`,
+          { cause: err },
+        ),
+      );
       return;
     }
     // JSON-RPC batches (allowed by MCP 2025-03-26) carry several messages in one frame.
@@ -324,7 +330,11 @@ export class WsPipe implements MessagePipe {
   private dispatch(value: unknown, text: string): void {
     try {
       if (this.events.deliver(value, NO_CONTEXT)) return;
-      this.drop(new ProtocolError(`Not a JSON-RPC 2.0 message in WebSocket frame from ${this.cfg.safeUrl}: ${preview(text)}`));
+      this.drop(
+        new ProtocolError(
+          `Not a JSON-RPC 2.0 message in WebSocket frame from ${this.cfg.safeUrl}: ${quote(text, PROTOCOL_DEFAULTS.previewBytes, "...")}`,
+        ),
+      );
     } catch (err) {
       // A throwing callback must not escape into ws's event emitter.
       this.log.warn({ err: errorText(err) }, "websocket message handler threw");
@@ -362,11 +372,6 @@ function rawToText(data: RawData): string {
   if (Array.isArray(data)) return Buffer.concat(data).toString("utf8");
   if (data instanceof ArrayBuffer) return Buffer.from(data).toString("utf8");
   return data.toString("utf8");
-}
-
-function preview(text: string): string {
-  const limit = PROTOCOL_DEFAULTS.previewBytes;
-  return text.length > limit ? `${text.slice(0, limit)}...` : text;
 }
 
 function headerValue(value: string | string[] | undefined): string | undefined {

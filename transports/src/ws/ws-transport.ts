@@ -2,7 +2,7 @@ import { silentLogger } from "@mcpd/protocol";
 import { TRANSPORT_DEFAULTS } from "../defaults.js";
 import { PipeTransport } from "../pipe-transport.js";
 import type { TransportOptions, WsServerConfig } from "../transport.js";
-import { checkTimeoutMs, resolveWsConfig } from "./ws-config.js";
+import { checkWsTimeoutMs, resolveWsConfig } from "./ws-config.js";
 import { WsPipe } from "./ws-pipe.js";
 
 export { MCP_WS_SUBPROTOCOL } from "./ws-pipe.js";
@@ -59,6 +59,6 @@ export class WebSocketTransport extends PipeTransport<WsPipe> {
   }
 
   protected override checkTimeout(ms: unknown): void {
-    checkTimeoutMs(ms, "request timeout");
+    checkWsTimeoutMs(ms, "request timeout");
   }
 }

@@ -1,4 +1,4 @@
-import { OAuthError } from "@mcpd/protocol";
+import { OAuthError, PROTOCOL_DEFAULTS, quote } from "@mcpd/protocol";
 import { urlLabel } from "../../url-label.js";
 import { defaultEndpoints, fetchAuthServerMetadata, type AuthServerMetadata } from "./auth-server-metadata.js";
 import { isSecureEndpoint, type OAuthHttp } from "./oauth-http.js";
@@ -48,7 +48,7 @@ export async function discoverAuthTarget(
     try {
       issuer = new URL(raw);
     } catch {
-      problems.push(`authorization server ${JSON.stringify(raw.slice(0, 100))} is not a URL`);
+      problems.push(`authorization server ${JSON.stringify(quote(raw, PROTOCOL_DEFAULTS.quotedNameChars))} is not a URL`);
       continue;
     }
     if (!isSecureEndpoint(issuer)) {

@@ -1,4 +1,4 @@
-import { OAuthError } from "@mcpd/protocol";
+import { OAuthError, PROTOCOL_DEFAULTS, quote } from "@mcpd/protocol";
 import { urlLabel } from "../../url-label.js";
 import type { AuthTarget } from "./auth-discovery.js";
 import { registerClient } from "./client-registration.js";
@@ -107,7 +107,7 @@ export async function authorizationCodeGrant(options: CodeGrantOptions): Promise
     if (response.iss !== undefined && server.discovered && response.iss !== server.issuer) {
       throw new OAuthError(
         "MCPD_OAUTH_AUTHORIZATION_FAILED",
-        `the authorization response names issuer ${JSON.stringify(response.iss.slice(0, 200))}, not ${server.issuer}`,
+        `the authorization response names issuer ${JSON.stringify(quote(response.iss, PROTOCOL_DEFAULTS.quotedTextChars))}, not ${server.issuer}`,
       );
     }
     try {

@@ -1,4 +1,4 @@
-import { OAuthError } from "@mcpd/protocol";
+import { OAuthError, PROTOCOL_DEFAULTS, quote } from "@mcpd/protocol";
 import { urlLabel } from "../../url-label.js";
 import { errorText } from "../http-wire.js";
 import type { AuthServerMetadata } from "./auth-server-metadata.js";
@@ -68,8 +68,9 @@ export async function registerClient(
   }
   const doc = res.json;
   if (res.status < 200 || res.status > 299 || !doc || typeof doc.client_id !== "string" || doc.client_id === "") {
-    const oauthError = typeof doc?.error === "string" ? doc.error : undefined;
-    const description = typeof doc?.error_description === "string" ? `: ${doc.error_description.slice(0, 300)}` : "";
+    const oauthError = typeof doc?.error === "string" ? quote(doc.error, PROTOCOL_DEFAULTS.quotedNameChars) : undefined;
+    const description =
+      typeof doc?.error_description === "string" ? `: ${quote(doc.error_description, PROTOCOL_DEFAULTS.quotedDescriptionChars)}` : "";
     throw new OAuthError(
       "MCPD_OAUTH_REGISTRATION_FAILED",
       `registration at ${urlLabel(endpoint)} refused (HTTP ${res.status}${oauthError ? `, ${oauthError}` : ""}${description})`,

@@ -1,5 +1,5 @@
 import { createServer, type Server } from "node:http";
-import { OAuthError } from "@mcpd/protocol";
+import { OAuthError, PROTOCOL_DEFAULTS, quote } from "@mcpd/protocol";
 
 /** The authorization response the browser brought back. */
 export interface AuthorizationResponse {
@@ -74,12 +74,13 @@ export class LoopbackRedirect {
       const error = q.get("error");
       if (error !== null) {
         const description = q.get("error_description");
+        const code = quote(error, PROTOCOL_DEFAULTS.quotedNameChars);
         res.writeHead(400, HTML).end(PAGE("mcpd: authorization failed", `The authorization server said: ${escapeHtml(error)}.`));
         this.settle?.({
           error: new OAuthError(
             "MCPD_OAUTH_AUTHORIZATION_FAILED",
-            `the authorization was not granted: ${error.slice(0, 100)}${description ? ` (${description.slice(0, 300)})` : ""}`,
-            { oauthError: error.slice(0, 100) },
+            `the authorization was not granted: ${code}${description ? ` (${quote(description, PROTOCOL_DEFAULTS.quotedDescriptionChars)})` : ""}`,
+            { oauthError: code },
           ),
         });
         return;
@@ -148,5 +149,5 @@ export class LoopbackRedirect {
 }
 
 function escapeHtml(text: string): string {
-  return text.slice(0, 100).replace(/[<>&"']/g, (c) => `&#${c.charCodeAt(0)};`);
+  return quote(text, PROTOCOL_DEFAULTS.quotedNameChars).replace(/[<>&"']/g, (c) => `&#${c.charCodeAt(0)};`);
 }

@@ -1,5 +1,5 @@
 import type { Dispatcher } from "undici";
-import { isObject, type JsonObject } from "@mcpd/protocol";
+import { isObject, PROTOCOL_DEFAULTS, quote, type JsonObject } from "@mcpd/protocol";
 import { TRANSPORT_DEFAULTS } from "../../defaults.js";
 import { errorText, headerValue, readBodyText } from "../http-wire.js";
 import { urlLabel } from "../../url-label.js";
@@ -71,7 +71,12 @@ export async function oauthRequest(
     } catch {
       // Not JSON: callers say what they expected.
     }
-    return { status: res.statusCode, header: (name) => headerValue(res.headers, name), json, text: text.slice(0, 300) };
+    return {
+      status: res.statusCode,
+      header: (name) => headerValue(res.headers, name),
+      json,
+      text: quote(text, PROTOCOL_DEFAULTS.quotedDescriptionChars),
+    };
   } catch (err) {
     throw controller.signal.aborted && !(signal?.aborted ?? false) ? (controller.signal.reason as Error) : err;
   } finally {

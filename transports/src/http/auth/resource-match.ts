@@ -1,4 +1,4 @@
-import { OAuthError } from "@mcpd/protocol";
+import { OAuthError, PROTOCOL_DEFAULTS, quote } from "@mcpd/protocol";
 import { urlLabel } from "../../url-label.js";
 
 /**
@@ -41,7 +41,7 @@ export function checkResource(resource: string, serverUrl: URL): void {
   if (resourceCovers(resource, serverUrl)) return;
   throw new OAuthError(
     "MCPD_OAUTH_RESOURCE_MISMATCH",
-    `the protected resource metadata of ${urlLabel(serverUrl)} is for another resource (${JSON.stringify(resource.slice(0, 200))}); ` +
+    `the protected resource metadata of ${urlLabel(serverUrl)} is for another resource (${JSON.stringify(quote(resource, PROTOCOL_DEFAULTS.quotedTextChars))}); ` +
       "refusing to authorize: its authorization server could hand out tokens meant for elsewhere",
   );
 }

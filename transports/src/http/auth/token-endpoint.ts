@@ -1,4 +1,4 @@
-import { OAuthError } from "@mcpd/protocol";
+import { OAuthError, PROTOCOL_DEFAULTS, quote } from "@mcpd/protocol";
 import { urlLabel } from "../../url-label.js";
 import { errorText } from "../http-wire.js";
 import type { AuthServerMetadata } from "./auth-server-metadata.js";
@@ -58,8 +58,9 @@ export async function requestToken(
   }
   const doc = res.json;
   if (res.status !== 200 || !doc || typeof doc.access_token !== "string" || doc.access_token === "") {
-    const oauthError = typeof doc?.error === "string" ? doc.error.slice(0, 100) : undefined;
-    const description = typeof doc?.error_description === "string" ? `: ${doc.error_description.slice(0, 300)}` : "";
+    const oauthError = typeof doc?.error === "string" ? quote(doc.error, PROTOCOL_DEFAULTS.quotedNameChars) : undefined;
+    const description =
+      typeof doc?.error_description === "string" ? `: ${quote(doc.error_description, PROTOCOL_DEFAULTS.quotedDescriptionChars)}` : "";
     const what =
       res.status === 200
         ? "answered without an access token"
