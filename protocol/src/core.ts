@@ -8,6 +8,7 @@
 export * from "./types.js";
 export * from "./guards.js";
 export * from "./errors.js";
+export { ERROR_CODES, type ErrorCodeInfo, type McpdErrorCode, errorData, isMcpdErrorCode, wireCodeOf } from "./error-codes.js";
 export { WireCode, type WireCodeName } from "./wire-codes.js";
 export { PROTOCOL_DEFAULTS } from "./defaults.js";
 export { MAX_TIMER_MS, checkTimeoutMs, type TimeoutRule } from "./timers.js";

@@ -1,3 +1,4 @@
+import { type McpdErrorCode, wireCodeOf } from "./error-codes.js";
 import type { JsonRpcErrorObject, RequestId } from "./types.js";
 import { WireCode } from "./wire-codes.js";
 
@@ -9,14 +10,16 @@ import { WireCode } from "./wire-codes.js";
  */
 export class McpdError extends Error {
   override name = "McpdError";
-  readonly code: string;
+  /** One of {@link ERROR_CODES}' codes (a newer daemon's unknown code survives {@link fromWireError} as it came). */
+  readonly code: McpdErrorCode;
   readonly wireCode: number;
   readonly data?: unknown;
 
-  constructor(code: string, message: string, options: { cause?: unknown; data?: unknown; wireCode?: number } = {}) {
+  /** `wireCode` defaults to the one {@link ERROR_CODES} gives `code`. */
+  constructor(code: McpdErrorCode, message: string, options: { cause?: unknown; data?: unknown; wireCode?: number } = {}) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
     this.code = code;
-    this.wireCode = options.wireCode ?? WireCode.InternalError;
+    this.wireCode = options.wireCode ?? wireCodeOf(code);
     if (options.data !== undefined) this.data = options.data;
   }
 }
@@ -392,7 +395,12 @@ export function toWireError(err: unknown): JsonRpcErrorObject {
 export function fromWireError(error: JsonRpcErrorObject): McpdError {
   const data = error.data as { mcpdCode?: unknown } | undefined;
   if (data && typeof data === "object" && typeof data.mcpdCode === "string") {
-    return new McpdError(data.mcpdCode, error.message, { wireCode: error.code, data: error.data, cause: new McpRemoteError(error) });
+    // A code this build does not know (a newer daemon's) is kept as it came: clients match on it.
+    return new McpdError(data.mcpdCode as McpdErrorCode, error.message, {
+      wireCode: error.code,
+      data: error.data,
+      cause: new McpRemoteError(error),
+    });
   }
   return new McpRemoteError(error);
 }

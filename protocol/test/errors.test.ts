@@ -63,7 +63,7 @@ const ROWS: Row[] = [
     message: "metadata for another resource",
     wireCode: -32067,
   },
-  { error: new McpdError("MCPD_X", "plain"), name: "McpdError", code: "MCPD_X", message: "plain", wireCode: -32603 },
+  { error: new McpdError("MCPD_INTERNAL", "plain"), name: "McpdError", code: "MCPD_INTERNAL", message: "plain", wireCode: -32603 },
   {
     error: new TransportClosedError(),
     name: "TransportClosedError",
@@ -386,8 +386,8 @@ describe("toWireError", () => {
   });
 
   it("never lets an error's own data mask its mcpdCode", () => {
-    const err = new McpdError("MCPD_REAL", "m", { wireCode: WireCode.QueueFull, data: { mcpdCode: "MCPD_FAKE", extra: 1 } });
-    expect(toWireError(err)).toEqual({ code: -32064, message: "m", data: { mcpdCode: "MCPD_REAL", extra: 1 } });
+    const err = new McpdError("MCPD_QUEUE_FULL", "m", { wireCode: WireCode.QueueFull, data: { mcpdCode: "MCPD_FAKE", extra: 1 } });
+    expect(toWireError(err)).toEqual({ code: -32064, message: "m", data: { mcpdCode: "MCPD_QUEUE_FULL", extra: 1 } });
   });
 
   it.each<[string, unknown, unknown]>([

@@ -1,5 +1,5 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
-import { MessageTooLargeError, WireCode, classify, type McpdError } from "@mcpd/protocol";
+import { MessageTooLargeError, WireCode, classify, type McpdError, type McpdErrorCode } from "@mcpd/protocol";
 
 /**
  * Answers an HTTP request with a status and a JSON-RPC error body (what MCP clients show their users):
@@ -10,7 +10,7 @@ export function sendError(
   status: number,
   code: number,
   message: string,
-  mcpdCode: string,
+  mcpdCode: McpdErrorCode,
   headers?: Record<string, string>,
 ): void {
   if (res.headersSent) {

@@ -1,5 +1,5 @@
 import type { ServerResponse } from "node:http";
-import { WireCode, type JsonObject, type Logger } from "@mcpd/protocol";
+import { WireCode, isMcpdErrorCode, type JsonObject, type Logger, type McpdErrorCode } from "@mcpd/protocol";
 import type { ViewChoice } from "./http-routes.js";
 import type { Router } from "../router/router.js";
 import { onGone } from "./http-respond.js";
@@ -30,13 +30,13 @@ export interface HttpSessionLimits {
 /** Why a session could not be opened: the HTTP status and the JSON-RPC error to answer with. */
 export interface OpenRefusal {
   status: number;
-  error: { code: number; message: string; mcpdCode: string };
+  error: { code: number; message: string; mcpdCode: McpdErrorCode };
 }
 
 /** The view could not be chosen (an unknown server or profile): 404 with the router's own answer. */
 function selectRefusal(err: JsonObject): OpenRefusal {
   const data = err.data as { mcpdCode?: unknown } | undefined;
-  const mcpdCode = typeof data?.mcpdCode === "string" ? data.mcpdCode : "MCPD_UNKNOWN_SERVER";
+  const mcpdCode = isMcpdErrorCode(data?.mcpdCode) ? data.mcpdCode : "MCPD_UNKNOWN_SERVER";
   return { status: 404, error: { code: Number(err.code), message: String(err.message), mcpdCode } };
 }
 
