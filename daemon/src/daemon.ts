@@ -14,7 +14,7 @@ import {
 } from "./config/index.js";
 import { HttpFront } from "./http/http-front.js";
 import { CONFIG_DEFAULTS, RUNTIME_DEFAULTS } from "./defaults.js";
-import { createControl } from "./socket/control.js";
+import { createControl } from "./control/control-handlers.js";
 import { RotatingFileStream, type LogWriteStatus } from "./infra/log-file.js";
 import { JsonLogger } from "./infra/logger.js";
 import { MCPManager } from "./supervision/manager.js";

@@ -3,7 +3,7 @@
  * Every export of this file is public API.
  */
 export { runDaemon, startDaemon, type RunDaemonOptions, type DaemonHandle } from "./daemon.js";
-export { runBridge, type BridgeOptions } from "./socket/bridge.js";
+export { runBridge, type BridgeOptions } from "./cli/bridge.js";
 export { DAEMON_ALLOCATOR_ENV } from "./infra/allocator-env.js";
 export { DAEMON_NODE_FLAGS } from "./infra/node-flags.js";
 export { UpstreamClient, type ListKind, type UpstreamClientOptions, type UpstreamRequestHandler } from "./supervision/upstream-client.js";

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { CONTROL_METHODS, McpdSelect } from "@mcpd/protocol";
-import { CONTROL_HANDLERS } from "../src/socket/control.js";
+import { CONTROL_HANDLERS } from "../src/control/control-handlers.js";
 
 describe("the daemon's control dispatcher", () => {
   it("has a handler for every declared control method and for nothing else (mcpd/select is the session's)", () => {

@@ -12,7 +12,7 @@ import {
 } from "@mcpd/protocol";
 import type { Router } from "../router/router.js";
 import { ViewFilter } from "../router/view-filter.js";
-import type { HttpTokenAdmin } from "../socket/http-token-control.js";
+import type { HttpTokenAdmin } from "../control/http-token-control.js";
 import type { Route } from "./http-routes.js";
 import type { HttpSessions } from "./http-sessions.js";
 import { ScopedTokenStore, type ScopedToken } from "./scoped-tokens.js";

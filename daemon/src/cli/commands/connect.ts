@@ -3,7 +3,7 @@ import { McpdError } from "@mcpd/protocol/core";
 import { CliError, ExitCode } from "../args.js";
 import { CLI_DEFAULTS, envTimeoutMs } from "../cli-defaults.js";
 import { eprintln, type CliContext, type Command } from "../context.js";
-import { runBridge } from "../../socket/bridge.js";
+import { runBridge } from "../bridge.js";
 import { SELECTION_OPTIONS, selectionOf } from "../selection-options.js";
 
 /** `mcpd connect [SERVER]`: the stdio bridge an MCP client runs as its server command. */

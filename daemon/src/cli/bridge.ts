@@ -2,7 +2,7 @@ import { connect } from "node:net";
 // The lean entries: `mcpd connect` loads this file once per agent session, and starts within a few ms of Node.
 import { assertTrustedSocket } from "@mcpd/client/paths";
 import { DaemonUnavailableError, JsonLineDecoder, McpdSelect, encodeLine, isObject, type SelectParams } from "@mcpd/protocol/core";
-import { CLI_DEFAULTS } from "../cli/cli-defaults.js";
+import { CLI_DEFAULTS } from "./cli-defaults.js";
 import type { ViewSelection } from "@mcpd/protocol";
 
 export interface BridgeOptions extends ViewSelection {
