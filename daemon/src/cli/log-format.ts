@@ -1,4 +1,4 @@
-import { LEVEL_VALUES } from "../infra/log-levels.js";
+import { LEVEL_VALUES } from "../infra/log-line-levels.js";
 import { palette, type Palette } from "./format.js";
 import { terminalText } from "./terminal-text.js";
 

@@ -3,7 +3,7 @@ import type { LogLevel } from "../config/config-schema.js";
 import { isSecretField, REDACTED } from "../secrets/index.js";
 import { isoTime } from "./iso-time.js";
 import { errorFields, printable, toLoggable } from "./loggable.js";
-import { LEVEL_VALUES, type LevelName } from "./log-levels.js";
+import { LEVEL_VALUES, type LevelName } from "./log-line-levels.js";
 
 export { LEVEL_VALUES };
 

@@ -14,7 +14,7 @@ import {
 import { TRANSPORT_DEFAULTS } from "../defaults.js";
 import type { HttpExchange } from "./http-exchange.js";
 import { ACCEPT_SSE, delay, discardBody, errorText, httpErrorFrom, mediaType, preview, readBodyText } from "./http-wire.js";
-import { readSseStream, type SseCursor } from "./sse-stream.js";
+import { readSseStream, type SseCursor } from "./read-sse-stream.js";
 import { request } from "./undici.js";
 import type { MessageContext } from "../transport.js";
 

@@ -1,6 +1,6 @@
 import type { Agent } from "undici";
 import { McpdError, sseJson, type Logger, type ParseError } from "@mcpd/protocol";
-import { readSseStream, type SseCursor } from "./sse-stream.js";
+import { readSseStream, type SseCursor } from "./read-sse-stream.js";
 import { ACCEPT_SSE, delay, discardBody, errorText, httpErrorFrom, mediaType } from "./http-wire.js";
 import { urlLabel } from "../url-label.js";
 import { request } from "./undici.js";
