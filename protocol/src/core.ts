@@ -11,7 +11,7 @@ export * from "./errors.js";
 export { ERROR_CODES, type ErrorCodeInfo, type McpdErrorCode, errorData, isMcpdErrorCode, wireCodeOf } from "./error-codes.js";
 export { WireCode, type WireCodeName } from "./wire-codes.js";
 export { PROTOCOL_DEFAULTS } from "./defaults.js";
-export { MAX_TIMER_MS, checkTimeoutMs, type TimeoutRule } from "./timers.js";
+export { MAX_TIMER_MS, checkTimeoutMs, hasDeadline, type TimeoutRule } from "./timers.js";
 export { Deadline } from "./deadline.js";
 export { quote } from "./quote.js";
 export { type Logger, silentLogger } from "./logger.js";

@@ -1,4 +1,4 @@
-import { MAX_TIMER_MS } from "./timers.js";
+import { type MAX_TIMER_MS, hasDeadline } from "./timers.js";
 
 type Timer = ReturnType<typeof setTimeout>;
 
@@ -22,7 +22,7 @@ export class Deadline<A> {
    * when `timeoutMs` is none (see the class comment).
    */
   static start<A>(timeoutMs: number, onExpire: (arg: A) => void, arg: A): Deadline<A> | undefined {
-    return timeoutMs > 0 && timeoutMs < MAX_TIMER_MS ? new Deadline(timeoutMs, onExpire, arg) : undefined;
+    return hasDeadline(timeoutMs) ? new Deadline(timeoutMs, onExpire, arg) : undefined;
   }
 
   private constructor(

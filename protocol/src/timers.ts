@@ -5,6 +5,14 @@
 export const MAX_TIMER_MS = 2_147_483_647;
 
 /**
+ * Whether a timeout in ms is a deadline a timer can keep: more than 0 and less than {@link MAX_TIMER_MS}.
+ * Anything else (0, `Infinity`, 2^31 ms and more) means none: every timer mcpd arms asks this first.
+ */
+export function hasDeadline(timeoutMs: number): boolean {
+  return timeoutMs > 0 && timeoutMs < MAX_TIMER_MS;
+}
+
+/**
  * What a timeout in ms may be: `"non-negative"`, a number >= 0 where 0 and `Infinity` mean none (the
  * transports, the JSON-RPC peer); `"positive"`, a number > 0 where `Infinity` means none (the client SDK,
  * whose 0 would time every request out at once).

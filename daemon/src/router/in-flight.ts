@@ -3,6 +3,7 @@ import {
   McpdError,
   RequestTimeoutError,
   WireCode,
+  hasDeadline,
   isObject,
   toWireError,
   type JsonObject,
@@ -60,7 +61,7 @@ export class InFlight implements RequestReply<JsonObject> {
   }
 
   private arm(ms: number): void {
-    if (!(ms > 0) || !Number.isFinite(ms)) return;
+    if (!hasDeadline(ms)) return;
     // A shared callback with the entry as argument: arming makes no closure.
     this.timer = setTimeout(expire, ms, this);
   }

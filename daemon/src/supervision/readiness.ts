@@ -1,4 +1,4 @@
-import { AuthRequiredError, ServerUnavailableError, type ServerState } from "@mcpd/protocol";
+import { AuthRequiredError, ServerUnavailableError, hasDeadline, type ServerState } from "@mcpd/protocol";
 import type { UpstreamClient } from "./upstream-client.js";
 import { isoTime } from "../infra/iso-time.js";
 
@@ -80,13 +80,12 @@ export class Readiness {
         done();
         reject(signal?.reason);
       };
-      const timer =
-        timeoutMs > 0 && Number.isFinite(timeoutMs)
-          ? setTimeout(() => {
-              done();
-              reject(new ServerUnavailableError(server.name, server.state, `not ready after ${timeoutMs} ms${this.detail()}`));
-            }, timeoutMs)
-          : undefined;
+      const timer = hasDeadline(timeoutMs)
+        ? setTimeout(() => {
+            done();
+            reject(new ServerUnavailableError(server.name, server.state, `not ready after ${timeoutMs} ms${this.detail()}`));
+          }, timeoutMs)
+        : undefined;
       server.on("state", onState);
       signal?.addEventListener("abort", onAbort, { once: true });
       if (signal?.aborted) onAbort();

@@ -3,6 +3,7 @@ import {
   ProtocolError,
   RequestTimeoutError,
   checkTimeoutMs,
+  hasDeadline,
   isObject,
   quote,
   isResponse,
@@ -16,7 +17,7 @@ import { loadUndici, request } from "./undici.js";
 
 /** Options of {@link callMCP}. */
 export interface CallMcpOptions {
-  /** Deadline for the whole call (headers and body), in ms. Default `TRANSPORT_DEFAULTS.requestTimeoutMs` (30000); 0 or Infinity: none. */
+  /** Deadline for the whole call (headers and body), in ms. Default `TRANSPORT_DEFAULTS.requestTimeoutMs` (30000); 0, Infinity or 2^31 ms and more: none. */
   timeout?: number;
   /** Extra request headers (e.g. `Authorization`, `Mcp-Session-Id`). */
   headers?: Record<string, string>;
@@ -40,10 +41,9 @@ export async function callMCP(url: string, method: string, params?: JsonObject, 
   const timeoutMs = checkTimeoutMs(options.timeout ?? TRANSPORT_DEFAULTS.requestTimeoutMs, "callMCP: timeout");
   const controller = new AbortController();
   let phase: "request" | "sse" = "request";
-  const timer =
-    timeoutMs > 0 && Number.isFinite(timeoutMs)
-      ? setTimeout(() => controller.abort(new RequestTimeoutError(timeoutMs, phase)), timeoutMs)
-      : undefined;
+  const timer = hasDeadline(timeoutMs)
+    ? setTimeout(() => controller.abort(new RequestTimeoutError(timeoutMs, phase)), timeoutMs)
+    : undefined;
   try {
     await loadUndici();
     const res = await request(url, {

@@ -1,4 +1,4 @@
-import { RequestTimeoutError, type JsonRpcResponse, type RequestId, type TimeoutKind, MAX_TIMER_MS } from "@mcpd/protocol";
+import { RequestTimeoutError, type JsonRpcResponse, type RequestId, type TimeoutKind, hasDeadline } from "@mcpd/protocol";
 
 /**
  * One HTTP exchange of an {@link HttpPipe}: a request's POST and its reply, a one-way POST (notification,
@@ -37,7 +37,7 @@ export class HttpExchange {
   ) {
     this.phase = kind;
     if (id !== undefined) this.responded = new Promise<JsonRpcResponse>((resolve) => (this.resolveResponse = resolve));
-    if (timeoutMs !== undefined && timeoutMs > 0 && timeoutMs <= MAX_TIMER_MS) {
+    if (timeoutMs !== undefined && hasDeadline(timeoutMs)) {
       this.timer = setTimeout(() => this.controller.abort(new RequestTimeoutError(timeoutMs, this.phase)), timeoutMs);
     }
   }

@@ -1,5 +1,5 @@
 import type { Agent, Dispatcher } from "undici";
-import { HttpError, MessageTooLargeError, PROTOCOL_DEFAULTS, ProtocolError, quote } from "@mcpd/protocol";
+import { HttpError, MessageTooLargeError, PROTOCOL_DEFAULTS, ProtocolError, hasDeadline, quote } from "@mcpd/protocol";
 import { TRANSPORT_DEFAULTS } from "../defaults.js";
 import { newAgent } from "./undici.js";
 
@@ -166,5 +166,5 @@ export function encodeJson(message: object): string {
 /** The own deadline of one-way exchanges and the legacy connect (the configured `timeout`), in ms; undefined for none. */
 export function ownDeadlineMs(timeoutMs: number | undefined): number | undefined {
   const ms = timeoutMs ?? TRANSPORT_DEFAULTS.requestTimeoutMs;
-  return ms === 0 || !Number.isFinite(ms) ? undefined : ms;
+  return hasDeadline(ms) ? ms : undefined;
 }

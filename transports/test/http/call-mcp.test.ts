@@ -38,6 +38,20 @@ describe("callMCP: one-shot HTTP MCP call", () => {
     expect(err).toMatchObject({ kind });
   });
 
+  it("keeps no timer for a timeout past what Node's timers hold (2^31 ms and more mean none, not 1 ms)", async () => {
+    const f = await fixture({ mode: "json", sessions: false });
+    const warnings: string[] = [];
+    const onWarning = (w: Error) => warnings.push(w.name);
+    process.on("warning", onWarning);
+    try {
+      const envelope = await callMCP(f.url, "tools/call", { name: "slow", arguments: { ms: 50 } }, { timeout: 2 ** 31 });
+      expect(envelope).toMatchObject({ jsonrpc: "2.0", id: 1, result: expect.any(Object) });
+    } finally {
+      process.off("warning", onWarning);
+    }
+    expect(warnings).not.toContain("TimeoutOverflowWarning");
+  });
+
   it("throws HttpError for a non-2xx status and ParseError for a body that is not JSON", async () => {
     const f = await fixture({ sessions: false, status: { code: 502, body: "bad gateway" } });
     const err = await rejection(callMCP(f.url, "ping"));
