@@ -5,9 +5,10 @@
  * secrets, infra, lifecycle) may import across itself. The check is a pure function over file contents,
  * proved to fail on synthetic bad trees before it passes on the real one.
  */
+import { readdirSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { findImports, loadWorkspace } from "./helpers/workspace-sources.js";
+import { ROOT, findImports, loadWorkspace } from "./helpers/workspace-sources.js";
 
 /** Each folder of daemon/src (or top-level file) and its layer: higher layers may import lower ones. */
 export const DAEMON_LAYERS: Readonly<Record<string, number>> = {
@@ -106,5 +107,16 @@ describe("the daemon's folders in layers", () => {
 
   it("holds on the daemon's source", () => {
     expect(folderViolations(loadWorkspace().files)).toEqual([]);
+  });
+});
+
+describe("the daemon's tests mirror its source folders", () => {
+  it("every daemon/test/**/*.test.ts sits in the folder of the daemon/src folder it tests", () => {
+    const folders = new Set(Object.keys(DAEMON_LAYERS).filter((unit) => !unit.endsWith(".ts")));
+    const misplaced = readdirSync(path.join(ROOT, "daemon/test"), { recursive: true, encoding: "utf8" })
+      .filter((f) => f.endsWith(".test.ts"))
+      .map((f) => f.split(path.sep).join("/"))
+      .filter((f) => !f.includes("/") || !folders.has(f.split("/")[0] as string));
+    expect(misplaced).toEqual([]);
   });
 });
