@@ -26,10 +26,11 @@ export const DAEMON_LAYERS: Readonly<Record<string, number>> = {
   control: 5,
   socket: 6,
   http: 6,
-  "daemon.ts": 7,
-  cli: 8,
+  composition: 7,
+  "daemon.ts": 8,
+  cli: 9,
   // The package's public face re-exports from anywhere, `mcpd connect`'s bridge among it.
-  "index.ts": 9,
+  "index.ts": 10,
 };
 /** The one layer whose folders may import one another. */
 const FOUNDATION = 1;

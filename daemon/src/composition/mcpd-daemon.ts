@@ -1,0 +1,261 @@
+import { rmSync } from "node:fs";
+import { join } from "node:path";
+import { McpdShutdown, type DaemonInfo, type Logger } from "@mcpd/protocol";
+import { createTransport } from "@mcpd/transports";
+import type { McpdPaths } from "@mcpd/client";
+import type { LoadedConfig } from "../config/index.js";
+import { RUNTIME_DEFAULTS } from "../defaults.js";
+import { AuthFlows } from "../auth/auth-flows.js";
+import { AuthStore } from "../auth/auth-store.js";
+import { createControl } from "../control/control-handlers.js";
+import { HttpFront } from "../http/http-front.js";
+import { isoTime } from "../infra/iso-time.js";
+import { writePrivateFile } from "../infra/private-file.js";
+import { DaemonLifecycle } from "../lifecycle/daemon-lifecycle.js";
+import { abandonOnAbort } from "../lifecycle/reload-queue.js";
+import { shuttingDownError } from "../lifecycle/shutting-down-error.js";
+import { Router } from "../router/router.js";
+import { SecretScrubber } from "../secrets/index.js";
+import { SocketServer } from "../socket/socket-server.js";
+import { SocketWatch } from "../socket/socket-watch.js";
+import { MCPManager } from "../supervision/manager.js";
+import { VERSION } from "../version.js";
+import { ConfigSource } from "./config-source.js";
+import { ConnectionBudget } from "./connection-budget.js";
+import type { DaemonLog } from "./daemon-log.js";
+import { installSignals } from "./signals.js";
+
+/** The control methods' dispatcher the sessions call. */
+type ControlHandler = ReturnType<typeof createControl>;
+
+/** What a reload did, as `mcpd/reload` answers it. */
+export type ReloadOutcome = Awaited<ReturnType<MCPManager["reload"]>> & { warnings: string[] };
+
+/** What the composition root is made from: the checked paths, the config as first read, the open log. */
+export interface DaemonInputs {
+  paths: McpdPaths;
+  source: ConfigSource;
+  config: LoadedConfig;
+  log: DaemonLog;
+  /** Install SIGTERM/SIGINT/SIGHUP handlers. */
+  handleSignals: boolean;
+}
+
+/**
+ * The daemon's composition root: it makes every part, in dependency order, and owns the running daemon's
+ * start, reloads (one at a time, through its {@link DaemonLifecycle}) and shutdown (the router's in-flight
+ * requests drained when idle, then each part closed in reverse order). Nothing here is reached through a
+ * closure over a part declared later: each field is set before anything can call into it.
+ */
+export class McpdDaemon {
+  readonly paths: McpdPaths;
+  readonly manager: MCPManager;
+  readonly router: Router;
+  readonly lifecycle: DaemonLifecycle<ReloadOutcome>;
+  private readonly log: Logger;
+  private readonly source: ConfigSource;
+  private config: LoadedConfig;
+  private readonly daemonLog: DaemonLog;
+  private readonly authStore: AuthStore;
+  private readonly authFlows: AuthFlows;
+  private readonly socket: SocketServer;
+  private readonly http: HttpFront;
+  private readonly budget = new ConnectionBudget();
+  private readonly control: ControlHandler;
+  private readonly startedAt = Date.now();
+  private readonly socketWatch: SocketWatch;
+  private removeSignals: () => void = () => {};
+
+  constructor(private readonly inputs: DaemonInputs) {
+    const { paths, config, log } = inputs;
+    this.paths = paths;
+    this.source = inputs.source;
+    this.config = config;
+    this.daemonLog = log;
+    this.log = log.root;
+    // OAuth tokens and client registrations: 0600 files in <stateDir>/auth, never anywhere else.
+    this.authStore = new AuthStore(join(paths.stateDir, "auth"), this.log);
+    this.manager = new MCPManager({
+      // Called once servers start (in start()), when authFlows is set.
+      createTransport: (cfg, logger, server) => {
+        const auth = this.authFlows.providerFor(server);
+        return createTransport(cfg, auth ? { logger, auth } : { logger });
+      },
+      logger: this.log,
+      cacheDir: paths.cacheDir,
+      childrenFile: paths.childrenFile,
+      // Declared upstream on behalf of clients; requests are relayed only to a client that declared them.
+      clientCapabilities: { roots: { listChanged: true }, sampling: {}, elicitation: {} },
+    });
+    this.authFlows = new AuthFlows(this.authStore, this.manager, this.log);
+    // Secret values (the loaded config's and the running servers', OAuth tokens) are masked in every line
+    // the root logger writes from here on, and in what the router and the control methods say.
+    const secrets = new SecretScrubber(() => [...this.config.servers, ...this.manager.servers.map((h) => h.config)], this.authStore);
+    log.root.setScrubber(secrets.scrubValue);
+    this.lifecycle = new DaemonLifecycle({
+      reload: (signal) => this.reloadOnce(signal),
+      teardown: () => this.teardown(),
+      logger: this.log,
+    });
+    this.router = new Router(this.manager, {
+      logger: this.log,
+      maxInFlightPerConnection: RUNTIME_DEFAULTS.maxInFlightPerConnection,
+      clientRequestTimeoutMs: RUNTIME_DEFAULTS.clientRequestTimeoutMs,
+      secrets,
+      // Sessions speak only after start(), when the control handlers below are set.
+      control: (session, method, params) => this.control(session, method, params),
+    });
+    this.socket = new SocketServer({
+      socketPath: paths.socketPath,
+      router: this.router,
+      logger: this.log,
+      maxLineBytes: RUNTIME_DEFAULTS.maxMessageBytes,
+      maxOutgoingBytes: RUNTIME_DEFAULTS.maxOutgoingBytesPerConnection,
+      limits: this.budget.limits(config),
+      traceMessages: log.root.isLevelEnabled("trace"),
+    });
+    this.http = new HttpFront({
+      router: this.router,
+      tokenFile: join(paths.stateDir, "http-token"),
+      scopedTokens: { file: join(paths.stateDir, "http-tokens.json"), max: RUNTIME_DEFAULTS.httpMaxScopedTokens },
+      logger: this.log,
+      limits: {
+        retryMs: RUNTIME_DEFAULTS.httpSseRetryMs,
+        maxOutgoingBytes: RUNTIME_DEFAULTS.maxOutgoingBytesPerConnection,
+        maxReplayBytes: RUNTIME_DEFAULTS.httpReplayBytesPerSession,
+        maxStreamsPerSession: RUNTIME_DEFAULTS.httpMaxStreamsPerSession,
+        maxBodyBytes: RUNTIME_DEFAULTS.maxMessageBytes,
+        requestTimeoutMs: RUNTIME_DEFAULTS.httpRequestTimeoutMs,
+      },
+    });
+    this.socket.shareCapWith(() => this.http.openConnections);
+    this.socketWatch = new SocketWatch({
+      socketPath: paths.socketPath,
+      server: this.socket,
+      logger: this.log,
+      onTakenOver: (why) => void this.lifecycle.shutdown(why),
+    });
+    this.control = this.controlHandlers();
+  }
+
+  /**
+   * Starts serving: loads the servers, opens the HTTP front end (before the socket answers: once `mcpd
+   * start` returns, status already says where HTTP is, or why not), listens on the socket, writes the pid
+   * file, then starts every eager server in the background.
+   */
+  async start(): Promise<void> {
+    const { config } = this;
+    await this.manager.load(config);
+    this.router.applyFilters(config.settings, this.router.filtersSnapshot());
+    await this.http.apply(this.source.http(config), ConfigSource.bufferBudget(config));
+    try {
+      await this.socket.listen();
+    } catch (err) {
+      await this.http.close();
+      throw err;
+    }
+    this.budget.countOwnDescriptors();
+    this.applyLimits(config);
+    this.socketWatch.start();
+    writePrivateFile(this.paths.pidFile, `${process.pid}\n`);
+    this.log.info({ socket: this.paths.socketPath, config: config.file, servers: config.servers.length }, "mcpd started");
+    if (this.inputs.handleSignals) this.removeSignals = installSignals(this.lifecycle, this.log);
+    this.manager.startAll().then(
+      () => this.warnUnmatchedFilters(),
+      (err: Error) => this.log.error({ err: err.message }, "starting servers failed"),
+    );
+  }
+
+  /**
+   * One reload; the lifecycle runs them one at a time. Once shutdown begins (`signal` aborts) it changes
+   * nothing more: the manager applies no diff, and the wait for the servers it started is given up (the
+   * shutdown ends them). An HTTP change under way is finished first: the shutdown waits for it.
+   */
+  private async reloadOnce(signal: AbortSignal): Promise<ReloadOutcome> {
+    const next = await this.source.load();
+    const before = this.router.filtersSnapshot();
+    const result = await abandonOnAbort(this.manager.reload(next, signal), signal);
+    signal.throwIfAborted();
+    this.router.applyFilters(next.settings, before);
+    this.applyLimits(next);
+    await this.http.apply(this.source.http(next), ConfigSource.bufferBudget(next));
+    this.config = next;
+    this.log.info({ ...result }, "config reloaded");
+    // Globs that match nothing are judged once the servers the reload started are up.
+    const unmatched = this.warnUnmatchedFilters();
+    return { ...result, warnings: [...next.warnings, ...unmatched] };
+  }
+
+  /** Ends every part, in reverse order; in-flight requests may finish within the grace, the rest are failed. */
+  private async teardown(): Promise<void> {
+    this.socketWatch.stop();
+    this.socket.stopAccepting();
+    await this.router.whenIdle(RUNTIME_DEFAULTS.shutdownGraceMs);
+    const err = shuttingDownError();
+    for (const s of this.router.sessions.values()) s.failAll(err);
+    await this.http.close();
+    this.socket.closeAll();
+    this.authFlows.close();
+    await this.manager.shutdown();
+    rmSync(this.paths.socketPath, { force: true });
+    rmSync(this.paths.pidFile, { force: true });
+    this.log.info("mcpd stopped");
+    this.removeSignals();
+  }
+
+  private applyLimits(config: LoadedConfig): void {
+    const limits = this.budget.limits(config);
+    this.socket.setLimits(limits);
+    this.http.setConnectionCap(limits.maxConnections, () => this.socket.connections);
+    this.log.info(
+      {
+        maxConnections: limits.maxConnections,
+        why: limits.maxConnectionsWhy,
+        openFileLimit: this.budget.fdLimit ?? null,
+        fdsInUse: this.budget.ownDescriptors,
+      },
+      "client connection limit",
+    );
+  }
+
+  /** Logs (and returns) the filter globs that match nothing among the servers now up. */
+  private warnUnmatchedFilters(): string[] {
+    const unmatched = this.router.filterWarnings();
+    for (const w of unmatched) this.log.warn({ file: this.config.file }, w);
+    return unmatched;
+  }
+
+  private controlHandlers(): ControlHandler {
+    const { sink } = this.daemonLog;
+    return createControl({
+      manager: this.manager,
+      router: this.router,
+      info: () => this.info(),
+      http: () => this.http.status(),
+      httpTokens: this.http.tokens,
+      reload: () => this.lifecycle.reload(),
+      shutdown: () => void this.lifecycle.shutdown(McpdShutdown.method),
+      logTail: (n) => sink.tail(n),
+      auth: this.authFlows,
+    });
+  }
+
+  /** The daemon's part of `mcpd/status`. */
+  private info(): DaemonInfo {
+    const { sink } = this.daemonLog;
+    return {
+      pid: process.pid,
+      version: VERSION,
+      startedAt: isoTime(this.startedAt),
+      uptimeMs: Date.now() - this.startedAt,
+      socketPath: this.paths.socketPath,
+      pidFile: this.paths.pidFile,
+      configFile: this.config.file,
+      configSource: this.config.source,
+      logFile: sink.file ?? null,
+      log: { ...sink.status() },
+      ...this.socket.stats(),
+      socket: this.socketWatch.status(),
+    };
+  }
+}
