@@ -11,6 +11,19 @@ export * from "./errors.js";
 export { ERROR_CODES, type ErrorCodeInfo, type McpdErrorCode, errorData, isMcpdErrorCode, wireCodeOf } from "./error-codes.js";
 export { WireCode, type WireCodeName } from "./wire-codes.js";
 export { PROTOCOL_DEFAULTS } from "./defaults.js";
+export {
+  LIST_METHODS,
+  MCP_METHODS,
+  hasCapability,
+  inEra,
+  mcpMethod,
+  targetOf,
+  type Era,
+  type ItemKind,
+  type McpMethodInfo,
+  type McpMethodName,
+  type TargetField,
+} from "./mcp-methods.js";
 export { MAX_TIMER_MS, checkTimeoutMs, hasDeadline, type TimeoutRule } from "./timers.js";
 export { Deadline } from "./deadline.js";
 export { quote } from "./quote.js";
