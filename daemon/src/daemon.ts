@@ -18,6 +18,7 @@ import { createControl } from "./socket/control.js";
 import { RotatingFileStream, type LogWriteStatus } from "./infra/log-file.js";
 import { JsonLogger } from "./infra/logger.js";
 import { MCPManager } from "./supervision/manager.js";
+import { ManagerDirectory } from "./supervision/manager-directory.js";
 import { Router } from "./router/router.js";
 import { SecretScrubber } from "./secrets/index.js";
 import { connectionCap, openFileCount, openFileLimit } from "./socket/fd-budget.js";
@@ -184,7 +185,8 @@ export async function startDaemon(options: RunDaemonOptions): Promise<DaemonHand
   };
   const lifecycle = new DaemonLifecycle({ reload, teardown: () => teardown(), logger: log });
 
-  const router: Router = new Router(manager, {
+  // The router sees the servers through its ports (router/upstream-port.ts), the manager behind its adapter.
+  const router: Router = new Router(new ManagerDirectory(manager), {
     logger: log,
     maxInFlightPerConnection: RUNTIME_DEFAULTS.maxInFlightPerConnection,
     clientRequestTimeoutMs: RUNTIME_DEFAULTS.clientRequestTimeoutMs,

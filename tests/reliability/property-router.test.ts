@@ -13,7 +13,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTransport } from "@mcpd/transports";
-import { MCPManager, Router, parseConfig, type ServerHandle } from "@mcpd/daemon";
+import { MCPManager, ManagerDirectory, Router, parseConfig, type ServerHandle } from "@mcpd/daemon";
 import { FIXTURE, until } from "../e2e/harness.js";
 import { isAlive } from "../helpers/process.js";
 
@@ -93,7 +93,7 @@ beforeAll(async () => {
     cacheDir: join(dir, "cache"),
     childrenFile: join(dir, "children.json"),
   });
-  router = new Router(manager, {
+  router = new Router(new ManagerDirectory(manager), {
     maxInFlightPerConnection: 1024,
     clientRequestTimeoutMs: 10_000,
     control: async () => ({ tables: router.tables() }),

@@ -14,11 +14,10 @@ import {
 import type { Catalog, CatalogEntry } from "./catalog.js";
 import { notFound, quoted } from "./close-matches.js";
 import { ServerFilters } from "./server-filters.js";
-import type { ServerHandle } from "../supervision/server-handle.js";
 import { VERSION } from "../version.js";
 import { RUNTIME_DEFAULTS } from "../defaults.js";
 import type { ViewFilter } from "./view-filter.js";
-import type { ServerDirectory } from "./ports.js";
+import type { ServerDirectory, Upstream } from "./upstream-port.js";
 import { resolveInView, viewResources, viewTemplates } from "./view-resources.js";
 
 /** A field that must be a string was not; never echoes the value (it may be huge or nested too deep to print). */
@@ -182,8 +181,8 @@ export class AggregateView {
    * is named at once; one that may still bring the name (starting, restarting after a crash) only once
    * the lookup has waited for the servers coming up (`settled`).
    */
-  private unavailableOwner(exposed: string, settled: boolean): ServerHandle | undefined {
-    let owner: ServerHandle | undefined;
+  private unavailableOwner(exposed: string, settled: boolean): Upstream | undefined {
+    let owner: Upstream | undefined;
     for (const h of this.shared.servers.servers) {
       if (exposed.startsWith(`${h.name}__`) && (!owner || h.name.length > owner.name.length)) owner = h;
     }

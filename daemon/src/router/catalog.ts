@@ -1,5 +1,5 @@
 import { MCPD_SERVER_META, type JsonObject, type Prompt, type Resource, type ResourceTemplate, type Tool } from "@mcpd/protocol";
-import type { ServerHandle } from "../supervision/server-handle.js";
+import type { Upstream } from "./upstream-port.js";
 import { exposedName } from "./exposed-names.js";
 import { namespacedUri, parseNamespacedUri } from "./resource-uris.js";
 import { ServerFilters } from "./server-filters.js";
@@ -70,7 +70,7 @@ export class Catalog {
     resources: new Map<string, string>(),
   };
 
-  constructor(private readonly servers: () => ServerHandle[]) {}
+  constructor(private readonly servers: () => readonly Upstream[]) {}
 
   invalidate(): void {
     this.dirty = true;
