@@ -5,6 +5,9 @@
  *   protocol  <-  transports  <-  daemon
  *   protocol  <-  client-sdk  <-  daemon   (the daemon's CLI uses the client SDK)
  *
+ * Inside a package, some folders may not import others ({@link FOLDERS}): the router knows the servers
+ * only through its ports.
+ *
  * The check itself is a pure function over file contents and manifests, so the same test proves it
  * fails on synthetic bad trees before it passes on the real one.
  */
@@ -46,6 +49,17 @@ export const LAYERS: Readonly<Record<string, LayerRule>> = {
   "@mcpd/tests": { mayImport: ["@mcpd/protocol", "@mcpd/transports", "@mcpd/client", "@mcpd/daemon"], nodeAllowed: true },
 };
 
+/**
+ * Folders of a package (root-relative, with a trailing `/`) that may not import the listed folders of the
+ * same package, by any relative import (`import type` and `import()` types included), and why.
+ */
+export const FOLDERS: Readonly<Record<string, { mayNotImport: readonly string[]; why: string }>> = {
+  "daemon/src/router/": {
+    mayNotImport: ["daemon/src/supervision/", "daemon/src/socket/", "daemon/src/http/", "daemon/src/cli/"],
+    why: "the router knows the servers only through its ports (router/upstream-port.ts), and the faces and the CLI sit above it",
+  },
+};
+
 /** npm packages only some layers may use (the config file, and so its JSONC parser, is the daemon's alone). */
 const NPM_ONLY_IN: Readonly<Record<string, readonly string[]>> = { "jsonc-parser": ["@mcpd/daemon"] };
 
@@ -63,6 +77,7 @@ export interface Violation {
     | "no-rule"
     | "parse-error"
     | "layer-direction"
+    | "folder-direction"
     | "manifest-direction"
     | "self-import"
     | "unknown-workspace-package"
@@ -164,6 +179,14 @@ export function checkLayering(manifests: readonly Manifest[], files: ReadonlyMap
                   : `${file} imports "${spec}", which leaves ${srcDir}`,
             });
           }
+          const folder = Object.keys(FOLDERS).find((f) => file.startsWith(f));
+          const barred = folder === undefined ? undefined : FOLDERS[folder]?.mayNotImport.find((f) => target.startsWith(f));
+          if (folder !== undefined && barred !== undefined)
+            add({
+              rule: "folder-direction",
+              specifier: spec,
+              message: `${file} imports ${barred}: no file in ${folder} may (${FOLDERS[folder]?.why})`,
+            });
           continue;
         }
         if (spec.startsWith("/") || spec.startsWith("file:")) {
@@ -454,6 +477,32 @@ describe("layering check on synthetic trees", () => {
     expect(run({ "client-sdk/src/types.ts": `import type { JsonObject } from "@mcpd/protocol";` })).toContainEqual(
       expect.objectContaining({ rule: "heavy-entry", specifier: "@mcpd/protocol" }),
     );
+  });
+
+  it.each([
+    ["supervision", `import { MCPManager } from "../supervision/manager.js";`],
+    ["supervision, for a type", `import type { ServerHandle } from "../supervision/server-handle.js";`],
+    ["supervision, through import()", `export type H = import("../supervision/server-handle.js").ServerHandle;`],
+    ["the socket face", `export { SocketServer } from "../socket/socket-server.js";`],
+    ["the HTTP face", `import type { HttpFront } from "../http/http-front.js";`],
+    ["the CLI", `import "../cli/main.js";`],
+  ])("fails when a router file imports %s", (_title, code) => {
+    expect(run({ "daemon/src/router/bad.ts": code })).toEqual([
+      expect.objectContaining({ rule: "folder-direction", file: "daemon/src/router/bad.ts" }),
+    ]);
+  });
+
+  it("accepts a router file importing its ports, the config and the protocol, and supervision importing the router's ports", () => {
+    expect(
+      run({
+        "daemon/src/router/ok.ts": `import type { Upstream } from "./upstream-port.js";
+import type { ResolvedServerConfig } from "../config/config-schema.js";
+import type { JsonObject } from "@mcpd/protocol";
+`,
+        "daemon/src/supervision/manager-directory.ts": `import type { ServerDirectory } from "../router/upstream-port.js";
+`,
+      }),
+    ).toEqual([]);
   });
 
   it("accepts the daemon's declared dependency on the client SDK", () => {
