@@ -109,6 +109,20 @@ function isBuiltin(specifier: string): boolean {
   return specifier.startsWith("node:") || BUILTINS.has(specifier) || BUILTINS.has(packageNameOf(specifier));
 }
 
+/** What checking one package's sources needs. */
+interface PackageCheck {
+  manifest: Manifest;
+  rule: LayerRule;
+  manifests: readonly Manifest[];
+  byName: ReadonlyMap<string, Manifest>;
+  /** Its runtime dependencies; with its dev dependencies, for imports of types only. */
+  declared: ReadonlySet<string>;
+  declaredForTypes: ReadonlySet<string>;
+}
+
+/** Records one violation of the file being checked. */
+type Add = (v: Omit<Violation, "package" | "file">) => void;
+
 /**
  * Checks a whole workspace. `files` maps root-relative posix paths (`transports/src/x.ts`) to source
  * text; only files under a package's `src/` are read. Returns every violation, in a stable order.
@@ -116,7 +130,6 @@ function isBuiltin(specifier: string): boolean {
 export function checkLayering(manifests: readonly Manifest[], files: ReadonlyMap<string, string>): Violation[] {
   const out: Violation[] = [];
   const byName = new Map(manifests.map((m) => [m.name, m]));
-
   for (const manifest of manifests) {
     const rule = LAYERS[manifest.name];
     const pkg = manifest.name;
@@ -133,7 +146,6 @@ export function checkLayering(manifests: readonly Manifest[], files: ReadonlyMap
     const runtime = { ...manifest.peerDependencies, ...manifest.optionalDependencies, ...manifest.dependencies };
     const declared = new Set(Object.keys(runtime));
     const declaredForTypes = new Set([...declared, ...Object.keys(manifest.devDependencies ?? {})]);
-
     for (const dep of Object.keys(runtime)) {
       if (dep.startsWith(WORKSPACE_SCOPE) && dep !== pkg && !rule.mayImport.includes(dep)) {
         out.push({
@@ -145,127 +157,123 @@ export function checkLayering(manifests: readonly Manifest[], files: ReadonlyMap
         });
       }
     }
-
+    const check: PackageCheck = { manifest, rule, manifests, byName, declared, declaredForTypes };
     const srcDir = `${manifest.dir}/src/`;
     const sources = [...files.keys()].filter((f) => f.startsWith(srcDir) && /\.(m|c)?tsx?$/.test(f)).sort();
-    for (const file of sources) {
-      const found = findImports(file, files.get(file) ?? "");
-      const add = (v: Omit<Violation, "package" | "file">) => out.push({ package: pkg, file, ...v });
-      for (const error of found.errors) add({ rule: "parse-error", message: `${file} does not parse: ${error}` });
-      if (!rule.nodeAllowed) {
-        for (const name of new Set(found.nodeGlobals)) {
-          add({ rule: "node-global", specifier: name, message: `${pkg} uses the Node-only global ${name}; this layer has no Node I/O` });
-        }
-      }
-      for (const ref of found.imports) {
-        const spec = ref.specifier;
-        if (spec === null) {
-          add({
-            rule: "computed-specifier",
-            message: `${ref.kind} with a computed specifier in ${file}: its layer cannot be checked; use a string literal`,
-          });
-          continue;
-        }
-        if (spec.startsWith(".")) {
-          const target = path.posix.normalize(path.posix.join(path.posix.dirname(file), spec));
-          if (!target.startsWith(srcDir)) {
-            const other = manifests.find((m) => target.startsWith(`${m.dir}/`));
-            add({
-              rule: "relative-escape",
-              specifier: spec,
-              message:
-                other && other !== manifest
-                  ? `${file} reaches into ${other.name}'s files through "${spec}": import "${other.name}" instead`
-                  : `${file} imports "${spec}", which leaves ${srcDir}`,
-            });
-          }
-          const folder = Object.keys(FOLDERS).find((f) => file.startsWith(f));
-          const barred = folder === undefined ? undefined : FOLDERS[folder]?.mayNotImport.find((f) => target.startsWith(f));
-          if (folder !== undefined && barred !== undefined)
-            add({
-              rule: "folder-direction",
-              specifier: spec,
-              message: `${file} imports ${barred}: no file in ${folder} may (${FOLDERS[folder]?.why})`,
-            });
-          continue;
-        }
-        if (spec.startsWith("/") || spec.startsWith("file:")) {
-          add({ rule: "absolute-import", specifier: spec, message: `${file} imports the absolute path "${spec}"` });
-          continue;
-        }
-        if (isBuiltin(spec)) {
-          if (!rule.nodeAllowed)
-            add({
-              rule: "node-builtin",
-              specifier: spec,
-              message: `${pkg} imports the Node built-in "${spec}"; this layer has no Node I/O`,
-            });
-          continue;
-        }
-        const name = packageNameOf(spec);
-        if (name.startsWith(WORKSPACE_SCOPE)) {
-          if (name === pkg) {
-            add({
-              rule: "self-import",
-              specifier: spec,
-              message: `${file} imports its own package "${spec}" by name: use a relative path`,
-            });
-            continue;
-          }
-          if (!byName.has(name)) {
-            add({
-              rule: "unknown-workspace-package",
-              specifier: spec,
-              message: `${file} imports "${spec}", which is no workspace package`,
-            });
-            continue;
-          }
-          if (spec !== name && !publicEntries(byName.get(name) as Manifest).includes(`.${spec.slice(name.length)}`)) {
-            add({
-              rule: "deep-import",
-              specifier: spec,
-              message: `${file} imports "${spec}", an internal of ${name}: import from "${name}" or an entry its package.json exports only`,
-            });
-          }
-          const lean = rule.leanEntries?.[name];
-          if (lean && !lean.includes(spec)) {
-            add({
-              rule: "heavy-entry",
-              specifier: spec,
-              message: `${file} imports "${spec}": ${pkg} imports ${name} only through ${lean.join(", ")}`,
-            });
-          }
-          if (!rule.mayImport.includes(name)) {
-            add({
-              rule: "layer-direction",
-              specifier: spec,
-              message: `${pkg} may not import ${name} (allowed: ${rule.mayImport.join(", ") || "none"})`,
-            });
-          }
-        } else {
-          if (rule.npmAllowList && !rule.npmAllowList.includes(name)) {
-            add({
-              rule: "npm-not-allowed",
-              specifier: spec,
-              message: `${pkg} may import no npm package but ${rule.npmAllowList.join(", ")}; found "${spec}"`,
-            });
-          }
-          const onlyIn = NPM_ONLY_IN[name];
-          if (onlyIn && !onlyIn.includes(pkg)) {
-            add({ rule: "npm-not-allowed", specifier: spec, message: `only ${onlyIn.join(", ")} may import ${name}; found in ${file}` });
-          }
-        }
-        if (!(ref.typeOnly ? declaredForTypes : declared).has(name)) {
-          add({
-            rule: "undeclared-dependency",
-            specifier: spec,
-            message: `${file} imports "${spec}" but ${manifestFile} does not declare ${name} in dependencies`,
-          });
-        }
-      }
-    }
+    for (const file of sources) checkSource(check, file, files.get(file) ?? "", (v) => out.push({ package: pkg, file, ...v }));
   }
   return out;
+}
+
+/** One source file of a package: it parses, uses no Node global it may not, and imports only what it may. */
+function checkSource(check: PackageCheck, file: string, code: string, add: Add): void {
+  const pkg = check.manifest.name;
+  const found = findImports(file, code);
+  for (const error of found.errors) add({ rule: "parse-error", message: `${file} does not parse: ${error}` });
+  if (!check.rule.nodeAllowed) {
+    for (const name of new Set(found.nodeGlobals)) {
+      add({ rule: "node-global", specifier: name, message: `${pkg} uses the Node-only global ${name}; this layer has no Node I/O` });
+    }
+  }
+  for (const ref of found.imports) {
+    const spec = ref.specifier;
+    if (spec === null) {
+      add({
+        rule: "computed-specifier",
+        message: `${ref.kind} with a computed specifier in ${file}: its layer cannot be checked; use a string literal`,
+      });
+    } else if (spec.startsWith(".")) checkRelative(check, file, spec, add);
+    else if (spec.startsWith("/") || spec.startsWith("file:")) {
+      add({ rule: "absolute-import", specifier: spec, message: `${file} imports the absolute path "${spec}"` });
+    } else if (isBuiltin(spec)) {
+      if (!check.rule.nodeAllowed)
+        add({ rule: "node-builtin", specifier: spec, message: `${pkg} imports the Node built-in "${spec}"; this layer has no Node I/O` });
+    } else checkPackageImport(check, file, spec, ref.typeOnly, add);
+  }
+}
+
+/** A relative import: it stays in the package's `src/`, and in the folders its folder may import ({@link FOLDERS}). */
+function checkRelative(check: PackageCheck, file: string, spec: string, add: Add): void {
+  const srcDir = `${check.manifest.dir}/src/`;
+  const target = path.posix.normalize(path.posix.join(path.posix.dirname(file), spec));
+  if (!target.startsWith(srcDir)) {
+    const other = check.manifests.find((m) => target.startsWith(`${m.dir}/`));
+    add({
+      rule: "relative-escape",
+      specifier: spec,
+      message:
+        other && other !== check.manifest
+          ? `${file} reaches into ${other.name}'s files through "${spec}": import "${other.name}" instead`
+          : `${file} imports "${spec}", which leaves ${srcDir}`,
+    });
+  }
+  const folder = Object.keys(FOLDERS).find((f) => file.startsWith(f));
+  const barred = folder === undefined ? undefined : FOLDERS[folder]?.mayNotImport.find((f) => target.startsWith(f));
+  if (folder !== undefined && barred !== undefined)
+    add({
+      rule: "folder-direction",
+      specifier: spec,
+      message: `${file} imports ${barred}: no file in ${folder} may (${FOLDERS[folder]?.why})`,
+    });
+}
+
+/** An import of a package by name: a workspace package in the layer's direction, or an npm package it may use and declares. */
+function checkPackageImport(check: PackageCheck, file: string, spec: string, typeOnly: boolean, add: Add): void {
+  const { rule } = check;
+  const pkg = check.manifest.name;
+  const name = packageNameOf(spec);
+  if (name.startsWith(WORKSPACE_SCOPE)) {
+    if (name === pkg) {
+      add({ rule: "self-import", specifier: spec, message: `${file} imports its own package "${spec}" by name: use a relative path` });
+      return;
+    }
+    const target = check.byName.get(name);
+    if (!target) {
+      add({ rule: "unknown-workspace-package", specifier: spec, message: `${file} imports "${spec}", which is no workspace package` });
+      return;
+    }
+    if (spec !== name && !publicEntries(target).includes(`.${spec.slice(name.length)}`)) {
+      add({
+        rule: "deep-import",
+        specifier: spec,
+        message: `${file} imports "${spec}", an internal of ${name}: import from "${name}" or an entry its package.json exports only`,
+      });
+    }
+    const lean = rule.leanEntries?.[name];
+    if (lean && !lean.includes(spec)) {
+      add({
+        rule: "heavy-entry",
+        specifier: spec,
+        message: `${file} imports "${spec}": ${pkg} imports ${name} only through ${lean.join(", ")}`,
+      });
+    }
+    if (!rule.mayImport.includes(name)) {
+      add({
+        rule: "layer-direction",
+        specifier: spec,
+        message: `${pkg} may not import ${name} (allowed: ${rule.mayImport.join(", ") || "none"})`,
+      });
+    }
+  } else {
+    if (rule.npmAllowList && !rule.npmAllowList.includes(name)) {
+      add({
+        rule: "npm-not-allowed",
+        specifier: spec,
+        message: `${pkg} may import no npm package but ${rule.npmAllowList.join(", ")}; found "${spec}"`,
+      });
+    }
+    const onlyIn = NPM_ONLY_IN[name];
+    if (onlyIn && !onlyIn.includes(pkg)) {
+      add({ rule: "npm-not-allowed", specifier: spec, message: `only ${onlyIn.join(", ")} may import ${name}; found in ${file}` });
+    }
+  }
+  if (!(typeOnly ? check.declaredForTypes : check.declared).has(name)) {
+    add({
+      rule: "undeclared-dependency",
+      specifier: spec,
+      message: `${file} imports "${spec}" but ${check.manifest.dir}/package.json does not declare ${name} in dependencies`,
+    });
+  }
 }
 
 // ---------------------------------------------------------------------------------------------------

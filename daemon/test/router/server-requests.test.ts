@@ -24,7 +24,7 @@ async function calling(name: string, capabilities: JsonObject = SAMPLING, answer
   return c;
 }
 
-describe("server-to-client requests", () => {
+describe("server-to-client requests of a shared server", () => {
   it("go to the one client calling the server, tagged with the server, and its answer goes back", async () => {
     r = memoryRouter({ servers: { a: { tools: ["work"] } } });
     const a = r.upstream("a").hold("tools/call");
@@ -70,7 +70,9 @@ describe("server-to-client requests", () => {
       message: expect.stringContaining("no client has a request in flight to it"),
     });
   });
+});
 
+describe("server-to-client requests on a reply stream, for roots, cancelled, of a per-client server", () => {
   it("on a call's reply stream (Streamable HTTP), go to the client whose call it is, even while another calls too", async () => {
     r = memoryRouter({ servers: { a: { tools: ["work"] } } });
     const a = r.upstream("a").hold("tools/call");
