@@ -49,6 +49,22 @@ describe("the aggregate view", () => {
     expect(r.upstream("a").callsOf("completion/complete")[0]?.params?.ref).toEqual({ type: "ref/prompt", name: "greet" });
   });
 
+  it("routes completion/complete of a resource template to its server, which gets its own form of it", async () => {
+    const files = { uriTemplate: "file:///{name}", name: "files" };
+    r = memoryRouter({ servers: { a: { resourceTemplates: [files] }, b: { resourceTemplates: [files] } } });
+    const c = await r.connect();
+    const listed = await c.request("resources/templates/list");
+    expect(listed.result.resourceTemplates.map((t: { uriTemplate: string }) => t.uriTemplate)).toEqual([
+      "mcpd://a/file:///{name}",
+      "mcpd://b/file:///{name}",
+    ]);
+    const ref = { type: "ref/resource", uri: "mcpd://b/file:///{name}" };
+    const done = await c.request("completion/complete", { ref, argument: { name: "name", value: "x" } });
+    expect(done.result.completion.values).toEqual(["b"]);
+    expect(r.upstream("b").callsOf("completion/complete")[0]?.params?.ref).toEqual({ type: "ref/resource", uri: "file:///{name}" });
+    expect(r.upstream("a").calls).toEqual([]);
+  });
+
   it("refuses an unknown tool (-32602) with a close name, and asks no server", async () => {
     r = memoryRouter({ servers: { a: { tools: ["echo"] } } });
     const c = await r.connect();
