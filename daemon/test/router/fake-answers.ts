@@ -3,7 +3,16 @@
  * server and what was asked (so a test sees which server answered, and with which name and arguments).
  */
 import { WireCode, type JsonObject, type ServerCapabilities } from "@mcpd/protocol";
-import type { FakeCall, FakeUpstream } from "./fake-upstream.js";
+import type { FakeCall } from "./fake-call.js";
+
+/** What a default answer reads of its server: its name and lists. */
+interface Lists {
+  readonly name: string;
+  readonly tools: readonly unknown[];
+  readonly prompts: readonly unknown[];
+  readonly resources: readonly unknown[];
+  readonly resourceTemplates: readonly unknown[];
+}
 
 /** Which capability each method needs, as the real upstream client checks before sending. */
 export const METHOD_CAPABILITY: Readonly<Record<string, keyof ServerCapabilities>> = {
@@ -26,14 +35,14 @@ export function callText(server: string, tool: string, args: unknown = {}): stri
 }
 
 /** The default answer to one call, by method; an unknown method is -32601, as a server answers it. */
-export function defaultAnswer(server: FakeUpstream, call: FakeCall): void {
+export function defaultAnswer(server: Lists, call: FakeCall): void {
   const p = call.params ?? {};
   const result = answerOf(server, call.method, p);
   if (result === undefined) call.fail({ code: WireCode.MethodNotFound, message: `Method not found: ${call.method}` });
   else call.answer(result);
 }
 
-function answerOf(server: FakeUpstream, method: string, p: JsonObject): JsonObject | undefined {
+function answerOf(server: Lists, method: string, p: JsonObject): JsonObject | undefined {
   switch (method) {
     case "tools/list":
       return { tools: [...server.tools] as unknown as JsonObject[] };

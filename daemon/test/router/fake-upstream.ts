@@ -1,20 +1,19 @@
 /**
  * An in-memory MCP server behind the router's {@link Upstream} port: lists a test gives it, calls it
  * records, and behaviours the test scripts (answer at once, hold a call until told, fail, send progress,
- * ask the client something, change a list, crash). No process, no transport, no timer of its own: a call
- * settles when the script or the test settles it, and a cancellation reaches it by the id it gave the call
- * (as the JSON-RPC peer does: the call rejects and `notifications/cancelled` is recorded as sent upstream).
+ * ask the client something, change a list, crash). No process, no transport, no clock but the bound on
+ * a wait for readiness: a call settles when the script or the test settles it, and a cancellation reaches
+ * it by the id it gave the call (as the JSON-RPC peer does: the call rejects, and `notifications/cancelled`
+ * is recorded as sent upstream).
  */
 import {
   CapabilityError,
-  McpRemoteError,
   ServerUnavailableError,
   TransportClosedError,
   Cancellation,
   type CancelById,
   type InitializeResult,
   type JsonObject,
-  type JsonRpcErrorObject,
   type MessageContext,
   type Prompt,
   type RequestId,
@@ -35,6 +34,9 @@ import type {
   UpstreamSession,
 } from "../../src/router/upstream-port.js";
 import { defaultAnswer, METHOD_CAPABILITY } from "./fake-answers.js";
+import { FakeCall } from "./fake-call.js";
+
+export { FakeCall };
 
 /** What a fake server offers; names alone stand for items with only a name (or a URI). */
 export interface FakeServerSpec {
@@ -64,60 +66,6 @@ const ALL_CAPABILITIES: ServerCapabilities = {
 
 const named = <T>(items: Array<T | string> | undefined, key: "name" | "uri"): T[] =>
   (items ?? []).map((i) => (typeof i === "string" ? ({ [key]: i } as T) : i));
-
-/** One request the fake server received, and the script's hold on its answer. */
-export class FakeCall {
-  settled = false;
-  /** The reason the router cancelled it with (its cancellation, a deadline, the client leaving). */
-  cancelled: unknown;
-
-  constructor(
-    readonly upstream: FakeUpstream,
-    /** The id the fake gave it (the router's upstream id). */
-    readonly id: number,
-    readonly method: string,
-    readonly params: JsonObject | undefined,
-    private readonly reply: RequestReply<JsonObject>,
-  ) {}
-
-  /** The progress token the server was given (the router's daemon-unique one). */
-  get progressToken(): string | number | undefined {
-    const meta = this.params?._meta as JsonObject | undefined;
-    const token = meta?.progressToken;
-    return typeof token === "string" || typeof token === "number" ? token : undefined;
-  }
-
-  answer(result: JsonObject): void {
-    if (this.end()) this.reply.resolve(result);
-  }
-
-  /** Answers with a JSON-RPC error (as the server would), or rejects with `error` as the transport would. */
-  fail(error: JsonRpcErrorObject | Error): void {
-    if (this.end()) this.reply.reject(error instanceof Error ? error : new McpRemoteError(error));
-  }
-
-  /** Sends `notifications/progress` for this call, under the token it was given. */
-  progress(progress: number, total?: number): void {
-    this.upstream.sendNotification(
-      "notifications/progress",
-      { progressToken: this.progressToken ?? null, progress, ...(total === undefined ? {} : { total }) },
-      { relatedRequestId: this.id },
-    );
-  }
-
-  /** A server-to-client request sent on this call's reply stream (as Streamable HTTP does). */
-  ask(method: string, params?: JsonObject): Promise<JsonObject> {
-    return this.upstream.sendRequest(method, params, { relatedRequestId: this.id });
-  }
-
-  /** Settles it (false when it was settled already). */
-  end(): boolean {
-    if (this.settled) return false;
-    this.settled = true;
-    this.upstream.pending.delete(this);
-    return true;
-  }
-}
 
 /**
  * A fake server: an {@link Upstream} and, while ready, its own {@link UpstreamSession}. What it says goes

@@ -1,14 +1,11 @@
 /**
- * Property: random interleavings of requests, duplicate ids, cancels, progress, server crashes and
- * disconnects across several connections, run through the real Router and Session in front of two fake
- * servers in memory (the real-process counterparts of each rule are in tests/e2e/). The servers answer
- * when the run says so: each `step` advances one held call (a progress notification, or its answer).
- * Whatever the interleaving: each connection receives only answers to its own ids, at most once each
- * (twice for an id it re-used while in flight: the original's answer and the "already in flight" error),
- * every request neither cancelled nor disconnected is answered exactly once (with -32062 when its server
- * crashed under it), progress arrives only under the connection's own tokens and never after the answer,
- * nothing reaches a connection after it left, and once everything settles no table of the router, no
- * session and no server holds an entry.
+ * Property: random requests, duplicate ids, cancels, progress, server crashes and disconnects across
+ * connections, through the real Router before two fake servers in memory that answer when the run says so
+ * (`step`: a held call's next progress or its answer; real processes: tests/e2e/). Whatever the
+ * interleaving: each connection gets only answers to its own ids, at most once (an id re-used while in
+ * flight: the original's answer and one "already in flight" error); a request neither cancelled nor
+ * disconnected is answered once (-32062 if its server crashed under it); progress only under the
+ * connection's own tokens, never after the answer; nothing after a disconnect; then no table holds an entry.
  */
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
@@ -279,14 +276,12 @@ function check(w: World, c: Conn, live: boolean): void {
 const covered = { requests: 0, cancelled: 0, duplicated: 0, crashed: 0, progress: 0, connections: 0 };
 
 function count(w: World): void {
-  for (const c of w.conns) {
-    const sent = [...c.sent.values()];
-    covered.requests += sent.length;
-    covered.cancelled += sent.filter((x) => x.cancelled).length;
-    covered.duplicated += sent.filter((x) => x.dup).length;
-    covered.crashed += sent.filter((x) => x.crashed).length;
-    covered.progress += c.client.received.filter((m) => m.method === "notifications/progress").length;
-  }
+  const sent = w.conns.flatMap((c) => [...c.sent.values()]);
+  covered.requests += sent.length;
+  covered.cancelled += sent.filter((x) => x.cancelled).length;
+  covered.duplicated += sent.filter((x) => x.dup).length;
+  covered.crashed += sent.filter((x) => x.crashed).length;
+  covered.progress += w.conns.flatMap((c) => c.client.notifications("notifications/progress")).length;
   covered.connections += w.conns.length;
 }
 
