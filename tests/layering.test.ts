@@ -5,6 +5,9 @@
  *   protocol  <-  transports  <-  daemon
  *   protocol  <-  client-sdk  <-  daemon   (the daemon's CLI uses the client SDK)
  *
+ * Inside a package, some folders may not import others ({@link FOLDERS}): the router knows the servers
+ * only through its ports.
+ *
  * The check itself is a pure function over file contents and manifests, so the same test proves it
  * fails on synthetic bad trees before it passes on the real one.
  */
@@ -46,6 +49,17 @@ export const LAYERS: Readonly<Record<string, LayerRule>> = {
   "@mcpd/tests": { mayImport: ["@mcpd/protocol", "@mcpd/transports", "@mcpd/client", "@mcpd/daemon"], nodeAllowed: true },
 };
 
+/**
+ * Folders of a package (root-relative, with a trailing `/`) that may not import the listed folders of the
+ * same package, by any relative import (`import type` and `import()` types included), and why.
+ */
+export const FOLDERS: Readonly<Record<string, { mayNotImport: readonly string[]; why: string }>> = {
+  "daemon/src/router/": {
+    mayNotImport: ["daemon/src/supervision/", "daemon/src/socket/", "daemon/src/http/", "daemon/src/cli/"],
+    why: "the router knows the servers only through its ports (router/upstream-port.ts), and the faces and the CLI sit above it",
+  },
+};
+
 /** npm packages only some layers may use (the config file, and so its JSONC parser, is the daemon's alone). */
 const NPM_ONLY_IN: Readonly<Record<string, readonly string[]>> = { "jsonc-parser": ["@mcpd/daemon"] };
 
@@ -63,6 +77,7 @@ export interface Violation {
     | "no-rule"
     | "parse-error"
     | "layer-direction"
+    | "folder-direction"
     | "manifest-direction"
     | "self-import"
     | "unknown-workspace-package"
@@ -94,6 +109,20 @@ function isBuiltin(specifier: string): boolean {
   return specifier.startsWith("node:") || BUILTINS.has(specifier) || BUILTINS.has(packageNameOf(specifier));
 }
 
+/** What checking one package's sources needs. */
+interface PackageCheck {
+  manifest: Manifest;
+  rule: LayerRule;
+  manifests: readonly Manifest[];
+  byName: ReadonlyMap<string, Manifest>;
+  /** Its runtime dependencies; with its dev dependencies, for imports of types only. */
+  declared: ReadonlySet<string>;
+  declaredForTypes: ReadonlySet<string>;
+}
+
+/** Records one violation of the file being checked. */
+type Add = (v: Omit<Violation, "package" | "file">) => void;
+
 /**
  * Checks a whole workspace. `files` maps root-relative posix paths (`transports/src/x.ts`) to source
  * text; only files under a package's `src/` are read. Returns every violation, in a stable order.
@@ -101,7 +130,6 @@ function isBuiltin(specifier: string): boolean {
 export function checkLayering(manifests: readonly Manifest[], files: ReadonlyMap<string, string>): Violation[] {
   const out: Violation[] = [];
   const byName = new Map(manifests.map((m) => [m.name, m]));
-
   for (const manifest of manifests) {
     const rule = LAYERS[manifest.name];
     const pkg = manifest.name;
@@ -118,7 +146,6 @@ export function checkLayering(manifests: readonly Manifest[], files: ReadonlyMap
     const runtime = { ...manifest.peerDependencies, ...manifest.optionalDependencies, ...manifest.dependencies };
     const declared = new Set(Object.keys(runtime));
     const declaredForTypes = new Set([...declared, ...Object.keys(manifest.devDependencies ?? {})]);
-
     for (const dep of Object.keys(runtime)) {
       if (dep.startsWith(WORKSPACE_SCOPE) && dep !== pkg && !rule.mayImport.includes(dep)) {
         out.push({
@@ -130,119 +157,123 @@ export function checkLayering(manifests: readonly Manifest[], files: ReadonlyMap
         });
       }
     }
-
+    const check: PackageCheck = { manifest, rule, manifests, byName, declared, declaredForTypes };
     const srcDir = `${manifest.dir}/src/`;
     const sources = [...files.keys()].filter((f) => f.startsWith(srcDir) && /\.(m|c)?tsx?$/.test(f)).sort();
-    for (const file of sources) {
-      const found = findImports(file, files.get(file) ?? "");
-      const add = (v: Omit<Violation, "package" | "file">) => out.push({ package: pkg, file, ...v });
-      for (const error of found.errors) add({ rule: "parse-error", message: `${file} does not parse: ${error}` });
-      if (!rule.nodeAllowed) {
-        for (const name of new Set(found.nodeGlobals)) {
-          add({ rule: "node-global", specifier: name, message: `${pkg} uses the Node-only global ${name}; this layer has no Node I/O` });
-        }
-      }
-      for (const ref of found.imports) {
-        const spec = ref.specifier;
-        if (spec === null) {
-          add({
-            rule: "computed-specifier",
-            message: `${ref.kind} with a computed specifier in ${file}: its layer cannot be checked; use a string literal`,
-          });
-          continue;
-        }
-        if (spec.startsWith(".")) {
-          const target = path.posix.normalize(path.posix.join(path.posix.dirname(file), spec));
-          if (!target.startsWith(srcDir)) {
-            const other = manifests.find((m) => target.startsWith(`${m.dir}/`));
-            add({
-              rule: "relative-escape",
-              specifier: spec,
-              message:
-                other && other !== manifest
-                  ? `${file} reaches into ${other.name}'s files through "${spec}": import "${other.name}" instead`
-                  : `${file} imports "${spec}", which leaves ${srcDir}`,
-            });
-          }
-          continue;
-        }
-        if (spec.startsWith("/") || spec.startsWith("file:")) {
-          add({ rule: "absolute-import", specifier: spec, message: `${file} imports the absolute path "${spec}"` });
-          continue;
-        }
-        if (isBuiltin(spec)) {
-          if (!rule.nodeAllowed)
-            add({
-              rule: "node-builtin",
-              specifier: spec,
-              message: `${pkg} imports the Node built-in "${spec}"; this layer has no Node I/O`,
-            });
-          continue;
-        }
-        const name = packageNameOf(spec);
-        if (name.startsWith(WORKSPACE_SCOPE)) {
-          if (name === pkg) {
-            add({
-              rule: "self-import",
-              specifier: spec,
-              message: `${file} imports its own package "${spec}" by name: use a relative path`,
-            });
-            continue;
-          }
-          if (!byName.has(name)) {
-            add({
-              rule: "unknown-workspace-package",
-              specifier: spec,
-              message: `${file} imports "${spec}", which is no workspace package`,
-            });
-            continue;
-          }
-          if (spec !== name && !publicEntries(byName.get(name) as Manifest).includes(`.${spec.slice(name.length)}`)) {
-            add({
-              rule: "deep-import",
-              specifier: spec,
-              message: `${file} imports "${spec}", an internal of ${name}: import from "${name}" or an entry its package.json exports only`,
-            });
-          }
-          const lean = rule.leanEntries?.[name];
-          if (lean && !lean.includes(spec)) {
-            add({
-              rule: "heavy-entry",
-              specifier: spec,
-              message: `${file} imports "${spec}": ${pkg} imports ${name} only through ${lean.join(", ")}`,
-            });
-          }
-          if (!rule.mayImport.includes(name)) {
-            add({
-              rule: "layer-direction",
-              specifier: spec,
-              message: `${pkg} may not import ${name} (allowed: ${rule.mayImport.join(", ") || "none"})`,
-            });
-          }
-        } else {
-          if (rule.npmAllowList && !rule.npmAllowList.includes(name)) {
-            add({
-              rule: "npm-not-allowed",
-              specifier: spec,
-              message: `${pkg} may import no npm package but ${rule.npmAllowList.join(", ")}; found "${spec}"`,
-            });
-          }
-          const onlyIn = NPM_ONLY_IN[name];
-          if (onlyIn && !onlyIn.includes(pkg)) {
-            add({ rule: "npm-not-allowed", specifier: spec, message: `only ${onlyIn.join(", ")} may import ${name}; found in ${file}` });
-          }
-        }
-        if (!(ref.typeOnly ? declaredForTypes : declared).has(name)) {
-          add({
-            rule: "undeclared-dependency",
-            specifier: spec,
-            message: `${file} imports "${spec}" but ${manifestFile} does not declare ${name} in dependencies`,
-          });
-        }
-      }
-    }
+    for (const file of sources) checkSource(check, file, files.get(file) ?? "", (v) => out.push({ package: pkg, file, ...v }));
   }
   return out;
+}
+
+/** One source file of a package: it parses, uses no Node global it may not, and imports only what it may. */
+function checkSource(check: PackageCheck, file: string, code: string, add: Add): void {
+  const pkg = check.manifest.name;
+  const found = findImports(file, code);
+  for (const error of found.errors) add({ rule: "parse-error", message: `${file} does not parse: ${error}` });
+  if (!check.rule.nodeAllowed) {
+    for (const name of new Set(found.nodeGlobals)) {
+      add({ rule: "node-global", specifier: name, message: `${pkg} uses the Node-only global ${name}; this layer has no Node I/O` });
+    }
+  }
+  for (const ref of found.imports) {
+    const spec = ref.specifier;
+    if (spec === null) {
+      add({
+        rule: "computed-specifier",
+        message: `${ref.kind} with a computed specifier in ${file}: its layer cannot be checked; use a string literal`,
+      });
+    } else if (spec.startsWith(".")) checkRelative(check, file, spec, add);
+    else if (spec.startsWith("/") || spec.startsWith("file:")) {
+      add({ rule: "absolute-import", specifier: spec, message: `${file} imports the absolute path "${spec}"` });
+    } else if (isBuiltin(spec)) {
+      if (!check.rule.nodeAllowed)
+        add({ rule: "node-builtin", specifier: spec, message: `${pkg} imports the Node built-in "${spec}"; this layer has no Node I/O` });
+    } else checkPackageImport(check, file, spec, ref.typeOnly, add);
+  }
+}
+
+/** A relative import: it stays in the package's `src/`, and in the folders its folder may import ({@link FOLDERS}). */
+function checkRelative(check: PackageCheck, file: string, spec: string, add: Add): void {
+  const srcDir = `${check.manifest.dir}/src/`;
+  const target = path.posix.normalize(path.posix.join(path.posix.dirname(file), spec));
+  if (!target.startsWith(srcDir)) {
+    const other = check.manifests.find((m) => target.startsWith(`${m.dir}/`));
+    add({
+      rule: "relative-escape",
+      specifier: spec,
+      message:
+        other && other !== check.manifest
+          ? `${file} reaches into ${other.name}'s files through "${spec}": import "${other.name}" instead`
+          : `${file} imports "${spec}", which leaves ${srcDir}`,
+    });
+  }
+  const folder = Object.keys(FOLDERS).find((f) => file.startsWith(f));
+  const barred = folder === undefined ? undefined : FOLDERS[folder]?.mayNotImport.find((f) => target.startsWith(f));
+  if (folder !== undefined && barred !== undefined)
+    add({
+      rule: "folder-direction",
+      specifier: spec,
+      message: `${file} imports ${barred}: no file in ${folder} may (${FOLDERS[folder]?.why})`,
+    });
+}
+
+/** An import of a package by name: a workspace package in the layer's direction, or an npm package it may use and declares. */
+function checkPackageImport(check: PackageCheck, file: string, spec: string, typeOnly: boolean, add: Add): void {
+  const { rule } = check;
+  const pkg = check.manifest.name;
+  const name = packageNameOf(spec);
+  if (name.startsWith(WORKSPACE_SCOPE)) {
+    if (name === pkg) {
+      add({ rule: "self-import", specifier: spec, message: `${file} imports its own package "${spec}" by name: use a relative path` });
+      return;
+    }
+    const target = check.byName.get(name);
+    if (!target) {
+      add({ rule: "unknown-workspace-package", specifier: spec, message: `${file} imports "${spec}", which is no workspace package` });
+      return;
+    }
+    if (spec !== name && !publicEntries(target).includes(`.${spec.slice(name.length)}`)) {
+      add({
+        rule: "deep-import",
+        specifier: spec,
+        message: `${file} imports "${spec}", an internal of ${name}: import from "${name}" or an entry its package.json exports only`,
+      });
+    }
+    const lean = rule.leanEntries?.[name];
+    if (lean && !lean.includes(spec)) {
+      add({
+        rule: "heavy-entry",
+        specifier: spec,
+        message: `${file} imports "${spec}": ${pkg} imports ${name} only through ${lean.join(", ")}`,
+      });
+    }
+    if (!rule.mayImport.includes(name)) {
+      add({
+        rule: "layer-direction",
+        specifier: spec,
+        message: `${pkg} may not import ${name} (allowed: ${rule.mayImport.join(", ") || "none"})`,
+      });
+    }
+  } else {
+    if (rule.npmAllowList && !rule.npmAllowList.includes(name)) {
+      add({
+        rule: "npm-not-allowed",
+        specifier: spec,
+        message: `${pkg} may import no npm package but ${rule.npmAllowList.join(", ")}; found "${spec}"`,
+      });
+    }
+    const onlyIn = NPM_ONLY_IN[name];
+    if (onlyIn && !onlyIn.includes(pkg)) {
+      add({ rule: "npm-not-allowed", specifier: spec, message: `only ${onlyIn.join(", ")} may import ${name}; found in ${file}` });
+    }
+  }
+  if (!(typeOnly ? check.declaredForTypes : check.declared).has(name)) {
+    add({
+      rule: "undeclared-dependency",
+      specifier: spec,
+      message: `${file} imports "${spec}" but ${check.manifest.dir}/package.json does not declare ${name} in dependencies`,
+    });
+  }
 }
 
 // ---------------------------------------------------------------------------------------------------
@@ -454,6 +485,32 @@ describe("layering check on synthetic trees", () => {
     expect(run({ "client-sdk/src/types.ts": `import type { JsonObject } from "@mcpd/protocol";` })).toContainEqual(
       expect.objectContaining({ rule: "heavy-entry", specifier: "@mcpd/protocol" }),
     );
+  });
+
+  it.each([
+    ["supervision", `import { MCPManager } from "../supervision/manager.js";`],
+    ["supervision, for a type", `import type { ServerHandle } from "../supervision/server-handle.js";`],
+    ["supervision, through import()", `export type H = import("../supervision/server-handle.js").ServerHandle;`],
+    ["the socket face", `export { SocketServer } from "../socket/socket-server.js";`],
+    ["the HTTP face", `import type { HttpFront } from "../http/http-front.js";`],
+    ["the CLI", `import "../cli/main.js";`],
+  ])("fails when a router file imports %s", (_title, code) => {
+    expect(run({ "daemon/src/router/bad.ts": code })).toEqual([
+      expect.objectContaining({ rule: "folder-direction", file: "daemon/src/router/bad.ts" }),
+    ]);
+  });
+
+  it("accepts a router file importing its ports, the config and the protocol, and the composition importing the router's ports", () => {
+    expect(
+      run({
+        "daemon/src/router/ok.ts": `import type { Upstream } from "./upstream-port.js";
+import type { ResolvedServerConfig } from "../config/config-schema.js";
+import type { JsonObject } from "@mcpd/protocol";
+`,
+        "daemon/src/composition/manager-directory.ts": `import type { ServerDirectory } from "../router/upstream-port.js";
+`,
+      }),
+    ).toEqual([]);
   });
 
   it("accepts the daemon's declared dependency on the client SDK", () => {

@@ -183,14 +183,6 @@ export const ALLOWED: Readonly<Record<string, readonly Allowed[]>> = {
       why: "samples the buffered byte counts while 50 MiB flow (a measurement); the test waits for flood_done",
     },
   ],
-  "tests/reliability/property-router.test.ts": [
-    {
-      rule: "fixed-sleep",
-      what: "new Promise((r) => setTimeout(r, a.ms))",
-      why: "a random 'wait' step of the property run; the file is being rewritten in parallel (drop this entry with it)",
-      transitional: true,
-    },
-  ],
 };
 
 // ---------------------------------------------------------------------------------------------------

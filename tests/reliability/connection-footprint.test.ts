@@ -12,7 +12,7 @@ import { setFlagsFromString } from "node:v8";
 import { runInNewContext } from "node:vm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTransport } from "@mcpd/transports";
-import { MCPManager, Router, parseConfig } from "@mcpd/daemon";
+import { MCPManager, ManagerDirectory, Router, parseConfig } from "@mcpd/daemon";
 import { FIXTURE, until } from "../e2e/harness.js";
 import { isAlive } from "../helpers/process.js";
 
@@ -32,7 +32,11 @@ beforeAll(async () => {
     cacheDir: join(dir, "cache"),
     childrenFile: join(dir, "children.json"),
   });
-  router = new Router(manager, { maxInFlightPerConnection: 64, clientRequestTimeoutMs: 10_000, control: async () => ({}) });
+  router = new Router(new ManagerDirectory(manager), {
+    maxInFlightPerConnection: 64,
+    clientRequestTimeoutMs: 10_000,
+    control: async () => ({}),
+  });
   await manager.discoverAndConnect(config);
   pid = manager.servers[0]?.pid as number;
 });

@@ -19,6 +19,7 @@ import { SecretScrubber } from "../secrets/index.js";
 import { SocketServer } from "../socket/socket-server.js";
 import { SocketWatch } from "../socket/socket-watch.js";
 import { MCPManager } from "../supervision/manager.js";
+import { ManagerDirectory } from "./manager-directory.js";
 import { VERSION } from "../version.js";
 import { ConfigSource } from "./config-source.js";
 import { ConnectionBudget } from "./connection-budget.js";
@@ -97,7 +98,8 @@ export class McpdDaemon {
       teardown: () => this.teardown(),
       logger: this.log,
     });
-    this.router = new Router(this.manager, {
+    // The router sees the servers through its ports (router/upstream-port.ts), the manager behind its adapter.
+    this.router = new Router(new ManagerDirectory(this.manager), {
       logger: this.log,
       maxInFlightPerConnection: RUNTIME_DEFAULTS.maxInFlightPerConnection,
       clientRequestTimeoutMs: RUNTIME_DEFAULTS.clientRequestTimeoutMs,

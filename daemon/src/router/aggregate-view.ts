@@ -14,16 +14,20 @@ import {
 import type { Catalog, CatalogEntry } from "./catalog.js";
 import { notFound, quoted } from "./close-matches.js";
 import { ServerFilters } from "./server-filters.js";
-import type { ServerHandle } from "../supervision/server-handle.js";
 import { VERSION } from "../version.js";
 import { RUNTIME_DEFAULTS } from "../defaults.js";
 import type { ViewFilter } from "./view-filter.js";
-import type { ServerDirectory } from "./ports.js";
+import type { ServerDirectory, Upstream } from "./upstream-port.js";
 import { resolveInView, viewResources, viewTemplates } from "./view-resources.js";
 
 /** A field that must be a string was not; never echoes the value (it may be huge or nested too deep to print). */
 function notString(method: string, field: string): JsonRpcErrorObject {
   return { code: WireCode.InvalidParams, message: `${method}: "${field}" must be a string`, data: { mcpdCode: "MCPD_PROTOCOL_VIOLATION" } };
+}
+
+/** A request's params with the name it asks for replaced (in its completion `ref`, when given). */
+function renamed(params: JsonObject | undefined, name: string, ref: JsonObject | undefined): JsonObject {
+  return ref === undefined ? { ...params, name } : { ...params, ref: { ...ref, name } };
 }
 
 const TOOLS = { noun: "tool", method: "tools/list" };
@@ -150,29 +154,6 @@ export class AggregateView {
     });
   }
 
-  /** Whether the name or URI a request needs is in the catalog now (a retry would find it). */
-  private resolvable(method: string, params: JsonObject | undefined): boolean {
-    const catalog = this.shared.catalog;
-    const name = params?.name;
-    const uri = params?.uri;
-    const ref = params?.ref;
-    switch (method) {
-      case "tools/call":
-        return typeof name === "string" && catalog.tool(name) !== undefined;
-      case "prompts/get":
-        return typeof name === "string" && catalog.prompt(name) !== undefined;
-      case "resources/read":
-      case "resources/subscribe":
-      case "resources/unsubscribe":
-        return typeof uri === "string" && catalog.resolveResource(uri) !== undefined;
-      case "completion/complete":
-        if (isObject(ref) && typeof ref.name === "string") return catalog.prompt(ref.name) !== undefined;
-        return isObject(ref) && typeof ref.uri === "string" && catalog.resolveResource(ref.uri) !== undefined;
-      default:
-        return false;
-    }
-  }
-
   /**
    * The configured server an exposed name `<server>__<name>` that the catalog does not have belongs to,
    * when that server is not ready: its state, not the name, is what the client must hear (-32060 with the
@@ -182,8 +163,8 @@ export class AggregateView {
    * is named at once; one that may still bring the name (starting, restarting after a crash) only once
    * the lookup has waited for the servers coming up (`settled`).
    */
-  private unavailableOwner(exposed: string, settled: boolean): ServerHandle | undefined {
-    let owner: ServerHandle | undefined;
+  private unavailableOwner(exposed: string, settled: boolean): Upstream | undefined {
+    let owner: Upstream | undefined;
     for (const h of this.shared.servers.servers) {
       if (exposed.startsWith(`${h.name}__`) && (!owner || h.name.length > owner.name.length)) owner = h;
     }
@@ -199,25 +180,28 @@ export class AggregateView {
     );
   }
 
+  /** Answers `err`; a name or URI not found while servers are still coming up is looked up once more when they are. */
+  private fail(id: RequestId, method: string, params: JsonObject | undefined, retried: boolean, err: unknown): void {
+    if (!retried && err instanceof NotFoundError && this.unsettled) {
+      this.settle(true, () => this.shared.catalog.resolves(method, params)).then(
+        () => this.serve(id, method, params, true),
+        (e: unknown) => this.host.replyError(id, toWireError(e)),
+      );
+      return;
+    }
+    this.host.replyError(id, toWireError(err));
+  }
+
   /** Serves one request; a name or URI not found while servers are still coming up is looked up again once they are. */
   serve(id: RequestId, method: string, params: JsonObject | undefined, retried = false): void {
     const s = this.host;
     const catalog = this.shared.catalog;
-    const fail = (err: unknown): void => {
-      if (!retried && err instanceof NotFoundError && this.unsettled) {
-        this.settle(true, () => this.resolvable(method, params)).then(
-          () => this.serve(id, method, params, true),
-          (e: unknown) => s.replyError(id, toWireError(e)),
-        );
-        return;
-      }
-      s.replyError(id, toWireError(err));
-    };
     switch (method) {
       case "tools/list":
-        this.settle(false).then(() => {
-          s.send({ jsonrpc: "2.0", id, result: { tools: this.tools(s.filter).map((e) => ({ ...e.item, name: e.exposed })) } });
-        }, fail);
+        this.settle(false).then(
+          () => s.send({ jsonrpc: "2.0", id, result: { tools: this.tools(s.filter).map((e) => ({ ...e.item, name: e.exposed })) } }),
+          (err: unknown) => this.fail(id, method, params, retried, err),
+        );
         return;
       case "prompts/list":
         s.send({ jsonrpc: "2.0", id, result: { prompts: this.prompts(s.filter).map((e) => ({ ...e.item, name: e.exposed })) } });
@@ -228,94 +212,25 @@ export class AggregateView {
       case "resources/templates/list":
         s.send({ jsonrpc: "2.0", id, result: { resourceTemplates: viewTemplates(catalog, s.filter).map((e) => e.item) } });
         return;
-      case "tools/call": {
-        const name = params?.name;
-        if (typeof name !== "string") return s.replyError(id, notString(method, "name"));
-        const entry = catalog.tool(name);
-        const f = s.filter;
-        if (f !== undefined || !entry) {
-          const refusal = this.hidden("tool", name, entry, f);
-          if (refusal) return s.replyError(id, toWireError(refusal));
-        }
-        if (!entry) {
-          // A tool of a server that is not ready is not unknown: its server refuses it (-32060 or -32076, with the reason).
-          const owner = this.unavailableOwner(name, retried);
-          if (owner) return s.serveOnServer(id, owner.name, method, { ...params, name: name.slice(owner.name.length + 2) });
-          fail(
-            notFound(
-              "MCPD_UNKNOWN_TOOL",
-              `Unknown tool ${quoted(name)}`,
-              name,
-              this.tools(f).map((e) => e.exposed),
-              TOOLS,
-            ),
-          );
-          return;
-        }
-        s.serveOnServer(id, entry.server, method, { ...params, name: entry.item.name }, undefined, true);
-        return;
-      }
+      case "tools/call":
       case "prompts/get": {
         const name = params?.name;
         if (typeof name !== "string") return s.replyError(id, notString(method, "name"));
-        const entry = catalog.prompt(name);
-        const f = s.filter;
-        if (f !== undefined || !entry) {
-          const refusal = this.hidden("prompt", name, entry, f);
-          if (refusal) return s.replyError(id, toWireError(refusal));
-        }
-        if (!entry) {
-          const owner = this.unavailableOwner(name, retried);
-          if (owner) return s.serveOnServer(id, owner.name, method, { ...params, name: name.slice(owner.name.length + 2) });
-          fail(
-            notFound(
-              "MCPD_UNKNOWN_PROMPT",
-              `Unknown prompt ${quoted(name)}`,
-              name,
-              this.prompts(f).map((e) => e.exposed),
-              PROMPTS,
-            ),
-          );
-          return;
-        }
-        s.serveOnServer(id, entry.server, method, { ...params, name: entry.item.name }, undefined, true);
-        return;
+        return this.serveNamed(id, method, params, method === "tools/call" ? "tool" : "prompt", name, undefined, retried);
       }
       case "resources/read":
       case "resources/subscribe":
       case "resources/unsubscribe": {
         const uri = params?.uri;
         if (typeof uri !== "string") return s.replyError(id, notString(method, "uri"));
-        const target = resolveInView(catalog, this.shared.servers.servers, s.filter, uri, false);
-        if (target.kind === "unknown") return fail(target.error);
-        if (target.kind === "refused") return s.replyError(id, toWireError(target.error));
-        // The server gets its own URI; the answer (and later updates) use the form the client wrote.
-        s.serveOnServer(id, target.server, method, { ...params, uri: target.uri }, target.namespaced ? uri : undefined);
-        return;
+        return this.serveUri(id, method, params, uri, undefined, retried);
       }
       case "completion/complete": {
         const ref = params?.ref;
-        if (isObject(ref) && ref.type === "ref/prompt" && typeof ref.name === "string") {
-          const entry = catalog.prompt(ref.name);
-          const refusal = this.hidden("prompt", ref.name, entry, s.filter);
-          if (refusal) return s.replyError(id, toWireError(refusal));
-          if (!entry) {
-            const owner = this.unavailableOwner(ref.name, retried);
-            if (owner)
-              return s.serveOnServer(id, owner.name, method, { ...params, ref: { ...ref, name: ref.name.slice(owner.name.length + 2) } });
-            const known = this.prompts(s.filter).map((e) => e.exposed);
-            return fail(notFound("MCPD_UNKNOWN_PROMPT", `Unknown prompt ${quoted(ref.name)}`, ref.name, known, PROMPTS));
-          }
-          s.serveOnServer(id, entry.server, method, { ...params, ref: { ...ref, name: entry.item.name } }, undefined, true);
-          return;
-        }
-        if (isObject(ref) && ref.type === "ref/resource" && typeof ref.uri === "string") {
-          const target = resolveInView(catalog, this.shared.servers.servers, s.filter, ref.uri, true);
-          if (target.kind === "unknown") return fail(target.error);
-          if (target.kind === "refused") return s.replyError(id, toWireError(target.error));
-          s.serveOnServer(id, target.server, method, { ...params, ref: { ...ref, uri: target.uri } });
-          return;
-        }
+        if (isObject(ref) && ref.type === "ref/prompt" && typeof ref.name === "string")
+          return this.serveNamed(id, method, params, "prompt", ref.name, ref, retried);
+        if (isObject(ref) && ref.type === "ref/resource" && typeof ref.uri === "string")
+          return this.serveUri(id, method, params, ref.uri, ref, retried);
         s.replyError(id, { code: WireCode.InvalidParams, message: 'completion/complete: "ref" must be a ref/prompt or ref/resource' });
         return;
       }
@@ -325,5 +240,59 @@ export class AggregateView {
       default:
         s.replyError(id, { code: WireCode.MethodNotFound, message: `Method not found: ${method}` });
     }
+  }
+
+  /**
+   * A tool or prompt by its exposed name (`ref`: the prompt ref of a completion, which holds the name): to
+   * its server under the server's own name, unless the view or the server's filter hides it. A name the
+   * catalog lacks goes to its server when that server is not ready (a tool of a server that is not ready is
+   * not unknown: its server refuses it, -32060 or -32076, with the reason); otherwise it is unknown.
+   */
+  private serveNamed(
+    id: RequestId,
+    method: string,
+    params: JsonObject | undefined,
+    kind: "tool" | "prompt",
+    name: string,
+    ref: JsonObject | undefined,
+    retried: boolean,
+  ): void {
+    const s = this.host;
+    const entry = kind === "tool" ? this.shared.catalog.tool(name) : this.shared.catalog.prompt(name);
+    const f = s.filter;
+    if (f !== undefined || !entry) {
+      const refusal = this.hidden(kind, name, entry, f);
+      if (refusal) return s.replyError(id, toWireError(refusal));
+    }
+    if (entry) return s.serveOnServer(id, entry.server, method, renamed(params, entry.item.name, ref), undefined, true);
+    const owner = this.unavailableOwner(name, retried);
+    if (owner) return s.serveOnServer(id, owner.name, method, renamed(params, name.slice(owner.name.length + 2), ref));
+    const known = (kind === "tool" ? this.tools(f) : this.prompts(f)).map((e) => e.exposed);
+    const code = kind === "tool" ? "MCPD_UNKNOWN_TOOL" : "MCPD_UNKNOWN_PROMPT";
+    this.fail(
+      id,
+      method,
+      params,
+      retried,
+      notFound(code, `Unknown ${kind} ${quoted(name)}`, name, known, kind === "tool" ? TOOLS : PROMPTS),
+    );
+  }
+
+  /** A resource URI (`ref`: the resource ref of a completion, a URI or URI template): to the one server of the view that offers it. */
+  private serveUri(
+    id: RequestId,
+    method: string,
+    params: JsonObject | undefined,
+    uri: string,
+    ref: JsonObject | undefined,
+    retried: boolean,
+  ): void {
+    const s = this.host;
+    const target = resolveInView(this.shared.catalog, this.shared.servers.servers, s.filter, uri, ref !== undefined);
+    if (target.kind === "unknown") return this.fail(id, method, params, retried, target.error);
+    if (target.kind === "refused") return s.replyError(id, toWireError(target.error));
+    if (ref !== undefined) return s.serveOnServer(id, target.server, method, { ...params, ref: { ...ref, uri: target.uri } });
+    // The server gets its own URI; the answer (and later updates) use the form the client wrote.
+    s.serveOnServer(id, target.server, method, { ...params, uri: target.uri }, target.namespaced ? uri : undefined);
   }
 }

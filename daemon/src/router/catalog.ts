@@ -1,5 +1,5 @@
-import { MCPD_SERVER_META, type JsonObject, type Prompt, type Resource, type ResourceTemplate, type Tool } from "@mcpd/protocol";
-import type { ServerHandle } from "../supervision/server-handle.js";
+import { MCPD_SERVER_META, isObject, type JsonObject, type Prompt, type Resource, type ResourceTemplate, type Tool } from "@mcpd/protocol";
+import type { Upstream } from "./upstream-port.js";
 import { exposedName } from "./exposed-names.js";
 import { namespacedUri, parseNamespacedUri } from "./resource-uris.js";
 import { ServerFilters } from "./server-filters.js";
@@ -70,7 +70,7 @@ export class Catalog {
     resources: new Map<string, string>(),
   };
 
-  constructor(private readonly servers: () => ServerHandle[]) {}
+  constructor(private readonly servers: () => readonly Upstream[]) {}
 
   invalidate(): void {
     this.dirty = true;
@@ -179,6 +179,27 @@ export class Catalog {
   hiddenBy(kind: "tools" | "prompts" | "resources", key: string): string | undefined {
     this.build();
     return this.hiddenByServer[kind].get(key);
+  }
+  /** Whether the name or URI a request (`method`, `params`) names is in the catalog now: a retry would find it. */
+  resolves(method: string, params: JsonObject | undefined): boolean {
+    const name = params?.name;
+    const uri = params?.uri;
+    const ref = params?.ref;
+    switch (method) {
+      case "tools/call":
+        return typeof name === "string" && this.tool(name) !== undefined;
+      case "prompts/get":
+        return typeof name === "string" && this.prompt(name) !== undefined;
+      case "resources/read":
+      case "resources/subscribe":
+      case "resources/unsubscribe":
+        return typeof uri === "string" && this.resolveResource(uri) !== undefined;
+      case "completion/complete":
+        if (isObject(ref) && typeof ref.name === "string") return this.prompt(ref.name) !== undefined;
+        return isObject(ref) && typeof ref.uri === "string" && this.resolveResource(ref.uri) !== undefined;
+      default:
+        return false;
+    }
   }
   /**
    * Where a URI goes: a namespaced `mcpd://<server>/<uri>` (any configured server, ready or not) to that

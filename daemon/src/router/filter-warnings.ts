@@ -1,6 +1,6 @@
 import { FILTER_KINDS } from "../config/config-schema.js";
 import { unmatchedGlobWarning } from "../config/filter-config.js";
-import type { ServerHandle } from "../supervision/server-handle.js";
+import type { Upstream } from "./upstream-port.js";
 import type { Catalog } from "./catalog.js";
 import type { NameFilter } from "./name-filter.js";
 import type { Profiles } from "./profiles.js";
@@ -11,7 +11,7 @@ import type { CompiledProfile } from "./view-filter.js";
 type Kind = (typeof FILTER_KINDS)[number];
 
 /** Whether a server's lists are known now: it is ready (an unready server's names cannot be judged). */
-const listed = (h: ServerHandle): boolean => h.state === "ready" && h.client !== undefined;
+const listed = (h: Upstream): boolean => h.state === "ready" && h.client !== undefined;
 
 /** Each glob of `filter` that matches none of `names` (each name in its forms), as warnings. */
 function unmatched(owner: string, kind: Kind, filter: NameFilter | undefined, names: readonly (readonly string[])[]): string[] {
@@ -24,7 +24,7 @@ function unmatched(owner: string, kind: Kind, filter: NameFilter | undefined, na
 }
 
 /** A server's own names of one kind: tool and prompt names, resource URIs and URI templates. */
-function ownNames(h: ServerHandle, kind: Kind): string[][] {
+function ownNames(h: Upstream, kind: Kind): string[][] {
   const c = h.client;
   if (c === undefined) return [];
   if (kind === "tools") return c.tools.map((t) => [t.name]);
@@ -56,7 +56,7 @@ function aggregateNames(catalog: Catalog, p: CompiledProfile, kind: Kind): strin
  * Only judged where every list concerned is known: a server's filter once it is ready; a profile once
  * every enabled server it covers is ready (a glob over a server still starting is not yet wrong).
  */
-export function filterWarnings(servers: readonly ServerHandle[], catalog: Catalog, profiles: Profiles): string[] {
+export function filterWarnings(servers: readonly Upstream[], catalog: Catalog, profiles: Profiles): string[] {
   const out: string[] = [];
   for (const h of servers) {
     const f = ServerFilters.of(h.config);

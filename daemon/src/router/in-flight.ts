@@ -11,7 +11,7 @@ import {
   type RequestId,
   type RequestReply,
 } from "@mcpd/protocol";
-import type { ServerHandle } from "../supervision/server-handle.js";
+import type { Upstream } from "./upstream-port.js";
 import type { Downstream, InFlightWatcher, ProgressRegistry } from "./ports.js";
 
 /** The daemon's deadline of one request passed: it is given up upstream (the client gets the timeout error). */
@@ -46,7 +46,7 @@ export class InFlight implements RequestReply<JsonObject> {
   /** @param adapt rewrites a successful answer for this client (it must not throw) */
   constructor(
     readonly id: RequestId,
-    readonly handle: ServerHandle,
+    readonly handle: Upstream,
     private readonly list: InFlightRequests,
     private readonly adapt: ((result: JsonObject) => JsonObject) | undefined,
   ) {
@@ -145,7 +145,7 @@ export class InFlightRequests {
    */
   forward(
     id: RequestId,
-    handle: ServerHandle,
+    handle: Upstream,
     method: string,
     params: JsonObject | undefined,
     adapt?: (result: JsonObject) => JsonObject,
@@ -194,13 +194,13 @@ export class InFlightRequests {
   }
 
   /** Whether the request with that upstream id is one of these, in flight to that server. */
-  hasUpstreamRequest(handle: ServerHandle, upstreamId: RequestId): boolean {
+  hasUpstreamRequest(handle: Upstream, upstreamId: RequestId): boolean {
     for (const e of this.entries.values()) if (e.handle === handle && e.upstreamId === upstreamId) return true;
     return false;
   }
 
   /** Whether any of these requests is in flight to that server. */
-  hasInFlightTo(handle: ServerHandle): boolean {
+  hasInFlightTo(handle: Upstream): boolean {
     for (const e of this.entries.values()) if (e.handle === handle) return true;
     return false;
   }

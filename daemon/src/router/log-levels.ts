@@ -1,6 +1,5 @@
 import { LOG_LEVELS, WireCode, type JsonObject, type JsonRpcErrorObject, type Logger, type LogLevel } from "@mcpd/protocol";
-import type { ServerHandle } from "../supervision/server-handle.js";
-import type { ServerDirectory } from "./ports.js";
+import type { ServerDirectory, Upstream } from "./upstream-port.js";
 
 /** Whether a `notifications/message` (its `params`) is at or above the level a connection asked for. */
 export function wantsLog(asked: LogLevel | undefined, params: JsonObject | undefined): boolean {
@@ -19,7 +18,7 @@ export function levelOf(params: JsonObject | undefined): LogLevel | JsonRpcError
 /** A connection as the logging levels see it: the level it asked for, and which servers it sees. */
 export interface LevelViewer {
   readonly logLevel: LogLevel | undefined;
-  views(handle: ServerHandle): boolean;
+  views(handle: Upstream): boolean;
 }
 
 /**

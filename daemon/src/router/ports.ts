@@ -1,29 +1,17 @@
 /**
  * What a downstream {@link Session} (session.ts) needs from the rest of the daemon, as narrow interfaces:
- * the servers, secret masking, and the tables every connection shares. Types only; the Router provides
- * them (router.ts), so a session never reaches through it into the manager or the scrubber.
+ * the servers (upstream-port.ts), secret masking, and the tables every connection shares. Types only; the
+ * Router provides them (router.ts), so a session never reaches through it into the manager or the scrubber.
  */
 import type { JsonObject, JsonRpcErrorObject, Logger, RequestId } from "@mcpd/protocol";
-import type { ServerHandle } from "../supervision/server-handle.js";
 import type { Catalog } from "./catalog.js";
 import type { Profiles } from "./profiles.js";
+import type { ServerDirectory, Upstream } from "./upstream-port.js";
 
 /** Where a session's outgoing messages go (a socket, in the daemon). */
 export interface Outbound {
   /** Queues one message. Returns false when the connection is gone or over its buffer bound. */
   send(message: object): boolean;
-}
-
-/** The configured servers, as a session finds them (the daemon's MCPManager). */
-export interface ServerDirectory {
-  /** The shared session of every configured server, in configuration order. */
-  readonly servers: ServerHandle[];
-  /** A configured server's shared session. */
-  get(name: string): ServerHandle | undefined;
-  /** @throws NotFoundError (MCPD_UNKNOWN_SERVER) naming the servers that exist. */
-  require(name: string): ServerHandle;
-  /** The session one connection uses for a server: the shared one, or its own for a per-client server. */
-  handleFor(name: string, connectionId: string): Promise<ServerHandle>;
 }
 
 /** Masks the configured servers' secret values (SecretScrubber). */
@@ -44,7 +32,7 @@ export interface Downstream {
 
 /** A request in flight as its progress sees it: the server it went to, and its timeout to restart. */
 export interface ProgressTarget {
-  readonly handle: ServerHandle;
+  readonly handle: Upstream;
   /** Progress arrived: restart the request's timeout. */
   touch(): void;
 }
@@ -62,23 +50,23 @@ export interface Subscriber {
   /** The `<server>\0<uri>` keys this connection is subscribed to. */
   readonly subscriptions: Set<string>;
   /** Sends a server's notification (`notifications/resources/updated`) to this connection. */
-  relayNotification(handle: ServerHandle, method: string, params: JsonObject | undefined): void;
+  relayNotification(handle: Upstream, method: string, params: JsonObject | undefined): void;
 }
 
 /** Upstream resource subscriptions, reference-counted per server and URI over every connection. */
 export interface SubscriptionRegistry {
   /** Subscribes upstream unless another connection already did; waits up to `waitMs` for the server. */
-  subscribe(subscriber: Subscriber, handle: ServerHandle, uri: string, waitMs: number): Promise<void>;
+  subscribe(subscriber: Subscriber, handle: Upstream, uri: string, waitMs: number): Promise<void>;
   /** Drops one connection's subscription (`<server>\0<uri>`); the upstream one ends with the last. */
   unsubscribe(subscriber: Subscriber, key: string): Promise<void>;
 }
 
-/** Everything a downstream session uses that is not its own. */
 /** Hears that a connection's last request in flight to a server settled (the shutdown's drain waits for that). */
 export interface InFlightWatcher {
   inFlightEmptied(): void;
 }
 
+/** Everything a downstream session uses that is not its own. */
 export interface SessionContext extends InFlightWatcher {
   readonly servers: ServerDirectory;
   /** Masks secrets in what mcpd itself says (error messages and data, state reasons). */
@@ -92,6 +80,4 @@ export interface SessionContext extends InFlightWatcher {
   readonly subscriptions: SubscriptionRegistry;
   /** Sets a server to the most verbose logging level any connection viewing it asked for. */
   relevel(server: string): void;
-  /** Routes the server-to-client requests of a (private) session to the connections. */
-  adopt(handle: ServerHandle): void;
 }

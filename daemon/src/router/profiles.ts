@@ -1,7 +1,7 @@
 import { NotFoundError } from "@mcpd/protocol";
 import { canonicalJson } from "../config/config-hash.js";
 import { FILTER_KINDS, type ProfileSpec } from "../config/config-schema.js";
-import type { ListKind } from "../supervision/list-refresher.js";
+import type { ListKind } from "./upstream-port.js";
 import { CompiledProfile, ViewFilter, compileSelection } from "./view-filter.js";
 
 /** What a profile shows of one kind, as text: equal texts, equal views of that kind. */

@@ -1,5 +1,5 @@
 import type { JsonObject, Logger } from "@mcpd/protocol";
-import type { ServerHandle } from "../supervision/server-handle.js";
+import type { Upstream } from "./upstream-port.js";
 import type { Downstream, ProgressRegistry, ProgressTarget } from "./ports.js";
 
 /**
@@ -48,7 +48,7 @@ export class ProgressRoutes implements ProgressRegistry {
   }
 
   /** `notifications/progress` from `handle`: to the connection whose request it is for, or dropped. */
-  deliver(handle: ServerHandle, method: string, params: JsonObject | undefined): void {
+  deliver(handle: Upstream, method: string, params: JsonObject | undefined): void {
     const token = params?.progressToken;
     const route = typeof token === "string" ? this.routes.get(token) : undefined;
     // A token we never issued, or issued for a request to another server (or another client's private
@@ -61,7 +61,7 @@ export class ProgressRoutes implements ProgressRegistry {
     route.owner.send({ jsonrpc: "2.0", method, params: { ...params, progressToken: route.token } });
   }
 
-  private drop(handle: ServerHandle, token: unknown): void {
+  private drop(handle: Upstream, token: unknown): void {
     this.droppedCount++;
     if (this.warned.has(handle.name)) return;
     this.warned.add(handle.name);

@@ -1,7 +1,5 @@
-import { silentLogger, type ClientFace, type JsonObject, type Logger } from "@mcpd/protocol";
+import { silentLogger, type ClientFace, type Logger } from "@mcpd/protocol";
 import type { DaemonSettings } from "../config/config-schema.js";
-import type { MCPManager } from "../supervision/manager.js";
-import type { ServerHandle, StateChange } from "../supervision/server-handle.js";
 import { SecretScrubber } from "../secrets/index.js";
 import { Catalog } from "./catalog.js";
 import { filterWarnings } from "./filter-warnings.js";
@@ -14,22 +12,25 @@ import { ServerRequests } from "./server-requests.js";
 import { Session, type DownstreamSessionOptions } from "./session.js";
 import { Subscriptions } from "./subscriptions.js";
 import { UpstreamDelivery } from "./upstream-delivery.js";
+import type { ServerDirectory, Upstream } from "./upstream-port.js";
 import { applyViewChanges, filtersSnapshot, type FiltersSnapshot } from "./view-changes.js";
 
 export interface RouterOptions extends DownstreamSessionOptions {
   logger?: Logger;
-  /** The daemon's secret scrubber (also the root logger's); default: one over the manager's configs alone. */
+  /** The daemon's secret scrubber (also the root logger's); default: one over the servers' configs alone. */
   secrets?: Scrubber;
 }
 
 /**
  * The router: every downstream connection's {@link Session}, and the state they share. It builds the
  * shared parts (progress routes, subscriptions, logging levels, the aggregate catalog, server-to-client
- * request routing), hands each session the narrow {@link SessionContext} it uses, and feeds the
- * manager's events to {@link UpstreamDelivery}, which brings what servers say to the right connections.
+ * request routing), hands each session the narrow {@link SessionContext} it uses, and feeds what the
+ * servers say (its {@link ServerDirectory}'s typed callbacks) to {@link UpstreamDelivery}, which brings it to
+ * the right connections. It knows the servers only through its ports (upstream-port.ts).
  */
 export class Router {
-  readonly manager: MCPManager;
+  /** The servers: the daemon's manager behind its adapter, or fake upstreams in a test. */
+  readonly manager: ServerDirectory;
   readonly catalog: Catalog;
   /** The config's profiles (`mcpd.profiles`), which connections select; set by {@link applyFilters}. */
   readonly profiles = new Profiles();
@@ -48,7 +49,7 @@ export class Router {
   private readonly faces = new Map<string, ClientFace>();
   private readonly drain = new InFlightDrain(() => this.inFlightTotal());
 
-  constructor(manager: MCPManager, options: RouterOptions) {
+  constructor(manager: ServerDirectory, options: RouterOptions) {
     this.manager = manager;
     this.log = options.logger ?? silentLogger;
     this.secrets = options.secrets ?? new SecretScrubber(() => manager.servers.map((h) => h.config));
@@ -68,7 +69,6 @@ export class Router {
       progress: this.progress,
       subscriptions: this.subscriptions,
       relevel: (server) => this.levels.relevel(server),
-      adopt: (handle) => this.requests.adopt(handle),
       inFlightEmptied: () => this.drain.check(),
     };
     const delivery = new UpstreamDelivery({
@@ -80,13 +80,14 @@ export class Router {
       requests: this.requests,
       secrets: this.secrets,
     });
-    manager.on("state", (h: ServerHandle, change: StateChange) => delivery.onState(h, change));
-    manager.on("listChanged", () => this.catalog.invalidate());
-    manager.on("notification", (h: ServerHandle, method: string, params: JsonObject | undefined) =>
-      delivery.onNotification(h, method, params),
-    );
-    manager.on("added", (h: ServerHandle) => this.requests.adopt(h));
-    for (const h of manager.servers) this.requests.adopt(h);
+    manager.listen({
+      added: () => this.catalog.invalidate(),
+      removed: () => this.catalog.invalidate(),
+      state: (u, change) => delivery.onState(u, change),
+      listChanged: () => this.catalog.invalidate(),
+      notification: (u, method, params) => delivery.onNotification(u, method, params),
+      request: (u, req, ctx) => this.requests.request(u, req, ctx),
+    });
   }
 
   /** Counters for status and for tests that check nothing is left behind. */
@@ -168,7 +169,7 @@ export class Router {
    * The routing hint for a server's status, if one of its server-to-client requests could not be routed;
    * none once the server is per-client.
    */
-  hint(handle: ServerHandle): string | undefined {
+  hint(handle: Pick<Upstream, "name" | "config">): string | undefined {
     return this.requests.hint(handle);
   }
 }

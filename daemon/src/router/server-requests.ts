@@ -1,7 +1,5 @@
-import { McpRemoteError, WireCode, type JsonObject, type JsonRpcRequest, type Logger } from "@mcpd/protocol";
-import type { MessageContext } from "@mcpd/transports";
-import type { ServerHandle } from "../supervision/server-handle.js";
-import type { ServerDirectory } from "./ports.js";
+import { McpRemoteError, WireCode, type JsonObject, type JsonRpcRequest, type Logger, type MessageContext } from "@mcpd/protocol";
+import type { ServerDirectory, Upstream } from "./upstream-port.js";
 import type { Session } from "./session.js";
 
 /** Which client capability a server-to-client request needs. */
@@ -46,18 +44,13 @@ export class ServerRequests {
     return this.relayed.size;
   }
 
-  /** Installs the server-to-client request hook on a (shared or private) handle. */
-  adopt(handle: ServerHandle): void {
-    handle.requestHandler = (req, ctx) => this.onServerRequest(handle, req, ctx);
-  }
-
   /** A connection ended: requests relayed to it are forgotten (they fail with it). */
   forget(session: Session): void {
     for (const [key, r] of this.relayed) if (r.session === session) this.relayed.delete(key);
   }
 
   /** `notifications/cancelled` from a server: the request it relayed is cancelled at its client too. */
-  cancelled(handle: ServerHandle, params: JsonObject | undefined): void {
+  cancelled(handle: Upstream, params: JsonObject | undefined): void {
     const id = params?.requestId;
     const route = id !== undefined ? this.relayed.get(`${handle.name}\0${String(id)}`) : undefined;
     if (!route) return;
@@ -70,7 +63,7 @@ export class ServerRequests {
    * The routing hint for a server's status, if one of its requests could not be routed (see
    * {@link noteAmbiguous}); none once the server is per-client.
    */
-  hint(handle: ServerHandle): string | undefined {
+  hint(handle: Pick<Upstream, "name" | "config">): string | undefined {
     return handle.config.sharing === "per-client" ? undefined : this.hints.get(handle.name);
   }
 
@@ -86,7 +79,7 @@ export class ServerRequests {
    * send a tool call's sampling and elicitation there; with one client calling, mcpd then knows no less
    * than over stdio, where the same request goes to that client.
    */
-  private candidatesFor(handle: ServerHandle, ctx: MessageContext): Session[] {
+  private candidatesFor(handle: Upstream, ctx: MessageContext): Session[] {
     const isPrivate = handle !== this.servers.get(handle.name);
     const related = ctx.relatedRequestId;
     const out: Session[] = [];
@@ -109,7 +102,7 @@ export class ServerRequests {
    * mcpd answers itself: `roots/list` with the server's configured roots, anything else with -32066
    * saying why. It never guesses.
    */
-  private async onServerRequest(handle: ServerHandle, req: JsonRpcRequest, ctx: MessageContext): Promise<JsonObject> {
+  async request(handle: Upstream, req: JsonRpcRequest, ctx: MessageContext): Promise<JsonObject> {
     const cap = REQUEST_CAPABILITY[req.method];
     const candidates = this.candidatesFor(handle, ctx);
     const only = candidates.length === 1 ? (candidates[0] as Session) : undefined;
@@ -145,7 +138,7 @@ export class ServerRequests {
   }
 
   /** A shared server asked while several clients were calling it: keep (and log, once) a hint for status. */
-  private noteAmbiguous(handle: ServerHandle, method: string, clients: number): void {
+  private noteAmbiguous(handle: Upstream, method: string, clients: number): void {
     if (this.hints.has(handle.name)) return;
     const hint =
       `${method} from this server arrived while ${clients} clients had requests in flight to it, so mcpd could not route it` +

@@ -13,7 +13,7 @@ import {
   type McpdError,
   type RequestId,
 } from "@mcpd/protocol";
-import type { ServerHandle } from "../supervision/server-handle.js";
+import type { Upstream } from "./upstream-port.js";
 import { AggregateView, type AggregateHost } from "./aggregate-view.js";
 import { boundedClientInfo, NOT_INITIALIZED, NOT_JSON_RPC, negotiateVersion, serverViewInitializeResult } from "./handshake.js";
 import { InFlightRequests } from "./in-flight.js";
@@ -72,7 +72,7 @@ export class Session implements Downstream, AggregateHost {
   readonly inFlight: InFlightRequests;
   private closed = false;
   /** Private (per-client) sessions this connection owns; made by the first (most connections have none). */
-  private privates: Set<ServerHandle> | undefined;
+  private privates: Set<Upstream> | undefined;
   // Made on first use, ~0.1 KB per connection each: most connections are never asked anything, never subscribe, or use one server's view.
   private subscribed: Set<string> | undefined;
   private asked: OutgoingRequests | undefined;
@@ -243,7 +243,7 @@ export class Session implements Downstream, AggregateHost {
         // Only to this connection's own (per-client) processes: a shared server's roots are its configured
         // `roots`, the same for every agent, so one agent's change means nothing to it.
         for (const h of this.privates ?? []) {
-          if (h.state === "ready") h.client?.transport.notify(method, params).catch(() => {});
+          if (h.state === "ready") h.client?.notify(method, params).catch(() => {});
         }
         return;
       default:
@@ -263,9 +263,8 @@ export class Session implements Downstream, AggregateHost {
     this.inFlight.failAll(error);
   }
 
-  private async resolveHandle(server: string): Promise<ServerHandle> {
+  private async resolveHandle(server: string): Promise<Upstream> {
     const handle = await this.ctx.servers.handleFor(server, this.id);
-    this.ctx.adopt(handle);
     if (handle !== this.ctx.servers.get(server)) (this.privates ??= new Set()).add(handle);
     return handle;
   }
@@ -276,7 +275,7 @@ export class Session implements Downstream, AggregateHost {
    * subscription are given back in.
    */
   serveOnServer(id: RequestId, server: string, method: string, params: JsonObject | undefined, clientUri?: string, checked = false): void {
-    let handle: ServerHandle;
+    let handle: Upstream;
     try {
       handle = this.ctx.servers.require(server);
     } catch (err) {
@@ -299,7 +298,7 @@ export class Session implements Downstream, AggregateHost {
 
   private dispatchOnServer(
     id: RequestId,
-    handle: ServerHandle,
+    handle: Upstream,
     method: string,
     params: JsonObject | undefined,
     clientUri?: string,
@@ -338,7 +337,7 @@ export class Session implements Downstream, AggregateHost {
    * (Un)subscribes (server, `uri`) as `clientUri`, the form the client wrote (the server's URI or the aggregate
    * view's namespaced one). Updates go out in every form; the upstream subscription ends with the last one.
    */
-  private subscription(id: RequestId, method: string, handle: ServerHandle, uri: string, clientUri: string): void {
+  private subscription(id: RequestId, method: string, handle: Upstream, uri: string, clientUri: string): void {
     const key = subscriptionKey(handle.name, uri);
     const op =
       method === "resources/subscribe"
@@ -355,12 +354,12 @@ export class Session implements Downstream, AggregateHost {
   }
 
   /** A server's params as this connection's view shows them: tagged with the server in the aggregate view. */
-  tag(handle: ServerHandle, params: JsonObject | undefined): JsonObject | undefined {
+  tag(handle: Upstream, params: JsonObject | undefined): JsonObject | undefined {
     return this.view.kind === "aggregate" ? withServerMeta(params, handle.name) : params;
   }
 
   /** Sends a server's notification to this connection (once initialized), as its view shows it. */
-  relayNotification(handle: ServerHandle, method: string, params: JsonObject | undefined): void {
+  relayNotification(handle: Upstream, method: string, params: JsonObject | undefined): void {
     if (!this.initialized) return;
     if (method === "notifications/resources/updated" && typeof params?.uri === "string") {
       // Once per form this connection subscribed with: a client matches updates by the URI it used.
@@ -374,7 +373,7 @@ export class Session implements Downstream, AggregateHost {
   }
 
   /** Whether notifications of this server reach this session. */
-  views(handle: ServerHandle): boolean {
+  views(handle: Upstream): boolean {
     // A private (per-client) session speaks only to its owner.
     if (handle !== this.ctx.servers.get(handle.name)) return this.privates?.has(handle) === true;
     if (this.view.kind === "server") return this.view.server === handle.name;
@@ -393,7 +392,7 @@ export class Session implements Downstream, AggregateHost {
   }
 
   /** Whether this connection owns that private (per-client) session. */
-  ownsPrivate(handle: ServerHandle): boolean {
+  ownsPrivate(handle: Upstream): boolean {
     return this.privates?.has(handle) === true;
   }
 }

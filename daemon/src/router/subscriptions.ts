@@ -1,5 +1,5 @@
-import type { ServerHandle } from "../supervision/server-handle.js";
-import type { ServerDirectory, Subscriber, SubscriptionRegistry } from "./ports.js";
+import type { Subscriber, SubscriptionRegistry } from "./ports.js";
+import type { ServerDirectory, Upstream } from "./upstream-port.js";
 import { subscriptionKey } from "./subscribed-forms.js";
 
 /**
@@ -22,7 +22,7 @@ export class Subscriptions implements SubscriptionRegistry {
     return this.byKey.get(subscriptionKey(server, uri));
   }
 
-  async subscribe(subscriber: Subscriber, handle: ServerHandle, uri: string, waitMs: number): Promise<void> {
+  async subscribe(subscriber: Subscriber, handle: Upstream, uri: string, waitMs: number): Promise<void> {
     const key = subscriptionKey(handle.name, uri);
     let set = this.byKey.get(key);
     if (set) {
@@ -55,7 +55,7 @@ export class Subscriptions implements SubscriptionRegistry {
   }
 
   /** A restarted server lost its subscriptions: subscribe it again to every URI a connection holds. */
-  restore(handle: ServerHandle): void {
+  restore(handle: Upstream): void {
     for (const key of this.byKey.keys()) {
       if (key.startsWith(`${handle.name}\0`)) {
         handle.request("resources/subscribe", { uri: key.slice(handle.name.length + 1) }, { waitMs: 0, timeout: 10_000 }).catch(() => {});

@@ -1,5 +1,5 @@
 import { MCPD_SERVER_META, McpdServerStateNotification, type JsonObject } from "@mcpd/protocol";
-import type { ServerHandle, StateChange } from "../supervision/server-handle.js";
+import type { StateChange, Upstream } from "./upstream-port.js";
 import type { Catalog } from "./catalog.js";
 import { wantsLog, type LogLevels } from "./log-levels.js";
 import type { ProgressRoutes } from "./progress-routes.js";
@@ -29,7 +29,7 @@ export interface DeliveryParts {
 export class UpstreamDelivery {
   constructor(private readonly parts: DeliveryParts) {}
 
-  onState(handle: ServerHandle, change: StateChange): void {
+  onState(handle: Upstream, change: StateChange): void {
     const p = this.parts;
     p.catalog.invalidate();
     if (change.state === "ready") {
@@ -40,7 +40,7 @@ export class UpstreamDelivery {
     for (const s of p.sessions()) this.stateTo(s, handle, change);
   }
 
-  onNotification(handle: ServerHandle, method: string, params: JsonObject | undefined): void {
+  onNotification(handle: Upstream, method: string, params: JsonObject | undefined): void {
     const p = this.parts;
     if (method === "notifications/progress") return p.progress.deliver(handle, method, params);
     if (method === "notifications/resources/updated") {
@@ -58,7 +58,7 @@ export class UpstreamDelivery {
     }
   }
 
-  private stateTo(s: Session, handle: ServerHandle, change: StateChange): void {
+  private stateTo(s: Session, handle: Upstream, change: StateChange): void {
     if (s.events)
       s.send({
         jsonrpc: "2.0",

@@ -1,8 +1,7 @@
 import type { ItemFilters } from "../config/config-schema.js";
 import { canonicalJson } from "../config/config-hash.js";
 import { FILTER_KINDS } from "../config/config-schema.js";
-import type { ListKind } from "../supervision/list-refresher.js";
-import type { ServerHandle } from "../supervision/server-handle.js";
+import type { ListKind, Upstream } from "./upstream-port.js";
 import type { Profiles } from "./profiles.js";
 import type { Session } from "./session.js";
 
@@ -10,12 +9,12 @@ import type { Session } from "./session.js";
 export type FiltersSnapshot = ReadonlyMap<string, ItemFilters | undefined>;
 
 /** The filters of every configured server now. */
-export function filtersSnapshot(servers: readonly ServerHandle[]): FiltersSnapshot {
+export function filtersSnapshot(servers: readonly Upstream[]): FiltersSnapshot {
   return new Map(servers.map((h) => [h.name, h.config.filters]));
 }
 
 /** For each server present before and after whose own filter of a kind changed: those kinds. */
-function serverFilterChanges(before: FiltersSnapshot, servers: readonly ServerHandle[]): Map<string, Set<ListKind>> {
+function serverFilterChanges(before: FiltersSnapshot, servers: readonly Upstream[]): Map<string, Set<ListKind>> {
   const out = new Map<string, Set<ListKind>>();
   for (const h of servers) {
     if (!before.has(h.name)) continue;
@@ -35,7 +34,7 @@ function serverFilterChanges(before: FiltersSnapshot, servers: readonly ServerHa
  */
 export function applyViewChanges(
   sessions: Iterable<Session>,
-  servers: readonly ServerHandle[],
+  servers: readonly Upstream[],
   before: FiltersSnapshot,
   profiles: Profiles,
   profileChanges: ReadonlyMap<string, ReadonlySet<ListKind>>,

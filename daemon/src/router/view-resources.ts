@@ -6,7 +6,7 @@
  * servers leaked through resource errors).
  */
 import { McpdError, WireCode, type NotFoundError, type Resource, type ResourceTemplate } from "@mcpd/protocol";
-import type { ServerHandle } from "../supervision/server-handle.js";
+import type { Upstream } from "./upstream-port.js";
 import type { Catalog, ExposedResource } from "./catalog.js";
 import { notFound, quoted } from "./close-matches.js";
 import { namespacedUri } from "./resource-uris.js";
@@ -84,7 +84,7 @@ export function viewTemplates(catalog: Catalog, f: ViewFilter | undefined): read
  */
 export function resolveInView(
   catalog: Catalog,
-  servers: readonly ServerHandle[],
+  servers: readonly Upstream[],
   f: ViewFilter | undefined,
   uri: string,
   template: boolean,

@@ -6,7 +6,7 @@
  */
 import { McpdError, McpdSelect, WireCode, toWireError, type JsonObject, type JsonRpcErrorObject, type SelectResult } from "@mcpd/protocol";
 import { parseSelect, type Selection } from "./handshake.js";
-import type { ServerDirectory } from "./ports.js";
+import type { ServerDirectory } from "./upstream-port.js";
 import type { Profiles } from "./profiles.js";
 import type { ViewFilter } from "./view-filter.js";
 

@@ -1,11 +1,13 @@
-import { EventEmitter } from "node:events";
 import {
   NotFoundError,
   PROTOCOL_DEFAULTS,
   quote,
   silentLogger,
   type ClientCapabilities,
+  type JsonObject,
+  type JsonRpcRequest,
   type Logger,
+  type MessageContext,
   type ReloadDiff,
   type Tool,
 } from "@mcpd/protocol";
@@ -14,6 +16,7 @@ import type { LoadedConfig, ResolvedServerConfig } from "../config/config-schema
 import { ChildRegistry } from "./child-registry.js";
 import { ServerHandle, type StateChange } from "./server-handle.js";
 import { ToolCache } from "./tool-cache.js";
+import type { ListKind } from "./upstream-client.js";
 import { disabledInConfig } from "./disable-reasons.js";
 import { FieldLogger } from "../infra/field-logger.js";
 import { shuttingDownError } from "../lifecycle/shutting-down-error.js";
@@ -33,11 +36,32 @@ export interface ManagerOptions {
 export type { ReloadDiff };
 
 /**
- * Owns every upstream server: one {@link ServerHandle} per configured server (plus private sessions for
- * `sharing: "per-client"` servers), discovery, reload by diff, and shutdown. Re-emits every handle's
- * `state`, `notification` and `listChanged` events with the handle as the first argument.
+ * What the manager tells a listener about its servers, each call with the server's handle (a shared one,
+ * or a connection's private session: notifications, states and list changes come from both).
  */
-export class MCPManager extends EventEmitter {
+export interface ManagerListener {
+  /** A configured server's handle was made (load, reload). */
+  added?(handle: ServerHandle): void;
+  /** A server left the config (reload); it is being stopped. */
+  removed?(handle: ServerHandle): void;
+  state?(handle: ServerHandle, change: StateChange): void;
+  notification?(handle: ServerHandle, method: string, params: JsonObject | undefined, context: MessageContext): void;
+  listChanged?(handle: ServerHandle, kind: ListKind): void;
+}
+
+/** Answers one server's sampling, elicitation or roots request; a rejection goes to the server as an error. */
+export type ServerRequestAnswerer = (handle: ServerHandle, request: JsonRpcRequest, context: MessageContext) => Promise<JsonObject>;
+
+/**
+ * Owns every upstream server: one {@link ServerHandle} per configured server (plus private sessions for
+ * `sharing: "per-client"` servers), discovery, reload by diff, and shutdown. Tells its listeners
+ * ({@link watch}) what every handle says, through typed callbacks, and hands the servers' own requests to
+ * {@link serverRequests}.
+ */
+export class MCPManager {
+  /** Answers every server's requests to clients (the router, through its adapter); unset: they fail. */
+  serverRequests: ServerRequestAnswerer | undefined;
+  private readonly listeners = new Set<ManagerListener>();
   private readonly handles = new Map<string, ServerHandle>();
   /** Private sessions of per-client servers: key `<server>\0<connectionId>`. */
   private readonly privateHandles = new Map<string, ServerHandle>();
@@ -50,12 +74,16 @@ export class MCPManager extends EventEmitter {
   private readonly cacheWrites = new Set<Promise<void>>();
 
   constructor(options: ManagerOptions) {
-    super();
-    this.setMaxListeners(0);
     this.opts = options;
     this.log = options.logger ?? silentLogger;
     this.cache = options.cacheDir ? new ToolCache(options.cacheDir, this.log) : undefined;
     this.children = options.childrenFile ? new ChildRegistry(options.childrenFile, this.log) : undefined;
+  }
+
+  /** Adds a listener of every server's events; returns the function that removes it. */
+  watch(listener: ManagerListener): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
   }
 
   get servers(): ServerHandle[] {
@@ -102,11 +130,19 @@ export class MCPManager extends EventEmitter {
       },
       onChildStarted: (pid) => this.children?.add(config.name, pid, (config.transport as { command?: string }).command ?? ""),
       onChildExited: (pid) => this.children?.remove(pid),
+      onNotification: (method, params, ctx) => {
+        for (const l of this.listeners) l.notification?.(handle, method, params, ctx);
+      },
+      onListChanged: (kind) => {
+        for (const l of this.listeners) l.listChanged?.(handle, kind);
+      },
     });
     if (!config.enabled) handle.stateReason = disabledInConfig(config.name);
-    handle.on("state", (change: StateChange) => this.emit("state", handle, change));
-    handle.on("notification", (method: string, params: unknown, ctx: unknown) => this.emit("notification", handle, method, params, ctx));
-    handle.on("listChanged", (kind: string) => this.emit("listChanged", handle, kind));
+    handle.requestHandler = (req, ctx) =>
+      this.serverRequests ? this.serverRequests(handle, req, ctx) : Promise.reject(new Error(`No handler for ${req.method}`));
+    handle.on("state", (change: StateChange) => {
+      for (const l of this.listeners) l.state?.(handle, change);
+    });
     return handle;
   }
 
@@ -131,7 +167,7 @@ export class MCPManager extends EventEmitter {
     for (const server of config.servers) {
       const handle = this.makeHandle(server, undefined, cached.get(server.name));
       this.handles.set(server.name, handle);
-      this.emit("added", handle);
+      for (const l of this.listeners) l.added?.(handle);
     }
   }
 
@@ -211,6 +247,7 @@ export class MCPManager extends EventEmitter {
       if (!cfg) {
         result.removed.push(name);
         this.handles.delete(name);
+        for (const l of this.listeners) l.removed?.(handle);
         work.push(handle.stop("stopped", "removed from config"));
         for (const p of this.privateSessions(name)) work.push(p.stop("stopped", "removed from config"));
       } else if (cfg.hash !== handle.config.hash) {
@@ -230,7 +267,7 @@ export class MCPManager extends EventEmitter {
       result.added.push(cfg.name);
       const handle = this.makeHandle(cfg, undefined, cached.get(cfg.name));
       this.handles.set(cfg.name, handle);
-      this.emit("added", handle);
+      for (const l of this.listeners) l.added?.(handle);
       if (cfg.enabled && cfg.startup === "eager") work.push(handle.start("added by reload"));
     }
     await Promise.all(work);

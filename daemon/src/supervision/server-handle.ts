@@ -7,13 +7,14 @@ import {
   type Logger,
   type RequestReply,
   type ServerState,
+  type ServerStateParams,
   type Tool,
 } from "@mcpd/protocol";
-import type { CloseInfo, TransportRequestOptions } from "@mcpd/transports";
+import type { CloseInfo, MessageContext, TransportRequestOptions } from "@mcpd/transports";
 import type { ResolvedServerConfig } from "../config/config-schema.js";
 import { RUNTIME_DEFAULTS } from "../defaults.js";
 import { HealthMonitor } from "./health-monitor.js";
-import type { UpstreamClient, UpstreamRequestHandler } from "./upstream-client.js";
+import type { ListKind, UpstreamClient, UpstreamRequestHandler } from "./upstream-client.js";
 import { Readiness } from "./readiness.js";
 import { ReadyReason } from "./ready-reason.js";
 import { RestartBackoff } from "./restart-backoff.js";
@@ -26,17 +27,17 @@ import { isPermanentStartFailure, startFailureReason } from "./start-failure.js"
 /** A server's lifecycle state: declared with the control protocol, whose status reports it. */
 export type { ServerState };
 
-export interface StateChange {
-  server: string;
-  state: ServerState;
-  previous: ServerState;
-  reason: string;
-}
+/** A state change: the server, its new and previous state, and why (the control protocol's serverState params). */
+export type StateChange = ServerStateParams;
 
 export interface ServerHandleOptions extends ServerRunOptions {
   /** Tools from the on-disk cache, served while the server starts. */
   cachedTools?: Tool[];
   onToolsListed?: (tools: readonly Tool[]) => void;
+  /** A notification from the server (those the session consumes itself excepted). */
+  onNotification?: (method: string, params: JsonObject | undefined, context: MessageContext) => void;
+  /** A list was re-read after the server said it changed. */
+  onListChanged?: (kind: ListKind) => void;
   /** Missed pings in a row before a restart. */
   maxMissedPings?: number;
 }
@@ -51,7 +52,7 @@ export interface ServerHandleOptions extends ServerRunOptions {
  * command that is missing or not executable is not restarted at all: `failed` until `mcpd restart` or a
  * config change. The server's stderr is kept across its runs ({@link stderrTail}).
  *
- * Events: `state` ({@link StateChange}), `notification` (method, params, context), `listChanged` (kind).
+ * Events: `state` ({@link StateChange}); notifications and list changes go to its options' callbacks.
  */
 export class ServerHandle extends EventEmitter {
   readonly name: string;
@@ -158,13 +159,13 @@ export class ServerHandle extends EventEmitter {
     const run = new ServerRun(this.config, this.opts, this.stderr, this.relayRequest);
     const client = run.client;
     this.readyReason.newSession();
-    client.on("notification", (method: string, params: JsonObject | undefined, ctx: unknown) => {
-      if (this.generation === gen) this.emit("notification", method, params, ctx);
+    client.on("notification", (method: string, params: JsonObject | undefined, ctx: MessageContext) => {
+      if (this.generation === gen) this.opts.onNotification?.(method, params, ctx);
     });
-    client.on("listChanged", (kind: string) => {
+    client.on("listChanged", (kind: ListKind) => {
       if (this.generation !== gen) return;
       if (kind === "tools") this.opts.onToolsListed?.(client.tools);
-      this.emit("listChanged", kind);
+      this.opts.onListChanged?.(kind);
     });
     client.on("listUnsettled", (kind: string) => this.listUnsettled(gen, kind, true));
     client.on("listSettled", (kind: string) => this.listUnsettled(gen, kind, false));

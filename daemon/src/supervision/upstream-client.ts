@@ -290,6 +290,10 @@ export class UpstreamClient extends EventEmitter {
   setLoggingLevel(level: string, options?: TransportRequestOptions): Promise<JsonObject> {
     return this.request("logging/setLevel", { level }, options);
   }
+  /** Sends the server a notification. */
+  notify(method: string, params?: JsonObject): Promise<void> {
+    return this.transport.notify(method, params);
+  }
   ping(options?: TransportRequestOptions): Promise<JsonObject> {
     return this.transport.request("ping", {}, options);
   }

@@ -11,6 +11,7 @@ import { parseConfig } from "../../src/config/index.js";
 import { Router } from "../../src/router/router.js";
 import { SocketServer } from "../../src/socket/socket-server.js";
 import { MCPManager } from "../../src/supervision/manager.js";
+import { ManagerDirectory } from "../../src/composition/manager-directory.js";
 
 /** Cleanups a test runs after it, last first. */
 export type Cleanups = Array<() => unknown>;
@@ -42,7 +43,7 @@ export async function startSocketFace(
   manager: MCPManager,
   options: { maxInFlightPerConnection: number; maxOutgoingBytes: number },
 ): Promise<{ server: SocketServer; router: Router; socketPath: string }> {
-  const router = new Router(manager, {
+  const router = new Router(new ManagerDirectory(manager), {
     maxInFlightPerConnection: options.maxInFlightPerConnection,
     clientRequestTimeoutMs: 10_000,
     control: async () => ({}),

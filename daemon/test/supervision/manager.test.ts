@@ -41,8 +41,10 @@ function manager(dir = tmp()): MCPManager {
     cacheDir: join(dir, "cache"),
     childrenFile: join(dir, "children.json"),
   });
-  m.on("state", (h: ServerHandle) => {
-    if (h.pid !== undefined && !pids.includes(h.pid)) pids.push(h.pid);
+  m.watch({
+    state: (h: ServerHandle) => {
+      if (h.pid !== undefined && !pids.includes(h.pid)) pids.push(h.pid);
+    },
   });
   managers.push(m);
   return m;
@@ -230,9 +232,11 @@ describe("MCPManager", () => {
     await m.discoverAndConnect(config({ a: fx(["--name", "a"]) }, dir));
     const added: string[] = [];
     const started: Array<[string, number]> = [];
-    m.on("added", (h: ServerHandle) => added.push(h.name));
-    m.on("state", (h: ServerHandle, change: StateChange) => {
-      if (change.state === "ready") started.push([h.name, h.pid as number]);
+    m.watch({
+      added: (h: ServerHandle) => added.push(h.name),
+      state: (h: ServerHandle, change: StateChange) => {
+        if (change.state === "ready") started.push([h.name, h.pid as number]);
+      },
     });
     const next = config({ a: fx(["--name", "a"]), b: fx(["--name", "b"]), c: fx(["--name", "c"]) }, dir);
     const [r1, r2] = await Promise.all([m.reload(next), m.reload(next)]);
@@ -247,7 +251,7 @@ describe("MCPManager", () => {
     const m = manager(dir);
     await m.discoverAndConnect(config({ a: fx(["--name", "a"]) }, dir));
     const states: string[] = [];
-    m.on("state", (h: ServerHandle, change: StateChange) => states.push(`${h.name} ${change.state}`));
+    m.watch({ state: (h: ServerHandle, change: StateChange) => states.push(`${h.name} ${change.state}`) });
     const next = config({ a: fx(["--name", "a2"]), b: fx(["--name", "b"]) }, dir);
     const abort = new AbortController();
     const reload = m.reload(next, abort.signal);
@@ -266,10 +270,12 @@ describe("MCPManager", () => {
     await m.discoverAndConnect(config({ a: fx(["--name", "a"]) }, dir));
     const states: string[] = [];
     let shutdown: Promise<void> | undefined;
-    m.on("state", (_h: ServerHandle, change: StateChange) => {
-      states.push(`${change.state} (${change.reason})`);
-      // The restart has stopped the old process and waits for it to exit: shutdown begins before it starts the new one.
-      if (change.reason === "config changed") shutdown ??= m.shutdown();
+    m.watch({
+      state: (_h: ServerHandle, change: StateChange) => {
+        states.push(`${change.state} (${change.reason})`);
+        // The restart has stopped the old process and waits for it to exit: shutdown begins before it starts the new one.
+        if (change.reason === "config changed") shutdown ??= m.shutdown();
+      },
     });
     await m.reload(config({ a: fx(["--name", "a2"]) }, dir));
     await shutdown;
