@@ -13,6 +13,8 @@ import {
   type InitializeResult,
   type JsonObject,
   type JsonRpcErrorObject,
+  PROTOCOL_DEFAULTS,
+  quote,
 } from "@mcpd/protocol";
 import { globProblem } from "../config/globs.js";
 import { CONFIG_DEFAULTS, RUNTIME_DEFAULTS } from "../defaults.js";
@@ -66,7 +68,8 @@ export function parseToolGlobs(value: unknown): string[] | undefined | { error: 
     if (typeof glob !== "string") return badParam(`"tools[${i}]" must be a string`);
     const problem =
       glob.length > CONFIG_DEFAULTS.maxGlobChars ? `longer than ${CONFIG_DEFAULTS.maxGlobChars} characters` : globProblem(glob);
-    if (problem !== undefined) return badParam(`"tools[${i}]" ${JSON.stringify(glob.slice(0, 80))} is not a usable glob: ${problem}`);
+    if (problem !== undefined)
+      return badParam(`"tools[${i}]" ${JSON.stringify(quote(glob, PROTOCOL_DEFAULTS.quotedGlobChars))} is not a usable glob: ${problem}`);
   }
   return [...new Set(value as string[])];
 }

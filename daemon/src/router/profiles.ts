@@ -1,4 +1,4 @@
-import { NotFoundError } from "@mcpd/protocol";
+import { NotFoundError, PROTOCOL_DEFAULTS, quote } from "@mcpd/protocol";
 import { canonicalJson } from "../config/config-hash.js";
 import { FILTER_KINDS, type ProfileSpec } from "../config/config-schema.js";
 import type { ListKind } from "./upstream-port.js";
@@ -64,7 +64,7 @@ export class Profiles {
         const known = this.names();
         throw new NotFoundError(
           "MCPD_UNKNOWN_PROFILE",
-          `Unknown profile ${JSON.stringify(profile.slice(0, 100))}; configured (mcpd.profiles): ${known.length ? known.join(", ") : "(none)"}`,
+          `Unknown profile ${JSON.stringify(quote(profile, PROTOCOL_DEFAULTS.quotedNameChars))}; configured (mcpd.profiles): ${known.length ? known.join(", ") : "(none)"}`,
         );
       }
     }

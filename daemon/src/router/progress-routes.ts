@@ -1,3 +1,4 @@
+import { PROTOCOL_DEFAULTS, quote } from "@mcpd/protocol";
 import type { JsonObject, Logger } from "@mcpd/protocol";
 import type { Upstream } from "./upstream-port.js";
 import type { Downstream, ProgressRegistry, ProgressTarget } from "./ports.js";
@@ -65,7 +66,8 @@ export class ProgressRoutes implements ProgressRegistry {
     this.droppedCount++;
     if (this.warned.has(handle.name)) return;
     this.warned.add(handle.name);
-    const shown = typeof token === "string" ? token.slice(0, 100) : typeof token === "number" ? token : typeof token;
+    const shown =
+      typeof token === "string" ? quote(token, PROTOCOL_DEFAULTS.quotedNameChars) : typeof token === "number" ? token : typeof token;
     this.log.warn(
       { server: handle.name, token: shown },
       "dropped progress for a token this server was not given or whose request has ended (further ones are only counted)",

@@ -1,4 +1,4 @@
-import { HiddenError, type Prompt, type Resource, type ResourceTemplate, type Tool } from "@mcpd/protocol";
+import { HiddenError, type Prompt, type Resource, type ResourceTemplate, type Tool, PROTOCOL_DEFAULTS, quote } from "@mcpd/protocol";
 import type { ItemFilters, ResolvedServerConfig } from "../config/config-schema.js";
 import { NameFilter } from "./name-filter.js";
 
@@ -73,7 +73,7 @@ export class ServerFilters {
       KIND[kind],
       name,
       "server",
-      `${NOUN[kind]} ${JSON.stringify(name.slice(0, 200))} is hidden by the "${kind}" filter of server "${this.server}" in mcpd's config`,
+      `${NOUN[kind]} ${JSON.stringify(quote(name, PROTOCOL_DEFAULTS.quotedTextChars))} is hidden by the "${kind}" filter of server "${this.server}" in mcpd's config`,
       { server: this.server },
     );
   }

@@ -1,4 +1,4 @@
-import { HiddenError, type HiddenKind } from "@mcpd/protocol";
+import { HiddenError, type HiddenKind, PROTOCOL_DEFAULTS, quote } from "@mcpd/protocol";
 import type { ProfileSpec } from "../config/config-schema.js";
 import { NameFilter } from "./name-filter.js";
 import { namespacedUri } from "./resource-uris.js";
@@ -148,7 +148,7 @@ export class ViewFilter {
    * to, `exposed` its aggregate name (the URI for a resource). Says which part of the selection hides it.
    */
   hidden(kind: HiddenKind, name: string, server: string, exposed: string = name): HiddenError {
-    const noun = `${NOUN[kind]} ${JSON.stringify(name.slice(0, 200))}`;
+    const noun = `${NOUN[kind]} ${JSON.stringify(quote(name, PROTOCOL_DEFAULTS.quotedTextChars))}`;
     const extra = { server, ...(this.profileName !== undefined ? { profile: this.profileName } : {}) };
     const only = this.confinement?.server;
     if (only !== undefined && server !== only) {
@@ -156,7 +156,7 @@ export class ViewFilter {
         kind,
         name,
         "selection",
-        `${NOUN[kind]} ${JSON.stringify(name.slice(0, 200))} is hidden: ${reachOf(only)}`,
+        `${NOUN[kind]} ${JSON.stringify(quote(name, PROTOCOL_DEFAULTS.quotedTextChars))} is hidden: ${reachOf(only)}`,
         extra,
       );
     }

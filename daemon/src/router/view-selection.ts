@@ -4,7 +4,17 @@
  * Every face selects the same way (the socket, `mcpd connect --profile/--tools`, `@mcpd/client`'s
  * `profile`/`tools`, an HTTP front end): by this message.
  */
-import { McpdError, McpdSelect, WireCode, toWireError, type JsonObject, type JsonRpcErrorObject, type SelectResult } from "@mcpd/protocol";
+import {
+  McpdError,
+  McpdSelect,
+  WireCode,
+  toWireError,
+  type JsonObject,
+  type JsonRpcErrorObject,
+  type SelectResult,
+  PROTOCOL_DEFAULTS,
+  quote,
+} from "@mcpd/protocol";
 import { parseSelect, type Selection } from "./handshake.js";
 import type { ServerDirectory } from "./upstream-port.js";
 import type { Profiles } from "./profiles.js";
@@ -101,7 +111,7 @@ export function noViewError(reason: string): JsonRpcErrorObject {
   return {
     code: WireCode.InvalidRequest,
     // Bounded: it is repeated in every answer, and the select's error may echo what the client sent.
-    message: `this connection has no view: its ${McpdSelect.method} failed (${reason.slice(0, 300)}); open a new connection`,
+    message: `this connection has no view: its ${McpdSelect.method} failed (${quote(reason, PROTOCOL_DEFAULTS.quotedDescriptionChars)}); open a new connection`,
     data: { mcpdCode: "MCPD_PROTOCOL_VIOLATION" },
   };
 }
