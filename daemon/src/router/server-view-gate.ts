@@ -1,4 +1,4 @@
-import { McpdError, WireCode, isObject, type JsonObject } from "@mcpd/protocol";
+import { McpdError, WireCode, isObject, mcpMethod, targetOf, type ItemKind, type JsonObject } from "@mcpd/protocol";
 import { exposedName } from "./exposed-names.js";
 import { ServerFilters } from "./server-filters.js";
 import type { ResolvedServerConfig } from "../config/config-schema.js";
@@ -7,12 +7,12 @@ import { reachOf, type ViewFilter } from "./view-filter.js";
 /** What the filters say about one request served as a server's own view. */
 export type Gate = { refuse: McpdError } | { adapt: (result: JsonObject) => JsonObject } | undefined;
 
-/** The list methods whose answers are filtered, with the key of their items and what names an item. */
-const LISTS: Readonly<Record<string, { key: string; kind: "tool" | "prompt" | "resource"; field: "name" | "uri" | "uriTemplate" }>> = {
-  "tools/list": { key: "tools", kind: "tool", field: "name" },
-  "prompts/list": { key: "prompts", kind: "prompt", field: "name" },
-  "resources/list": { key: "resources", kind: "resource", field: "uri" },
-  "resources/templates/list": { key: "resourceTemplates", kind: "resource", field: "uriTemplate" },
+/** What names an item of each list (MCP_METHODS says which methods list what), and the filter that judges it. */
+const ITEM: Readonly<Record<ItemKind, { kind: "tool" | "prompt" | "resource"; field: "name" | "uri" | "uriTemplate" }>> = {
+  tool: { kind: "tool", field: "name" },
+  prompt: { kind: "prompt", field: "name" },
+  resource: { kind: "resource", field: "uri" },
+  resourceTemplate: { kind: "resource", field: "uriTemplate" },
 };
 
 /** Whether one item (by its server-side name or URI) passes both the server's filters and the view's. */
@@ -67,8 +67,9 @@ export function gateOnServer(
   if (view?.confinement !== undefined && !view.viewsServer(server)) return { refuse: outOfReach(view, server, method) };
   const sf = ServerFilters.of(config);
   if (sf === undefined && view === undefined) return undefined;
-  const list = LISTS[method];
-  if (list !== undefined) {
+  const listed = mcpMethod(method)?.list;
+  if (listed !== undefined) {
+    const list = { key: listed.key, ...ITEM[listed.item] };
     return {
       adapt: (result) => {
         const items = result[list.key];
@@ -83,19 +84,12 @@ export function gateOnServer(
       },
     };
   }
-  let kind: "tool" | "prompt" | "resource" | undefined;
-  let name: unknown;
-  if (method === "tools/call") [kind, name] = ["tool", params?.name];
-  else if (method === "prompts/get") [kind, name] = ["prompt", params?.name];
-  else if (method === "resources/read" || method === "resources/subscribe") [kind, name] = ["resource", params?.uri];
-  else if (method === "completion/complete" && isObject(params?.ref)) {
-    const ref = params.ref as JsonObject;
-    if (ref.type === "ref/prompt") [kind, name] = ["prompt", ref.name];
-    else if (ref.type === "ref/resource") [kind, name] = ["resource", ref.uri];
-  }
+  const target = targetOf(method, params);
   // A name that is not a string is left for the server to refuse, as without filters.
-  if (kind === undefined || typeof name !== "string" || allows(server, sf, view, kind, name)) return undefined;
-  return { refuse: refusal(server, sf, view, kind, name) };
+  if (target === undefined) return undefined;
+  const kind = ITEM[target.kind].kind;
+  if (allows(server, sf, view, kind, target.name)) return undefined;
+  return { refuse: refusal(server, sf, view, kind, target.name) };
 }
 
 /** The refusal of a request to a server a confined session's view does not show. */

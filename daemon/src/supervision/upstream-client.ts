@@ -7,6 +7,8 @@ import {
   SUPPORTED_PROTOCOL_VERSIONS,
   WireCode,
   silentLogger,
+  hasCapability,
+  mcpMethod,
   type ClientCapabilities,
   type Implementation,
   type InitializeResult,
@@ -41,21 +43,6 @@ export interface UpstreamClientOptions {
    */
   listRefreshMinIntervalMs?: number;
 }
-
-/** Which capability each server method needs. Methods not listed need none. */
-const METHOD_CAPABILITY: Record<string, keyof ServerCapabilities> = {
-  "tools/list": "tools",
-  "tools/call": "tools",
-  "prompts/list": "prompts",
-  "prompts/get": "prompts",
-  "resources/list": "resources",
-  "resources/templates/list": "resources",
-  "resources/read": "resources",
-  "resources/subscribe": "resources",
-  "resources/unsubscribe": "resources",
-  "completion/complete": "completions",
-  "logging/setLevel": "logging",
-};
 
 const LIST_METHOD: Record<ListKind, { method: string; key: string; cap: keyof ServerCapabilities }> = {
   tools: { method: "tools/list", key: "tools", cap: "tools" },
@@ -252,9 +239,9 @@ export class UpstreamClient extends EventEmitter {
 
   /** Why `method` cannot be sent: the server did not declare its capability. Undefined: it can. */
   private refusal(method: string): CapabilityError | undefined {
-    const cap = METHOD_CAPABILITY[method];
-    if (cap === undefined || !this.initResult || this.capabilities[cap]) return undefined;
-    return new CapabilityError(`Server "${this.serverInfo?.name ?? "?"}" does not support ${method} (no "${String(cap)}" capability)`);
+    if (!this.initResult || hasCapability(method, "server", this.capabilities as JsonObject)) return undefined;
+    const cap = mcpMethod(method)?.capability?.slice("server.".length);
+    return new CapabilityError(`Server "${this.serverInfo?.name ?? "?"}" does not support ${method} (no "${cap}" capability)`);
   }
 
   listTools(options?: TransportRequestOptions): Promise<Tool[]> {

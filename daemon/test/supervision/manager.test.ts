@@ -125,6 +125,17 @@ describe("UpstreamClient", () => {
     expect(logOf(log).some((m) => m.method === "prompts/list")).toBe(false);
   });
 
+  it("fails fast on resources/subscribe when the server's resources capability has no subscribe (MCP_METHODS: server.resources.subscribe)", async () => {
+    const log = join(tmp(), "log.jsonl");
+    const c = client(["--no-subscribe", "--log", log]);
+    await c.connect();
+    await expect(c.request("resources/subscribe", { uri: "fixture://static" })).rejects.toMatchObject({
+      code: "MCPD_CAPABILITY_NOT_SUPPORTED",
+      message: expect.stringContaining('no "resources.subscribe" capability'),
+    });
+    expect(logOf(log).some((m) => m.method === "resources/subscribe")).toBe(false);
+  });
+
   it("answers the server's ping itself and hands other server requests up (-32601 when unhandled)", async () => {
     const c = client([]);
     await c.connect();
