@@ -13,7 +13,6 @@ const MAX_LINES = 300;
 const KNOWN_LONG_FILES: Readonly<Record<string, number>> = {
   "client-sdk/src/mcpd-client.ts": 395,
   "client-sdk/src/reconnecting-session.ts": 314,
-  "daemon/src/config/resolve-server.ts": 331,
   "daemon/src/control/control-handlers.ts": 353,
   "daemon/src/daemon.ts": 320,
   "daemon/src/http/http-front.ts": 343,

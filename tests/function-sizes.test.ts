@@ -20,9 +20,6 @@ const MAX_FUNCTION_LINES = 80;
 const KNOWN_LONG_FUNCTIONS: Readonly<Record<string, number>> = {
   "client-sdk/src/one-request-exchange.ts#runExchange": 110,
   "client-sdk/src/one-request-exchange.ts#runExchange > (anonymous)": 108,
-  "daemon/src/config/resolve-server.ts#readTransport": 98,
-  "daemon/src/config/resolve-server.ts#resolveServer": 92,
-  "daemon/src/config/server-options.ts#readMcpdOptions": 82,
   "daemon/src/daemon.ts#startDaemon": 238,
   "daemon/src/http/streamable-handler.ts#handlePost": 87,
   "daemon/src/router/aggregate-view.ts#AggregateView.serve": 126,
