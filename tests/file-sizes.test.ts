@@ -27,7 +27,6 @@ const KNOWN_LONG_FILES: Readonly<Record<string, number>> = {
   "protocol/src/peer/jsonrpc-peer.ts": 394,
   "transports/src/http/auth/oauth-client.ts": 318,
   "transports/src/http/http-pipe.ts": 399,
-  "transports/src/stdio/stdio-pipe.ts": 392,
   "transports/src/ws/ws-pipe.ts": 384,
 };
 

@@ -22,7 +22,6 @@ const KNOWN_LONG_FUNCTIONS: Readonly<Record<string, number>> = {
   "daemon/src/http/streamable-handler.ts#handlePost": 87,
   "daemon/src/router/aggregate-view.ts#AggregateView.serve": 126,
   "transports/src/http/auth/authorization-code.ts#authorizationCodeGrant": 87,
-  "transports/src/stdio/stdio-pipe.ts#StdioPipe.launch": 82,
 };
 
 interface AstNode {
