@@ -24,7 +24,6 @@ const KNOWN_LONG_FILES: Readonly<Record<string, number>> = {
   "daemon/src/supervision/upstream-client.ts": 320,
   "protocol/src/control/control-types.ts": 398,
   "protocol/src/jsonl.ts": 375,
-  "protocol/src/peer/jsonrpc-peer.ts": 394,
   "transports/src/http/auth/oauth-client.ts": 318,
   "transports/src/http/http-pipe.ts": 399,
   "transports/src/ws/ws-pipe.ts": 384,
