@@ -23,7 +23,6 @@ const KNOWN_LONG_FILES: Readonly<Record<string, number>> = {
   "protocol/src/control/control-types.ts": 398,
   "protocol/src/jsonl.ts": 375,
   "transports/src/http/auth/oauth-client.ts": 318,
-  "transports/src/http/http-pipe.ts": 399,
   "transports/src/ws/ws-pipe.ts": 384,
 };
 
