@@ -23,7 +23,6 @@ const KNOWN_LONG_FILES: Readonly<Record<string, number>> = {
   "protocol/src/control/control-types.ts": 398,
   "protocol/src/jsonl.ts": 375,
   "transports/src/http/auth/oauth-client.ts": 318,
-  "transports/src/ws/ws-pipe.ts": 384,
 };
 
 /** Lines as `wc -l` counts them, plus a last line without its newline. */
