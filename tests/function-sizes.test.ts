@@ -21,7 +21,6 @@ const KNOWN_LONG_FUNCTIONS: Readonly<Record<string, number>> = {
   "daemon/src/daemon.ts#startDaemon": 238,
   "daemon/src/http/streamable-handler.ts#handlePost": 87,
   "daemon/src/router/aggregate-view.ts#AggregateView.serve": 126,
-  "transports/src/http/auth/authorization-code.ts#authorizationCodeGrant": 87,
 };
 
 interface AstNode {
