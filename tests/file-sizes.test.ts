@@ -22,7 +22,6 @@ const KNOWN_LONG_FILES: Readonly<Record<string, number>> = {
   "daemon/src/supervision/upstream-client.ts": 320,
   "protocol/src/control/control-types.ts": 398,
   "protocol/src/jsonl.ts": 375,
-  "transports/src/http/auth/oauth-client.ts": 318,
 };
 
 /** Lines as `wc -l` counts them, plus a last line without its newline. */
