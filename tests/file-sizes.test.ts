@@ -20,7 +20,6 @@ const KNOWN_LONG_FILES: Readonly<Record<string, number>> = {
   "daemon/src/socket/client-limits.ts": 323,
   "daemon/src/supervision/server-handle.ts": 395,
   "daemon/src/supervision/upstream-client.ts": 320,
-  "protocol/src/control/control-types.ts": 398,
   "protocol/src/jsonl.ts": 375,
 };
 
