@@ -7,10 +7,21 @@ import { describe, expect, it } from "vitest";
 import { loadWorkspace } from "./helpers/workspace-sources.js";
 
 /** Most lines a source file under `<pkg>/src/` may have. */
-const MAX_LINES = 400;
+const MAX_LINES = 300;
 
 /** Files over {@link MAX_LINES} when this check came in -> the most lines each may have until split. */
-const KNOWN_LONG_FILES: Readonly<Record<string, number>> = {};
+const KNOWN_LONG_FILES: Readonly<Record<string, number>> = {
+  "daemon/src/control/control-handlers.ts": 353,
+  "daemon/src/daemon.ts": 320,
+  "daemon/src/http/http-front.ts": 343,
+  "daemon/src/http/streamable-session.ts": 333,
+  "daemon/src/router/aggregate-view.ts": 329,
+  "daemon/src/router/session.ts": 399,
+  "daemon/src/socket/client-limits.ts": 323,
+  "daemon/src/supervision/server-handle.ts": 395,
+  "daemon/src/supervision/upstream-client.ts": 320,
+  "protocol/src/jsonl.ts": 375,
+};
 
 /** Lines as `wc -l` counts them, plus a last line without its newline. */
 function lineCount(text: string): number {
@@ -47,32 +58,32 @@ describe("file size check on synthetic trees", () => {
     expect(lineCount("a")).toBe(1);
     expect(lineCount("a\n")).toBe(1);
     expect(lineCount("a\nb")).toBe(2);
-    expect(lineCount(lines(400))).toBe(400);
+    expect(lineCount(lines(300))).toBe(300);
   });
 
   it("accepts files within the bound and listed files within their maximum", () => {
     const files = new Map([
-      ["p/src/a.ts", lines(400)],
-      ["p/src/b.ts", lines(450, "")],
+      ["p/src/a.ts", lines(300)],
+      ["p/src/b.ts", lines(350, "")],
     ]);
-    expect(sizeViolations(files, { "p/src/b.ts": 460 })).toEqual([]);
+    expect(sizeViolations(files, { "p/src/b.ts": 360 })).toEqual([]);
   });
 
   it("fails on a new file over the bound", () => {
-    expect(sizeViolations(new Map([["p/src/a.ts", lines(401)]]), {})).toEqual([
-      "p/src/a.ts has 401 lines (at most 400): split it by concern",
+    expect(sizeViolations(new Map([["p/src/a.ts", lines(301)]]), {})).toEqual([
+      "p/src/a.ts has 301 lines (at most 300): split it by concern",
     ]);
   });
 
   it("fails on a listed file that grew past its maximum", () => {
-    expect(sizeViolations(new Map([["p/src/b.ts", lines(461)]]), { "p/src/b.ts": 460 })).toEqual([
-      "p/src/b.ts has 461 lines: it was 460 when the 400-line rule came in and may only shrink",
+    expect(sizeViolations(new Map([["p/src/b.ts", lines(361)]]), { "p/src/b.ts": 360 })).toEqual([
+      "p/src/b.ts has 361 lines: it was 360 when the 300-line rule came in and may only shrink",
     ]);
   });
 
   it("fails on a listed file that is now within the bound or gone, so the list only shrinks", () => {
-    expect(sizeViolations(new Map([["p/src/b.ts", lines(399)]]), { "p/src/b.ts": 460, "p/src/gone.ts": 500 })).toEqual([
-      "p/src/b.ts has 399 lines, within the bound: remove it from KNOWN_LONG_FILES in tests/file-sizes.test.ts",
+    expect(sizeViolations(new Map([["p/src/b.ts", lines(299)]]), { "p/src/b.ts": 360, "p/src/gone.ts": 400 })).toEqual([
+      "p/src/b.ts has 299 lines, within the bound: remove it from KNOWN_LONG_FILES in tests/file-sizes.test.ts",
       "p/src/gone.ts is listed in KNOWN_LONG_FILES but no longer exists: remove it from the list",
     ]);
   });

@@ -71,111 +71,146 @@ export interface ExchangeSpec {
  */
 export function runExchange(socket: net.Socket, spec: ExchangeSpec): Promise<JsonObject> {
   return new Promise((resolve, reject) => {
-    const { signal, progress } = spec;
-    if (signal?.aborted) {
+    if (spec.signal?.aborted) {
       // Aborted while connecting: nothing was sent, so there is nothing to cancel.
       socket.destroy();
-      reject(abortedError(signal));
+      reject(abortedError(spec.signal));
       return;
     }
-    let decoder: JsonLineDecoder;
+    let exchange: OneExchange;
     try {
-      decoder = new JsonLineDecoder({ maxLineBytes: spec.maxLineBytes, onValue: (v) => onMessage(v), onError: (e) => onUnreadable(e) });
+      exchange = new OneExchange(socket, spec, resolve, reject);
     } catch (err) {
       socket.destroy();
       reject(err);
       return;
     }
-    /** The daemon's reason for closing the connection, sent as an error line with a null id. */
-    let closeReason: JsonRpcErrorObject | undefined;
-    let socketError: Error | undefined;
-    let inHandshake = true;
-    let settled = false;
+    exchange.start();
+  });
+}
 
-    const finish = (error: Error | undefined, result?: JsonObject): void => {
-      if (settled) return;
-      settled = true;
-      handshake?.stop();
-      deadline?.stop();
-      signal?.removeEventListener("abort", onAbort);
-      endSocket(socket);
-      if (error) reject(error);
-      else resolve(result as JsonObject);
-    };
-    /** Gives the request up: the daemon is told when asked for (it cancels the call upstream), then the caller. */
-    const giveUp = (error: Error): void => {
-      if (settled) return;
-      if (spec.cancelOnGiveUp && !socket.destroyed) {
-        const params = { requestId: spec.requestId, reason: error.message };
-        socket.write(encodeLine({ jsonrpc: "2.0", method: "notifications/cancelled", params }));
-      }
-      finish(error);
-    };
-    const expire = (): void => giveUp(new RequestTimeoutError(spec.timeoutMs));
-    const deadline = Deadline.start(spec.timeoutMs, expire, undefined);
+/** The state of one exchange: its deadlines, whether the handshake is answered, and how it settles. */
+class OneExchange {
+  private readonly decoder: JsonLineDecoder;
+  /** The daemon's reason for closing the connection, sent as an error line with a null id. */
+  private closeReason: JsonRpcErrorObject | undefined;
+  private socketError: Error | undefined;
+  private inHandshake = true;
+  private settled = false;
+  private deadline: Deadline<undefined> | undefined;
+  private handshake: Deadline<undefined> | undefined;
+  private readonly onAbort = (): void => this.giveUp(abortedError(this.spec.signal as AbortSignal));
+
+  /** @throws what the line decoder throws for a bad `maxLineBytes`; nothing is armed or sent yet. */
+  constructor(
+    private readonly socket: net.Socket,
+    private readonly spec: ExchangeSpec,
+    private readonly resolve: (result: JsonObject) => void,
+    private readonly reject: (error: Error) => void,
+  ) {
+    this.decoder = new JsonLineDecoder({
+      maxLineBytes: spec.maxLineBytes,
+      onValue: (v) => this.onMessage(v),
+      onError: (e) => this.onUnreadable(e),
+    });
+  }
+
+  /** Arms the deadlines and the abort, listens to the socket, and writes the lines. */
+  start(): void {
+    const { socket, spec } = this;
+    this.deadline = Deadline.start(spec.timeoutMs, () => this.giveUp(new RequestTimeoutError(spec.timeoutMs)), undefined);
     // No answer to the select: the daemon is there (it accepted) but stopped or stuck, so as good as not there.
     const stuck = (): void =>
-      finish(stuckDaemonError(spec.socketPath, spec.connectTimeoutMs, new RequestTimeoutError(spec.connectTimeoutMs)));
-    const handshake = Deadline.start(spec.handshakeLeftMs, stuck, undefined);
-    const onAbort = (): void => giveUp(abortedError(signal as AbortSignal));
-    signal?.addEventListener("abort", onAbort, { once: true });
-
-    const onProgress = (params: JsonObject): void => {
-      if (!progress || settled) return;
-      if (progress.reset && deadline !== undefined && !deadline.restart(progress.maxTotalMs)) {
-        return giveUp(new RequestTimeoutError(progress.maxTotalMs));
-      }
-      try {
-        progress.onProgress(progressInfo(params));
-      } catch (err) {
-        // The caller's bug: surfaced like any listener's, but not inside the decoder (the rest of the chunk, perhaps the answer, would be lost).
-        process.nextTick(() => {
-          throw err;
-        });
-      }
-    };
-    const onMessage = (value: unknown): void => {
-      if (!isObject(value) || settled) return;
-      const { id, method } = value;
-      if (typeof method === "string") {
-        const params = isObject(value.params) ? value.params : undefined;
-        if (typeof id === "string" || typeof id === "number") {
-          // A request from the daemon: nothing was declared that would bring one; say so rather than leave it waiting.
-          const message = `Method not found: ${quote(method, PROTOCOL_DEFAULTS.quotedNameChars)}`;
-          socket.write(encodeLine({ jsonrpc: "2.0", id, error: { code: -32601, message } }));
-        } else if (id === undefined && method === "notifications/progress" && params?.progressToken === spec.requestId) onProgress(params);
-        return;
-      }
-      const error = wireError(value.error);
-      if (id === spec.requestId) return finish(error ? fromWireError(error) : undefined, isObject(value.result) ? value.result : {});
-      if (id === spec.selectId) {
-        inHandshake = false;
-        handshake?.stop();
-      }
-      if (id === null && error) {
-        if (CLOSING_CODES.has(error.code)) closeReason = error;
-        // Any other: the daemon could not read a line of ours (the request's, as nothing else is large), and dropped it.
-        else finish(fromWireError(error));
-      } else if (error && (id === spec.selectId || id === spec.initializeId)) finish(fromWireError(error));
-    };
-    const onUnreadable = (err: Error): void => {
-      if (!spec.skipUnreadable) finish(new ConnectionLostError(`mcpd sent a line that cannot be read: ${err.message}`, { cause: err }));
-    };
-
-    socket.on("data", (chunk: Buffer) => decoder.push(chunk));
-    socket.on("end", () => decoder.end());
+      this.finish(stuckDaemonError(spec.socketPath, spec.connectTimeoutMs, new RequestTimeoutError(spec.connectTimeoutMs)));
+    this.handshake = Deadline.start(spec.handshakeLeftMs, stuck, undefined);
+    spec.signal?.addEventListener("abort", this.onAbort, { once: true });
+    socket.on("data", (chunk: Buffer) => this.decoder.push(chunk));
+    socket.on("end", () => this.decoder.end());
     socket.on("error", (err) => {
-      socketError = err;
+      this.socketError = err;
     });
-    socket.once("close", () => {
-      if (settled) return;
-      if (inHandshake) {
-        // As connect(): the daemon's own reason (it is running: starting another would not help), else it is going away.
-        if (closeReason) return finish(fromWireError(closeReason));
-        return finish(hungUpError(NO_AUTOSTART_HINT, socketError));
-      }
-      finish(connectionLostError(closeReason, socketError, closeReason ? "" : " before it answered"));
-    });
+    socket.once("close", () => this.onClose());
     socket.write(spec.lines);
-  });
+  }
+
+  private finish(error: Error | undefined, result?: JsonObject): void {
+    if (this.settled) return;
+    this.settled = true;
+    this.handshake?.stop();
+    this.deadline?.stop();
+    this.spec.signal?.removeEventListener("abort", this.onAbort);
+    endSocket(this.socket);
+    if (error) this.reject(error);
+    else this.resolve(result as JsonObject);
+  }
+
+  /** Gives the request up: the daemon is told when asked for (it cancels the call upstream), then the caller. */
+  private giveUp(error: Error): void {
+    if (this.settled) return;
+    if (this.spec.cancelOnGiveUp && !this.socket.destroyed) {
+      const params = { requestId: this.spec.requestId, reason: error.message };
+      this.socket.write(encodeLine({ jsonrpc: "2.0", method: "notifications/cancelled", params }));
+    }
+    this.finish(error);
+  }
+
+  private onProgress(params: JsonObject): void {
+    const { progress } = this.spec;
+    if (!progress || this.settled) return;
+    if (progress.reset && this.deadline !== undefined && !this.deadline.restart(progress.maxTotalMs)) {
+      return this.giveUp(new RequestTimeoutError(progress.maxTotalMs));
+    }
+    try {
+      progress.onProgress(progressInfo(params));
+    } catch (err) {
+      // The caller's bug: surfaced like any listener's, but not inside the decoder (the rest of the chunk, perhaps the answer, would be lost).
+      process.nextTick(() => {
+        throw err;
+      });
+    }
+  }
+
+  private onMessage(value: unknown): void {
+    if (!isObject(value) || this.settled) return;
+    const { spec } = this;
+    const { id, method } = value;
+    if (typeof method === "string") {
+      const params = isObject(value.params) ? value.params : undefined;
+      if (typeof id === "string" || typeof id === "number") {
+        // A request from the daemon: nothing was declared that would bring one; say so rather than leave it waiting.
+        const message = `Method not found: ${quote(method, PROTOCOL_DEFAULTS.quotedNameChars)}`;
+        this.socket.write(encodeLine({ jsonrpc: "2.0", id, error: { code: -32601, message } }));
+      } else if (id === undefined && method === "notifications/progress" && params?.progressToken === spec.requestId) {
+        this.onProgress(params);
+      }
+      return;
+    }
+    const error = wireError(value.error);
+    if (id === spec.requestId) return this.finish(error ? fromWireError(error) : undefined, isObject(value.result) ? value.result : {});
+    if (id === spec.selectId) {
+      this.inHandshake = false;
+      this.handshake?.stop();
+    }
+    if (id === null && error) {
+      if (CLOSING_CODES.has(error.code)) this.closeReason = error;
+      // Any other: the daemon could not read a line of ours (the request's, as nothing else is large), and dropped it.
+      else this.finish(fromWireError(error));
+    } else if (error && (id === spec.selectId || id === spec.initializeId)) this.finish(fromWireError(error));
+  }
+
+  private onUnreadable(err: Error): void {
+    if (!this.spec.skipUnreadable)
+      this.finish(new ConnectionLostError(`mcpd sent a line that cannot be read: ${err.message}`, { cause: err }));
+  }
+
+  private onClose(): void {
+    if (this.settled) return;
+    const { closeReason, socketError } = this;
+    if (this.inHandshake) {
+      // As connect(): the daemon's own reason (it is running: starting another would not help), else it is going away.
+      if (closeReason) return this.finish(fromWireError(closeReason));
+      return this.finish(hungUpError(NO_AUTOSTART_HINT, socketError));
+    }
+    this.finish(connectionLostError(closeReason, socketError, closeReason ? "" : " before it answered"));
+  }
 }

@@ -1,22 +1,16 @@
 import {
-  AbortedError,
   ConnectionLostError,
   DaemonUnavailableError,
   McpdError,
-  McpdSelect,
-  QueueFullError,
-  RequestTimeoutError,
   silentLogger,
   type InitializeResult,
   type JsonObject,
   type Logger,
-  type RequestId,
-  type SelectParams,
 } from "@mcpd/protocol/core";
-import { MAX_TIMER_MS, SignalFanout } from "@mcpd/protocol/peer";
-import { hungUpError, openDaemonSocket, START_HINT, stuckDaemonError } from "./daemon-socket.js";
+import { connectWithHandshake, type HandshakeOptions } from "./connection-handshake.js";
 import { CLIENT_DEFAULTS } from "./defaults.js";
-import { SocketConnection, type RequestOptions, type SocketConnectionLimits } from "./socket-connection.js";
+import { ReadyWaiters } from "./ready-waiters.js";
+import type { RequestOptions, SocketConnection } from "./socket-connection.js";
 
 /** Reconnection policy after the daemon's socket closed. Every duration in ms. */
 export interface ReconnectOptions {
@@ -32,33 +26,17 @@ export interface ReconnectOptions {
 export type SessionState = "idle" | "connecting" | "ready" | "reconnecting" | "closed";
 
 /** What a {@link ReconnectingSession} needs to know and whom it tells. */
-export interface ReconnectingSessionOptions extends SocketConnectionLimits {
-  socketPath: string;
-  /** Params of `mcpd/select`, sent first on every connection. */
-  select: SelectParams;
-  /** Params of `initialize`, asked for at every handshake (capabilities may have changed). */
-  initializeParams: () => JsonObject;
+export interface ReconnectingSessionOptions extends HandshakeOptions {
   /** Deadline of one connection attempt (socket, select, initialize, `afterHandshake`), in ms. */
   connectTimeoutMs?: number;
   /** `false`: never reconnect; the session closes when the socket does. */
   reconnect?: false | ReconnectOptions;
   maxWaitingCalls?: number;
   logger?: Logger;
-  onNotification(method: string, params: JsonObject | undefined): void;
-  onRequest(connection: SocketConnection, id: RequestId, method: string, params: JsonObject | undefined): void;
-  /** Runs on each new connection after `notifications/initialized`, before calls flow (re-subscribe here). */
-  afterHandshake(connection: SocketConnection, timeoutMs: number): Promise<void>;
   onConnectionLost(error: ConnectionLostError): void;
   onReconnected(attempts: number): void;
   /** Once, when the session closes for good: `error` is set when it gave up reconnecting. */
   onClosed(error: McpdError | undefined): void;
-}
-
-interface Waiter {
-  signal: AbortSignal | undefined;
-  timer: NodeJS.Timeout | undefined;
-  resolve: () => void;
-  reject: (error: Error) => void;
 }
 
 /**
@@ -72,10 +50,7 @@ export class ReconnectingSession {
   private conn: SocketConnection | undefined;
   private stateValue: SessionState = "idle";
   private initResult: InitializeResult | undefined;
-  private readonly waiters = new Set<Waiter>();
-  private readonly waitAborts = new SignalFanout<Waiter>((w, signal) =>
-    w.reject(new AbortedError("Request aborted while waiting for mcpd", { cause: signal.reason })),
-  );
+  private readonly waiters: ReadyWaiters;
   private lastError: Error | undefined;
   private wakeSleep: (() => void) | undefined;
   private readonly logger: Logger;
@@ -86,6 +61,7 @@ export class ReconnectingSession {
     this.logger = options.logger ?? silentLogger;
     this.connectTimeoutMs = options.connectTimeoutMs ?? CLIENT_DEFAULTS.connectTimeoutMs;
     this.requestTimeoutMs = options.requestTimeoutMs ?? CLIENT_DEFAULTS.requestTimeoutMs;
+    this.waiters = new ReadyWaiters(options.maxWaitingCalls ?? CLIENT_DEFAULTS.maxWaitingCalls, () => this.lastError);
   }
 
   get state(): SessionState {
@@ -160,85 +136,15 @@ export class ReconnectingSession {
     if (this.stateValue === "closed") return Promise.reject(new ConnectionLostError("The mcpd client is closed"));
     if (this.stateValue === "idle")
       return Promise.reject(new ConnectionLostError("The mcpd client is not connected: call connect() first"));
-    if (this.waiters.size >= (this.options.maxWaitingCalls ?? CLIENT_DEFAULTS.maxWaitingCalls)) {
-      return Promise.reject(new QueueFullError("Too many calls waiting for mcpd to come back"));
-    }
-    const timeoutMs = options.timeout ?? this.requestTimeoutMs;
-    const started = Date.now();
-    const signal = options.signal;
-    if (signal?.aborted) return Promise.reject(new AbortedError("Request aborted while waiting for mcpd", { cause: signal.reason }));
-    return new Promise<number>((resolve, reject) => {
-      const waiter: Waiter = {
-        signal,
-        timer: undefined,
-        resolve: () => {
-          this.dropWaiter(waiter);
-          resolve(Math.max(1, timeoutMs - (Date.now() - started)));
-        },
-        reject: (error) => {
-          this.dropWaiter(waiter);
-          reject(error);
-        },
-      };
-      this.waiters.add(waiter);
-      if (signal) this.waitAborts.add(signal, waiter);
-      if (timeoutMs < MAX_TIMER_MS) {
-        waiter.timer = setTimeout(() => {
-          const why = this.lastError ? ` Last error: ${this.lastError.message}` : "";
-          waiter.reject(new DaemonUnavailableError(`mcpd did not come back within ${timeoutMs}ms.${why}`, { cause: this.lastError }));
-        }, timeoutMs);
-      }
-    });
-  }
-
-  private dropWaiter(waiter: Waiter): void {
-    this.waiters.delete(waiter);
-    if (waiter.timer) clearTimeout(waiter.timer);
-    if (waiter.signal) this.waitAborts.remove(waiter.signal, waiter);
+    return this.waiters.wait(options.timeout ?? this.requestTimeoutMs, options.signal);
   }
 
   private async establish(): Promise<SocketConnection> {
-    const deadline = Date.now() + this.connectTimeoutMs;
-    const left = (): number => Math.max(1, deadline - Date.now());
-    const socket = await openDaemonSocket(this.options.socketPath, left());
-    const o = this.options;
-    const conn: SocketConnection = new SocketConnection(
-      socket,
-      {
-        onNotification: (method, params) => o.onNotification(method, params),
-        onRequest: (id, method, params) => o.onRequest(conn, id, method, params),
-        onClose: (error) => this.onConnectionClosed(conn, error),
-      },
-      o,
-      this.logger,
+    const { connection, initializeResult } = await connectWithHandshake(this.options, this.connectTimeoutMs, this.logger, (conn, error) =>
+      this.onConnectionClosed(conn, error),
     );
-    let answered = false;
-    try {
-      // Both at once, one round trip: the daemon handles a connection's messages in order, so it answers
-      // `initialize` in the view `mcpd/select` chose. When the select fails, its error is the one thrown.
-      const selected = conn.request(McpdSelect.method, { ...o.select }, { timeout: left() });
-      const initialized = conn.request("initialize", o.initializeParams(), { timeout: left() });
-      initialized.catch(() => {}); // when the select fails, this one's failure says nothing more
-      await selected;
-      const init = await initialized;
-      answered = true;
-      conn.notify("notifications/initialized");
-      await o.afterHandshake(conn, left());
-      if (conn.closed) throw new ConnectionLostError("Connection to mcpd lost during the handshake");
-      this.initResult = init as unknown as InitializeResult;
-      return conn;
-    } catch (err) {
-      void conn.close();
-      // It accepted but did not answer the handshake in time: stopped or stuck, as good as not there.
-      if (!answered && err instanceof RequestTimeoutError) throw stuckDaemonError(this.options.socketPath, this.connectTimeoutMs, err);
-      if (err instanceof McpdError && err.code === "MCPD_CONNECTION_LOST") {
-        // The daemon said why it closed the connection (too many connections, ...): that reason, not
-        // "unavailable", since it is running and starting another one would not help.
-        if (err.cause instanceof McpdError) throw err.cause;
-        throw hungUpError(START_HINT, err);
-      }
-      throw err;
-    }
+    this.initResult = initializeResult;
+    return connection;
   }
 
   private onConnectionClosed(conn: SocketConnection, error: ConnectionLostError): void {
@@ -271,7 +177,7 @@ export class ReconnectingSession {
         this.conn = conn;
         this.stateValue = "ready";
         this.logger.info({ attempts: attempt }, "reconnected to mcpd");
-        for (const w of [...this.waiters]) w.resolve();
+        this.waiters.readyAll();
         this.options.onReconnected(attempt);
         return;
       } catch (err) {
@@ -308,7 +214,7 @@ export class ReconnectingSession {
     this.stateValue = "closed";
     this.wakeSleep?.();
     const reason = error ?? new ConnectionLostError("The mcpd client is closed");
-    for (const w of [...this.waiters]) w.reject(reason);
+    this.waiters.failAll(reason);
     this.options.onClosed(error);
   }
 }

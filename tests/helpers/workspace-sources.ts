@@ -1,6 +1,6 @@
 /**
  * Reading the workspace's sources for the tests that check its shape (layering.test.ts,
- * import-cycles.test.ts, test-hygiene.test.ts): every package's manifest and `src/` files, the test code,
+ * import-cycles.test.ts, test-hygiene.test.ts, file-sizes.test.ts, function-sizes.test.ts): every package's manifest and `src/` files, the test code,
  * and the module references in a file, found through a real TypeScript parse (comments and strings that
  * look like imports are not imports).
  */

@@ -54,15 +54,7 @@ const NON_NEGATIVE_MS: IntRule = { min: 0, max: MAX_TIMER_MS, expected: "an inte
 export function readMcpdOptions(raw: Record<string, unknown>, ctx: OptionContext): McpdOptions {
   const out: McpdOptions = {};
   const has = (key: string): boolean => Object.hasOwn(raw, key) && raw[key] !== undefined;
-  const int = (key: string, rule: IntRule, value: unknown = raw[key], label: string = key): number | undefined => {
-    if (typeof value === "number" && Number.isInteger(value) && value >= rule.min && value <= rule.max) return value;
-    const tooBig = typeof value === "number" && Number.isInteger(value) && value > rule.max;
-    ctx.issues.error(
-      ctx.where,
-      `"${label}" must be ${rule.expected}${tooBig ? ` of at most ${rule.max}` : ""}, got ${describeValue(value)}`,
-    );
-    return undefined;
-  };
+  const int = (key: string, rule: IntRule): number | undefined => readInt(raw[key], rule, key, ctx);
   const oneOf = <T extends string>(key: string, allowed: readonly T[]): T | undefined => {
     const value = raw[key];
     if (typeof value === "string" && (allowed as readonly string[]).includes(value)) return value as T;
@@ -102,29 +94,8 @@ export function readMcpdOptions(raw: Record<string, unknown>, ctx: OptionContext
   if (has("envMode")) set("envMode", oneOf<EnvMode>("envMode", ["inherit", "allowlist"]));
 
   if (has("restart")) {
-    const restart = raw.restart;
-    if (!isPlainObject(restart)) {
-      ctx.issues.error(ctx.where, `"restart" must be an object like {"maxRestarts": 5, "windowMs": 60000}, got ${describeValue(restart)}`);
-    } else {
-      const policy: { -readonly [K in keyof RestartPolicy]?: number } = {};
-      for (const key of Object.keys(restart)) {
-        if (!(RESTART_KEYS as readonly string[]).includes(key)) {
-          ctx.issues.warn(ctx.where, `unknown key "restart.${key}" ignored${hintFor(key, RESTART_KEYS)}`);
-        }
-      }
-      const rules: Record<(typeof RESTART_KEYS)[number], IntRule> = {
-        maxRestarts: { min: 0, max: 1_000_000, expected: "an integer >= 0" },
-        windowMs: POSITIVE_MS,
-        initialDelayMs: NON_NEGATIVE_MS,
-        maxDelayMs: NON_NEGATIVE_MS,
-      };
-      for (const key of RESTART_KEYS) {
-        if (restart[key] === undefined) continue;
-        const value = int(key, rules[key], restart[key], `restart.${key}`);
-        if (value !== undefined) policy[key] = value;
-      }
-      out.restart = policy;
-    }
+    const restart = readRestart(raw.restart, ctx);
+    if (restart) out.restart = restart;
   }
 
   if (has("roots")) {
@@ -132,6 +103,40 @@ export function readMcpdOptions(raw: Record<string, unknown>, ctx: OptionContext
     if (roots) out.roots = roots;
   }
   return out;
+}
+
+/** An integer within `rule`'s bounds, or undefined (reported, naming `label`). */
+function readInt(value: unknown, rule: IntRule, label: string, ctx: OptionContext): number | undefined {
+  if (typeof value === "number" && Number.isInteger(value) && value >= rule.min && value <= rule.max) return value;
+  const tooBig = typeof value === "number" && Number.isInteger(value) && value > rule.max;
+  ctx.issues.error(ctx.where, `"${label}" must be ${rule.expected}${tooBig ? ` of at most ${rule.max}` : ""}, got ${describeValue(value)}`);
+  return undefined;
+}
+
+/** `restart`: the crash-loop policy's keys that are given and valid; undefined when it is not an object (reported). */
+function readRestart(restart: unknown, ctx: OptionContext): Partial<RestartPolicy> | undefined {
+  if (!isPlainObject(restart)) {
+    ctx.issues.error(ctx.where, `"restart" must be an object like {"maxRestarts": 5, "windowMs": 60000}, got ${describeValue(restart)}`);
+    return undefined;
+  }
+  const policy: { -readonly [K in keyof RestartPolicy]?: number } = {};
+  for (const key of Object.keys(restart)) {
+    if (!(RESTART_KEYS as readonly string[]).includes(key)) {
+      ctx.issues.warn(ctx.where, `unknown key "restart.${key}" ignored${hintFor(key, RESTART_KEYS)}`);
+    }
+  }
+  const rules: Record<(typeof RESTART_KEYS)[number], IntRule> = {
+    maxRestarts: { min: 0, max: 1_000_000, expected: "an integer >= 0" },
+    windowMs: POSITIVE_MS,
+    initialDelayMs: NON_NEGATIVE_MS,
+    maxDelayMs: NON_NEGATIVE_MS,
+  };
+  for (const key of RESTART_KEYS) {
+    if (restart[key] === undefined) continue;
+    const value = readInt(restart[key], rules[key], `restart.${key}`, ctx);
+    if (value !== undefined) policy[key] = value;
+  }
+  return policy;
 }
 
 function readRoots(value: unknown, ctx: OptionContext): RootConfig[] | undefined {

@@ -6,9 +6,7 @@
  */
 import { controlMethod, controlNotification, type ControlHandler } from "./control-method.js";
 import {
-  CLIENT_STATUS_FIELDS,
   SELECT_RESULT_FIELDS,
-  SERVER_STATUS_FIELDS,
   SERVER_SUMMARY_FIELDS,
   type LogsParams,
   type LogsResult,
@@ -25,10 +23,10 @@ import {
   type ServerStateResult,
   type ServersResult,
   type ShutdownResult,
-  type StatusResult,
   type ToolsParams,
   type ToolsResult,
 } from "./control-types.js";
+import { CLIENT_STATUS_FIELDS, SERVER_STATUS_FIELDS, type StatusResult } from "./status-types.js";
 import type { AuthLogoutResult, AuthStartResult, AuthWaitResult } from "./auth-types.js";
 import {
   HTTP_TOKEN_INFO_FIELDS,

@@ -5,15 +5,15 @@
  * call`) starts without loading it. Every export is also exported by the package's index, from the same
  * modules. Every export of this file is public API.
  */
-export {
-  JsonRpcPeer,
-  type JsonRpcPeerOptions,
-  type MessageContext,
-  type PeerNotificationHandler,
-  type PeerRequestHandler,
-  type PeerRequestOptions,
-  type PeerSink,
-} from "./jsonrpc-peer.js";
+export { JsonRpcPeer } from "./jsonrpc-peer.js";
+export type {
+  JsonRpcPeerOptions,
+  MessageContext,
+  PeerNotificationHandler,
+  PeerRequestHandler,
+  PeerRequestOptions,
+  PeerSink,
+} from "./peer-ports.js";
 export { Cancellation, type CancelById } from "./cancellation.js";
 export { SignalFanout } from "./signal-fanout.js";
 export { MAX_TIMER_MS, type RequestReply } from "./pending-requests.js";

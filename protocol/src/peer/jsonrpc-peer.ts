@@ -1,92 +1,19 @@
-import { McpRemoteError, RequestTimeoutError, toWireError } from "../errors.js";
+import { McpRemoteError, RequestTimeoutError } from "../errors.js";
 import { classify } from "../guards.js";
 import { silentLogger, type Logger } from "../logger.js";
-import type {
-  JsonObject,
-  JsonRpcErrorObject,
-  JsonRpcErrorResponse,
-  JsonRpcMessage,
-  JsonRpcRequest,
-  JsonRpcSuccess,
-  RequestId,
-} from "../types.js";
-import { WireCode } from "../wire-codes.js";
+import type { JsonObject, JsonRpcErrorResponse, JsonRpcMessage, JsonRpcRequest, JsonRpcSuccess, RequestId } from "../types.js";
 import type { Cancellation } from "./cancellation.js";
 import { checkTimeoutMs } from "../timers.js";
+import { PeerAnswers, errorText } from "./peer-answers.js";
+import type {
+  JsonRpcPeerOptions,
+  MessageContext,
+  PeerNotificationHandler,
+  PeerRequestHandler,
+  PeerRequestOptions,
+  PeerSink,
+} from "./peer-ports.js";
 import { PendingRequest, PendingRequests, type RequestReply } from "./pending-requests.js";
-
-/** Where a notification or a request from the other side came from. */
-export interface MessageContext {
-  /**
-   * The id of our request whose reply stream carried this message (Streamable HTTP SSE replies), when
-   * known. Lets the layer above send it to the caller of that request.
-   */
-  relatedRequestId?: RequestId;
-  /**
-   * The message came on a Streamable HTTP server's standalone stream (the GET stream): no reply stream
-   * says which request caused it (by the spec none did; servers send a call's sampling there all the same).
-   */
-  standalone?: true;
-}
-
-/**
- * The wire below a {@link JsonRpcPeer}: a message pipe. It sends messages; the owner hands what arrives
- * to {@link JsonRpcPeer.receive}.
- */
-export interface PeerSink {
-  /**
-   * Sends one message. Throws when it cannot be sent now (closed, over a buffer bound, not encodable):
-   * a request then rejects with that error and stays unsent. May return a promise of the send's outcome:
-   * when it rejects, a request still pending rejects with its error.
-   */
-  send(message: JsonRpcMessage): void | Promise<void>;
-  /**
-   * A request was given up locally (deadline, caller abort, cancel by id): stop whatever still works on
-   * it. Returns false when the other side can never have seen it, so no `notifications/cancelled` is sent.
-   */
-  abandon?(id: number, reason: unknown): boolean;
-}
-
-/** Options of one {@link JsonRpcPeer.request}. Every duration is in ms. */
-export interface PeerRequestOptions {
-  /** Caller cancellation: an abort rejects with `abortError(signal)` and sends `notifications/cancelled`. */
-  signal?: AbortSignal;
-  /** Deadline; `0` or at or above 2^31-1 (`Infinity`) means none. Default: the peer's `defaultTimeoutMs`. */
-  timeout?: number;
-  /** Called synchronously with the request's id before it is sent. */
-  onRequestId?: (id: RequestId) => void;
-  /** Cancellation by id without an AbortSignal (see {@link Cancellation}). */
-  cancellation?: Cancellation;
-  /** Progress notifications for this request. Giving it sends `_meta.progressToken` = the request's id. */
-  onProgress?: (params: JsonObject) => void;
-  /** With `onProgress`: restart the deadline on each progress notification (default true), up to `maxTotalTimeout`. */
-  resetTimeoutOnProgress?: boolean;
-  /** With `onProgress`: ceiling of the request's life, in ms (default none). */
-  maxTotalTimeout?: number;
-}
-
-/** Handles a notification from the other side. It must not throw (a throw is logged and dropped). */
-export type PeerNotificationHandler = (method: string, params: JsonObject | undefined, context: MessageContext) => void;
-/** Answers a request from the other side: resolve with the result, throw for an error answer. */
-export type PeerRequestHandler = (request: JsonRpcRequest, context: MessageContext) => Promise<JsonObject>;
-
-/** Options of a {@link JsonRpcPeer}. */
-export interface JsonRpcPeerOptions {
-  sink: PeerSink;
-  /** Deadline of a request that names none, in ms (`0` or `Infinity`: none). */
-  defaultTimeoutMs: number;
-  /** Refuses a bad `timeout` by throwing. Default: a RangeError unless a number >= 0. */
-  checkTimeout?: (timeoutMs: unknown, method: string) => void;
-  /** The error a request rejects with at its deadline. Default: `RequestTimeoutError` (`Request timeout after <ms>ms`). */
-  timeoutError?: (timeoutMs: number, id: number) => unknown;
-  /** The error a request rejects with when its signal aborts. Default: `signal.reason`, unchanged. */
-  abortError?: (signal: AbortSignal) => unknown;
-  /** A response whose id is not pending (late answers to requests given up). Default: logged at debug. */
-  onUnknownResponse?: (id: RequestId | null) => void;
-  /** An answer to a request from the other side could not be sent. Default: logged at warn. */
-  onAnswerError?: (error: unknown, request: JsonRpcRequest) => void;
-  log?: Logger;
-}
 
 const NO_CONTEXT: MessageContext = Object.freeze({});
 
@@ -103,6 +30,9 @@ const NO_CONTEXT: MessageContext = Object.freeze({});
  *   `McpRemoteError`), progress to its request, other notifications to {@link onNotification}, requests
  *   to {@link onRequest}, whose result or error is sent back (`-32601` when no handler is set).
  * - {@link close} rejects every pending request; the peer sends no cancellations or answers after it.
+ *
+ * Its ports and options are declared in `peer-ports.ts`; the other side's requests are answered by
+ * {@link PeerAnswers}.
  */
 export class JsonRpcPeer {
   /** Notifications from the other side (progress of our own requests excepted). */
@@ -114,6 +44,7 @@ export class JsonRpcPeer {
   private readonly log: Logger;
   private readonly opts: JsonRpcPeerOptions;
   private readonly pending: PendingRequests;
+  private readonly answers: PeerAnswers;
   private nextId = 1;
   private closedValue = false;
 
@@ -125,6 +56,7 @@ export class JsonRpcPeer {
       (p) => this.giveUp(p, this.opts.timeoutError ? this.opts.timeoutError(p.timeoutMs, p.id) : new RequestTimeoutError(p.timeoutMs)),
       (p, signal) => this.giveUp(p, this.opts.abortError ? this.opts.abortError(signal) : signal.reason),
     );
+    this.answers = new PeerAnswers(this.sink, this.log, options.onAnswerError);
   }
 
   /** Requests waiting for their response. */
@@ -243,7 +175,7 @@ export class JsonRpcPeer {
         return true;
       }
       case "request":
-        this.serve(value as JsonRpcRequest, context);
+        this.answers.serve(value as JsonRpcRequest, context, this.onRequest);
         return true;
       default:
         return false;
@@ -290,6 +222,7 @@ export class JsonRpcPeer {
   /** Rejects every pending request with a fresh `makeError()` each; from now on nothing more is sent. */
   close(makeError: () => unknown): void {
     this.closedValue = true;
+    this.answers.closed = true;
     for (const p of this.pending.takeAll()) this.settle(p, false, makeError());
   }
 
@@ -328,44 +261,6 @@ export class JsonRpcPeer {
     else this.log.debug({ id }, "dropped a response with an unknown id");
   }
 
-  /** A request from the other side: hand it to onRequest and send back its answer. */
-  private serve(request: JsonRpcRequest, context: MessageContext): void {
-    const handler = this.onRequest;
-    if (handler === undefined) {
-      this.answer(request, undefined, { code: WireCode.MethodNotFound, message: `Method not found: ${request.method}` });
-      return;
-    }
-    let result: Promise<JsonObject>;
-    try {
-      result = Promise.resolve(handler(request, context));
-    } catch (err) {
-      result = Promise.reject(err);
-    }
-    result.then(
-      (value) => this.answer(request, value ?? {}),
-      (err: unknown) => this.answer(request, undefined, toWireError(err)),
-    );
-  }
-
-  private answer(request: JsonRpcRequest, result: JsonObject | undefined, error?: JsonRpcErrorObject): void {
-    if (this.closedValue) {
-      this.log.debug({ id: request.id, method: request.method }, "closed before a request from the other side could be answered");
-      return;
-    }
-    const reply: JsonRpcMessage =
-      error === undefined ? { jsonrpc: "2.0", id: request.id, result: result as JsonObject } : { jsonrpc: "2.0", id: request.id, error };
-    const failed = (err: unknown): void => {
-      if (this.opts.onAnswerError) this.opts.onAnswerError(err, request);
-      else this.log.warn({ id: request.id, method: request.method, err: errorText(err) }, "could not answer a request");
-    };
-    try {
-      const sent = this.sink.send(reply);
-      if (sent !== undefined) sent.then(undefined, failed);
-    } catch (err) {
-      failed(err);
-    }
-  }
-
   private sendQuietly(message: JsonRpcMessage, what: string): void {
     const failed = (err: unknown): void => this.log.debug({ err: errorText(err) }, `could not send ${what}`);
     try {
@@ -387,8 +282,4 @@ function reasonText(reason: unknown): string {
   if (reason instanceof Error && reason.message) return reason.message;
   if (typeof reason === "string" && reason) return reason;
   return "Request cancelled";
-}
-
-function errorText(err: unknown): string {
-  return err instanceof Error ? err.message : String(err);
 }

@@ -3,10 +3,11 @@ import { TRANSPORT_DEFAULTS } from "../defaults.js";
 import { PipeTransport } from "../pipe-transport.js";
 import type { HttpServerConfig } from "../transport.js";
 import { checkHttpTimeoutMs, resolveHttpConfig, type HttpTransportOptions } from "./http-config.js";
-import { HttpPipe, type HttpTransportMode } from "./http-pipe.js";
+import type { HttpTransportMode } from "./http-outbox.js";
+import { HttpPipe } from "./http-pipe.js";
 
 export type { HttpTransportOptions } from "./http-config.js";
-export type { HttpTransportMode } from "./http-pipe.js";
+export type { HttpTransportMode } from "./http-outbox.js";
 
 /**
  * MCP over HTTP with undici (one keep-alive Agent per transport) and eventsource-parser.

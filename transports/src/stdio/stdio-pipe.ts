@@ -1,33 +1,18 @@
-import { spawn, type ChildProcessWithoutNullStreams } from "node:child_process";
-import {
-  JsonLineDecoder,
-  MessageTooLargeError,
-  PROTOCOL_DEFAULTS,
-  ProtocolError,
-  TransportClosedError,
-  encodeLine,
-  quote,
-  type JsonRpcMessage,
-  type Logger,
-  type MessageContext,
-} from "@mcpd/protocol";
+import type { ChildProcessWithoutNullStreams } from "node:child_process";
+import { ProtocolError, TransportClosedError, encodeLine, type JsonRpcMessage, type Logger } from "@mcpd/protocol";
 import { TRANSPORT_DEFAULTS } from "../defaults.js";
 import type { MessagePipe, PipeEvents } from "../message-pipe.js";
 import type { CloseInfo, StdioServerConfig, TransportInfo } from "../transport.js";
-import { buildChildEnv } from "./env.js";
-import { TAIL_BYTES, oversizedLineId } from "./oversized-line.js";
 import { signalGroup, terminateProcessTree, trackGroup, untrackGroup, withinMs } from "./process-tree.js";
 import { stderrErrorLine } from "./stderr-headline.js";
 import { StderrRing } from "./stderr-ring.js";
 import { StdinWriter } from "./stdin-writer.js";
 import { describeSpawnError, positiveOption, type StdioTransportOptions } from "./stdio-config.js";
+import { spawnServer, whenSpawned } from "./spawn-server.js";
+import { StdoutReader } from "./stdout-reader.js";
 
 type State = "idle" | "connecting" | "open" | "closing" | "closed";
 type Deferred = { promise: Promise<void>; resolve: () => void };
-
-const BAD_LINE_WARNINGS = 20;
-const NO_CONTEXT: MessageContext = Object.freeze({});
-const EMPTY_BUFFER = Buffer.alloc(0);
 
 function deferred(): Deferred {
   let resolve!: () => void;
@@ -43,26 +28,19 @@ function describe(message: JsonRpcMessage): string {
 
 /**
  * The wire of {@link StdioTransport}: a child process speaking one JSON-RPC message per line on
- * stdin/stdout, stderr kept in a ring. It spawns the child (no shell, its own process group), writes
- * lines with bounded buffering ({@link StdinWriter}), decodes stdout with a bounded line decoder, and
- * ends the whole process group on close or after an unexpected end. Lines that are not JSON-RPC are
- * skipped and counted; an oversized line that is the response to a pending request fails that request.
+ * stdin/stdout, stderr kept in a ring. It spawns the child (no shell, its own process group:
+ * {@link spawnServer}), writes lines with bounded buffering ({@link StdinWriter}), reads stdout's lines
+ * ({@link StdoutReader}), and ends the whole process group on close or after an unexpected end.
  */
 export class StdioPipe implements MessagePipe {
   private readonly maxPendingWriteBytes: number;
   private readonly closeGraceMs: number;
-  private readonly decoder: JsonLineDecoder;
+  private readonly stdout: StdoutReader;
   private readonly ring: StderrRing;
 
   private state: State = "idle";
   private child: ChildProcessWithoutNullStreams | undefined;
   private writer: StdinWriter | undefined;
-  private badLines = 0;
-  /** The stdout chunk being decoded, and the last bytes of the one before: the tail of an oversized line. */
-  private chunk: Buffer | undefined;
-  private prevTail: Buffer = EMPTY_BUFFER;
-  /** Inbound messages are handled until pending requests have been failed. */
-  private inboundOpen = false;
   private closeRequested = false;
   private launching: Promise<void> | undefined;
   /** The one shutdown run (close() or an unexpected end); every close() call returns it. */
@@ -85,13 +63,7 @@ export class StdioPipe implements MessagePipe {
       TRANSPORT_DEFAULTS.maxPendingWriteBytes,
     );
     this.closeGraceMs = positiveOption("closeGraceMs", options.closeGraceMs, TRANSPORT_DEFAULTS.closeGraceMs);
-    this.decoder = new JsonLineDecoder({
-      maxLineBytes: positiveOption("maxLineBytes", options.maxLineBytes, TRANSPORT_DEFAULTS.maxMessageBytes),
-      onValue: (value) => this.handleValue(value),
-      onError: (err) => this.skipLine(err, err.preview),
-      // An answer relayed to a client goes on as the server wrote it (encodeRelayedLine).
-      keepResults: true,
-    });
+    this.stdout = new StdoutReader(positiveOption("maxLineBytes", options.maxLineBytes, TRANSPORT_DEFAULTS.maxMessageBytes), events, log);
     this.ring = new StderrRing({
       maxLines: positiveOption("stderrMaxLines", options.stderrMaxLines, TRANSPORT_DEFAULTS.stderrMaxLines),
       maxBytes: positiveOption("stderrMaxBytes", options.stderrMaxBytes, TRANSPORT_DEFAULTS.stderrMaxBytes),
@@ -116,7 +88,7 @@ export class StdioPipe implements MessagePipe {
   }
 
   get readBufferedBytes(): number {
-    return this.decoder.bufferedBytes;
+    return this.stdout.bufferedBytes;
   }
 
   stderrTail(n?: number): string[] {
@@ -179,53 +151,19 @@ export class StdioPipe implements MessagePipe {
   }
 
   private async launch(): Promise<void> {
-    const { command, args = [], cwd } = this.config;
+    const { command, cwd } = this.config;
     let child: ChildProcessWithoutNullStreams;
     try {
-      child = spawn(command, args, {
-        cwd,
-        env: buildChildEnv(this.config.envMode, this.config.env),
-        stdio: ["pipe", "pipe", "pipe"],
-        // Own process group, so close() can signal the server and everything it started at once.
-        detached: true,
-        shell: false,
-        windowsHide: true,
-      });
+      child = spawnServer(this.config);
     } catch (err) {
       // Some failures (cwd is a file: ENOTDIR, NUL bytes in args) throw synchronously.
       this.state = "closed";
       throw await describeSpawnError(command, cwd, err);
     }
-    // 'spawn' and 'error' are mutually exclusive for the launch itself: exactly one fires, on a later
-    // tick. Listen before touching anything else: an 'error' nobody listens to is an uncaught exception.
-    const launched = new Promise<void>((resolve, reject) => {
-      const onSpawn = (): void => {
-        child.off("error", onError);
-        resolve();
-      };
-      const onError = (err: Error): void => {
-        child.off("spawn", onSpawn);
-        reject(err);
-      };
-      child.once("spawn", onSpawn);
-      child.once("error", onError);
-    });
-    // Out of descriptors (EMFILE, ENFILE), Node fails before creating the pipes: the streams are absent.
-    const streams = [child.stdin, child.stdout, child.stderr] as const;
-    // Error listeners first: an EPIPE on any stdio stream must never become an uncaught exception.
-    child.stdin?.on("error", (err) => this.streamFailed("stdin", err));
-    child.stdout?.on("error", (err) => this.streamFailed("stdout", err));
-    child.stderr?.on("error", (err) => this.streamFailed("stderr", err));
     try {
-      await launched;
-      if (streams.some((stream) => stream == null)) {
-        // Never seen after 'spawn'; a process without its pipes could not be talked to anyway.
-        child.kill("SIGKILL");
-        throw new Error("the process started without its stdio pipes");
-      }
+      await whenSpawned(child, (stream, err) => this.streamFailed(stream, err));
     } catch (err) {
       this.state = "closed";
-      for (const stream of streams) stream?.destroy();
       throw await describeSpawnError(command, cwd, err);
     }
     this.child = child;
@@ -233,18 +171,8 @@ export class StdioPipe implements MessagePipe {
     child.on("error", (err) => this.log.warn({ err: err.message }, "child process error"));
     child.once("exit", (code, signal) => this.handleExit(code, signal));
     this.writer = new StdinWriter(child.stdin, this.maxPendingWriteBytes, `stdin of "${command}"`);
-    child.stdout.on("data", (chunk: Buffer) => {
-      this.chunk = chunk;
-      this.decoder.push(chunk);
-      this.chunk = undefined;
-      // A copy: keeping a view would pin the whole chunk.
-      this.prevTail = Buffer.from(
-        chunk.length >= TAIL_BYTES
-          ? chunk.subarray(chunk.length - TAIL_BYTES)
-          : Buffer.concat([this.prevTail, chunk]).subarray(-TAIL_BYTES),
-      );
-    });
-    child.stdout.once("end", () => this.decoder.end());
+    child.stdout.on("data", (chunk: Buffer) => this.stdout.push(chunk));
+    child.stdout.once("end", () => this.stdout.end());
     child.stdout.once("close", () => {
       this.stdoutClosed.resolve();
       this.fail("the server closed its stdout");
@@ -253,52 +181,12 @@ export class StdioPipe implements MessagePipe {
     child.stderr.once("end", () => this.ring.end());
     child.stderr.once("close", () => this.stderrClosed.resolve());
     this.state = "open";
-    this.inboundOpen = true;
+    this.stdout.delivering = true;
     this.log.debug({ command, serverPid: child.pid }, "stdio server started");
     if (this.closeRequested) {
       this.shutdownDone = this.shutdown(true, "closed by client");
       throw new TransportClosedError("closed while connecting");
     }
-  }
-
-  // ---- inbound -----------------------------------------------------------------------------------
-
-  private handleValue(value: unknown): void {
-    if (!this.inboundOpen || this.events.deliver(value, NO_CONTEXT)) return;
-    let preview: string;
-    try {
-      preview = quote(JSON.stringify(value), PROTOCOL_DEFAULTS.previewBytes);
-    } catch {
-      preview = quote(String(value), PROTOCOL_DEFAULTS.previewBytes);
-    }
-    this.skipLine(new ProtocolError("Line is JSON but not a JSON-RPC 2.0 message", { data: { preview } }), preview);
-  }
-
-  private skipLine(err: Error, preview: string): void {
-    if (err instanceof MessageTooLargeError) this.failOversized(err, preview);
-    // A chatty server could print thousands of banner lines: warn for the first few, then debug.
-    const level = this.badLines++ < BAD_LINE_WARNINGS ? "warn" : "debug";
-    this.log[level]({ err: err.message, preview }, "skipped a stdout line that is not a JSON-RPC message");
-    this.events.dropped(err);
-  }
-
-  /**
-   * A line over maxLineBytes was dropped. When it is the response to a pending request (its id is at
-   * the start or the end of the line), that request fails now with MessageTooLargeError instead of
-   * waiting for its timeout; the connection goes on.
-   */
-  private failOversized(err: MessageTooLargeError, head: string): void {
-    // The line ended at the first newline of the chunk being decoded (pipes deliver at most 64 KiB at a
-    // time, far less than a line this long), or at the end of the stream.
-    const chunk = this.chunk;
-    const nl = chunk === undefined ? -1 : chunk.indexOf(0x0a);
-    const end = chunk === undefined || nl === -1 ? this.prevTail : Buffer.concat([this.prevTail, chunk.subarray(0, nl)]);
-    const id = oversizedLineId(head, end.subarray(-TAIL_BYTES).toString("utf8"));
-    if (id === undefined) return;
-    const size = Number(/(\d+) bytes exceeds/.exec(err.message)?.[1] ?? Number.NaN);
-    this.events.failRequest(id, (method) =>
-      Number.isFinite(size) ? new MessageTooLargeError(size, err.limitBytes, `Response to ${method}`) : err,
-    );
   }
 
   // ---- lifecycle ---------------------------------------------------------------------------------
@@ -353,7 +241,7 @@ export class StdioPipe implements MessagePipe {
         TRANSPORT_DEFAULTS.exitSettleMs,
       );
     }
-    this.inboundOpen = false;
+    this.stdout.delivering = false;
     const reason = expected ? undefined : this.describeEnd(why);
     this.closedReason = reason ?? "closed by client";
     if (!expected) this.log.warn({ serverPid: child.pid, reason }, "stdio server ended unexpectedly");

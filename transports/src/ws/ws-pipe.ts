@@ -1,30 +1,17 @@
-import type { ClientRequest, IncomingMessage } from "node:http";
-import type { RawData, WebSocket } from "ws";
-import {
-  MAX_TIMER_MS,
-  HttpError,
-  PROTOCOL_DEFAULTS,
-  ParseError,
-  ProtocolError,
-  QueueFullError,
-  TransportClosedError,
-  keepResultText,
-  quote,
-  type JsonRpcMessage,
-  type Logger,
-  type MessageContext,
-} from "@mcpd/protocol";
+import type { WebSocket } from "ws";
+import { MAX_TIMER_MS, ProtocolError, QueueFullError, TransportClosedError, type JsonRpcMessage, type Logger } from "@mcpd/protocol";
 import { TRANSPORT_DEFAULTS } from "../defaults.js";
+import { errorText } from "../http/http-wire.js";
 import type { MessagePipe, PipeEvents } from "../message-pipe.js";
 import type { TransportInfo } from "../transport.js";
+import { readRefusedUpgrade } from "./refused-upgrade.js";
 import type { ResolvedWsConfig } from "./ws-config.js";
+import { WsFrameReader } from "./ws-frames.js";
 
 /** The WebSocket subprotocol offered on every connection. A server that does not select it is refused. */
 export const MCP_WS_SUBPROTOCOL = "mcp";
 
 type State = "idle" | "connecting" | "open" | "closed";
-
-const NO_CONTEXT: MessageContext = Object.freeze({});
 
 /**
  * The `ws` package, loaded by the first WebSocket transport that connects instead of imported: it adds
@@ -40,8 +27,9 @@ function loadWs(): Promise<typeof import("ws")> {
 /**
  * The wire of {@link WebSocketTransport} (see there for the behaviour): one socket (package `ws`,
  * subprotocol `mcp`), one JSON-RPC message per frame out, text or binary UTF-8 frames and batches in.
- * It opens the socket and turns a refused upgrade into `HttpError`, delivers parsed frames, bounds what
- * waits in the socket, and on close or a broken socket fails everything pending at once.
+ * It opens the socket (a refused upgrade is an `HttpError`: {@link readRefusedUpgrade}), hands frames to
+ * its {@link WsFrameReader}, bounds what waits in the socket, and on close or a broken socket fails
+ * everything pending at once.
  */
 export class WsPipe implements MessagePipe {
   private state: State = "idle";
@@ -54,12 +42,15 @@ export class WsPipe implements MessagePipe {
   private closePromise: Promise<void> | undefined;
   private socketClosed: Promise<void> = Promise.resolve();
   private markSocketClosed: () => void = () => {};
+  private readonly frames: WsFrameReader;
 
   constructor(
     private readonly cfg: ResolvedWsConfig,
     private readonly events: PipeEvents,
     private readonly log: Logger,
-  ) {}
+  ) {
+    this.frames = new WsFrameReader(events, log, cfg.safeUrl);
+  }
 
   get open(): boolean {
     return this.state === "open";
@@ -113,8 +104,11 @@ export class WsPipe implements MessagePipe {
     }
     this.ws = ws;
     ws.on("open", () => this.handleOpen());
-    ws.on("unexpected-response", (req, res) => this.handleUnexpectedResponse(req, res));
-    ws.on("message", (data, isBinary) => this.handleFrame(data, isBinary));
+    // The server answered the upgrade with a plain HTTP status.
+    ws.on("unexpected-response", (_req, res) => readRefusedUpgrade(res, this.cfg.safeUrl, (error) => this.failConnect(error)));
+    ws.on("message", (data, isBinary) => {
+      if (this.state === "open") this.frames.read(data, isBinary);
+    });
     ws.on("error", (err) => this.handleSocketError(err));
     ws.on("close", (code, reason) => this.handleSocketClose(code, reason.toString("utf8")));
   }
@@ -216,34 +210,6 @@ export class WsPipe implements MessagePipe {
     this.settleConnect?.();
   }
 
-  /** The server answered the upgrade with a plain HTTP status: keep status, auth headers and a body preview. */
-  private handleUnexpectedResponse(_req: ClientRequest, res: IncomingMessage): void {
-    const status = res.statusCode ?? 0;
-    const limit = PROTOCOL_DEFAULTS.previewBytes;
-    const chunks: Buffer[] = [];
-    let size = 0;
-    let done = false;
-    const finish = (): void => {
-      if (done) return;
-      done = true;
-      const body = Buffer.concat(chunks).subarray(0, limit).toString("utf8").trim() || res.statusMessage || "";
-      const error = new HttpError(status, body, {
-        wwwAuthenticate: headerValue(res.headers["www-authenticate"]),
-        mcpAuthServer: headerValue(res.headers["mcp-auth-server"]),
-      });
-      error.message = `WebSocket upgrade to ${this.cfg.safeUrl} refused: ${error.message}`;
-      this.failConnect(error);
-    };
-    res.on("data", (chunk: Buffer) => {
-      if (size < limit) chunks.push(chunk);
-      size += chunk.length;
-      if (size >= limit) finish();
-    });
-    res.on("end", finish);
-    res.on("close", finish);
-    res.on("error", finish);
-  }
-
   private handleSocketError(err: Error): void {
     if (this.state === "connecting") {
       this.failConnect(new TransportClosedError(`cannot connect to ${this.cfg.safeUrl}: ${err.message}`, { cause: err }));
@@ -299,54 +265,6 @@ export class WsPipe implements MessagePipe {
     for (const fail of [...this.flushing]) fail(new TransportClosedError(reason, { cause }));
   }
 
-  // --- incoming frames ---
-
-  private handleFrame(data: RawData, isBinary: boolean): void {
-    if (this.state !== "open") return;
-    const text = rawToText(data);
-    let value: unknown;
-    try {
-      value = JSON.parse(text);
-    } catch (err) {
-      const kind = isBinary ? "binary frame" : "frame";
-      this.drop(
-        new ParseError(
-          `Invalid JSON in WebSocket ${kind} from ${this.cfg.safeUrl}: ${quote(text, PROTOCOL_DEFAULTS.previewBytes, "...")}`,
-          { cause: err },
-        ),
-      );
-      return;
-    }
-    // JSON-RPC batches (allowed by MCP 2025-03-26) carry several messages in one frame.
-    if (Array.isArray(value) && value.length > 0) {
-      for (const item of value) this.dispatch(item, text);
-    } else {
-      // An answer relayed to a client goes on as the server wrote it (encodeRelayedLine).
-      keepResultText(value, text);
-      this.dispatch(value, text);
-    }
-  }
-
-  private dispatch(value: unknown, text: string): void {
-    try {
-      if (this.events.deliver(value, NO_CONTEXT)) return;
-      this.drop(
-        new ProtocolError(
-          `Not a JSON-RPC 2.0 message in WebSocket frame from ${this.cfg.safeUrl}: ${quote(text, PROTOCOL_DEFAULTS.previewBytes, "...")}`,
-        ),
-      );
-    } catch (err) {
-      // A throwing callback must not escape into ws's event emitter.
-      this.log.warn({ err: errorText(err) }, "websocket message handler threw");
-      this.events.report(err instanceof Error ? err : new Error(errorText(err)));
-    }
-  }
-
-  private drop(error: Error): void {
-    this.log.warn({ url: this.cfg.safeUrl, err: error.message }, "dropped websocket message");
-    this.events.dropped(error);
-  }
-
   private checkBackpressure(method: string): void {
     const buffered = this.ws?.bufferedAmount ?? 0;
     if (buffered > TRANSPORT_DEFAULTS.maxPendingWriteBytes) {
@@ -366,19 +284,4 @@ function encode(message: object, what: string): string {
   } catch (err) {
     throw new ProtocolError(`params of ${what} cannot be serialized as JSON: ${errorText(err)}`, { cause: err });
   }
-}
-
-function rawToText(data: RawData): string {
-  if (Array.isArray(data)) return Buffer.concat(data).toString("utf8");
-  if (data instanceof ArrayBuffer) return Buffer.from(data).toString("utf8");
-  return data.toString("utf8");
-}
-
-function headerValue(value: string | string[] | undefined): string | undefined {
-  return Array.isArray(value) ? value.join(", ") : value;
-}
-
-function errorText(value: unknown): string {
-  if (value instanceof Error) return value.message;
-  return typeof value === "string" ? value : value === undefined ? "" : String(value);
 }

@@ -1,7 +1,9 @@
 import { OAuthError, PROTOCOL_DEFAULTS, quote } from "@mcpd/protocol";
 import { urlLabel } from "../../url-label.js";
 import type { AuthTarget } from "./auth-discovery.js";
+import type { AuthServerMetadata } from "./auth-server-metadata.js";
 import { registerClient } from "./client-registration.js";
+import type { ClientIdentity } from "./client-authentication.js";
 import { knownClient, registeredIdentity } from "./client-identity.js";
 import { LoopbackRedirect } from "./loopback-redirect.js";
 import { isSecureEndpoint, type OAuthHttp } from "./oauth-http.js";
@@ -57,30 +59,7 @@ export async function authorizationCodeGrant(options: CodeGrantOptions): Promise
   const { http, provider, target, scopes, context, signal } = options;
   const server = target.server;
   const settings = provider.settings;
-  if (server.discovered && !(server.codeChallengeMethods ?? []).includes("S256")) {
-    throw new OAuthError(
-      "MCPD_OAUTH_UNSUPPORTED",
-      `the authorization server ${server.issuer} does not offer PKCE with S256 (code_challenge_methods_supported: ` +
-        `${JSON.stringify(server.codeChallengeMethods ?? null)}); refusing to authorize without it`,
-    );
-  }
-  if (server.grantTypes !== undefined && !server.grantTypes.includes("authorization_code")) {
-    throw new OAuthError(
-      "MCPD_OAUTH_UNSUPPORTED",
-      `the authorization server ${server.issuer} offers no authorization_code grant (grant_types_supported: ${server.grantTypes.join(", ")}); ` +
-        `for machine-to-machine access set "auth": {"grant": "client_credentials", ...}`,
-    );
-  }
-  const endpoint = server.authorizationEndpoint ? new URL(server.authorizationEndpoint) : undefined;
-  if (!endpoint || !isSecureEndpoint(endpoint)) {
-    throw new OAuthError(
-      "MCPD_OAUTH_UNSUPPORTED",
-      endpoint
-        ? `authorization endpoint ${urlLabel(endpoint)} is neither https nor on this machine`
-        : `the authorization server ${server.issuer} names no authorization endpoint`,
-    );
-  }
-
+  const endpoint = authorizationEndpoint(server);
   let known = await knownClient(settings, provider, server);
   const state = randomState();
   const loopback = new LoopbackRedirect(state);
@@ -110,33 +89,75 @@ export async function authorizationCodeGrant(options: CodeGrantOptions): Promise
         `the authorization response names issuer ${JSON.stringify(quote(response.iss, PROTOCOL_DEFAULTS.quotedTextChars))}, not ${server.issuer}`,
       );
     }
-    try {
-      const tokens = await requestToken(
-        http,
-        server,
-        known.identity,
-        settings,
-        {
-          fields: {
-            grant_type: "authorization_code",
-            code: response.code,
-            redirect_uri: loopback.redirectUri,
-            code_verifier: pkce.verifier,
-          },
-          resource: target.resource,
-          scopes,
-          grant: "authorization_code",
-        },
-        signal,
-      );
-      return { ...tokens, clientAuthMethod: known.identity.authMethod };
-    } catch (err) {
-      if (known.identity.source === "registered" && err instanceof OAuthError && err.oauthError === "invalid_client") {
-        await provider.saveRegistration(undefined);
-      }
-      throw err;
-    }
+    return await exchangeCode(options, known.identity, response.code, loopback.redirectUri, pkce.verifier);
   } finally {
     loopback.close();
+  }
+}
+
+/**
+ * The server's authorization endpoint, once it is known to take this grant with S256 PKCE.
+ * @throws OAuthError `MCPD_OAUTH_UNSUPPORTED` when it offers no S256 PKCE or no authorization code grant,
+ *   or names no authorization endpoint, or one that is neither https nor on this machine.
+ */
+function authorizationEndpoint(server: AuthServerMetadata): URL {
+  if (server.discovered && !(server.codeChallengeMethods ?? []).includes("S256")) {
+    throw new OAuthError(
+      "MCPD_OAUTH_UNSUPPORTED",
+      `the authorization server ${server.issuer} does not offer PKCE with S256 (code_challenge_methods_supported: ` +
+        `${JSON.stringify(server.codeChallengeMethods ?? null)}); refusing to authorize without it`,
+    );
+  }
+  if (server.grantTypes !== undefined && !server.grantTypes.includes("authorization_code")) {
+    throw new OAuthError(
+      "MCPD_OAUTH_UNSUPPORTED",
+      `the authorization server ${server.issuer} offers no authorization_code grant (grant_types_supported: ${server.grantTypes.join(", ")}); ` +
+        `for machine-to-machine access set "auth": {"grant": "client_credentials", ...}`,
+    );
+  }
+  const endpoint = server.authorizationEndpoint ? new URL(server.authorizationEndpoint) : undefined;
+  if (!endpoint || !isSecureEndpoint(endpoint)) {
+    throw new OAuthError(
+      "MCPD_OAUTH_UNSUPPORTED",
+      endpoint
+        ? `authorization endpoint ${urlLabel(endpoint)} is neither https nor on this machine`
+        : `the authorization server ${server.issuer} names no authorization endpoint`,
+    );
+  }
+  return endpoint;
+}
+
+/**
+ * The code exchanged at the token endpoint, with the verifier and the same `resource`. A registration
+ * the endpoint no longer knows (`invalid_client`) is forgotten.
+ */
+async function exchangeCode(
+  options: CodeGrantOptions,
+  identity: ClientIdentity,
+  code: string,
+  redirectUri: string,
+  verifier: string,
+): Promise<OAuthTokens> {
+  const { http, provider, target, scopes, signal } = options;
+  try {
+    const tokens = await requestToken(
+      http,
+      target.server,
+      identity,
+      provider.settings,
+      {
+        fields: { grant_type: "authorization_code", code, redirect_uri: redirectUri, code_verifier: verifier },
+        resource: target.resource,
+        scopes,
+        grant: "authorization_code",
+      },
+      signal,
+    );
+    return { ...tokens, clientAuthMethod: identity.authMethod };
+  } catch (err) {
+    if (identity.source === "registered" && err instanceof OAuthError && err.oauthError === "invalid_client") {
+      await provider.saveRegistration(undefined);
+    }
+    throw err;
   }
 }

@@ -1,20 +1,17 @@
 import type { Dispatcher } from "undici";
-import { OAuthError, silentLogger, type Logger } from "@mcpd/protocol";
+import { silentLogger, type Logger } from "@mcpd/protocol";
 import { TRANSPORT_DEFAULTS } from "../../defaults.js";
 import { urlLabel } from "../../url-label.js";
 import { errorText, waitOrAbort } from "../http-wire.js";
 import { probeChallenge } from "./auth-probe.js";
 import { discoverAuthTarget, type AuthTarget } from "./auth-discovery.js";
-import type { AuthServerMetadata } from "./auth-server-metadata.js";
 import { authorizationCodeGrant } from "./authorization-code.js";
-import { knownMethod } from "./client-authentication.js";
 import { clientCredentialsGrant } from "./client-credentials.js";
-import { knownClient } from "./client-identity.js";
 import { defaultOAuthHttp, type OAuthHttp } from "./oauth-http.js";
 import type { AuthorizationContext, OAuthProvider, OAuthTokens } from "./oauth-provider.js";
 import { resourceCovers } from "./resource-match.js";
 import { chooseScopes } from "./scope-selection.js";
-import { requestToken } from "./token-endpoint.js";
+import { expiresIn, refreshTokens, serverOfTokens } from "./token-refresh.js";
 import { parseBearerChallenge, type BearerChallenge } from "./www-authenticate.js";
 
 /** Options of an {@link OAuthClient}; every bound defaults to `TRANSPORT_DEFAULTS`. */
@@ -208,42 +205,26 @@ export class OAuthClient {
       await this.obtain({ challenge: undefined, stepUp: false, reason: "the access token expired" });
       return true;
     }
-    const server = this.target?.server ?? serverOf(tokens);
-    const known = await knownClient(this.provider.settings, this.provider, server);
-    if (!known) {
-      this.refreshFailure = "the client registration is gone";
+    const outcome = await refreshTokens(
+      {
+        http: this.http,
+        provider: this.provider,
+        serverUrl: this.serverUrl,
+        log: this.log,
+        current: () => this.tokens(),
+        signal: this.lifetime.signal,
+      },
+      this.target?.server ?? serverOfTokens(tokens),
+      tokens,
+      tokens.refreshToken,
+    );
+    if (typeof outcome === "object") {
+      this.refreshFailure = outcome.refused;
       await this.provider.saveTokens(undefined);
       return false;
     }
-    const identity = { ...known.identity, authMethod: knownMethod(tokens.clientAuthMethod) ?? known.identity.authMethod };
-    try {
-      const fresh = await requestToken(
-        this.http,
-        server,
-        identity,
-        this.provider.settings,
-        {
-          fields: { grant_type: "refresh_token", refresh_token: tokens.refreshToken },
-          resource: tokens.resource,
-          scopes: tokens.scopes,
-          grant: tokens.grant,
-          previousRefreshToken: tokens.refreshToken,
-        },
-        this.lifetime.signal,
-      );
-      await this.provider.saveTokens({ ...fresh, clientAuthMethod: identity.authMethod });
-      this.refreshFailure = undefined;
-      this.log.info({ url: urlLabel(this.serverUrl), expiresInS: expiresIn(fresh) }, "access token refreshed");
-      return true;
-    } catch (err) {
-      if (!(err instanceof OAuthError) || err.oauthError === undefined) throw err;
-      // Another client of the same server (a per-client session) may have rotated it first: its tokens stand.
-      if ((await this.tokens())?.refreshToken !== tokens.refreshToken) return true;
-      this.refreshFailure = `the refresh token was refused (${err.oauthError})`;
-      this.log.warn({ url: urlLabel(this.serverUrl), oauthError: err.oauthError }, "refresh token refused; a new authorization is needed");
-      await this.provider.saveTokens(undefined);
-      return false;
-    }
+    if (outcome === "refreshed") this.refreshFailure = undefined;
+    return true;
   }
 
   /** Discovery, cached for this client's life unless a challenge names other resource metadata. */
@@ -296,20 +277,6 @@ export class OAuthClient {
     );
     return tokens;
   }
-}
-
-/** An authorization server as the stored tokens describe it (for refreshing without discovery). */
-function serverOf(tokens: OAuthTokens): AuthServerMetadata {
-  return {
-    issuer: tokens.issuer ?? new URL(tokens.tokenEndpoint).origin,
-    tokenEndpoint: tokens.tokenEndpoint,
-    clientIdMetadataDocuments: false,
-    discovered: false,
-  };
-}
-
-function expiresIn(tokens: OAuthTokens): number | null {
-  return tokens.expiresAt === undefined ? null : Math.round((tokens.expiresAt - Date.now()) / 1000);
 }
 
 /** `promise`, or `signal.reason` when the signal aborts first. */
