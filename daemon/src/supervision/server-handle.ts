@@ -24,9 +24,8 @@ import { ServerStats } from "./server-stats.js";
 import { ServerStderr } from "./server-stderr.js";
 import { isPermanentStartFailure, startFailureReason } from "./start-failure.js";
 
-/** A server's lifecycle state: declared with the control protocol, whose status reports it. */
+/** A server's lifecycle state (declared with the control protocol, whose status reports it), and a change of it. */
 export type { ServerState };
-
 /** A state change: the server, its new and previous state, and why (the control protocol's serverState params). */
 export type StateChange = ServerStateParams;
 
