@@ -1,8 +1,5 @@
-import { accessSync, constants } from "node:fs";
-import { delimiter, isAbsolute, join } from "node:path";
 import {
   ForbiddenError,
-  ProtocolError,
   WireCode,
   McpdError,
   McpdAuthLogout,
@@ -21,127 +18,22 @@ import {
   McpdStatus,
   McpdTools,
   controlMethodNamed,
-  type ClientStatus,
   type ControlHandlers,
-  type DaemonInfo,
-  type HttpFrontStatus,
   type DaemonStatus,
   type JsonObject,
-  type LogsParams,
-  type NoParams,
-  type ReloadDiff,
   type RestrictedDaemonStatus,
-  type ServerFilter,
-  type ServerParams,
-  type ServerStatus,
 } from "@mcpd/protocol";
-import type { MCPManager } from "../supervision/manager.js";
-import type { ServerHandle } from "../supervision/server-handle.js";
-import type { Router } from "../router/router.js";
 import type { Session } from "../router/session.js";
 import { visibleTools } from "../router/server-filters.js";
 import { listPrompts, listResources, listTools, pick, toolsParams } from "./listings.js";
 import { disabledByCommand } from "../supervision/disable-reasons.js";
-import type { AuthFlows } from "../auth/auth-flows.js";
-import { isoTime } from "../infra/iso-time.js";
-import { HTTP_TOKEN_HANDLERS, type HttpTokenAdmin } from "./http-token-control.js";
+import { HTTP_TOKEN_HANDLERS } from "./http-token-control.js";
+import { logsParams, noParams, serverFilter, serverParams } from "./control-params.js";
+import type { ControlContext, DaemonControl } from "./daemon-control.js";
+import { agentStatus, clientStatus, serverStatus, shows } from "./status-report.js";
 
-/** What the control methods need from the running daemon. */
-export interface DaemonControl {
-  manager: MCPManager;
-  router: Router;
-  info: () => DaemonInfo;
-  /** The HTTP front end's state, when the daemon has one. */
-  http?: () => HttpFrontStatus;
-  /** The HTTP front end's scoped tokens, when the daemon has one. */
-  httpTokens?: HttpTokenAdmin;
-  reload: () => Promise<ReloadDiff & { warnings: readonly string[] }>;
-  shutdown: () => void;
-  logTail: (lines: number) => string[];
-  /** The `mcpd auth` flows (and the servers' OAuth providers). */
-  auth: AuthFlows;
-}
-
-/** What each control handler is given besides its params: the daemon, and the session asking. */
-export interface ControlContext {
-  d: DaemonControl;
-  session: Session;
-}
-
-/** Whether a stdio command resolves on the daemon's PATH (absolute or relative paths are checked as is). */
-export function commandFound(command: string, env: NodeJS.ProcessEnv = process.env): boolean {
-  const can = (p: string): boolean => {
-    try {
-      accessSync(p, constants.X_OK);
-      return true;
-    } catch {
-      return false;
-    }
-  };
-  if (isAbsolute(command) || command.includes("/")) return can(command);
-  return (env.PATH ?? "").split(delimiter).some((dir) => dir && can(join(dir, command)));
-}
-
-/**
- * One server's entry in `mcpd/status`. `hint` is what the router suggests for the server (e.g. that a
- * server-to-client request could not be routed, and `sharing: "per-client"`); null when none.
- */
-export function serverStatus(h: ServerHandle, sessions: number, hint?: string): ServerStatus {
-  const t = h.config.transport;
-  const info = h.client?.transport.info();
-  const command = "command" in t ? t.command : undefined;
-  return {
-    name: h.name,
-    state: h.state,
-    stateReason: h.stateReason,
-    enabled: h.config.enabled,
-    transport: t.type ?? "stdio",
-    mode: info?.mode ?? null,
-    // While starting, the process exists before the handshake ends: show it (a stuck start is found by it).
-    pid: h.pid ?? info?.pid ?? null,
-    startedAt: h.startedAt ? isoTime(h.startedAt) : null,
-    uptimeMs: h.state === "ready" && h.startedAt ? Date.now() - h.startedAt : null,
-    restarts: h.restarts,
-    requests: h.stats.requests,
-    errors: h.stats.errors,
-    inFlight: h.stats.inFlight,
-    latencyMs: h.stats.latency(),
-    lastError: h.stats.lastError ?? h.lastExit ?? null,
-    lastStderr: h.lastStderr ?? null,
-    commandFound: command === undefined ? null : commandFound(command),
-    tools: visibleTools(h.config, h.tools).length,
-    sessions,
-    hint: hint ?? null,
-  };
-}
-
-function str(params: JsonObject | undefined, key: string, required: boolean): string | undefined {
-  const v = params?.[key];
-  if (v === undefined && !required) return undefined;
-  if (typeof v !== "string") throw new ProtocolError(`"${key}" must be a string`, { data: { mcpdCode: "MCPD_PROTOCOL_VIOLATION" } });
-  return v;
-}
-
-/** Params of a method that takes none: whatever was sent is ignored. */
-const noParams = (): NoParams => ({});
-
-/** `{ server? }`. @throws ProtocolError when `server` is there but not a string. */
-function serverFilter(params: JsonObject | undefined): ServerFilter {
-  const server = str(params, "server", false);
-  return server === undefined ? {} : { server };
-}
-
-/** `{ server }`. @throws ProtocolError when `server` is missing or not a string. */
-function serverParams(params: JsonObject | undefined): ServerParams {
-  return { server: str(params, "server", true) as string };
-}
-
-/** `{ server?, lines? }`: `lines` not a positive number means the default (100), more than 10000 means 10000. */
-function logsParams(params: JsonObject | undefined): LogsParams {
-  const lines = typeof params?.lines === "number" && params.lines > 0 ? Math.min(10_000, Math.floor(params.lines)) : 100;
-  const server = str(params, "server", false);
-  return server === undefined ? { lines } : { server, lines };
-}
+export type { ControlContext, DaemonControl } from "./daemon-control.js";
+export { commandFound, serverStatus } from "./status-report.js";
 
 /**
  * The refusal of a privileged method (its declaration says `privileged: true`: it stops the daemon, changes
@@ -157,52 +49,6 @@ export function forbidden(method: string): ForbiddenError {
       `enable, disable, restart or reload servers, or read logs. A connection becomes one by sending ` +
       `${McpdSelect.method} {"control": true} as its first message; an agent's MCP session never can.`,
   );
-}
-
-/**
- * Whether `session` is shown server `name` in `mcpd/status` and `mcpd/servers`: a confined one (an HTTP
- * session opened with a scoped token) only the servers its view shows; any other, every server.
- */
-function shows(session: Session, name: string): boolean {
-  const f = session.filter;
-  return f?.confinement === undefined || f.viewsServer(name);
-}
-
-function clientStatus(s: Session, router: Router): ClientStatus {
-  return {
-    id: s.id,
-    view: s.view.kind,
-    server: s.view.kind === "server" ? s.view.server : null,
-    profile: s.filter?.profileName ?? null,
-    tools: s.filter?.toolGlobs ? [...s.filter.toolGlobs] : null,
-    clientInfo: s.clientInfo ?? null,
-    inFlight: s.inFlightCount,
-    connectedAt: isoTime(s.connectedAt),
-    face: router.faceOf(s),
-  };
-}
-
-/**
- * `mcpd/status` for a connection that is not a control connection: the servers' states (with the reason a
- * call would be refused, which such a call returns anyway) and this connection alone among the clients.
- * No other client's identity, no stderr or last error (they may quote a server's output), no paths.
- */
-function agentStatus(d: DaemonControl, session: Session): RestrictedDaemonStatus {
-  const m = d.manager;
-  const info = d.info();
-  return {
-    restricted: true,
-    daemon: { pid: info.pid, version: info.version, startedAt: info.startedAt, uptimeMs: info.uptimeMs },
-    servers: m.servers
-      .filter((h) => shows(session, h.name))
-      .map((h) => ({
-        ...serverStatus(h, m.privateSessions(h.name).length, d.router.hint(h)),
-        lastError: null,
-        lastStderr: null,
-      })),
-    clients: [clientStatus(session, d.router)],
-    tables: d.router.tables(),
-  };
 }
 
 /**
