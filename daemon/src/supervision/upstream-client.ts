@@ -25,6 +25,7 @@ import {
 import type { CloseInfo, MCPTransport, MessageContext, TransportRequestOptions } from "@mcpd/transports";
 import { RUNTIME_DEFAULTS } from "../defaults.js";
 import { ListRefresher, type ListKind } from "./list-refresher.js";
+import { UpstreamLists, listAll } from "./upstream-lists.js";
 
 export type { ListKind };
 
@@ -43,15 +44,6 @@ export interface UpstreamClientOptions {
    */
   listRefreshMinIntervalMs?: number;
 }
-
-const LIST_METHOD: Record<ListKind, { method: string; key: string; cap: keyof ServerCapabilities }> = {
-  tools: { method: "tools/list", key: "tools", cap: "tools" },
-  prompts: { method: "prompts/list", key: "prompts", cap: "prompts" },
-  resources: { method: "resources/list", key: "resources", cap: "resources" },
-};
-
-/** Largest number of pages followed for one listing: a server that loops its cursor cannot hang us. */
-const MAX_PAGES = 1000;
 
 /**
  * One MCP session with one upstream server, over any transport: the handshake, typed calls for the
@@ -72,7 +64,7 @@ export class UpstreamClient extends EventEmitter {
   private readonly opts: UpstreamClientOptions;
   private readonly log: Logger;
   private initResult: InitializeResult | undefined;
-  private lists: { tools?: Tool[]; prompts?: Prompt[]; resources?: Resource[]; templates?: ResourceTemplate[] } = {};
+  private readonly lists: UpstreamLists;
   private readonly refresher: ListRefresher;
   /** The layer above (the router) answers sampling, elicitation and roots requests. */
   requestHandler: UpstreamRequestHandler | undefined;
@@ -82,6 +74,7 @@ export class UpstreamClient extends EventEmitter {
     this.transport = transport;
     this.opts = options;
     this.log = options.logger ?? silentLogger;
+    this.lists = new UpstreamLists((method, params, opts) => this.request(method, params, opts), this.log);
     this.refresher = new ListRefresher({
       read: (kind) => this.readList(kind),
       minIntervalMs: options.listRefreshMinIntervalMs ?? RUNTIME_DEFAULTS.listRefreshMinIntervalMs,
@@ -180,39 +173,16 @@ export class UpstreamClient extends EventEmitter {
   }
 
   private async readList(kind: ListKind): Promise<void> {
-    const spec = LIST_METHOD[kind];
-    if (!this.capabilities[spec.cap]) return;
     try {
-      if (kind === "tools") this.lists.tools = await this.listAll<Tool>("tools/list", "tools");
-      else if (kind === "prompts") this.lists.prompts = await this.listAll<Prompt>("prompts/list", "prompts");
-      else {
-        this.lists.resources = await this.listAll<Resource>("resources/list", "resources");
-        try {
-          this.lists.templates = await this.listAll<ResourceTemplate>("resources/templates/list", "resourceTemplates");
-        } catch (err) {
-          // Templates are optional: servers without them answer -32601.
-          this.lists.templates = [];
-          this.log.debug({ err: (err as Error).message }, "resources/templates/list failed");
-        }
-      }
-      this.emit("listChanged", kind);
+      if (await this.lists.read(kind, this.capabilities)) this.emit("listChanged", kind);
     } catch (err) {
       this.log.warn({ err: (err as Error).message, kind }, "listing failed");
     }
   }
 
   /** Follows `nextCursor` to the end and returns every item. */
-  async listAll<T>(method: string, key: string, params: JsonObject = {}, options?: TransportRequestOptions): Promise<T[]> {
-    const out: T[] = [];
-    let cursor: string | undefined;
-    for (let page = 0; page < MAX_PAGES; page++) {
-      const res = await this.request<JsonObject>(method, cursor === undefined ? params : { ...params, cursor }, options);
-      const items = res[key];
-      if (Array.isArray(items)) out.push(...(items as T[]));
-      cursor = typeof res.nextCursor === "string" && res.nextCursor.length > 0 ? res.nextCursor : undefined;
-      if (cursor === undefined) return out;
-    }
-    throw new ProtocolError(`${method} returned more than ${MAX_PAGES} pages`);
+  listAll<T>(method: string, key: string, params: JsonObject = {}, options?: TransportRequestOptions): Promise<T[]> {
+    return listAll<T>((m, p, o) => this.request(m, p, o), method, key, params, options);
   }
 
   /**
