@@ -32,7 +32,7 @@ export interface ClientConn {
   readonly socket: Socket;
   readonly decoder: JsonLineDecoder;
   log: Logger;
-  /** Bytes of its unfinished input line, as counted into ClientLimits.buffered. */
+  /** Bytes of memory its unfinished input line keeps alive (the decoder's retainedBytes), as counted into ClientLimits.buffered. */
   inBytes: number;
   /** Bytes of its unsent output, as counted into ClientLimits.buffered (recounted once per tick it is written to). */
   outBytes: number;
@@ -136,7 +136,7 @@ export class ClientLimits {
    */
   afterInput(conn: ClientConn, ended: number): void {
     const decoder = conn.decoder;
-    const held = decoder.bufferedBytes;
+    const held = decoder.retainedBytes;
     if (held !== conn.inBytes) {
       this.buffered += held - conn.inBytes;
       conn.inBytes = held;

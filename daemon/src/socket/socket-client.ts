@@ -1,5 +1,14 @@
 import type { Socket } from "node:net";
-import { JsonLineDecoder, TickBatch, WireCode, encodeRelayedLine, type LineError, type Logger } from "@mcpd/protocol";
+import {
+  JsonLineDecoder,
+  TickBatch,
+  WireCode,
+  encodeRelayedLine,
+  releasableBytes,
+  releaseBytes,
+  type LineError,
+  type Logger,
+} from "@mcpd/protocol";
 import { encodeOutgoing } from "../infra/encode-outgoing.js";
 import { FieldLogger } from "../infra/field-logger.js";
 import type { ClientConn, ClientLimits } from "./client-limits.js";
@@ -18,6 +27,22 @@ export interface SocketClientShared {
   readonly maxOutgoingBytes: number;
   /** Log every message in and out at trace level. */
   readonly traceMessages: boolean;
+}
+
+/**
+ * The longest text written to a socket as a string: Node writes one of up to 16 KiB of UTF-8 straight from
+ * its stack, and sizes its copy of a longer one (when the kernel does not take it all at once) at 3 bytes
+ * per character below 64K characters, counted by `writableLength` as one. Longer text is written as bytes.
+ */
+const STRING_WRITE_MAX_CHARS = Math.floor((16 * 1024) / 3);
+
+/** `text` as UTF-8 in memory of its own, which `releaseBytes` gives back at once (see @mcpd/protocol's releasableBytes). */
+function releasableUtf8(text: string): Buffer {
+  const n = Buffer.byteLength(text);
+  const bytes = releasableBytes(n);
+  const out = Buffer.from(bytes.buffer, 0, n);
+  out.write(text);
+  return out;
 }
 
 /** The connection a socket belongs to, for the listeners every connection shares. */
@@ -97,8 +122,17 @@ export class SocketClient implements ClientConn, Outbound {
 
   /** The end of the tick that first wrote: the tick's messages leave together. */
   private writeOut(text: string): void {
-    if (this.gone || this.socket.destroyed || this.socket.writableEnded) return;
-    this.socket.write(text);
+    const socket = this.socket;
+    if (this.gone || socket.destroyed || socket.writableEnded) return;
+    // A long text is written as bytes, so what waits is counted as what it holds (`writableLength` counts a
+    // string's characters: V8 holds 2 bytes each of one that is not Latin-1, Node's copy up to 3). Behind
+    // output that already waits, its memory is given back the moment it is written or dropped.
+    if (text.length <= STRING_WRITE_MAX_CHARS) socket.write(text);
+    else if (socket.writableLength === 0) socket.write(Buffer.from(text));
+    else {
+      const block = releasableUtf8(text);
+      socket.write(block, () => releaseBytes(block));
+    }
     // Output is counted once per tick, after the kernel took what it would: a broadcast to many
     // clients in one tick is not mistaken for clients that do not read.
     if (!this.gone) this.shared.limits.countOutput(this);
