@@ -8,8 +8,12 @@
  * allocation burst such as 1,000 clients connecting, and keeps them. Capped at 2 MB (measured: 20 servers,
  * 1,000 clients, 82 -> 70 MB of RSS; the daemon's CPU per relayed call 12.7 -> 12.6 µs, while 1 MB cost
  * ~9% more CPU per call for 1 MB less RSS).
+ *
+ * `--expose-gc`: lets the daemon's garbage pacer (infra/garbage-pacer.ts) collect once many megabytes of
+ * client buffers were let go, which V8 alone leaves in the heap for seconds (docs/operations.md, "The
+ * daemon's memory"). Without it the pacer does nothing.
  */
-export const DAEMON_NODE_FLAGS = ["--max-semi-space-size=2"] as const;
+export const DAEMON_NODE_FLAGS = ["--max-semi-space-size=2", "--expose-gc"] as const;
 
 /** The flag's name without its value and with `_` as `-` (node accepts both spellings). */
 function flagName(flag: string): string {
