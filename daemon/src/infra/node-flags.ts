@@ -1,8 +1,7 @@
 /**
  * Node (V8) flags for the daemon process, given on its command line wherever mcpd launches it (`mcpd start`,
- * the systemd and launchd service files). `mcpd start --foreground` runs in the shell's own node, which
- * cannot take them after it started: run `node --max-semi-space-size=2 "$(command -v mcpd)" start
- * --foreground` for the same (docs/operations.md, "The daemon's memory").
+ * the systemd and launchd service files, and `mcpd start --foreground`, which runs the daemon as its child
+ * with them: see cli/foreground-reexec.ts).
  *
  * `--max-semi-space-size=2`: V8's young generation (two semi-spaces) grows up to 16 MB each under an
  * allocation burst such as 1,000 clients connecting, and keeps them. Capped at 2 MB (measured: 20 servers,
@@ -34,4 +33,13 @@ export function daemonNodeFlags(env: NodeJS.ProcessEnv): string[] {
       .map(flagName),
   );
   return DAEMON_NODE_FLAGS.filter((f) => !own.has(flagName(f)));
+}
+
+/**
+ * The {@link daemonNodeFlags} a process started with `execArgv` (node's own flags, `process.execArgv`)
+ * and `env` runs without: empty when it already has them all.
+ */
+export function missingNodeFlags(env: NodeJS.ProcessEnv, execArgv: readonly string[]): string[] {
+  const have = new Set(execArgv.map(flagName));
+  return daemonNodeFlags(env).filter((f) => !have.has(flagName(f)));
 }
