@@ -4,15 +4,34 @@
  * the system at once, where a plain buffer's waits for V8's next collection and then may stay in the C
  * heap, fragmented (measured: 100 MiB of RSS still there 5 s after 100 connections' lines were let go).
  */
-type Resizable = ArrayBuffer & { resize(byteLength: number): void; readonly resizable: boolean };
+type Resizable = ArrayBuffer & { resize(byteLength: number): void; readonly resizable: boolean; readonly maxByteLength: number };
 const ResizableArrayBuffer = ArrayBuffer as unknown as new (byteLength: number, options: { maxByteLength: number }) => Resizable;
 
 /**
- * `n` zeroed bytes whose memory {@link releaseBytes} gives back to the system at once. Costs a few system
- * calls more than a plain array (tens of µs), and whole pages: meant for blocks of tens of KiB and more.
+ * `n` zeroed bytes whose memory {@link releaseBytes} gives back to the system at once, and which
+ * {@link growBytes} can grow in place up to `maxBytes` (default `n`). Costs a few system calls more than a
+ * plain array (tens of µs), and whole pages: meant for blocks of tens of KiB and more.
  */
-export function releasableBytes(n: number): Uint8Array {
-  return new Uint8Array(new ResizableArrayBuffer(n, { maxByteLength: n }), 0, n);
+export function releasableBytes(n: number, maxBytes = n): Uint8Array {
+  return new Uint8Array(new ResizableArrayBuffer(n, { maxByteLength: maxBytes }), 0, n);
+}
+
+/** How far {@link growBytes} can grow `bytes` (made by {@link releasableBytes}): its `maxBytes`; else its length. */
+export function maxBytesOf(bytes: Uint8Array): number {
+  const buffer = bytes.buffer as Resizable;
+  return buffer.resizable === true ? buffer.maxByteLength : bytes.length;
+}
+
+/**
+ * `bytes` (made by {@link releasableBytes}, starting at its first byte) grown in place to `n` bytes, at
+ * most {@link maxBytesOf} it: a view of all `n`, the new ones zeroed; the memory is the same, so other
+ * views of it stay valid.
+ * @throws RangeError past its `maxBytes`.
+ */
+export function growBytes(bytes: Uint8Array, n: number): Uint8Array {
+  const buffer = bytes.buffer as Resizable;
+  buffer.resize(n);
+  return new Uint8Array(buffer, 0, n);
 }
 
 /**

@@ -7,7 +7,7 @@
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { JsonLineDecoder } from "../src/jsonl.js";
-import { releasableBytes, releaseBytes } from "../src/releasable-bytes.js";
+import { growBytes, maxBytesOf, releasableBytes, releaseBytes } from "../src/releasable-bytes.js";
 
 const KiB = 1024;
 const MiB = 1024 * KiB;
@@ -120,6 +120,16 @@ describe("releasableBytes", () => {
     const view = b.subarray(10, 20);
     releaseBytes(b);
     expect([b.length, view.length, b.buffer.byteLength]).toEqual([0, 0, 0]);
+  });
+
+  it("grows in place up to its maxBytes, keeping its bytes (maxBytesOf tells how far)", () => {
+    const b = releasableBytes(4, 64);
+    b.set([1, 2, 3, 4]);
+    expect(maxBytesOf(b)).toBe(64);
+    const grown = growBytes(b, 10);
+    expect([...grown]).toEqual([1, 2, 3, 4, 0, 0, 0, 0, 0, 0]);
+    expect(() => growBytes(grown, 65)).toThrow(RangeError);
+    expect(maxBytesOf(new Uint8Array(7))).toBe(7);
   });
 
   it("leaves any other array alone", () => {

@@ -1,20 +1,12 @@
 import type { Socket } from "node:net";
-import {
-  JsonLineDecoder,
-  TickBatch,
-  WireCode,
-  encodeRelayedLine,
-  releasableBytes,
-  releaseBytes,
-  type LineError,
-  type Logger,
-} from "@mcpd/protocol";
+import { JsonLineDecoder, TickBatch, WireCode, encodeRelayedLine, type LineError, type Logger } from "@mcpd/protocol";
 import { encodeOutgoing } from "../infra/encode-outgoing.js";
 import { FieldLogger } from "../infra/field-logger.js";
 import type { ClientConn, ClientLimits } from "./client-limits.js";
 import type { Outbound } from "../router/ports.js";
 import type { Router } from "../router/router.js";
 import type { Session } from "../router/session.js";
+import { WaitingOutput } from "./waiting-output.js";
 
 /** What every connection of one socket server shares: set once by the server, read by each connection. */
 export interface SocketClientShared {
@@ -35,15 +27,6 @@ export interface SocketClientShared {
  * per character below 64K characters, counted by `writableLength` as one. Longer text is written as bytes.
  */
 const STRING_WRITE_MAX_CHARS = Math.floor((16 * 1024) / 3);
-
-/** `text` as UTF-8 in memory of its own, which `releaseBytes` gives back at once (see @mcpd/protocol's releasableBytes). */
-function releasableUtf8(text: string): Buffer {
-  const n = Buffer.byteLength(text);
-  const bytes = releasableBytes(n);
-  const out = Buffer.from(bytes.buffer, 0, n);
-  out.write(text);
-  return out;
-}
 
 /** The connection a socket belongs to, for the listeners every connection shares. */
 const CLIENT = Symbol("mcpd.socketClient");
@@ -78,6 +61,8 @@ export class SocketClient implements ClientConn, Outbound {
   gone = false;
   /** Every message of a tick leaves in one write at its end. */
   private readonly out = new TickBatch((text) => this.writeOut(text), process.nextTick);
+  /** ...as bytes when earlier output still waits (waiting-output.ts). */
+  private readonly waiting = new WaitingOutput((bytes, done) => this.writeBlock(bytes, done), process.nextTick);
 
   constructor(
     readonly socket: Socket,
@@ -107,8 +92,10 @@ export class SocketClient implements ClientConn, Outbound {
     // A server's answer goes on as the server wrote it, with only its id the client's (no second encoding).
     const line = encodeOutgoing(message, this.log, encodeRelayedLine);
     if (line === undefined) return true;
-    this.out.add(line);
-    if (socket.writableLength + this.out.length > shared.maxOutgoingBytes) {
+    // writableLength changes only when the tick's output is written, at its end: one tick's lines all go one way.
+    if (socket.writableLength === 0) this.out.add(line);
+    else this.waiting.add(line);
+    if (socket.writableLength + this.out.length + this.waiting.bytes > shared.maxOutgoingBytes) {
       this.log.warn({ buffered: socket.writableLength }, "client is not reading; disconnecting it");
       shared.limits.drop(this, "notReading");
       return false;
@@ -117,24 +104,32 @@ export class SocketClient implements ClientConn, Outbound {
   }
 
   takeOutput(): string {
-    return this.out.take();
+    return this.out.take() + this.waiting.takeText();
   }
 
   /** The end of the tick that first wrote: the tick's messages leave together. */
   private writeOut(text: string): void {
     const socket = this.socket;
     if (this.gone || socket.destroyed || socket.writableEnded) return;
-    // A long text is written as bytes, so what waits is counted as what it holds (`writableLength` counts a
-    // string's characters: V8 holds 2 bytes each of one that is not Latin-1, Node's copy up to 3). Behind
-    // output that already waits, its memory is given back the moment it is written or dropped.
-    if (text.length <= STRING_WRITE_MAX_CHARS) socket.write(text);
-    else if (socket.writableLength === 0) socket.write(Buffer.from(text));
-    else {
-      const block = releasableUtf8(text);
-      socket.write(block, () => releaseBytes(block));
-    }
-    // Output is counted once per tick, after the kernel took what it would: a broadcast to many
-    // clients in one tick is not mistaken for clients that do not read.
+    // A long text is written as bytes, so that if it waits it is counted as what it holds (`writableLength`
+    // counts a string's characters: V8 holds 2 bytes each of one that is not Latin-1, Node's copy up to 3).
+    socket.write(text.length <= STRING_WRITE_MAX_CHARS ? text : Buffer.from(text));
+    this.counted();
+  }
+
+  /** The end of a tick whose output joined output that still waits (waiting-output.ts). */
+  private writeBlock(bytes: Uint8Array, done: () => void): void {
+    const socket = this.socket;
+    if (this.gone || socket.destroyed || socket.writableEnded) return done();
+    socket.write(bytes, done);
+    this.counted();
+  }
+
+  /**
+   * Output is counted once per tick, after the kernel took what it would: a broadcast to many clients in
+   * one tick is not mistaken for clients that do not read.
+   */
+  private counted(): void {
     if (!this.gone) this.shared.limits.countOutput(this);
   }
 
