@@ -16,7 +16,6 @@ const KNOWN_LONG_FILES: Readonly<Record<string, number>> = {
   "daemon/src/router/session.ts": 399,
   "daemon/src/socket/client-limits.ts": 323,
   "daemon/src/supervision/server-handle.ts": 395,
-  "protocol/src/jsonl.ts": 375,
 };
 
 /** Lines as `wc -l` counts them, plus a last line without its newline. */

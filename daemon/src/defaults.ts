@@ -122,6 +122,17 @@ export const RUNTIME_DEFAULTS = {
    */
   maxBufferedBytesTotal: 128 * 1024 * 1024,
   /**
+   * The garbage pacer (infra/garbage-pacer.ts, active when node runs with `--expose-gc`, as every daemon
+   * mcpd launches does): a full collection is forced once this many bytes of client buffers were let go
+   * (lines read, ended or dropped, output written, connections closed over a limit)...
+   */
+  gcPaceReleasedBytes: 16 * 1024 * 1024,
+  /**
+   * ...and at most once per this many ms. A collection with the daemon's usual heap takes a few ms, so a
+   * client streaming lines at it cannot make it spend more than a few % of a core collecting.
+   */
+  gcPaceIntervalMs: 250,
+  /**
    * `mcpd.partialLineTimeoutMs`: a line from a client must be finished (its newline received) within this
    * many ms of its first byte, or the connection is closed (-32074, MCPD_LINE_TIMEOUT). Clients write
    * each message whole, so on a local socket a line takes microseconds; the deadline only ends stalls.

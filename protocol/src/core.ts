@@ -32,4 +32,5 @@ export { JsonLineDecoder, type JsonLineDecoderOptions, type LineError } from "./
 export { encodeLine } from "./jsonl-encode.js";
 export { deliverKept, encodeRelayed, encodeRelayedLine, keepResultText, keptResultText } from "./raw-results.js";
 export { TickBatch } from "./tick-batch.js";
+export { growBytes, maxBytesOf, releasableBytes, releaseBytes } from "./releasable-bytes.js";
 export * from "./control/index.js";

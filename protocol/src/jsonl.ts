@@ -1,6 +1,8 @@
 import { PROTOCOL_DEFAULTS } from "./defaults.js";
 import { MessageTooLargeError, ParseError } from "./errors.js";
 import { CR, EMPTY, LineStarts, NEWLINE, lineAt, previewOf } from "./line-bytes.js";
+import { LinePieces } from "./line-pieces.js";
+import { releaseBytes } from "./releasable-bytes.js";
 import { deliverKept } from "./raw-results.js";
 
 /** A line the decoder could not deliver. Later lines are unaffected. */
@@ -29,13 +31,6 @@ const utf8KeepBom = new TextDecoder("utf-8", { fatal: false, ignoreBOM: true });
 const BOM = 0xfeff;
 const encoder = new TextEncoder();
 const CR_BYTE = Uint8Array.of(CR);
-/** The smallest piece allocated after the first to hold part of a line. */
-const MIN_PIECE_BYTES = 256;
-/**
- * Pieces stop doubling at this size (a socket read's size): past it the per-piece overhead is noise, and
- * larger blocks only cost fresh pages from the allocator (measured: ~8% slower on 1 MiB lines).
- */
-const MAX_PIECE_BYTES = 64 * 1024;
 
 /**
  * Streaming decoder for newline-delimited JSON (MCP's stdio framing, and mcpd's socket framing).
@@ -57,16 +52,8 @@ export class JsonLineDecoder {
   private readonly onValue: (value: unknown) => void;
   private readonly onError: (error: LineError) => void;
   private readonly keepResults: boolean;
-  /**
-   * The incomplete line, in pieces: every piece full but the last, which holds {@link lastFill} bytes.
-   * A new piece is as large as everything held so far (up to 64 KiB), or the bytes to store if more, so
-   * a line costs at most about its size plus 64 KiB in few pieces however finely it arrives, and each
-   * byte is copied once until the line is joined. (One copied array per chunk, as before, cost ~350
-   * bytes of memory per byte when a client wrote one byte at a time.)
-   */
-  private parts: Uint8Array[] = [];
-  private lastFill = 0;
-  private partBytes = 0;
+  /** The incomplete line (see line-pieces.ts: about its own size however finely it arrives). */
+  private readonly pieces = new LinePieces();
   /**
    * A `\r` that arrived as byte maxLineBytes+1 of the current line. Held as a flag, not a byte, so a line
    * of exactly maxLineBytes sent with CRLF is accepted without the buffer ever exceeding the limit.
@@ -92,7 +79,12 @@ export class JsonLineDecoder {
 
   /** Bytes held for an incomplete line. Never more than `maxLineBytes`. */
   get bufferedBytes(): number {
-    return this.partBytes;
+    return this.pieces.bytes;
+  }
+
+  /** Memory kept alive for the incomplete line, in bytes (line-pieces.ts): what a budget of memory should count. */
+  get retainedBytes(): number {
+    return this.pieces.retainedBytes;
   }
 
   /**
@@ -100,7 +92,7 @@ export class JsonLineDecoder {
    * nothing). False between lines.
    */
   get inLine(): boolean {
-    return this.partBytes > 0 || this.pendingCR || this.discarding >= 0;
+    return this.pieces.bytes > 0 || this.pendingCR || this.discarding >= 0;
   }
 
   /** Lines ended so far (newlines seen: lines delivered, reported, or blank). */
@@ -110,9 +102,7 @@ export class JsonLineDecoder {
 
   /** Drops the incomplete line, if any (its memory with it). Later pushes start a new line. */
   clear(): void {
-    this.parts = [];
-    this.lastFill = 0;
-    this.partBytes = 0;
+    this.pieces.clear();
     this.pendingCR = false;
     this.discarding = -1;
     this.discardPreview = "";
@@ -161,14 +151,14 @@ export class JsonLineDecoder {
   /** Ends the stream: a final line without a newline is still delivered. The decoder is then empty. */
   end(): void {
     if (this.discarding >= 0) this.endOversized(EMPTY);
-    else if (this.partBytes > 0 || this.pendingCR) this.line(this.take());
+    else if (this.pieces.bytes > 0 || this.pendingCR) this.lineTaken();
   }
 
   /** The held line ends with `last` (the bytes before its newline): joined once, without holding `last` first. */
   private finish(last: Uint8Array): void {
     const n = last.length;
     if (n > 0) {
-      const total = this.partBytes + (this.pendingCR ? 1 : 0) + n;
+      const total = this.pieces.bytes + (this.pendingCR ? 1 : 0) + n;
       // Over the limit, unless by just the CR of a CRLF (line() strips it).
       if (total > this.maxLineBytes && (this.pendingCR || total !== this.maxLineBytes + 1 || last[n - 1] !== CR)) {
         this.keep(last);
@@ -176,7 +166,18 @@ export class JsonLineDecoder {
         return;
       }
     }
-    this.line(this.take(last));
+    this.lineTaken(last);
+  }
+
+  /**
+   * Delivers the held line and `last`, then gives back its joined bytes. A held CR goes back at the end (never
+   * with `last`: finish() takes that as oversized): line() strips one trailing CR however chunked (`\r\r\n`).
+   */
+  private lineTaken(last: Uint8Array = EMPTY): void {
+    const bytes = this.pieces.take(this.pendingCR ? CR_BYTE : last);
+    this.pendingCR = false;
+    this.line(bytes);
+    releaseBytes(bytes);
   }
 
   private keep(bytes: Uint8Array): void {
@@ -186,103 +187,25 @@ export class JsonLineDecoder {
       this.discardEndsCR = bytes[bytes.length - 1] === CR;
       return;
     }
-    const total = this.partBytes + (this.pendingCR ? 1 : 0) + bytes.length;
+    const total = this.pieces.bytes + (this.pendingCR ? 1 : 0) + bytes.length;
     if (total > this.maxLineBytes) {
       if (!this.pendingCR && total === this.maxLineBytes + 1 && bytes[bytes.length - 1] === CR) {
         // Possibly the CR of a CRLF ending a line of exactly maxLineBytes; decided when the next byte comes.
-        this.store(bytes.subarray(0, bytes.length - 1));
+        this.pieces.store(bytes.subarray(0, bytes.length - 1), this.maxLineBytes);
         this.pendingCR = true;
         return;
       }
       // Only the preview's bytes are copied: joining the held parts would allocate up to maxLineBytes
       // (4 MiB in the daemon) per oversized line, only to keep its first 200 bytes.
-      const head = this.headBytes(PROTOCOL_DEFAULTS.previewBytes);
-      this.parts = [];
-      this.lastFill = 0;
-      this.partBytes = 0;
+      const head = this.pieces.head(PROTOCOL_DEFAULTS.previewBytes);
+      this.pieces.clear();
       this.pendingCR = false;
       this.discardPreview = previewOf(head, PROTOCOL_DEFAULTS.previewBytes, bytes);
       this.discarding = total;
       this.discardEndsCR = bytes[bytes.length - 1] === CR;
       return;
     }
-    this.store(bytes);
-  }
-
-  private store(bytes: Uint8Array): void {
-    const n = bytes.length;
-    if (n === 0) return;
-    // Bytes are copied into pieces of our own. The one exception is a piece of exactly the size to store,
-    // taken with slice(): a copy for a plain Uint8Array, a view for a Node Buffer, which is safe because
-    // Node never reuses a read's buffer and such a piece is full, so nothing is ever written into it.
-    let k = 0;
-    const tail = this.parts[this.parts.length - 1];
-    if (tail !== undefined && this.lastFill < tail.length) {
-      k = Math.min(n, tail.length - this.lastFill);
-      tail.set(k === n ? bytes : bytes.subarray(0, k), this.lastFill);
-      this.lastFill += k;
-    }
-    if (k < n) {
-      const rest = n - k;
-      const held = this.partBytes + k;
-      // keep() never lets a line past maxLineBytes, so neither do the pieces.
-      // The first piece is the exact tail of a read (usually completed by the next one): no slack.
-      const size = held === 0 ? rest : Math.min(Math.max(rest, Math.min(held, MAX_PIECE_BYTES), MIN_PIECE_BYTES), this.maxLineBytes - held);
-      let piece: Uint8Array;
-      if (size === rest) piece = k === 0 ? bytes.slice() : bytes.slice(k);
-      else {
-        piece = new Uint8Array(size);
-        piece.set(k === 0 ? bytes : bytes.subarray(k));
-      }
-      this.parts.push(piece);
-      this.lastFill = rest;
-    }
-    this.partBytes += n;
-  }
-
-  /** A copy of the first `n` (at most) bytes held. */
-  private headBytes(n: number): Uint8Array {
-    const out = new Uint8Array(Math.min(n, this.partBytes));
-    let off = 0;
-    for (const p of this.parts) {
-      if (off >= out.length) break;
-      const k = Math.min(p.length, out.length - off);
-      out.set(p.subarray(0, k), off);
-      off += k;
-    }
-    return out;
-  }
-
-  /** The held line followed by `last`, in one array; the decoder is then empty. */
-  private take(lastBytes: Uint8Array = EMPTY): Uint8Array {
-    // A held CR goes back at the end (never with `lastBytes`: finish() treats that case as oversized), so
-    // line() strips exactly one trailing CR whatever the chunking: `\r\r\n` keeps its first `\r`.
-    const last = this.pendingCR ? CR_BYTE : lastBytes;
-    const parts = this.parts;
-    let out: Uint8Array;
-    if (parts.length === 0) out = last;
-    else if (parts.length === 1 && last.length === 0) {
-      const only = parts[0] as Uint8Array;
-      out = this.lastFill === only.length ? only : only.subarray(0, this.lastFill);
-    } else {
-      out = new Uint8Array(this.partBytes + last.length);
-      let off = 0;
-      const end = parts.length - 1;
-      for (let i = 0; i < end; i++) {
-        const p = parts[i] as Uint8Array;
-        out.set(p, off);
-        off += p.length;
-      }
-      const p = parts[end] as Uint8Array;
-      out.set(this.lastFill === p.length ? p : p.subarray(0, this.lastFill), off);
-      off += this.lastFill;
-      if (last.length > 0) out.set(last, off);
-    }
-    this.parts = [];
-    this.lastFill = 0;
-    this.partBytes = 0;
-    this.pendingCR = false;
-    return out;
+    this.pieces.store(bytes, this.maxLineBytes);
   }
 
   /** The oversized line ends after `tail`; its size excludes a trailing `\r`, as for any other line. */

@@ -96,9 +96,9 @@ export class CliWorld {
     }
   }
 
-  /** Starts `mcpd ARGS` without waiting for it. */
-  spawn(args: string[], options: { env?: NodeJS.ProcessEnv; stdin?: "pipe" | "ignore" } = {}): ChildProcess {
-    const child = spawn(process.execPath, [MCPD_BIN, ...args], {
+  /** Starts `mcpd ARGS` without waiting for it (`nodeArgs`: node's own flags, before the script). */
+  spawn(args: string[], options: { env?: NodeJS.ProcessEnv; stdin?: "pipe" | "ignore"; nodeArgs?: string[] } = {}): ChildProcess {
+    const child = spawn(process.execPath, [...(options.nodeArgs ?? []), MCPD_BIN, ...args], {
       env: options.env ?? this.env,
       cwd: this.root,
       stdio: [options.stdin ?? "ignore", "pipe", "pipe"],

@@ -1,5 +1,6 @@
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
+import { readProcStat } from "@mcpd/transports/procfs";
 import { afterEach, describe, expect, it } from "vitest";
 import { alive, CliWorld, until } from "./cli-harness.js";
 
@@ -78,7 +79,7 @@ describe("mcpd start / stop", () => {
     await until(() => world.processes().length === 0, "no process left");
   });
 
-  it("start --foreground runs the daemon in this process, logging to stderr, until SIGTERM", async () => {
+  it("start --foreground runs the daemon in the foreground (as this process's child: cli-foreground-reexec), logging to stderr, until SIGTERM", async () => {
     world = new CliWorld();
     world.writeConfig({ fx: world.fixture("fx") });
     const fg = world.spawn(["start", "--foreground"]);
@@ -86,7 +87,8 @@ describe("mcpd start / stop", () => {
     fg.stderr?.on("data", (d: Buffer) => (err += d.toString()));
     await until(async () => (await world.run(["status"])).code === 0, "the foreground daemon to answer");
     const s = JSON.parse((await world.run(["status", "--json"])).stdout);
-    expect(s.daemon.pid).toBe(fg.pid);
+    // The daemon is the process started or, as from a plain node, its child.
+    expect(s.daemon.pid === fg.pid || readProcStat(s.daemon.pid)?.ppid === fg.pid).toBe(true);
     expect(s.daemon.logFile).toBeNull();
     expect(err).toMatch(/mcpd started/);
     expect(existsSync(join(world.mcpdHome, "mcpd.log"))).toBe(false);

@@ -291,8 +291,9 @@ describe("mcpd install-service", () => {
     const env = { ...world.env, PATH: `/opt/special/bin:${process.env.PATH}` };
     const r = await world.run(["install-service", "--print", "--systemd"], { env });
     expect(r.code).toBe(0);
-    // The young generation is capped as for the daemon `mcpd start` launches (docs/operations.md).
-    expect(r.stdout).toContain(`ExecStart="${process.execPath}" "--max-semi-space-size=2" "${MCPD_BIN}" start --foreground`);
+    // The daemon's node flags, as for the daemon `mcpd start` launches (docs/operations.md): node already
+    // has them, so the foreground start runs the daemon in place, as systemd's main process.
+    expect(r.stdout).toContain(`ExecStart="${process.execPath}" "--max-semi-space-size=2" "--expose-gc" "${MCPD_BIN}" start --foreground`);
     expect(r.stdout).toContain("Restart=on-failure");
     expect(r.stdout).toContain(`Environment="PATH=/opt/special/bin:`);
     expect(r.stdout).toContain(`Environment="MCPD_HOME=${world.mcpdHome}"`);
@@ -314,7 +315,7 @@ describe("mcpd install-service", () => {
     expect(r.code).toBe(0);
     const plist = parsePlist(r.stdout) as Record<string, unknown>;
     expect(plist.Label).toBe("dev.mcpd");
-    expect(plist.ProgramArguments).toEqual([process.execPath, "--max-semi-space-size=2", MCPD_BIN, "start", "--in-process"]);
+    expect(plist.ProgramArguments).toEqual([process.execPath, "--max-semi-space-size=2", "--expose-gc", MCPD_BIN, "start", "--in-process"]);
     expect(plist.KeepAlive).toEqual({ SuccessfulExit: false });
     expect((plist.EnvironmentVariables as Record<string, string>).PATH).toBe("/opt/special/bin:/usr/bin:/bin");
     expect(plist.StandardErrorPath).toBe(join(world.mcpdHome, "launchd.stderr.log"));

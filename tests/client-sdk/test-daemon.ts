@@ -52,7 +52,9 @@ export class TestDaemon {
   private constructor(readonly home: string) {
     this.socketPath = join(home, "mcpd.sock");
     this.configFile = join(home, "config.json");
-    this.env = { ...process.env, MCPD_HOME: home, MCPD_CONFIG: this.configFile };
+    // MCPD_FOREGROUND_REEXEC=0: the daemon is the process started, so SIGKILL crashes it (a foreground
+    // start's child would notice its parent gone and stop cleanly instead).
+    this.env = { ...process.env, MCPD_HOME: home, MCPD_CONFIG: this.configFile, MCPD_FOREGROUND_REEXEC: "0" };
     delete this.env.MCPD_SOCKET;
     delete this.env.XDG_RUNTIME_DIR;
   }

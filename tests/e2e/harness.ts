@@ -52,7 +52,17 @@ export async function startTestDaemon(servers: Record<string, unknown>, opts: Te
   const writeConfig = (s: Record<string, unknown>): void =>
     writeFileSync(configFile, JSON.stringify({ ...(opts.settings ? { mcpd: opts.settings } : {}), mcpServers: s }, null, 2));
   writeConfig(servers);
-  const env = { ...process.env, MCPD_HOME: home, MCPD_CONFIG: configFile, MCPD_SOCKET: "", XDG_RUNTIME_DIR: "", ...opts.env };
+  // MCPD_FOREGROUND_REEXEC=0: the daemon runs in the process started, so proc.pid is its pid (the tests
+  // signal it, stop it and read /proc of it); the foreground start's child has tests of its own.
+  const env = {
+    ...process.env,
+    MCPD_HOME: home,
+    MCPD_CONFIG: configFile,
+    MCPD_SOCKET: "",
+    XDG_RUNTIME_DIR: "",
+    MCPD_FOREGROUND_REEXEC: "0",
+    ...opts.env,
+  };
   delete (env as Record<string, string | undefined>).MCPD_SOCKET;
   const argv = [MCPD_BIN, "start", "--foreground", "--log-level", "debug"];
   // sh execs node in place, so proc.pid is the daemon's pid.

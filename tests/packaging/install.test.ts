@@ -158,7 +158,9 @@ describe("mcpd installed from the tarballs, outside the repository", () => {
     expect(unit.code, unit.stderr).toBe(0);
     const installedBin = realpathSync(join(prefix, "bin/mcpd"));
     expect(installedBin).toBe(join(prefix, "lib/node_modules/@mcpd/daemon/bin/mcpd.js"));
-    expect(unit.stdout).toContain(`ExecStart="${process.execPath}" "--max-semi-space-size=2" "${installedBin}" start --foreground\n`);
+    expect(unit.stdout).toContain(
+      `ExecStart="${process.execPath}" "--max-semi-space-size=2" "--expose-gc" "${installedBin}" start --foreground\n`,
+    );
     // The service's command line runs.
     expect(await exec(process.execPath, [installedBin, "--version"], { cwd: world.root, env })).toMatchObject({
       code: 0,

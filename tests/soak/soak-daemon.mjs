@@ -63,7 +63,15 @@ export class SoakDaemon {
     this.socketPath = join(this.home, "mcpd.sock");
     const configFile = join(this.home, "config.json");
     writeFileSync(configFile, JSON.stringify({ mcpServers: servers }, null, 2));
-    const env = { ...process.env, MCPD_HOME: this.home, MCPD_CONFIG: configFile, NODE_OPTIONS: "--inspect=127.0.0.1:0", ...extraEnv };
+    // MCPD_FOREGROUND_REEXEC=0: the daemon is the process started, whose inspector and /proc are read.
+    const env = {
+      ...process.env,
+      MCPD_HOME: this.home,
+      MCPD_CONFIG: configFile,
+      NODE_OPTIONS: "--inspect=127.0.0.1:0",
+      MCPD_FOREGROUND_REEXEC: "0",
+      ...extraEnv,
+    };
     for (const k of ["MCPD_SOCKET", "XDG_RUNTIME_DIR", "XDG_STATE_HOME", "MCPD_LOG_LEVEL"]) delete env[k];
     this.proc = spawn(process.execPath, [MCPD_BIN, "start", "--foreground", "--log-level", "warn"], {
       env,

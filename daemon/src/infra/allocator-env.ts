@@ -16,6 +16,15 @@ export const DAEMON_ALLOCATOR_ENV = {
 /** `env` plus {@link DAEMON_ALLOCATOR_ENV}, where the user has not set those variables themselves. */
 export function withAllocatorEnv(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
   const out: NodeJS.ProcessEnv = { ...env };
-  for (const [k, v] of Object.entries(DAEMON_ALLOCATOR_ENV)) if (out[k] === undefined || out[k] === "") out[k] = v;
+  for (const [k, v] of Object.entries(DAEMON_ALLOCATOR_ENV)) if (!hasValue(out, k)) out[k] = v;
   return out;
+}
+
+/** Whether `env` lacks one of {@link DAEMON_ALLOCATOR_ENV} (a value the user set, whatever it is, counts as set). */
+export function lacksAllocatorEnv(env: NodeJS.ProcessEnv): boolean {
+  return Object.keys(DAEMON_ALLOCATOR_ENV).some((k) => !hasValue(env, k));
+}
+
+function hasValue(env: NodeJS.ProcessEnv, key: string): boolean {
+  return env[key] !== undefined && env[key] !== "";
 }

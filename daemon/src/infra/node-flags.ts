@@ -1,15 +1,18 @@
 /**
  * Node (V8) flags for the daemon process, given on its command line wherever mcpd launches it (`mcpd start`,
- * the systemd and launchd service files). `mcpd start --foreground` runs in the shell's own node, which
- * cannot take them after it started: run `node --max-semi-space-size=2 "$(command -v mcpd)" start
- * --foreground` for the same (docs/operations.md, "The daemon's memory").
+ * the systemd and launchd service files, and `mcpd start --foreground`, which runs the daemon as its child
+ * with them: see cli/foreground-reexec.ts).
  *
  * `--max-semi-space-size=2`: V8's young generation (two semi-spaces) grows up to 16 MB each under an
  * allocation burst such as 1,000 clients connecting, and keeps them. Capped at 2 MB (measured: 20 servers,
  * 1,000 clients, 82 -> 70 MB of RSS; the daemon's CPU per relayed call 12.7 -> 12.6 µs, while 1 MB cost
  * ~9% more CPU per call for 1 MB less RSS).
+ *
+ * `--expose-gc`: lets the daemon's garbage pacer (infra/garbage-pacer.ts) collect once many megabytes of
+ * client buffers were let go, which V8 alone leaves in the heap for seconds (docs/operations.md, "The
+ * daemon's memory"). Without it the pacer does nothing.
  */
-export const DAEMON_NODE_FLAGS = ["--max-semi-space-size=2"] as const;
+export const DAEMON_NODE_FLAGS = ["--max-semi-space-size=2", "--expose-gc"] as const;
 
 /** The flag's name without its value and with `_` as `-` (node accepts both spellings). */
 function flagName(flag: string): string {
@@ -30,4 +33,13 @@ export function daemonNodeFlags(env: NodeJS.ProcessEnv): string[] {
       .map(flagName),
   );
   return DAEMON_NODE_FLAGS.filter((f) => !own.has(flagName(f)));
+}
+
+/**
+ * The {@link daemonNodeFlags} a process started with `execArgv` (node's own flags, `process.execArgv`)
+ * and `env` runs without: empty when it already has them all.
+ */
+export function missingNodeFlags(env: NodeJS.ProcessEnv, execArgv: readonly string[]): string[] {
+  const have = new Set(execArgv.map(flagName));
+  return daemonNodeFlags(env).filter((f) => !have.has(flagName(f)));
 }

@@ -32,7 +32,7 @@ export interface ClientConn {
   readonly socket: Socket;
   readonly decoder: JsonLineDecoder;
   log: Logger;
-  /** Bytes of its unfinished input line, as counted into ClientLimits.buffered. */
+  /** Bytes of memory its unfinished input line keeps alive (the decoder's retainedBytes), as counted into ClientLimits.buffered. */
   inBytes: number;
   /** Bytes of its unsent output, as counted into ClientLimits.buffered (recounted once per tick it is written to). */
   outBytes: number;
@@ -61,10 +61,8 @@ const NO_BYTES = Buffer.alloc(0);
  * are refused with an error line; the bytes held for all clients (unfinished input lines, unsent output)
  * are counted by deltas as they change, and past the budget the connection holding the most is closed,
  * then the next, until the total is under it; a line not finished within the deadline closes its
- * connection. Each is logged with the client and the bytes, and counted in {@link stats}.
- *
- * The socket server calls it on its per-message path ({@link afterInput}, {@link countOutput}): those
- * allocate nothing.
+ * connection. Each is logged with the client and the bytes, and counted in {@link stats}. Its calls on the
+ * per-message path ({@link afterInput}, {@link countOutput}) allocate nothing.
  */
 export class ClientLimits {
   /** The connections being served (refused ones are never in it). */
@@ -81,6 +79,8 @@ export class ClientLimits {
   private readonly throttle = { refusedAt: 0, refused: 0 };
   /** Connections the daemon's other face (the HTTP front end) holds: they count against the same cap. */
   otherConnections: () => number = () => 0;
+  /** Told of bytes let go, now garbage (a GarbagePacer's `release`): reads copied into a line, lines ended or dropped, output written. */
+  released: (bytes: number) => void = () => {};
 
   constructor(limits: SocketLimits, log: Logger) {
     this.limits = { ...limits };
@@ -104,8 +104,7 @@ export class ClientLimits {
     const timeoutChanged = limits.partialLineTimeoutMs !== this.limits.partialLineTimeoutMs;
     this.limits = { ...limits };
     if (timeoutChanged && this.sweepTimer) {
-      clearInterval(this.sweepTimer);
-      this.sweepTimer = undefined;
+      this.stop();
       if (this.midLine.size > 0) this.armSweep();
     }
     if (this.buffered > this.limits.maxBufferedBytesTotal) this.enforceBudget();
@@ -136,8 +135,9 @@ export class ClientLimits {
    */
   afterInput(conn: ClientConn, ended: number): void {
     const decoder = conn.decoder;
-    const held = decoder.bufferedBytes;
+    const held = decoder.retainedBytes;
     if (held !== conn.inBytes) {
+      this.released(Math.abs(held - conn.inBytes));
       this.buffered += held - conn.inBytes;
       conn.inBytes = held;
     }
@@ -206,6 +206,7 @@ export class ClientLimits {
   countOutput(conn: ClientConn): void {
     const out = conn.socket.writableLength;
     if (out !== conn.outBytes) {
+      this.released(conn.outBytes - out);
       this.buffered += out - conn.outBytes;
       conn.outBytes = out;
       if (this.buffered > this.limits.maxBufferedBytesTotal) this.enforceBudget();
@@ -248,10 +249,7 @@ export class ClientLimits {
         ),
       );
     }
-    if (this.midLine.size === 0 && this.sweepTimer) {
-      clearInterval(this.sweepTimer);
-      this.sweepTimer = undefined;
-    }
+    if (this.midLine.size === 0) this.stop();
   }
 
   /** Closes the connections holding the most until the total held is within the budget. */
@@ -290,6 +288,7 @@ export class ClientLimits {
   private forget(conn: ClientConn): void {
     if (conn.gone) return;
     conn.gone = true;
+    this.released(conn.inBytes + conn.outBytes);
     this.buffered -= conn.inBytes + conn.outBytes;
     conn.inBytes = 0;
     conn.outBytes = 0;

@@ -6,6 +6,7 @@ import type { ClientConn, ClientLimits } from "./client-limits.js";
 import type { Outbound } from "../router/ports.js";
 import type { Router } from "../router/router.js";
 import type { Session } from "../router/session.js";
+import { WaitingOutput } from "./waiting-output.js";
 
 /** What every connection of one socket server shares: set once by the server, read by each connection. */
 export interface SocketClientShared {
@@ -19,6 +20,13 @@ export interface SocketClientShared {
   /** Log every message in and out at trace level. */
   readonly traceMessages: boolean;
 }
+
+/**
+ * The longest text written to a socket as a string: Node writes one of up to 16 KiB of UTF-8 straight from
+ * its stack, and sizes its copy of a longer one (when the kernel does not take it all at once) at 3 bytes
+ * per character below 64K characters, counted by `writableLength` as one. Longer text is written as bytes.
+ */
+const STRING_WRITE_MAX_CHARS = Math.floor((16 * 1024) / 3);
 
 /** The connection a socket belongs to, for the listeners every connection shares. */
 const CLIENT = Symbol("mcpd.socketClient");
@@ -53,6 +61,8 @@ export class SocketClient implements ClientConn, Outbound {
   gone = false;
   /** Every message of a tick leaves in one write at its end. */
   private readonly out = new TickBatch((text) => this.writeOut(text), process.nextTick);
+  /** ...as bytes when earlier output still waits (waiting-output.ts). */
+  private readonly waiting = new WaitingOutput((bytes, done) => this.writeBlock(bytes, done), process.nextTick);
 
   constructor(
     readonly socket: Socket,
@@ -82,8 +92,10 @@ export class SocketClient implements ClientConn, Outbound {
     // A server's answer goes on as the server wrote it, with only its id the client's (no second encoding).
     const line = encodeOutgoing(message, this.log, encodeRelayedLine);
     if (line === undefined) return true;
-    this.out.add(line);
-    if (socket.writableLength + this.out.length > shared.maxOutgoingBytes) {
+    // writableLength changes only when the tick's output is written, at its end: one tick's lines all go one way.
+    if (socket.writableLength === 0) this.out.add(line);
+    else this.waiting.add(line);
+    if (socket.writableLength + this.out.length + this.waiting.bytes > shared.maxOutgoingBytes) {
       this.log.warn({ buffered: socket.writableLength }, "client is not reading; disconnecting it");
       shared.limits.drop(this, "notReading");
       return false;
@@ -92,15 +104,32 @@ export class SocketClient implements ClientConn, Outbound {
   }
 
   takeOutput(): string {
-    return this.out.take();
+    return this.out.take() + this.waiting.takeText();
   }
 
   /** The end of the tick that first wrote: the tick's messages leave together. */
   private writeOut(text: string): void {
-    if (this.gone || this.socket.destroyed || this.socket.writableEnded) return;
-    this.socket.write(text);
-    // Output is counted once per tick, after the kernel took what it would: a broadcast to many
-    // clients in one tick is not mistaken for clients that do not read.
+    const socket = this.socket;
+    if (this.gone || socket.destroyed || socket.writableEnded) return;
+    // A long text is written as bytes, so that if it waits it is counted as what it holds (`writableLength`
+    // counts a string's characters: V8 holds 2 bytes each of one that is not Latin-1, Node's copy up to 3).
+    socket.write(text.length <= STRING_WRITE_MAX_CHARS ? text : Buffer.from(text));
+    this.counted();
+  }
+
+  /** The end of a tick whose output joined output that still waits (waiting-output.ts). */
+  private writeBlock(bytes: Uint8Array, done: () => void): void {
+    const socket = this.socket;
+    if (this.gone || socket.destroyed || socket.writableEnded) return done();
+    socket.write(bytes, done);
+    this.counted();
+  }
+
+  /**
+   * Output is counted once per tick, after the kernel took what it would: a broadcast to many clients in
+   * one tick is not mistaken for clients that do not read.
+   */
+  private counted(): void {
     if (!this.gone) this.shared.limits.countOutput(this);
   }
 

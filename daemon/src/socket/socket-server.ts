@@ -1,6 +1,8 @@
 import { chmodSync, renameSync, rmSync } from "node:fs";
 import { createServer, type Server, type Socket } from "node:net";
 import { silentLogger, type Logger } from "@mcpd/protocol";
+import { RUNTIME_DEFAULTS } from "../defaults.js";
+import { GarbagePacer } from "../infra/garbage-pacer.js";
 import { ClientLimits, type SocketLimits, type SocketServerStats } from "./client-limits.js";
 import type { Router } from "../router/router.js";
 import { SocketClient, type SocketClientShared } from "./socket-client.js";
@@ -17,6 +19,8 @@ export interface SocketServerOptions {
   limits: SocketLimits;
   /** Log every message in and out at trace level (payloads are never logged above trace). */
   traceMessages?: boolean;
+  /** Told of the client buffers let go. Default: one paced by RUNTIME_DEFAULTS (`gcPace*`). */
+  pacer?: GarbagePacer;
 }
 
 /** Repeated accept errors are logged at most this often, with a count, in ms. */
@@ -39,11 +43,15 @@ export class SocketServer {
   private readonly limits: ClientLimits;
   private readonly throttle = { acceptErrorAt: 0, acceptErrors: 0 };
   private readonly shared: SocketClientShared;
+  private readonly pacer: GarbagePacer;
 
   constructor(options: SocketServerOptions) {
     this.opts = options;
     this.log = options.logger ?? silentLogger;
     this.limits = new ClientLimits(options.limits, this.log);
+    const pace = { minIntervalMs: RUNTIME_DEFAULTS.gcPaceIntervalMs, minReleasedBytes: RUNTIME_DEFAULTS.gcPaceReleasedBytes };
+    this.pacer = options.pacer ?? new GarbagePacer(pace);
+    this.limits.released = (bytes) => this.pacer.release(bytes);
     this.shared = {
       router: options.router,
       limits: this.limits,
@@ -138,6 +146,7 @@ export class SocketServer {
   /** Ends every connection (after their last answers were written). */
   closeAll(): void {
     this.limits.stop();
+    this.pacer.stop();
     for (const c of this.limits.conns) {
       // Its last answers (this tick's) go before the end.
       const rest = c.takeOutput();

@@ -8,6 +8,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createTransport } from "@mcpd/transports";
 import { parseConfig } from "../../src/config/index.js";
+import type { GarbagePacer } from "../../src/infra/garbage-pacer.js";
 import { Router } from "../../src/router/router.js";
 import { SocketServer } from "../../src/socket/socket-server.js";
 import { MCPManager } from "../../src/supervision/manager.js";
@@ -41,7 +42,7 @@ export async function startSocketFace(
   cleanups: Cleanups,
   dir: string,
   manager: MCPManager,
-  options: { maxInFlightPerConnection: number; maxOutgoingBytes: number },
+  options: { maxInFlightPerConnection: number; maxOutgoingBytes: number; pacer?: GarbagePacer },
 ): Promise<{ server: SocketServer; router: Router; socketPath: string }> {
   const router = new Router(new ManagerDirectory(manager), {
     maxInFlightPerConnection: options.maxInFlightPerConnection,
@@ -55,6 +56,7 @@ export async function startSocketFace(
     maxLineBytes: 1 << 20,
     maxOutgoingBytes: options.maxOutgoingBytes,
     limits: { maxConnections: 16, maxConnectionsWhy: "test", maxBufferedBytesTotal: 1 << 24, partialLineTimeoutMs: 10_000 },
+    ...(options.pacer ? { pacer: options.pacer } : {}),
   });
   await server.listen();
   cleanups.push(() => {

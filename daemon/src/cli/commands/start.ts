@@ -4,6 +4,7 @@ import { LOG_LEVELS, assertConfigFileExists, explicitConfigOrigin } from "../../
 import { CliError, stringOption, UsageError } from "../args.js";
 import { eprintln, println, type Command } from "../context.js";
 import { ensureDaemon } from "../daemon-process.js";
+import { foregroundReexecPlan, runForegroundChild, watchForegroundParent } from "../foreground-reexec.js";
 
 /** Log levels `--log-level` accepts: the config's. */
 const LEVELS: readonly string[] = LOG_LEVELS;
@@ -31,6 +32,10 @@ export const startCommand: Command = {
       "says so and exits 0. If the daemon fails to come up, the reason from its log is printed (exit 1).",
       "A config file named with --config or MCPD_CONFIG must exist (exit 1 naming it); the default one may be",
       "absent (the daemon then runs with no servers).",
+      "With --foreground the daemon runs as a child of this process, started once with the allocator",
+      "settings and node flags every daemon mcpd launches has (unless this node already has them, or",
+      "MCPD_FOREGROUND_REEXEC=0): signals are passed on to it, and this process exits with its exit code.",
+      "`mcpd status` and the pid file name the daemon's own pid.",
     ].join("\n"),
   },
   async run(ctx, { values }) {
@@ -49,6 +54,17 @@ export const startCommand: Command = {
     }
     if (values.foreground || values["in-process"]) {
       const foreground = values.foreground === true;
+      if (foreground) {
+        const plan = foregroundReexecPlan(ctx.env, process.execArgv, process.pid);
+        const args = [
+          "start",
+          "--foreground",
+          ...(configFile ? ["--config", configFile] : []),
+          ...(logLevel ? ["--log-level", logLevel] : []),
+        ];
+        if (plan) return runForegroundChild(ctx, plan, args);
+        watchForegroundParent(ctx.env);
+      }
       try {
         // Loaded here so that other commands do not pay for loading the whole daemon.
         const { runDaemon } = await import("../../daemon.js");
