@@ -204,15 +204,25 @@ export function targetOf(method: string, params: JsonObject | undefined): { kind
   return undefined;
 }
 
+/** Each method's capability split once (`server.resources.subscribe` -> server, [resources, subscribe]): asked per relayed call. */
+const CAPABILITY_PATHS: ReadonlyMap<string, { side: string; path: readonly string[] }> = new Map(
+  Object.entries(MCP_METHODS as Record<string, McpMethodInfo>)
+    .filter(([, r]) => r.capability !== undefined)
+    .map(([m, r]) => {
+      const [side, ...path] = (r.capability as string).split(".");
+      return [m, { side: side as string, path }];
+    }),
+);
+
 /**
  * Whether `capabilities` (a server's or a client's, as declared) hold the capability path the table names
  * (`server.resources.subscribe` is `capabilities.resources.subscribe`, truthy). True when the method needs none.
  */
 export function hasCapability(method: string, side: "server" | "client", capabilities: JsonObject | undefined): boolean {
-  const needed = mcpMethod(method)?.capability;
-  if (needed === undefined || !needed.startsWith(`${side}.`)) return true;
+  const needed = CAPABILITY_PATHS.get(method);
+  if (needed === undefined || needed.side !== side) return true;
   let at: unknown = capabilities;
-  for (const key of needed.slice(side.length + 1).split(".")) {
+  for (const key of needed.path) {
     if (typeof at !== "object" || at === null) return false;
     at = (at as JsonObject)[key];
   }

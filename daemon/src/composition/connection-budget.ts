@@ -1,5 +1,6 @@
 import type { LoadedConfig } from "../config/index.js";
 import { RUNTIME_DEFAULTS } from "../defaults.js";
+import { ConfigSource } from "./config-source.js";
 import type { SocketLimits } from "../socket/client-limits.js";
 import { connectionCap, openFileCount, openFileLimit } from "../socket/fd-budget.js";
 
@@ -35,7 +36,7 @@ export class ConnectionBudget {
     return {
       maxConnections: cap,
       maxConnectionsWhy: why,
-      maxBufferedBytesTotal: s.maxBufferedBytesTotal ?? RUNTIME_DEFAULTS.maxBufferedBytesTotal,
+      maxBufferedBytesTotal: ConfigSource.bufferBudget(config),
       partialLineTimeoutMs: s.partialLineTimeoutMs ?? RUNTIME_DEFAULTS.partialLineTimeoutMs,
     };
   }
