@@ -15,6 +15,7 @@ import {
 import { HttpFront } from "./http/http-front.js";
 import { CONFIG_DEFAULTS, RUNTIME_DEFAULTS } from "./defaults.js";
 import { createControl } from "./socket/control.js";
+import { BufferBudget } from "./infra/buffer-budget.js";
 import { RotatingFileStream, type LogWriteStatus } from "./infra/log-file.js";
 import { JsonLogger } from "./infra/logger.js";
 import { MCPManager } from "./supervision/manager.js";
@@ -145,13 +146,16 @@ export async function startDaemon(options: RunDaemonOptions): Promise<DaemonHand
     return {
       maxConnections: cap,
       maxConnectionsWhy: why,
-      maxBufferedBytesTotal: cfg.settings.maxBufferedBytesTotal ?? RUNTIME_DEFAULTS.maxBufferedBytesTotal,
       partialLineTimeoutMs: cfg.settings.partialLineTimeoutMs ?? RUNTIME_DEFAULTS.partialLineTimeoutMs,
     };
   };
+  // Bytes held for clients by both faces (socket lines and output, HTTP bodies, output and kept events).
+  const budgetOf = (cfg: LoadedConfig): number => cfg.settings.maxBufferedBytesTotal ?? RUNTIME_DEFAULTS.maxBufferedBytesTotal;
+  const budget = new BufferBudget(budgetOf(config));
   const applyLimits = (cfg: LoadedConfig): void => {
     const limits = socketLimits(cfg);
     server.setLimits(limits);
+    budget.setMax(budgetOf(cfg));
     http.setConnectionCap(limits.maxConnections, () => server.connections);
     root.info(
       { maxConnections: limits.maxConnections, why: limits.maxConnectionsWhy, openFileLimit: fdLimit ?? null, fdsInUse },
@@ -174,7 +178,7 @@ export async function startDaemon(options: RunDaemonOptions): Promise<DaemonHand
     signal.throwIfAborted();
     router.applyFilters(next.settings, before);
     applyLimits(next);
-    await http.apply(httpSettings(next), next.settings.maxBufferedBytesTotal ?? RUNTIME_DEFAULTS.maxBufferedBytesTotal);
+    await http.apply(httpSettings(next), budgetOf(next));
     config = next;
     root.info({ ...result }, "config reloaded");
     // Globs that match nothing are judged once the servers the reload started are up.
@@ -225,6 +229,7 @@ export async function startDaemon(options: RunDaemonOptions): Promise<DaemonHand
     maxLineBytes: RUNTIME_DEFAULTS.maxMessageBytes,
     maxOutgoingBytes: RUNTIME_DEFAULTS.maxOutgoingBytesPerConnection,
     limits: socketLimits(config),
+    budget,
     traceMessages: root.isLevelEnabled("trace"),
   });
   const http = new HttpFront({
@@ -245,7 +250,7 @@ export async function startDaemon(options: RunDaemonOptions): Promise<DaemonHand
   await manager.load(config);
   router.applyFilters(config.settings, router.filtersSnapshot());
   // Before the socket answers: once `mcpd start` returns, status already says where HTTP is (or why not).
-  await http.apply(httpSettings(config), config.settings.maxBufferedBytesTotal ?? RUNTIME_DEFAULTS.maxBufferedBytesTotal);
+  await http.apply(httpSettings(config), budgetOf(config));
   try {
     await server.listen();
   } catch (err) {

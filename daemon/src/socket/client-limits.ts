@@ -8,6 +8,7 @@ import {
   type JsonLineDecoder,
   type Logger,
 } from "@mcpd/protocol";
+import type { BudgetAccount, BufferBudget } from "../infra/buffer-budget.js";
 
 /** The daemon-wide bounds on clients; see RUNTIME_DEFAULTS for their meaning and defaults. */
 export interface SocketLimits {
@@ -15,8 +16,6 @@ export interface SocketLimits {
   maxConnections: number;
   /** What set `maxConnections`, named in the refusal: `mcpd.maxConnections`, or the open-file limit. */
   maxConnectionsWhy: string;
-  /** Bytes held for all clients together (unfinished input lines, unsent output); past it the largest holder is closed. */
-  maxBufferedBytesTotal: number;
   /** A client's line must be finished within this many ms of its first byte, or its connection is closed. */
   partialLineTimeoutMs: number;
 }
@@ -32,9 +31,9 @@ export interface ClientConn {
   readonly socket: Socket;
   readonly decoder: JsonLineDecoder;
   log: Logger;
-  /** Bytes of its unfinished input line, as counted into ClientLimits.buffered. */
+  /** Bytes of its unfinished input line, as charged to the daemon-wide budget. */
   inBytes: number;
-  /** Bytes of its unsent output, as counted into ClientLimits.buffered (recounted once per tick it is written to). */
+  /** Bytes of its unsent output, as charged to the daemon-wide budget (recounted once per tick it is written to). */
   outBytes: number;
   /** When its unfinished line began (Date.now()); 0 between lines. */
   lineStartedAt: number;
@@ -58,21 +57,22 @@ const NO_BYTES = Buffer.alloc(0);
 
 /**
  * The daemon-wide bounds on the socket server's clients ({@link SocketLimits}): connections over the cap
- * are refused with an error line; the bytes held for all clients (unfinished input lines, unsent output)
- * are counted by deltas as they change, and past the budget the connection holding the most is closed,
- * then the next, until the total is under it; a line not finished within the deadline closes its
- * connection. Each is logged with the client and the bytes, and counted in {@link stats}.
+ * are refused with an error line; the bytes held for its clients (unfinished input lines, unsent output)
+ * are charged by deltas as they change to the daemon-wide {@link BufferBudget}, which it serves as an
+ * account: past the budget, when a socket connection holds the most of any client, that connection is
+ * closed; a line not finished within the deadline closes its connection. Each is logged with the client
+ * and the bytes, and counted in {@link stats}.
  *
  * The socket server calls it on its per-message path ({@link afterInput}, {@link countOutput}): those
  * allocate nothing.
  */
-export class ClientLimits {
+export class ClientLimits implements BudgetAccount {
   /** The connections being served (refused ones are never in it). */
   readonly conns = new Set<ClientConn>();
   private readonly log: Logger;
   private limits: SocketLimits;
-  /** Bytes held for all clients: the sum of every live connection's inBytes + outBytes. */
-  private buffered = 0;
+  /** The daemon-wide budget every live connection's inBytes + outBytes is charged to. */
+  private readonly budget: BufferBudget;
   /** Connections with an unfinished line, checked against the deadline by {@link sweep}. */
   private readonly midLine = new Set<ClientConn>();
   private sweepTimer: NodeJS.Timeout | undefined;
@@ -82,9 +82,11 @@ export class ClientLimits {
   /** Connections the daemon's other face (the HTTP front end) holds: they count against the same cap. */
   otherConnections: () => number = () => 0;
 
-  constructor(limits: SocketLimits, log: Logger) {
+  constructor(limits: SocketLimits, budget: BufferBudget, log: Logger) {
     this.limits = { ...limits };
+    this.budget = budget;
     this.log = log;
+    budget.add(this);
   }
 
   /** Counts and bounds for `mcpd/status`. */
@@ -92,14 +94,14 @@ export class ClientLimits {
     return {
       connections: this.conns.size,
       maxConnections: this.limits.maxConnections,
-      bufferedBytes: this.buffered,
-      maxBufferedBytesTotal: this.limits.maxBufferedBytesTotal,
+      bufferedBytes: this.budget.bytes,
+      maxBufferedBytesTotal: this.budget.max,
       partialLineTimeoutMs: this.limits.partialLineTimeoutMs,
       dropped: { ...this.droppedCounts },
     };
   }
 
-  /** New bounds (after a reload). Connections already open stay; a lower budget is enforced at once. */
+  /** New bounds (after a reload). Connections already open stay. */
   setLimits(limits: SocketLimits): void {
     const timeoutChanged = limits.partialLineTimeoutMs !== this.limits.partialLineTimeoutMs;
     this.limits = { ...limits };
@@ -108,7 +110,6 @@ export class ClientLimits {
       this.sweepTimer = undefined;
       if (this.midLine.size > 0) this.armSweep();
     }
-    if (this.buffered > this.limits.maxBufferedBytesTotal) this.enforceBudget();
   }
 
   /** Starts counting a connection just accepted. */
@@ -137,10 +138,8 @@ export class ClientLimits {
   afterInput(conn: ClientConn, ended: number): void {
     const decoder = conn.decoder;
     const held = decoder.bufferedBytes;
-    if (held !== conn.inBytes) {
-      this.buffered += held - conn.inBytes;
-      conn.inBytes = held;
-    }
+    const grown = held - conn.inBytes;
+    if (grown !== 0) conn.inBytes = held;
     if (decoder.inLine) {
       // The deadline runs from the line's first byte: a line that began in this chunk restarts it.
       if (conn.lineStartedAt === 0 || decoder.linesEnded !== ended) this.lineStarted(conn);
@@ -148,7 +147,7 @@ export class ClientLimits {
       conn.lineStartedAt = 0;
       this.midLine.delete(conn);
     }
-    if (this.buffered > this.limits.maxBufferedBytesTotal) this.enforceBudget();
+    if (grown !== 0) this.budget.charge(grown);
   }
 
   /** Answers a connection over the cap with one error line, then closes it. */
@@ -206,9 +205,9 @@ export class ClientLimits {
   countOutput(conn: ClientConn): void {
     const out = conn.socket.writableLength;
     if (out !== conn.outBytes) {
-      this.buffered += out - conn.outBytes;
+      const grown = out - conn.outBytes;
       conn.outBytes = out;
-      if (this.buffered > this.limits.maxBufferedBytesTotal) this.enforceBudget();
+      this.budget.charge(grown);
     }
     if (out > 0 && !conn.gone && !conn.flushWatch) {
       conn.flushWatch = true;
@@ -254,45 +253,47 @@ export class ClientLimits {
     }
   }
 
-  /** Closes the connections holding the most until the total held is within the budget. */
-  private enforceBudget(): void {
-    const budget = this.limits.maxBufferedBytesTotal;
-    while (this.buffered > budget) {
-      let worst: ClientConn | undefined;
-      let most = 0;
-      for (const c of this.conns) {
-        const held = c.inBytes + c.outBytes;
-        if (held > most) {
-          most = held;
-          worst = c;
-        }
-      }
-      if (!worst) return;
-      const total = this.buffered;
-      worst.log.warn(
-        { heldBytes: most, inputBytes: worst.inBytes, outputBytes: worst.outBytes, totalBytes: total, budgetBytes: budget },
-        "over the daemon-wide buffer budget; disconnecting the client holding the most",
-      );
-      this.drop(
-        worst,
-        "overBudget",
-        new ConnectionLimitError(
-          "MCPD_BUFFER_BUDGET_EXCEEDED",
-          `Connection closed: mcpd holds ${total} bytes for its clients, over mcpd.maxBufferedBytesTotal (${budget} bytes), ` +
-            `and this connection held the most (${most} bytes: ${worst.inBytes} of an unfinished line, ` +
-            `${worst.outBytes} of output it has not read)`,
-        ),
-      );
-    }
+  /** The bytes held by the connection holding the most (for the daemon-wide budget). */
+  largestHolder(): number {
+    const c = this.holdingMost();
+    return c ? c.inBytes + c.outBytes : 0;
+  }
+
+  private holdingMost(): ClientConn | undefined {
+    let worst: ClientConn | undefined;
+    for (const c of this.conns) if (c.inBytes + c.outBytes > (worst ? worst.inBytes + worst.outBytes : 0)) worst = c;
+    return worst;
+  }
+
+  /** Over the daemon-wide budget: closes the connection holding the most. */
+  shedLargest(total: number, budget: number): void {
+    const worst = this.holdingMost();
+    if (!worst) return;
+    const most = worst.inBytes + worst.outBytes;
+    worst.log.warn(
+      { heldBytes: most, inputBytes: worst.inBytes, outputBytes: worst.outBytes, totalBytes: total, budgetBytes: budget },
+      "over the daemon-wide buffer budget; disconnecting the client holding the most",
+    );
+    this.drop(
+      worst,
+      "overBudget",
+      new ConnectionLimitError(
+        "MCPD_BUFFER_BUDGET_EXCEEDED",
+        `Connection closed: mcpd holds ${total} bytes for its clients, over mcpd.maxBufferedBytesTotal (${budget} bytes), ` +
+          `and this connection held the most (${most} bytes: ${worst.inBytes} of an unfinished line, ` +
+          `${worst.outBytes} of output it has not read)`,
+      ),
+    );
   }
 
   /** Stops counting a connection (it closed, or is being closed). */
   private forget(conn: ClientConn): void {
     if (conn.gone) return;
     conn.gone = true;
-    this.buffered -= conn.inBytes + conn.outBytes;
+    const held = conn.inBytes + conn.outBytes;
     conn.inBytes = 0;
     conn.outBytes = 0;
+    if (held !== 0) this.budget.charge(-held);
     if (conn.lineStartedAt !== 0) {
       conn.lineStartedAt = 0;
       this.midLine.delete(conn);

@@ -1,6 +1,7 @@
 import { chmodSync, renameSync, rmSync } from "node:fs";
 import { createServer, type Server, type Socket } from "node:net";
 import { silentLogger, type Logger } from "@mcpd/protocol";
+import type { BufferBudget } from "../infra/buffer-budget.js";
 import { ClientLimits, type SocketLimits, type SocketServerStats } from "./client-limits.js";
 import type { Router } from "../router/router.js";
 import { SocketClient, type SocketClientShared } from "./socket-client.js";
@@ -15,6 +16,8 @@ export interface SocketServerOptions {
   /** Bytes allowed to wait in one connection's outgoing buffer; past this the client is disconnected. */
   maxOutgoingBytes: number;
   limits: SocketLimits;
+  /** The daemon-wide budget of bytes held for clients (`mcpd.maxBufferedBytesTotal`), shared with the HTTP front end. */
+  budget: BufferBudget;
   /** Log every message in and out at trace level (payloads are never logged above trace). */
   traceMessages?: boolean;
 }
@@ -28,8 +31,8 @@ const LOG_EVERY_MS = 5_000;
  * Bad lines get an error and the connection stays usable; a client that stops reading is disconnected
  * once its outgoing buffer passes its bound, so it never stalls anyone else.
  *
- * Daemon-wide bounds ({@link SocketLimits}: a connection cap, a budget of bytes held for all clients,
- * a deadline for an unfinished line) are kept by {@link ClientLimits}, told of every connection, every
+ * Daemon-wide bounds ({@link SocketLimits}: a connection cap, a deadline for an unfinished line; and its
+ * clients' share of the daemon-wide {@link BufferBudget}) are kept by {@link ClientLimits}, told of every connection, every
  * chunk read and every tick's output; each drop is counted in {@link stats}.
  */
 export class SocketServer {
@@ -43,7 +46,7 @@ export class SocketServer {
   constructor(options: SocketServerOptions) {
     this.opts = options;
     this.log = options.logger ?? silentLogger;
-    this.limits = new ClientLimits(options.limits, this.log);
+    this.limits = new ClientLimits(options.limits, options.budget, this.log);
     this.shared = {
       router: options.router,
       limits: this.limits,
@@ -70,7 +73,7 @@ export class SocketServer {
     return this.limits.stats();
   }
 
-  /** New bounds (after a reload). Connections already open stay; a lower budget is enforced at once. */
+  /** New bounds (after a reload). Connections already open stay. */
   setLimits(limits: SocketLimits): void {
     this.limits.setLimits(limits);
   }
