@@ -178,7 +178,7 @@ export async function startDaemon(options: RunDaemonOptions): Promise<DaemonHand
     signal.throwIfAborted();
     router.applyFilters(next.settings, before);
     applyLimits(next);
-    await http.apply(httpSettings(next), budgetOf(next));
+    await http.apply(httpSettings(next));
     config = next;
     root.info({ ...result }, "config reloaded");
     // Globs that match nothing are judged once the servers the reload started are up.
@@ -237,6 +237,7 @@ export async function startDaemon(options: RunDaemonOptions): Promise<DaemonHand
     tokenFile: join(paths.stateDir, "http-token"),
     scopedTokens: { file: join(paths.stateDir, "http-tokens.json"), max: RUNTIME_DEFAULTS.httpMaxScopedTokens },
     logger: log,
+    budget,
     limits: {
       retryMs: RUNTIME_DEFAULTS.httpSseRetryMs,
       maxOutgoingBytes: RUNTIME_DEFAULTS.maxOutgoingBytesPerConnection,
@@ -250,7 +251,7 @@ export async function startDaemon(options: RunDaemonOptions): Promise<DaemonHand
   await manager.load(config);
   router.applyFilters(config.settings, router.filtersSnapshot());
   // Before the socket answers: once `mcpd start` returns, status already says where HTTP is (or why not).
-  await http.apply(httpSettings(config), budgetOf(config));
+  await http.apply(httpSettings(config));
   try {
     await server.listen();
   } catch (err) {

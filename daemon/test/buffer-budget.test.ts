@@ -1,9 +1,12 @@
 /**
  * The daemon-wide buffer budget (`mcpd.maxBufferedBytesTotal`) shared by the socket server and the HTTP
  * front end: charges add up over every account, and past the budget the largest holder of any account is
- * shed, then the next, until the total is within it. The accounts here are in memory (the budget's port).
+ * shed, then the next, until the total is within it. The accounts here are in memory (the budget's port);
+ * the HTTP front end's real account, HttpBuffers, is exercised with holders of its own kind.
  */
+import { silentLogger } from "@mcpd/protocol";
 import { describe, expect, it } from "vitest";
+import { HttpBuffers, type HttpHolder } from "../src/http/http-buffers.js";
 import { type BudgetAccount, BufferBudget } from "../src/infra/buffer-budget.js";
 
 /** An account of named holders whose bytes it charges; a shed holder releases everything it holds. */
@@ -72,5 +75,33 @@ describe("BufferBudget", () => {
     expect(socket.shed).toEqual(["a", "b"]);
     expect(budget.bytes).toBe(100);
     expect(budget.max).toBe(250);
+  });
+
+  it("HttpBuffers: tracks only holders holding bytes, and sheds the one holding the most", () => {
+    const budget = new BufferBudget(1_000);
+    const buffers = new HttpBuffers(budget, silentLogger);
+    const shed: string[] = [];
+    const holder = (name: string): HttpHolder => {
+      const h: HttpHolder = {
+        held: 0,
+        shed: () => {
+          shed.push(name);
+          buffers.set(h, 0);
+        },
+      };
+      return h;
+    };
+    const [body, stream, replay] = [holder("body"), holder("stream"), holder("replay")];
+    buffers.set(body, 400);
+    buffers.set(replay, 100);
+    buffers.set(stream, 450);
+    expect(buffers.bytes).toBe(950);
+    expect(buffers.largestHolder()).toBe(450);
+    buffers.set(stream, 600);
+    expect(shed).toEqual(["stream"]);
+    expect(buffers.bytes).toBe(500);
+    expect(budget.bytes).toBe(500);
+    buffers.set(body, 0);
+    expect(buffers.largestHolder()).toBe(100);
   });
 });
