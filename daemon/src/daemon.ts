@@ -244,7 +244,6 @@ export async function startDaemon(options: RunDaemonOptions): Promise<DaemonHand
       maxReplayBytes: RUNTIME_DEFAULTS.httpReplayBytesPerSession,
       maxStreamsPerSession: RUNTIME_DEFAULTS.httpMaxStreamsPerSession,
       maxBodyBytes: RUNTIME_DEFAULTS.maxMessageBytes,
-      requestTimeoutMs: RUNTIME_DEFAULTS.httpRequestTimeoutMs,
     },
   });
   server.shareCapWith(() => http.openConnections);

@@ -1,4 +1,4 @@
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import type { IncomingMessage, Server, ServerResponse } from "node:http";
 import { WireCode, silentLogger, type HttpFrontStatus, type Logger } from "@mcpd/protocol";
 import type { HttpSettings } from "../config/index.js";
 import { CONFIG_DEFAULTS } from "../defaults.js";
@@ -7,7 +7,7 @@ import type { Router } from "../router/router.js";
 import { ConnectionCap } from "./connection-cap.js";
 import { HttpBuffers } from "./http-buffers.js";
 import { LOOPBACK_NAMES, bearerDigest, checkHostAndOrigin, digestMatches, isLoopbackAddress, tokenDigest } from "./http-guard.js";
-import { closeServers, listenOn } from "./http-listener.js";
+import { applyTimeouts, closeServers, listenOn, newServer } from "./http-listener.js";
 import { sendError } from "./http-respond.js";
 import { routeOf, type Route } from "./http-routes.js";
 import { HttpSessions, type HttpSessionLimits } from "./http-sessions.js";
@@ -31,8 +31,6 @@ export interface HttpFrontOptions {
   limits: Omit<HttpSessionLimits, "maxSessions" | "idleTimeoutMs" | "streamAfterMs"> & {
     /** Largest request body, in bytes. */
     maxBodyBytes: number;
-    /** A request's headers and body must arrive within this many ms. */
-    requestTimeoutMs: number;
   };
 }
 
@@ -91,6 +89,7 @@ export class HttpFront {
       streamAfterMs: settings.streamAfterMs,
     };
     this.startSweep(settings.sessionIdleMs);
+    for (const s of this.servers) applyTimeouts(s, settings.requestTimeoutMs);
     const same =
       prev &&
       prev.enabled === settings.enabled &&
@@ -165,18 +164,16 @@ export class HttpFront {
   }
 
   private async listen(settings: HttpSettings): Promise<void> {
-    const listening = await listenOn(settings, () => this.createServer(), this.log);
+    const listening = await listenOn(settings, () => this.createServer(settings.requestTimeoutMs), this.log);
     if ("error" in listening) return this.fail(listening.error);
     this.servers = listening.servers;
     this.state = { url: listening.url, error: null, addresses: listening.addresses };
     this.log.info({ url: listening.url, addresses: listening.addresses, tokenFile: this.opts.tokenFile }, "HTTP front end listening");
   }
 
-  private createServer(): Server {
-    const server = createServer((req, res) => this.handle(req, res));
+  private createServer(requestTimeoutMs: number): Server {
+    const server = newServer((req, res) => this.handle(req, res), requestTimeoutMs);
     this.cap.watch(server);
-    server.requestTimeout = this.opts.limits.requestTimeoutMs;
-    server.headersTimeout = Math.min(this.opts.limits.requestTimeoutMs, 60_000);
     return server;
   }
 
@@ -260,7 +257,7 @@ export class HttpFront {
     const method = req.method ?? "GET";
     const body = {
       maxBytes: this.opts.limits.maxBodyBytes,
-      timeoutMs: this.opts.limits.requestTimeoutMs,
+      timeoutMs: this.settings?.requestTimeoutMs ?? CONFIG_DEFAULTS.http.requestTimeoutMs,
       buffers: this.buffers,
     };
     if (route.kind === "streamable") {

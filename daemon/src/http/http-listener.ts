@@ -1,8 +1,34 @@
-import type { Server } from "node:http";
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { Logger } from "@mcpd/protocol";
 import type { HttpSettings } from "../config/index.js";
+import { RUNTIME_DEFAULTS } from "../defaults.js";
 
 const bracket = (host: string): string => (host.includes(":") ? `[${host}]` : host);
+
+/**
+ * Node's own deadlines for a front-end server, from `mcpd.http.requestTimeoutMs` (T): a request's headers
+ * and body must arrive within T (of the connection, for its first request; Node answers 408 and closes
+ * it); a connection idle between requests is closed after {@link RUNTIME_DEFAULTS.httpKeepAliveMs} (T
+ * when lower). A body being read also has its own deadline, T from its headers (request-body.ts), which
+ * answers with a JSON-RPC error when it comes first.
+ */
+export function applyTimeouts(server: Server, requestTimeoutMs: number): void {
+  server.headersTimeout = requestTimeoutMs;
+  server.requestTimeout = requestTimeoutMs;
+  server.keepAliveTimeout = Math.min(requestTimeoutMs, RUNTIME_DEFAULTS.httpKeepAliveMs);
+}
+
+/**
+ * A front-end server calling `handle` for each request. Node checks the headers and request deadlines
+ * every tenth of T (at least every second; by default every 30 s, which let a slow client hold its
+ * connection up to twice the deadline).
+ */
+export function newServer(handle: (req: IncomingMessage, res: ServerResponse) => void, requestTimeoutMs: number): Server {
+  const connectionsCheckingInterval = Math.max(10, Math.min(1_000, Math.floor(requestTimeoutMs / 10)));
+  const server = createServer({ connectionsCheckingInterval }, handle);
+  applyTimeouts(server, requestTimeoutMs);
+  return server;
+}
 
 /** Where the front end listens once it does, or why it does not. */
 export type Listening = { servers: Server[]; url: string; addresses: string[] } | { error: string };

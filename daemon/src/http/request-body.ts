@@ -7,7 +7,7 @@ import { sendError } from "./http-respond.js";
 export interface BodyLimits {
   /** Largest body, in bytes (`RUNTIME_DEFAULTS.maxMessageBytes`). */
   maxBytes: number;
-  /** The whole body must arrive within this many ms of its headers. */
+  /** The whole body must arrive within this many ms of its headers (`mcpd.http.requestTimeoutMs`). */
   timeoutMs: number;
   /** The daemon-wide budget's HTTP account: a body is charged as it arrives. */
   buffers: HttpBuffers;
@@ -75,7 +75,9 @@ class BodyRead implements HttpHolder {
       code: WireCode.LineTimeout,
       mcpdCode: "MCPD_HTTP_REQUEST_TIMEOUT",
       close: true,
-      message: `Request Timeout: the body was not finished within ${this.limits.timeoutMs} ms of its headers (${this.size} bytes arrived)`,
+      message:
+        `Request Timeout: the body was not finished within ${this.limits.timeoutMs} ms of its headers ` +
+        `(mcpd.http.requestTimeoutMs; ${this.size} bytes arrived)`,
     });
   }
 
