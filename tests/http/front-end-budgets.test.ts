@@ -61,6 +61,7 @@ describe("bounds on one session and on all of them", () => {
 
   it("keeps the replay events of all sessions within mcpd.maxBufferedBytesTotal (the session holding the most is trimmed)", async () => {
     const c = await d.control();
+    const floodParams = { name: "flood", arguments: { count: 150, size: 2_000, progress: true }, _meta: { progressToken: "p" } };
     const flood = async (): Promise<void> => {
       const sid = await openSession(front, PATH);
       const ac = new AbortController();
@@ -75,7 +76,8 @@ describe("bounds on one session and on all of them", () => {
           accept: "application/json, text/event-stream",
           "mcp-session-id": sid,
         },
-        body: JSON.stringify(call(1, "flood", { count: 150, size: 2_000 })),
+        // Progress: what a session is sent for its own request (log messages need a log level or a GET stream).
+        body: JSON.stringify({ ...call(1, "flood", {}), params: floodParams }),
       }).catch(() => undefined);
       // Read the priming event, then go away: everything after it is kept for a resume.
       if (res)

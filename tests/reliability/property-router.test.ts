@@ -210,7 +210,7 @@ function settled(sessions: Session[], handles: ServerHandle[]): boolean {
     t.subscriptions === 0 &&
     t.relayed === 0 &&
     t.inFlight === 0 &&
-    sessions.every((s) => s.inFlightCount === 0) &&
+    sessions.every((s) => s.inFlight.size === 0) &&
     handles.every((h) => h.stats.inFlight === 0)
   );
 }
@@ -297,7 +297,7 @@ async function run(actions: Action[]): Promise<void> {
   }
   await until(() => settled(sessions, manager.servers), "router, sessions and servers settled", 10_000).catch(() => {
     throw new Error(
-      `not settled: ${JSON.stringify({ tables: router.tables(), sessions: sessions.map((s) => s.inFlightCount), servers: manager.servers.map((h) => h.stats.inFlight) })}`,
+      `not settled: ${JSON.stringify({ tables: router.tables(), sessions: sessions.map((s) => s.inFlight.size), servers: manager.servers.map((h) => h.stats.inFlight) })}`,
     );
   });
   expect(router.sessions.size).toBe(0);

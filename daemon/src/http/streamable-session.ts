@@ -95,6 +95,15 @@ export class StreamableSession implements Outbound {
     return this.view.select(this.session, view);
   }
 
+  /**
+   * Whether its client can take what is not an answer to one of its requests: its GET stream is open.
+   * Without it (and with no subscription and no log level) the router sends it no list changes or log
+   * messages, so a session nobody listens to holds no bytes for them.
+   */
+  get listening(): boolean {
+    return this.streams.standalone.attached;
+  }
+
   /** The standalone (GET) stream. */
   get standalone(): SseStream {
     return this.streams.standalone;

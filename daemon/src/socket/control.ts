@@ -176,7 +176,7 @@ function clientStatus(s: Session, router: Router): ClientStatus {
     profile: s.filter?.profileName ?? null,
     tools: s.filter?.toolGlobs ? [...s.filter.toolGlobs] : null,
     clientInfo: s.clientInfo ?? null,
-    inFlight: s.inFlightCount,
+    inFlight: s.inFlight.size,
     connectedAt: isoTime(s.connectedAt),
     face: router.faceOf(s),
   };
