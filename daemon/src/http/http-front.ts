@@ -28,7 +28,7 @@ export interface HttpFrontOptions {
    * socket: request bodies, unread output and kept SSE events are charged to it.
    */
   budget: BufferBudget;
-  limits: Omit<HttpSessionLimits, "maxSessions" | "idleTimeoutMs" | "streamAfterMs"> & {
+  limits: Omit<HttpSessionLimits, "maxSessions" | "idleTimeoutMs" | "unusedIdleMs" | "streamAfterMs"> & {
     /** Largest request body, in bytes. */
     maxBodyBytes: number;
   };
@@ -65,7 +65,7 @@ export class HttpFront {
     this.cap = new ConnectionCap(this.log);
     this.sessions = new HttpSessions(
       options.router,
-      { ...options.limits, maxSessions: 0, idleTimeoutMs: 0, streamAfterMs: CONFIG_DEFAULTS.http.streamAfterMs },
+      { ...options.limits, maxSessions: 0, idleTimeoutMs: 0, unusedIdleMs: 0, streamAfterMs: CONFIG_DEFAULTS.http.streamAfterMs },
       this.log,
       this.buffers,
     );
@@ -86,9 +86,10 @@ export class HttpFront {
       ...this.opts.limits,
       maxSessions: settings.maxSessions,
       idleTimeoutMs: settings.sessionIdleMs,
+      unusedIdleMs: Math.min(settings.sessionIdleMs, settings.requestTimeoutMs),
       streamAfterMs: settings.streamAfterMs,
     };
-    this.startSweep(settings.sessionIdleMs);
+    this.startSweep(Math.min(settings.sessionIdleMs, settings.requestTimeoutMs));
     for (const s of this.servers) applyTimeouts(s, settings.requestTimeoutMs);
     const same =
       prev &&
@@ -128,7 +129,7 @@ export class HttpFront {
     return this.cap.open;
   }
 
-  /** Checks for idle sessions a few times per idle period (at most once a second, at least once a minute). */
+  /** Checks for idle sessions a few times per (shortest) idle period (at most once a second, at least once a minute). */
   private startSweep(idleMs: number): void {
     if (this.sweepTimer) clearInterval(this.sweepTimer);
     const every = Math.max(1_000, Math.min(60_000, Math.floor(idleMs / 4)));

@@ -40,6 +40,24 @@ export function onGone(res: ServerResponse, fn: () => void): void {
   else socket.once("close", gone);
 }
 
+/**
+ * Whether the client of `res` has gone away: its connection is closed, or it ended its side (Node's server
+ * takes a client's end as its going away, and ends the connection).
+ */
+export function clientGone(res: ServerResponse): boolean {
+  const socket = res.req.socket;
+  return res.destroyed || socket.destroyed || !socket.writable || socket.readableEnded;
+}
+
+/**
+ * Calls `fn` two turns of the event loop from now: a hang-up that arrived with a request (its end, or a
+ * reset, right behind its bytes) has been read by then. libuv reads a connection's end in the turn after
+ * the data before it, so one turn is not enough.
+ */
+export function afterPendingHangUp(fn: () => void): void {
+  setImmediate(() => setImmediate(fn));
+}
+
 /** Whether an `Accept` header accepts `type` (`*` and `type/*` ranges count; no header accepts anything). */
 export function accepts(header: string | undefined, type: string): boolean {
   if (header === undefined || header.trim() === "") return true;

@@ -14,6 +14,13 @@ export interface HttpSessionLimits {
   maxSessions: number;
   /** A Streamable HTTP session with nothing under way for this long ends, in ms (its client gets 404 and starts anew). */
   idleTimeoutMs: number;
+  /**
+   * ...and one its client has not used since its initialize (not even for `notifications/initialized`, which
+   * MCP requires at once), after this many ms (`mcpd.http.requestTimeoutMs`): a client that went away
+   * before it could read the answer (and so the session's id) holds no slot for long, even when its going
+   * was not seen before the answer left.
+   */
+  unusedIdleMs: number;
   /** `retry:` advertised on SSE streams, in ms. */
   retryMs: number;
   /** Bytes one response may have waiting for its reader before the reader is dropped. */
@@ -42,7 +49,7 @@ function selectRefusal(err: JsonObject): OpenRefusal {
 /**
  * Every session of the HTTP front end: opened on initialize (Streamable HTTP) or on `GET .../sse`
  * (legacy), each a downstream session of the router; bounded in number; ended by DELETE, by the stream
- * closing (legacy), or after idling (Streamable HTTP).
+ * closing (legacy), after idling (Streamable HTTP), or at once when its initialize could not be answered.
  * What they hold for their clients (unread output, kept events) is charged to the daemon-wide budget
  * through {@link HttpBuffers}.
  */
@@ -67,7 +74,7 @@ export class HttpSessions {
     this.limits = limits;
     this.log = log;
     this.buffers = buffers;
-    this.owner = { buffers };
+    this.owner = { buffers, initializeLost: (s) => this.end(s, "its client went away before the initialize was answered") };
   }
 
   get size(): number {
@@ -124,13 +131,13 @@ export class HttpSessions {
   }
 
   /**
-   * An initialize answered with an error leaves no session behind; nor does one whose client went away
-   * before its JSON answer (and so the session's id, which comes with it) was sent.
+   * An initialize answered with an error leaves no session behind; nor does one whose answer (and so the
+   * session's id, which comes with it) never fully left: its client went away first.
    */
   afterInitialize(s: StreamableSession, exchange: Exchange): void {
     onGone(exchange.res, () => {
       if (s.initializeFailed) this.end(s, "its initialize failed");
-      else if (exchange.gone) this.end(s, "its client went away before the initialize was answered");
+      else if (exchange.gone || !exchange.res.writableFinished) this.end(s, "its client went away before the initialize was answered");
     });
   }
 
@@ -163,12 +170,13 @@ export class HttpSessions {
     this.drop(s.session);
   }
 
-  /** Ends the sessions idle past the limit. */
+  /** Ends the sessions idle past the limit (never used since their initialize: past the shorter one). */
   sweep(now = Date.now()): void {
     for (const s of this.streamables.values()) {
-      if (!s.busy && now - s.lastActiveAt > this.limits.idleTimeoutMs) {
+      const limit = s.used ? this.limits.idleTimeoutMs : this.limits.unusedIdleMs;
+      if (!s.busy && now - s.lastActiveAt > limit) {
         this.expired++;
-        this.end(s, `idle for ${this.limits.idleTimeoutMs} ms`);
+        this.end(s, s.used ? `idle for ${limit} ms` : `not used within ${limit} ms of its initialize`);
       }
     }
   }

@@ -64,6 +64,7 @@ function sessionOf(req: IncomingMessage, res: ServerResponse, ctx: EndpointConte
     );
     return undefined;
   }
+  s.used = true;
   return s;
 }
 

@@ -8,7 +8,7 @@ import { RUNTIME_DEFAULTS } from "../defaults.js";
 import { encodeOutgoing } from "../infra/encode-outgoing.js";
 import type { ViewChoice } from "./http-routes.js";
 import type { HttpBuffers } from "./http-buffers.js";
-import { onGone } from "./http-respond.js";
+import { afterPendingHangUp, clientGone, onGone } from "./http-respond.js";
 import { OutputMeter } from "./output-meter.js";
 import { SessionStreams, type StreamableSessionLimits } from "./session-streams.js";
 import type { SseStream } from "./sse-stream.js";
@@ -20,6 +20,8 @@ export type { StreamableSessionLimits } from "./session-streams.js";
 export interface SessionOwner {
   /** The daemon-wide budget's HTTP account. */
   readonly buffers: HttpBuffers;
+  /** Its initialize could not be answered (the client went away first): the session must end now. */
+  initializeLost(session: StreamableSession): void;
 }
 
 /**
@@ -75,12 +77,14 @@ export class StreamableSession implements Outbound {
   private readonly log: Logger;
   private readonly owner: SessionOwner;
   lastActiveAt = Date.now();
+  /** A request has come with its id since its initialize: its client has the id. */
+  used = false;
   /** Answers that had no reader any more (the client went away from a JSON exchange). */
   droppedAnswers = 0;
   /** Its initialize was answered with an error: the session is ended once that answer is sent. */
   initializeFailed = false;
 
-  /** @param owner the sessions it belongs to: the daemon-wide budget's HTTP account */
+  /** @param owner the sessions it belongs to: the daemon-wide budget's HTTP account, and who ends it */
   constructor(router: Router, path: string, limits: StreamableSessionLimits, log: Logger, owner: SessionOwner) {
     this.limits = limits;
     this.owner = owner;
@@ -203,7 +207,13 @@ export class StreamableSession implements Outbound {
       this.target(m.method, m.params).push(text);
       return true;
     }
-    this.answer(m.id as RequestId, text, "error" in m);
+    const id = m.id as RequestId;
+    const ex = this.exchanges.get(id);
+    // The session's id comes with this answer: it is sent only to a client still there (a hang-up that came
+    // with the request has been read by then), else nobody could use the session and it ends at once.
+    if (ex?.initialize)
+      afterPendingHangUp(() => (clientGone(ex.res) ? this.owner.initializeLost(this) : this.answer(id, text, "error" in m)));
+    else this.answer(id, text, "error" in m);
     return true;
   }
 
