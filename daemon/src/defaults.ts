@@ -72,6 +72,12 @@ export const CONFIG_DEFAULTS = {
      * calls/s +14%, its CPU per call -15% (no stream parser per response), the daemon's -7%.
      */
     streamAfterMs: 50,
+    /**
+     * A request's headers and body must arrive within this many ms (counted from the connection, for its
+     * first request); past it the request gets 408 and its connection is closed. A slow client (slowloris)
+     * holds a connection no longer than this.
+     */
+    requestTimeoutMs: 30_000,
   },
   /** Largest config file read, in bytes; a bigger file is refused (MCPD_CONFIG_INVALID). */
   maxConfigFileBytes: 4 * 1024 * 1024,
@@ -180,8 +186,12 @@ export const RUNTIME_DEFAULTS = {
   httpSseCoalesceMs: 2,
   /** HTTP front end: the `retry:` advertised on SSE streams (how soon a client reconnects), in ms. */
   httpSseRetryMs: 1_000,
-  /** HTTP front end: a request's headers and body must arrive within this many ms. */
-  httpRequestTimeoutMs: 30_000,
+  /**
+   * HTTP front end: a connection idle between requests is closed after this many ms (or after
+   * `mcpd.http.requestTimeoutMs`, when that is lower). Node's default; clients' pools reuse a connection
+   * within it, and an idle one costs the daemon a descriptor.
+   */
+  httpKeepAliveMs: 5_000,
   /**
    * HTTP front end: scoped tokens (`mcpd http --profile NAME`, `--server NAME`) that may exist at once;
    * issuing one more is refused until one is revoked. Each is checked on every request that is not the

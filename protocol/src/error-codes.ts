@@ -136,7 +136,8 @@ export const ERROR_CODES = {
   MCPD_BUFFER_BUDGET_EXCEEDED: {
     wire: WireCode.BufferBudgetExceeded,
     raisedBy: "ConnectionLimitError",
-    meaning: "The daemon-wide budget for bytes held for clients ran out and this connection held the most; it is closed.",
+    meaning:
+      "The daemon-wide budget for bytes held for clients ran out and this connection held the most: it is closed (HTTP: 503, the request body is refused).",
   },
   MCPD_LINE_TIMEOUT: {
     wire: WireCode.LineTimeout,
@@ -218,6 +219,10 @@ export const ERROR_CODES = {
   },
   MCPD_HTTP_SESSION_NOT_FOUND: { wire: WireCode.InvalidRequest, meaning: "HTTP 404: no session with that id (expired or closed)." },
   MCPD_HTTP_NOT_FOUND: { wire: WireCode.InvalidRequest, meaning: "HTTP 404: no endpoint at that path." },
+  MCPD_HTTP_REQUEST_TIMEOUT: {
+    wire: WireCode.LineTimeout,
+    meaning: "HTTP 408: a request body not finished within `mcpd.http.requestTimeoutMs`; the connection is closed.",
+  },
   MCPD_HTTP_TOKEN_LIMIT: {
     wire: WireCode.InvalidParams,
     meaning: "`mcpd/httpTokenIssue` with the maximum of scoped HTTP tokens already issued; revoke one.",

@@ -158,7 +158,8 @@ describe("bounds", () => {
       jsonrpc: "2.0",
       id: 1,
       method: "tools/call",
-      params: { name: "flood", arguments: { count: 48, size: 1024 * 1024 } },
+      // Progress for its own call: what a session gets whatever it listens to.
+      params: { name: "flood", arguments: { count: 48, size: 1024 * 1024, progress: true }, _meta: { progressToken: "p" } },
     });
     // A client that sends its request and never reads a byte of the answer.
     const sock = connect(Number(u.port), "127.0.0.1");

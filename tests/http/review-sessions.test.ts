@@ -2,6 +2,7 @@
  * Regressions found reviewing how Streamable HTTP sessions begin: a session is left behind only when its
  * client has its id and a working initialize, never otherwise (each one counts against maxSessions).
  */
+import { connect } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type TestDaemon, fixture, startTestDaemon, until } from "../e2e/harness.js";
 import { type HttpFrontInfo, authHeaders, httpFront, post } from "./http-harness.js";
@@ -23,17 +24,26 @@ rl.on("line", (line) => {
 rl.on("close", () => process.exit(0));
 `;
 
+/**
+ * mcpd.http.requestTimeoutMs: also how long a session its client never used after its initialize is kept
+ * (the end of a client that hung up right behind its request may be read only after the answer left).
+ */
+const REQUEST_TIMEOUT_MS = 2_000;
+
 let d: TestDaemon;
 let front: HttpFrontInfo;
 
 beforeAll(async () => {
-  d = await startTestDaemon({
-    fx: fixture("fx"),
-    // Never ready while these tests run: its initialize is never answered.
-    stuck: fixture("stuck", ["--init-delay", "600000"], { timeout: 300_000 }),
-    errkey: { command: process.execPath, args: ["-e", ERROR_KEY_SERVER] },
-    broken: fixture("broken", ["--exit-at-start", "1"], { timeout: 2_000 }),
-  });
+  d = await startTestDaemon(
+    {
+      fx: fixture("fx"),
+      // Never ready while these tests run: its initialize is never answered.
+      stuck: fixture("stuck", ["--init-delay", "600000"], { timeout: 300_000 }),
+      errkey: { command: process.execPath, args: ["-e", ERROR_KEY_SERVER] },
+      broken: fixture("broken", ["--exit-at-start", "1"], { timeout: 2_000 }),
+    },
+    { settings: { http: { requestTimeoutMs: REQUEST_TIMEOUT_MS } } },
+  );
   front = await httpFront(d);
 });
 afterAll(async () => {
@@ -80,6 +90,30 @@ describe("opening a session", () => {
     await pending;
     // Nobody has its id (it comes with the answer): it must not wait out sessionIdleMs.
     await until(async () => (await sessionCount()) === before, "the abandoned initialize's session ended");
+  });
+
+  it("regression: an initialize whose client hung up right after sending it left its session for 30 minutes (50 took 50 slots)", async () => {
+    const before = await sessionCount();
+    const body = JSON.stringify(INIT);
+    const port = Number(new URL(front.origin).port);
+    const request =
+      `POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nAuthorization: Bearer ${front.token}\r\n` +
+      `Content-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`;
+    // Each client sends its initialize and ends its side at once: it never reads the answer (the session's id).
+    let closed = 0;
+    for (let i = 0; i < 20; i++) {
+      const socket = connect(port, "127.0.0.1");
+      socket.on("error", () => {});
+      socket.once("connect", () => socket.end(request));
+      socket.once("close", () => closed++);
+    }
+    // Each connection closed by the daemon: it read the request and the end behind it.
+    await until(() => closed === 20, "the daemon to close the 20 connections", 20_000);
+    await until(async () => (await sessionCount()) === before, "the hung-up initializes' sessions to end", 10_000);
+    // Still usable: a slot is free.
+    const r = await post(front, "/mcp", INIT);
+    expect(r.status).toBe(200);
+    await r.text();
   });
 
   it('regression: a successful initialize whose result holds a key named "error" ended the session it opened', async () => {

@@ -1,6 +1,5 @@
 import type { LoadedConfig } from "../config/index.js";
 import { RUNTIME_DEFAULTS } from "../defaults.js";
-import { ConfigSource } from "./config-source.js";
 import type { SocketLimits } from "../socket/client-limits.js";
 import { connectionCap, openFileCount, openFileLimit } from "../socket/fd-budget.js";
 
@@ -36,7 +35,6 @@ export class ConnectionBudget {
     return {
       maxConnections: cap,
       maxConnectionsWhy: why,
-      maxBufferedBytesTotal: ConfigSource.bufferBudget(config),
       partialLineTimeoutMs: s.partialLineTimeoutMs ?? RUNTIME_DEFAULTS.partialLineTimeoutMs,
     };
   }

@@ -23,6 +23,8 @@ import { ManagerDirectory } from "./manager-directory.js";
 import { VERSION } from "../version.js";
 import { ConfigSource } from "./config-source.js";
 import { ConnectionBudget } from "./connection-budget.js";
+import { BufferBudget } from "../infra/buffer-budget.js";
+import { GarbagePacer } from "../infra/garbage-pacer.js";
 import type { DaemonLog } from "./daemon-log.js";
 import { installSignals } from "./signals.js";
 
@@ -62,6 +64,13 @@ export class McpdDaemon {
   private readonly socket: SocketServer;
   private readonly http: HttpFront;
   private readonly budget = new ConnectionBudget();
+  /** Bytes held for clients by both faces (socket lines and output, HTTP bodies, output and kept events). */
+  private readonly buffers: BufferBudget;
+  /** Collects the client buffers both faces let go (see infra/garbage-pacer.ts). */
+  private readonly pacer = new GarbagePacer({
+    minIntervalMs: RUNTIME_DEFAULTS.gcPaceIntervalMs,
+    minReleasedBytes: RUNTIME_DEFAULTS.gcPaceReleasedBytes,
+  });
   private readonly control: ControlHandler;
   private readonly startedAt = Date.now();
   private readonly socketWatch: SocketWatch;
@@ -93,6 +102,7 @@ export class McpdDaemon {
     // the root logger writes from here on, and in what the router and the control methods say.
     const secrets = new SecretScrubber(() => [...this.config.servers, ...this.manager.servers.map((h) => h.config)], this.authStore);
     log.root.setScrubber(secrets.scrubValue);
+    this.buffers = new BufferBudget(ConfigSource.bufferBudget(config));
     this.lifecycle = new DaemonLifecycle({
       reload: (signal) => this.reloadOnce(signal),
       teardown: () => this.teardown(),
@@ -114,6 +124,8 @@ export class McpdDaemon {
       maxLineBytes: RUNTIME_DEFAULTS.maxMessageBytes,
       maxOutgoingBytes: RUNTIME_DEFAULTS.maxOutgoingBytesPerConnection,
       limits: this.budget.limits(config),
+      budget: this.buffers,
+      pacer: this.pacer,
       traceMessages: log.root.isLevelEnabled("trace"),
     });
     this.http = new HttpFront({
@@ -121,13 +133,14 @@ export class McpdDaemon {
       tokenFile: join(paths.stateDir, "http-token"),
       scopedTokens: { file: join(paths.stateDir, "http-tokens.json"), max: RUNTIME_DEFAULTS.httpMaxScopedTokens },
       logger: this.log,
+      budget: this.buffers,
+      released: (bytes) => this.pacer.release(bytes),
       limits: {
         retryMs: RUNTIME_DEFAULTS.httpSseRetryMs,
         maxOutgoingBytes: RUNTIME_DEFAULTS.maxOutgoingBytesPerConnection,
         maxReplayBytes: RUNTIME_DEFAULTS.httpReplayBytesPerSession,
         maxStreamsPerSession: RUNTIME_DEFAULTS.httpMaxStreamsPerSession,
         maxBodyBytes: RUNTIME_DEFAULTS.maxMessageBytes,
-        requestTimeoutMs: RUNTIME_DEFAULTS.httpRequestTimeoutMs,
       },
     });
     this.socket.shareCapWith(() => this.http.openConnections);
@@ -149,7 +162,7 @@ export class McpdDaemon {
     const { config } = this;
     await this.manager.load(config);
     this.router.applyFilters(config.settings, this.router.filtersSnapshot());
-    await this.http.apply(this.source.http(config), ConfigSource.bufferBudget(config));
+    await this.http.apply(this.source.http(config));
     try {
       await this.socket.listen();
     } catch (err) {
@@ -180,7 +193,7 @@ export class McpdDaemon {
     signal.throwIfAborted();
     this.router.applyFilters(next.settings, before);
     this.applyLimits(next);
-    await this.http.apply(this.source.http(next), ConfigSource.bufferBudget(next));
+    await this.http.apply(this.source.http(next));
     this.config = next;
     this.log.info({ ...result }, "config reloaded");
     // Globs that match nothing are judged once the servers the reload started are up.
@@ -208,6 +221,7 @@ export class McpdDaemon {
   private applyLimits(config: LoadedConfig): void {
     const limits = this.budget.limits(config);
     this.socket.setLimits(limits);
+    this.buffers.setMax(ConfigSource.bufferBudget(config));
     this.http.setConnectionCap(limits.maxConnections, () => this.socket.connections);
     this.log.info(
       {

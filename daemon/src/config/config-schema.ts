@@ -147,6 +147,8 @@ export interface HttpSettings {
   readonly sessionIdleMs: number;
   /** A call that may run long and is not answered within this many ms is answered on SSE, in ms (0: always). Default 50. */
   readonly streamAfterMs: number;
+  /** A request's headers and body must arrive within this many ms; past it 408 and the connection closes. Default 30000. */
+  readonly requestTimeoutMs: number;
 }
 
 /** The optional top-level `"mcpd"` section. The optional keys are present only when the file sets them. */

@@ -14,6 +14,7 @@ export const HTTP_KEYS = [
   "maxSessions",
   "sessionIdleMs",
   "streamAfterMs",
+  "requestTimeoutMs",
 ] as const;
 
 /** The HTTP front end's settings with every default filled in. */
@@ -41,7 +42,21 @@ export function readHttpSettings(value: unknown, issues: ConfigIssues): HttpSett
     if (!(HTTP_KEYS as readonly string[]).includes(key))
       issues.warn("", `unknown key "mcpd.http.${key}" ignored${hintFor(key, HTTP_KEYS)}`);
   }
-  const { enabled, port, host, allowRemote, allowedHosts, maxSessions, sessionIdleMs, streamAfterMs } = value;
+  const { enabled, port, host, allowRemote, allowedHosts, maxSessions, sessionIdleMs, streamAfterMs, requestTimeoutMs } = value;
+  if (requestTimeoutMs !== undefined) {
+    if (
+      typeof requestTimeoutMs === "number" &&
+      Number.isInteger(requestTimeoutMs) &&
+      requestTimeoutMs >= 100 &&
+      requestTimeoutMs <= 600_000
+    )
+      out.requestTimeoutMs = requestTimeoutMs;
+    else
+      issues.error(
+        "",
+        `"mcpd.http.requestTimeoutMs" must be an integer from 100 to 600000 (milliseconds), got ${describeValue(requestTimeoutMs)}`,
+      );
+  }
   if (streamAfterMs !== undefined) {
     if (typeof streamAfterMs === "number" && Number.isInteger(streamAfterMs) && streamAfterMs >= 0 && streamAfterMs <= 60_000)
       out.streamAfterMs = streamAfterMs;

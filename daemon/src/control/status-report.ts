@@ -72,7 +72,7 @@ export function clientStatus(s: Session, router: Router): ClientStatus {
     profile: s.filter?.profileName ?? null,
     tools: s.filter?.toolGlobs ? [...s.filter.toolGlobs] : null,
     clientInfo: s.clientInfo ?? null,
-    inFlight: s.inFlightCount,
+    inFlight: s.inFlight.size,
     connectedAt: isoTime(s.connectedAt),
     face: router.faceOf(s),
   };

@@ -1,9 +1,13 @@
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import type { IncomingMessage, Server, ServerResponse } from "node:http";
 import { WireCode, silentLogger, type HttpFrontStatus, type Logger } from "@mcpd/protocol";
 import type { HttpSettings } from "../config/index.js";
 import { CONFIG_DEFAULTS } from "../defaults.js";
+import type { BufferBudget } from "../infra/buffer-budget.js";
 import type { Router } from "../router/router.js";
+import { ConnectionCap } from "./connection-cap.js";
+import { HttpBuffers } from "./http-buffers.js";
 import { LOOPBACK_NAMES, bearerDigest, checkHostAndOrigin, digestMatches, isLoopbackAddress, tokenDigest } from "./http-guard.js";
+import { applyTimeouts, closeServers, listenOn, newServer } from "./http-listener.js";
 import { sendError } from "./http-respond.js";
 import { routeOf, type Route } from "./http-routes.js";
 import { HttpSessions, type HttpSessionLimits } from "./http-sessions.js";
@@ -19,15 +23,18 @@ export interface HttpFrontOptions {
   /** The scoped tokens' file (their SHA-256 digests; 0600, in the state directory), and how many may exist. */
   scopedTokens: { file: string; max: number };
   logger?: Logger;
-  limits: Omit<HttpSessionLimits, "maxSessions" | "idleTimeoutMs" | "maxReplayBytesTotal" | "streamAfterMs"> & {
+  /**
+   * The daemon-wide budget of bytes held for clients (`mcpd.maxBufferedBytesTotal`), shared with the
+   * socket: request bodies, unread output and kept SSE events are charged to it.
+   */
+  budget: BufferBudget;
+  /** Told of the bytes the front end lets go (bodies read, output written, kept events trimmed): the daemon's garbage pacer. */
+  released?: (bytes: number) => void;
+  limits: Omit<HttpSessionLimits, "maxSessions" | "idleTimeoutMs" | "unusedIdleMs" | "streamAfterMs"> & {
     /** Largest request body, in bytes. */
     maxBodyBytes: number;
-    /** A request's headers and body must arrive within this many ms. */
-    requestTimeoutMs: number;
   };
 }
-
-const bracket = (host: string): string => (host.includes(":") ? `[${host}]` : host);
 
 /**
  * The daemon's HTTP face: MCP over Streamable HTTP (and the legacy HTTP+SSE transport) on loopback,
@@ -39,6 +46,8 @@ export class HttpFront {
   private readonly opts: HttpFrontOptions;
   private readonly log: Logger;
   readonly sessions: HttpSessions;
+  /** The front end's account in the daemon-wide buffer budget. */
+  private readonly buffers: HttpBuffers;
   /** The scoped tokens (`mcpd http --profile NAME`): each opens one profile's or server's endpoints. */
   readonly tokens: ScopedAccess;
   private servers: Server[] = [];
@@ -49,19 +58,19 @@ export class HttpFront {
   private state: { url: string | null; error: string | null; addresses: string[] } = { url: null, error: null, addresses: [] };
   private sweepTimer: NodeJS.Timeout | undefined;
   /** TCP connections open over every listening server, and how many may be at once. */
-  private connections = 0;
-  private maxConnections = Number.POSITIVE_INFINITY;
-  private socketConnections: () => number = () => 0;
-  /** Connections closed at once for being over {@link maxConnections}, since start. */
-  private refusedConnections = 0;
+  private readonly cap: ConnectionCap;
 
   constructor(options: HttpFrontOptions) {
     this.opts = options;
     this.log = options.logger ?? silentLogger;
+    this.buffers = new HttpBuffers(options.budget, this.log);
+    if (options.released) this.buffers.released = options.released;
+    this.cap = new ConnectionCap(this.log);
     this.sessions = new HttpSessions(
       options.router,
-      { ...options.limits, maxSessions: 0, idleTimeoutMs: 0, maxReplayBytesTotal: 0, streamAfterMs: CONFIG_DEFAULTS.http.streamAfterMs },
+      { ...options.limits, maxSessions: 0, idleTimeoutMs: 0, unusedIdleMs: 0, streamAfterMs: CONFIG_DEFAULTS.http.streamAfterMs },
       this.log,
+      this.buffers,
     );
     this.tokens = new ScopedAccess({
       ...options.scopedTokens,
@@ -71,12 +80,8 @@ export class HttpFront {
     });
   }
 
-  /**
-   * Starts, restarts or stops serving to match `settings` (at start and on every reload). Never throws.
-   * @param bufferBudgetBytes the daemon-wide budget for bytes held for clients (`mcpd.maxBufferedBytesTotal`):
-   *   the replay events kept over all HTTP sessions stay within it
-   */
-  async apply(settings: HttpSettings, bufferBudgetBytes: number): Promise<void> {
+  /** Starts, restarts or stops serving to match `settings` (at start and on every reload). Never throws. */
+  async apply(settings: HttpSettings): Promise<void> {
     const prev = this.settings;
     this.settings = settings;
     this.allowed = new Set([...LOOPBACK_NAMES, ...settings.allowedHosts.map((h) => h.toLowerCase())]);
@@ -84,10 +89,11 @@ export class HttpFront {
       ...this.opts.limits,
       maxSessions: settings.maxSessions,
       idleTimeoutMs: settings.sessionIdleMs,
+      unusedIdleMs: Math.min(settings.sessionIdleMs, settings.requestTimeoutMs),
       streamAfterMs: settings.streamAfterMs,
-      maxReplayBytesTotal: bufferBudgetBytes,
     };
-    this.startSweep(settings.sessionIdleMs);
+    this.startSweep(Math.min(settings.sessionIdleMs, settings.requestTimeoutMs));
+    for (const s of this.servers) applyTimeouts(s, settings.requestTimeoutMs);
     const same =
       prev &&
       prev.enabled === settings.enabled &&
@@ -116,26 +122,17 @@ export class HttpFront {
     await this.listen(settings);
   }
 
-  /**
-   * Bounds the TCP connections held at once over both address families by the daemon's one client
-   * connection cap (`mcpd.maxConnections`, less when the open-file limit leaves less room), shared with
-   * the Unix socket, whose connections `socketConnections()` counts: together they never hold more
-   * descriptors than the cap. Loopback TCP is open to every local user, token or not, so the front end
-   * may take at most half of the cap: a flood of TCP connections can neither take every open file of the
-   * daemon nor lock the user's own agents out of the socket. Past either bound a new connection is
-   * closed at once.
-   */
+  /** Bounds the TCP connections held at once by the daemon's one client connection cap (see {@link ConnectionCap}). */
   setConnectionCap(max: number, socketConnections: () => number): void {
-    this.maxConnections = max;
-    this.socketConnections = socketConnections;
+    this.cap.set(max, socketConnections);
   }
 
   /** TCP connections open now. */
   get openConnections(): number {
-    return this.connections;
+    return this.cap.open;
   }
 
-  /** Checks for idle sessions a few times per idle period (at most once a second, at least once a minute). */
+  /** Checks for idle sessions a few times per (shortest) idle period (at most once a second, at least once a minute). */
   private startSweep(idleMs: number): void {
     if (this.sweepTimer) clearInterval(this.sweepTimer);
     const every = Math.max(1_000, Math.min(60_000, Math.floor(idleMs / 4)));
@@ -171,67 +168,16 @@ export class HttpFront {
   }
 
   private async listen(settings: HttpSettings): Promise<void> {
-    // The default binds both loopback families on one port: clients resolve `localhost` either way.
-    const hosts = settings.host === "127.0.0.1" || settings.host === "localhost" ? ["127.0.0.1", "::1"] : [settings.host];
-    let port = settings.port;
-    const addresses: string[] = [];
-    for (const [i, host] of hosts.entries()) {
-      const server = this.createServer();
-      try {
-        await new Promise<void>((resolve, reject) => {
-          server.once("error", reject);
-          server.listen({ host, port, exclusive: true }, () => {
-            server.off("error", reject);
-            resolve();
-          });
-        });
-      } catch (err) {
-        const e = err as NodeJS.ErrnoException;
-        // The second family is a convenience: a machine without IPv6 serves on 127.0.0.1 alone.
-        if (i > 0 && (e.code === "EADDRNOTAVAIL" || e.code === "EAFNOSUPPORT")) continue;
-        server.close();
-        const why =
-          e.code === "EADDRINUSE"
-            ? `port ${port} on ${host} is in use (EADDRINUSE); set "mcpd.http.port" to a free one, or 0 for any`
-            : `cannot listen on ${bracket(host)}:${port}: ${e.message}`;
-        if (i === 0) {
-          this.fail(why);
-          return;
-        }
-        this.log.warn({ err: why }, "HTTP front end serves IPv4 only");
-        continue;
-      }
-      server.on("error", (err) => this.log.error({ err: err.message }, "HTTP front end server error; still listening"));
-      const addr = server.address();
-      if (addr && typeof addr === "object") port = addr.port;
-      addresses.push(`${bracket(host)}:${port}`);
-      this.servers.push(server);
-    }
-    const host = hosts[0] as string;
-    const shown = host === "0.0.0.0" || host === "::" ? "127.0.0.1" : host;
-    this.state = { url: `http://${bracket(shown)}:${port}/mcp`, error: null, addresses };
-    this.log.info({ url: this.state.url, addresses, tokenFile: this.opts.tokenFile }, "HTTP front end listening");
+    const listening = await listenOn(settings, () => this.createServer(settings.requestTimeoutMs), this.log);
+    if ("error" in listening) return this.fail(listening.error);
+    this.servers = listening.servers;
+    this.state = { url: listening.url, error: null, addresses: listening.addresses };
+    this.log.info({ url: listening.url, addresses: listening.addresses, tokenFile: this.opts.tokenFile }, "HTTP front end listening");
   }
 
-  private createServer(): Server {
-    const server = createServer((req, res) => this.handle(req, res));
-    server.on("connection", (socket) => {
-      const cap = this.maxConnections;
-      const socketConnections = this.socketConnections();
-      if (this.connections >= Math.floor(cap / 2) || this.connections + socketConnections >= cap) {
-        if (this.refusedConnections++ % 1000 === 0)
-          this.log.warn(
-            { connections: this.connections, socketConnections, maxConnections: cap, refused: this.refusedConnections },
-            "HTTP connection refused: too many open",
-          );
-        socket.destroy();
-        return;
-      }
-      this.connections++;
-      socket.once("close", () => this.connections--);
-    });
-    server.requestTimeout = this.opts.limits.requestTimeoutMs;
-    server.headersTimeout = Math.min(this.opts.limits.requestTimeoutMs, 60_000);
+  private createServer(requestTimeoutMs: number): Server {
+    const server = newServer((req, res) => this.handle(req, res), requestTimeoutMs);
+    this.cap.watch(server);
     return server;
   }
 
@@ -239,15 +185,7 @@ export class HttpFront {
     const servers = this.servers;
     this.servers = [];
     this.state = { url: null, error: null, addresses: [] };
-    await Promise.all(
-      servers.map(
-        (s) =>
-          new Promise<void>((resolve) => {
-            s.close(() => resolve());
-            s.closeIdleConnections();
-          }),
-      ),
-    );
+    await closeServers(servers);
   }
 
   private handle(req: IncomingMessage, res: ServerResponse): void {
@@ -316,14 +254,18 @@ export class HttpFront {
     const admitted = this.admit(req, res);
     if (!admitted) return;
     const { route, url, sessions } = admitted;
-    const limits = this.opts.limits;
     const onError = (err: unknown): void => {
       this.log.error({ err: (err as Error).message }, "HTTP request failed");
       sendError(res, 500, WireCode.InternalError, `Internal error: ${(err as Error).message}`, "MCPD_INTERNAL");
     };
     const method = req.method ?? "GET";
+    const body = {
+      maxBytes: this.opts.limits.maxBodyBytes,
+      timeoutMs: this.settings?.requestTimeoutMs ?? CONFIG_DEFAULTS.http.requestTimeoutMs,
+      buffers: this.buffers,
+    };
     if (route.kind === "streamable") {
-      const ctx: EndpointContext = { sessions, path: route.path, view: route.view, maxBodyBytes: limits.maxBodyBytes };
+      const ctx: EndpointContext = { sessions, path: route.path, view: route.view, body };
       if (method === "POST") return void handlePost(req, res, ctx).catch(onError);
       if (method === "GET") return handleGet(req, res, ctx);
       if (method === "DELETE") return handleDelete(req, res, ctx);
@@ -334,7 +276,7 @@ export class HttpFront {
       return handleLegacyStream(req, res, sessions, route.view, route.messagesPath);
     }
     if (method !== "POST") return this.notAllowed(res, "POST");
-    void handleLegacyPost(req, res, sessions, route.path, url.searchParams, limits.maxBodyBytes).catch(onError);
+    void handleLegacyPost(req, res, sessions, route.path, url.searchParams, body).catch(onError);
   }
 
   private notAllowed(res: ServerResponse, allow: string): void {

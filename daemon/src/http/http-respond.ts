@@ -1,5 +1,5 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
-import { MessageTooLargeError, WireCode, classify, type McpdError, type McpdErrorCode } from "@mcpd/protocol";
+import { WireCode, type McpdErrorCode } from "@mcpd/protocol";
 
 /**
  * Answers an HTTP request with a status and a JSON-RPC error body (what MCP clients show their users):
@@ -41,31 +41,21 @@ export function onGone(res: ServerResponse, fn: () => void): void {
 }
 
 /**
- * Reads a request body of at most `limit` bytes (a declared `Content-Length` over it is refused before
- * anything is read; a body that grows past it is cut off).
- * @throws MessageTooLargeError (MCPD_MESSAGE_TOO_LARGE); the stream's error when the client goes away.
+ * Whether the client of `res` has gone away: its connection is closed, or it ended its side (Node's server
+ * takes a client's end as its going away, and ends the connection).
  */
-export function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
-  const declared = Number(req.headers["content-length"]);
-  if (Number.isFinite(declared) && declared > limit) return Promise.reject(new MessageTooLargeError(declared, limit, "Request body"));
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    const onData = (chunk: Buffer): void => {
-      size += chunk.length;
-      if (size > limit) {
-        req.off("data", onData);
-        req.resume();
-        reject(new MessageTooLargeError(size, limit, "Request body"));
-        return;
-      }
-      chunks.push(chunk);
-    };
-    req.on("data", onData);
-    req.once("end", () => resolve(Buffer.concat(chunks, size)));
-    req.once("error", reject);
-    req.once("close", () => reject(new Error("request closed before its body was read")));
-  });
+export function clientGone(res: ServerResponse): boolean {
+  const socket = res.req.socket;
+  return res.destroyed || socket.destroyed || !socket.writable || socket.readableEnded;
+}
+
+/**
+ * Calls `fn` two turns of the event loop from now: a hang-up that arrived with a request (its end, or a
+ * reset, right behind its bytes) has been read by then. libuv reads a connection's end in the turn after
+ * the data before it, so one turn is not enough.
+ */
+export function afterPendingHangUp(fn: () => void): void {
+  setImmediate(() => setImmediate(fn));
 }
 
 /** Whether an `Accept` header accepts `type` (`*` and `type/*` ranges count; no header accepts anything). */
@@ -94,47 +84,4 @@ export function acceptsSse(req: IncomingMessage, res: ServerResponse, headerRequ
     "MCPD_PROTOCOL_VIOLATION",
   );
   return false;
-}
-
-/** A POST's JSON-RPC content: its messages, and whether they came as a batch. */
-export interface PostedMessages {
-  messages: unknown[];
-  batch: boolean;
-}
-
-/**
- * Reads a POST's body (at most `maxBodyBytes`) as one JSON-RPC message or a batch of them. Anything else
- * is answered here, and undefined returned: 413 past the size, 400 for JSON that does not parse
- * (-32700), an empty batch, or a value that is not a JSON-RPC 2.0 message; nothing when the client went
- * away mid-body.
- */
-export async function readMessages(req: IncomingMessage, res: ServerResponse, maxBodyBytes: number): Promise<PostedMessages | undefined> {
-  let body: Buffer;
-  try {
-    body = await readBody(req, maxBodyBytes);
-  } catch (err) {
-    const e = err as McpdError;
-    if (e.code === "MCPD_MESSAGE_TOO_LARGE") sendError(res, 413, WireCode.MessageTooLarge, e.message, e.code);
-    return undefined;
-  }
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(body.toString("utf8"));
-  } catch (err) {
-    sendError(res, 400, WireCode.ParseError, `Parse error: ${(err as Error).message}`, "MCPD_PARSE_ERROR");
-    return undefined;
-  }
-  const batch = Array.isArray(parsed);
-  const messages: unknown[] = batch ? (parsed as unknown[]) : [parsed];
-  const why =
-    messages.length === 0
-      ? "Invalid Request: an empty batch"
-      : messages.some((m) => classify(m) === "invalid")
-        ? "Invalid Request: not a JSON-RPC 2.0 message"
-        : undefined;
-  if (why) {
-    sendError(res, 400, WireCode.InvalidRequest, why, "MCPD_PROTOCOL_VIOLATION");
-    return undefined;
-  }
-  return { messages, batch };
 }

@@ -1,10 +1,11 @@
 import type { ServerResponse } from "node:http";
-import { WireCode, isMcpdErrorCode, type JsonObject, type Logger, type McpdErrorCode } from "@mcpd/protocol";
+import { WireCode, isMcpdErrorCode, type HttpFrontStatus, type JsonObject, type Logger, type McpdErrorCode } from "@mcpd/protocol";
 import type { ViewChoice } from "./http-routes.js";
 import type { Router } from "../router/router.js";
+import type { HttpBuffers } from "./http-buffers.js";
 import { onGone } from "./http-respond.js";
 import { LegacySseSession } from "./legacy-session.js";
-import type { Exchange } from "./streamable-session.js";
+import type { Exchange, SessionOwner } from "./streamable-session.js";
 import { StreamableSession } from "./streamable-session.js";
 
 /** Bounds of the HTTP front end's sessions. */
@@ -13,6 +14,13 @@ export interface HttpSessionLimits {
   maxSessions: number;
   /** A Streamable HTTP session with nothing under way for this long ends, in ms (its client gets 404 and starts anew). */
   idleTimeoutMs: number;
+  /**
+   * ...and one its client has not used since its initialize (not even for `notifications/initialized`, which
+   * MCP requires at once), after this many ms (`mcpd.http.requestTimeoutMs`): a client that went away
+   * before it could read the answer (and so the session's id) holds no slot for long, even when its going
+   * was not seen before the answer left.
+   */
+  unusedIdleMs: number;
   /** `retry:` advertised on SSE streams, in ms. */
   retryMs: number;
   /** Bytes one response may have waiting for its reader before the reader is dropped. */
@@ -23,8 +31,6 @@ export interface HttpSessionLimits {
   maxStreamsPerSession: number;
   /** A call that may run long is switched from JSON to SSE when unanswered after this many ms (0: SSE at once). */
   streamAfterMs: number;
-  /** Bytes of SSE events kept over all sessions; past it the session holding the most is trimmed to half its share. */
-  maxReplayBytesTotal: number;
 }
 
 /** Why a session could not be opened: the HTTP status and the JSON-RPC error to answer with. */
@@ -43,7 +49,9 @@ function selectRefusal(err: JsonObject): OpenRefusal {
 /**
  * Every session of the HTTP front end: opened on initialize (Streamable HTTP) or on `GET .../sse`
  * (legacy), each a downstream session of the router; bounded in number; ended by DELETE, by the stream
- * closing (legacy), or after idling (Streamable HTTP).
+ * closing (legacy), after idling (Streamable HTTP), or at once when its initialize could not be answered.
+ * What they hold for their clients (unread output, kept events) is charged to the daemon-wide budget
+ * through {@link HttpBuffers}.
  */
 export class HttpSessions {
   private readonly router: Router;
@@ -57,21 +65,16 @@ export class HttpSessions {
   refused = 0;
   /** Readers dropped for not reading by sessions that have ended (legacy sessions end with it). */
   private slowReadersOfEnded = 0;
-  /** Bytes of replay events held over all sessions. */
-  private replayTotal = 0;
-  /** Times the daemon-wide replay budget made a session drop kept events. */
-  replayTrims = 0;
-  private readonly budget = {
-    changed: (delta: number): void => {
-      this.replayTotal += delta;
-      if (this.replayTotal > this.limits.maxReplayBytesTotal) this.enforceReplayBudget();
-    },
-  };
+  readonly buffers: HttpBuffers;
+  /** What each Streamable HTTP session needs from the sessions (one object for all). */
+  private readonly owner: SessionOwner;
 
-  constructor(router: Router, limits: HttpSessionLimits, log: Logger) {
+  constructor(router: Router, limits: HttpSessionLimits, log: Logger, buffers: HttpBuffers) {
     this.router = router;
     this.limits = limits;
     this.log = log;
+    this.buffers = buffers;
+    this.owner = { buffers, initializeLost: (s) => this.end(s, "its client went away before the initialize was answered") };
   }
 
   get size(): number {
@@ -117,7 +120,7 @@ export class HttpSessions {
   openStreamable(path: string, view: ViewChoice): StreamableSession | OpenRefusal {
     const refused = this.refusal(view);
     if (refused) return refused;
-    const s = new StreamableSession(this.router, path, this.limits, this.log, this.budget);
+    const s = new StreamableSession(this.router, path, this.limits, this.log, this.owner);
     const err = s.select(view);
     if (err) {
       this.drop(s.session);
@@ -128,13 +131,13 @@ export class HttpSessions {
   }
 
   /**
-   * An initialize answered with an error leaves no session behind; nor does one whose client went away
-   * before its JSON answer (and so the session's id, which comes with it) was sent.
+   * An initialize answered with an error leaves no session behind; nor does one whose answer (and so the
+   * session's id, which comes with it) never fully left: its client went away first.
    */
   afterInitialize(s: StreamableSession, exchange: Exchange): void {
     onGone(exchange.res, () => {
       if (s.initializeFailed) this.end(s, "its initialize failed");
-      else if (exchange.gone) this.end(s, "its client went away before the initialize was answered");
+      else if (exchange.gone || !exchange.res.writableFinished) this.end(s, "its client went away before the initialize was answered");
     });
   }
 
@@ -142,7 +145,7 @@ export class HttpSessions {
   openLegacy(res: ServerResponse, view: ViewChoice): LegacySseSession | OpenRefusal {
     const refused = this.refusal(view);
     if (refused) return refused;
-    const s = new LegacySseSession(this.router, res, this.limits.maxOutgoingBytes, this.log);
+    const s = new LegacySseSession(this.router, res, this.limits.maxOutgoingBytes, this.log, this.buffers);
     const err = s.select(view);
     if (err) {
       this.drop(s.session);
@@ -167,28 +170,13 @@ export class HttpSessions {
     this.drop(s.session);
   }
 
-  /** Over the daemon-wide replay budget: the sessions holding the most give up their oldest events first. */
-  private enforceReplayBudget(): void {
-    const budget = this.limits.maxReplayBytesTotal;
-    while (this.replayTotal > budget) {
-      let most: StreamableSession | undefined;
-      for (const s of this.streamables.values()) if (!most || s.replayBytes > most.replayBytes) most = s;
-      if (!most || most.replayBytes === 0) return;
-      this.replayTrims++;
-      this.log.warn(
-        { client: most.session.id, heldBytes: most.replayBytes, totalBytes: this.replayTotal, budgetBytes: budget },
-        "HTTP replay budget exceeded; dropping the oldest kept events of the session holding the most",
-      );
-      most.trimReplay(Math.floor(most.replayBytes / 2));
-    }
-  }
-
-  /** Ends the sessions idle past the limit. */
+  /** Ends the sessions idle past the limit (never used since their initialize: past the shorter one). */
   sweep(now = Date.now()): void {
     for (const s of this.streamables.values()) {
-      if (!s.busy && now - s.lastActiveAt > this.limits.idleTimeoutMs) {
+      const limit = s.used ? this.limits.idleTimeoutMs : this.limits.unusedIdleMs;
+      if (!s.busy && now - s.lastActiveAt > limit) {
         this.expired++;
-        this.end(s, `idle for ${this.limits.idleTimeoutMs} ms`);
+        this.end(s, s.used ? `idle for ${limit} ms` : `not used within ${limit} ms of its initialize`);
       }
     }
   }
@@ -200,16 +188,25 @@ export class HttpSessions {
   }
 
   /** Counts for `mcpd status`. */
-  stats(): { sessions: number; legacySessions: number; expired: number; refused: number; slowReaders: number; replayBytes: number } {
+  stats(): Pick<
+    HttpFrontStatus,
+    "sessions" | "legacySessions" | "expired" | "refused" | "slowReaders" | "replayBytes" | "bufferedBytes" | "dropped"
+  > {
     let slowReaders = this.slowReadersOfEnded;
-    for (const s of this.streamables.values()) slowReaders += s.slowReaders;
+    let replayBytes = 0;
+    for (const s of this.streamables.values()) {
+      slowReaders += s.slowReaders;
+      replayBytes += s.replayBytes;
+    }
     return {
       sessions: this.streamables.size,
       legacySessions: this.legacies.size,
       expired: this.expired,
       refused: this.refused,
       slowReaders,
-      replayBytes: this.replayTotal,
+      replayBytes,
+      bufferedBytes: this.buffers.bytes,
+      dropped: { ...this.buffers.dropped },
     };
   }
 

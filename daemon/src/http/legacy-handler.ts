@@ -1,9 +1,10 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { WireCode } from "@mcpd/protocol";
-import { acceptsSse, readMessages, sendError } from "./http-respond.js";
+import { acceptsSse, sendError } from "./http-respond.js";
 import type { ViewChoice } from "./http-routes.js";
 import type { HttpSessions } from "./http-sessions.js";
 import type { LegacySseSession } from "./legacy-session.js";
+import { readMessages, type BodyLimits } from "./request-body.js";
 
 /** `GET .../sse` of the legacy HTTP+SSE transport: opens a session whose every message comes on this stream. */
 export function handleLegacyStream(
@@ -32,7 +33,7 @@ export async function handleLegacyPost(
   sessions: HttpSessions,
   path: string,
   query: URLSearchParams,
-  maxBodyBytes: number,
+  body: BodyLimits,
 ): Promise<void> {
   const id = query.get("sessionId");
   const current = (): LegacySseSession | undefined => {
@@ -49,7 +50,7 @@ export async function handleLegacyPost(
     );
   const session = current();
   if (!session) return notFound();
-  const posted = await readMessages(req, res, maxBodyBytes);
+  const posted = await readMessages(req, res, body);
   if (!posted) return;
   const { messages } = posted;
   // Its stream may have closed while the body arrived: an ended session must not act (a per-client

@@ -4,14 +4,17 @@ import { encodeRelayed, type JsonObject, type Logger } from "@mcpd/protocol";
 import type { Router } from "../router/router.js";
 import type { Session } from "../router/session.js";
 import { encodeOutgoing } from "../infra/encode-outgoing.js";
+import type { HttpBuffers } from "./http-buffers.js";
 import type { ViewChoice } from "./http-routes.js";
+import { OutputMeter } from "./output-meter.js";
 import { ViewSelection } from "./view-selection.js";
 
 /**
  * One session of the legacy HTTP+SSE transport (protocol 2024-11-05): the client holds `GET .../sse` open,
  * learns from its first event (`endpoint`) where to POST, and every message mcpd sends it arrives on that
  * one stream. The session lives as long as the stream: when it closes, the router cancels its requests.
- * A reader that falls `maxOutgoingBytes` behind is disconnected (there is no resumption in this transport).
+ * A reader that falls `maxOutgoingBytes` behind, or that holds the most of any client when the daemon-wide
+ * budget runs out, is disconnected (there is no resumption in this transport).
  */
 export class LegacySseSession {
   readonly id = randomBytes(24).toString("base64url");
@@ -20,16 +23,22 @@ export class LegacySseSession {
   private readonly maxOutgoingBytes: number;
   private readonly log: Logger;
   private readonly view = new ViewSelection();
+  /** What waits for the reader, charged to the daemon-wide budget. */
+  private readonly meter: OutputMeter;
   private closed = false;
   /** The endpoint its client POSTs to (named by the stream's first event); set by {@link start}. */
   messagesPath: string | undefined;
   /** Set when the reader fell too far behind and was disconnected. */
   slowReader = false;
 
-  constructor(router: Router, res: ServerResponse, maxOutgoingBytes: number, log: Logger) {
+  constructor(router: Router, res: ServerResponse, maxOutgoingBytes: number, log: Logger, buffers: HttpBuffers) {
     this.res = res;
     this.maxOutgoingBytes = maxOutgoingBytes;
     this.log = log;
+    this.meter = new OutputMeter(res, buffers, () => {
+      this.closed = true;
+      log.warn({ session: this.session.id }, "over the daemon-wide buffer budget; disconnecting the HTTP+SSE client holding the most");
+    });
     this.session = router.attach({ send: (message) => this.deliver(message) }, "sse");
   }
 
@@ -50,6 +59,7 @@ export class LegacySseSession {
     if (this.closed) return;
     this.closed = true;
     if (!this.res.writableEnded) this.res.end();
+    this.meter.written();
   }
 
   private deliver(message: object): boolean {
@@ -64,7 +74,7 @@ export class LegacySseSession {
   private write(text: string): boolean {
     if (this.res.destroyed) return false;
     this.res.write(text);
-    if (this.res.writableLength > this.maxOutgoingBytes) {
+    if (this.meter.written() > this.maxOutgoingBytes) {
       this.slowReader = true;
       this.log.warn({ session: this.session.id }, "HTTP+SSE client is not reading its stream; disconnecting it");
       this.res.destroy();

@@ -1,5 +1,7 @@
 import type { ServerResponse } from "node:http";
+import type { HttpBuffers } from "./http-buffers.js";
 import { onGone } from "./http-respond.js";
+import { OutputMeter } from "./output-meter.js";
 
 /** One event kept for replay: its sequence number in the stream and its wire text. */
 interface LoggedEvent {
@@ -7,7 +9,7 @@ interface LoggedEvent {
   text: string;
 }
 
-/** What a stream needs from its session: a shared byte budget for replay, and the reconnect delay to advertise. */
+/** What a stream needs from its session: byte budgets for its reader and for replay, and the reconnect delay to advertise. */
 export interface StreamOwner {
   /** Reconnect delay sent as `retry:`, in ms. */
   readonly retryMs: number;
@@ -17,6 +19,8 @@ export interface StreamOwner {
   replayBytesChanged(delta: number): void;
   /** A reader was dropped for not reading (counted for status). */
   slowReaderDropped(): void;
+  /** The daemon-wide budget's HTTP account: what waits for a reader is charged to it. */
+  readonly buffers: HttpBuffers;
 }
 
 /**
@@ -24,17 +28,23 @@ export interface StreamOwner {
  * GET stream. Every event gets an id `<stream>.<seq>` and is kept (within the session's replay budget)
  * until the client has certainly moved on, so a client whose connection dropped can reconnect with
  * `Last-Event-ID` and get what it missed. A response whose reader falls more than `maxOutgoingBytes`
- * behind is ended rather than buffered without limit; its events stay for replay.
+ * behind, or that holds the most of any client when the daemon-wide budget runs out, is ended rather than
+ * buffered without limit; its events stay for replay (within the session's bound; those dropped from it
+ * unread are counted).
  */
 export class SseStream {
   readonly id: string;
   private readonly owner: StreamOwner;
   private res: ServerResponse | undefined;
+  /** What waits for the current reader, charged to the daemon-wide budget. */
+  private meter: OutputMeter | undefined;
   private seq = 0;
   private readonly log: LoggedEvent[] = [];
   private logBytes = 0;
   /** Highest sequence number written to a live response. */
   private written = 0;
+  /** Highest sequence number known to have left the daemon for the current reader (the rest may wait in its buffer). */
+  private sent = 0;
   /** No more events will come (a POST stream whose requests are all answered). */
   finished = false;
 
@@ -61,8 +71,18 @@ export class SseStream {
   attach(res: ServerResponse, afterSeq?: number, primed = true): void {
     this.detach();
     this.res = res;
+    this.meter = new OutputMeter(
+      res,
+      this.owner.buffers,
+      () => this.cut(res),
+      () => {
+        if (this.res === res) this.sent = this.written;
+      },
+    );
     onGone(res, () => {
-      if (this.res === res) this.res = undefined;
+      if (this.res !== res) return;
+      this.res = undefined;
+      this.meter = undefined;
     });
     if (!res.headersSent) {
       res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache, no-transform", connection: "keep-alive" });
@@ -70,6 +90,7 @@ export class SseStream {
     // A corked response (a POST's, see StreamableSession) sends its headers with its first bytes, on purpose.
     if (res.writableCorked === 0) res.flushHeaders();
     const from = afterSeq ?? this.written;
+    this.sent = from;
     // A priming event (an id and no data) first: the client learns an id to resume from before anything
     // else happens (the point replay starts from, so nothing after it can be skipped), and `retry:` tells
     // it how soon to reconnect.
@@ -108,15 +129,14 @@ export class SseStream {
   dropOldest(): number {
     const e = this.log.shift();
     if (!e) return 0;
+    if (e.seq > this.written) this.owner.buffers.dropped.droppedEvents++;
     this.logBytes -= e.text.length;
     return e.text.length;
   }
 
   /** Ends the current reader's response, if any; kept events stay. */
   detach(): void {
-    const res = this.res;
-    this.res = undefined;
-    if (res && !res.writableEnded) res.end();
+    this.end();
   }
 
   /** Forgets every kept event and ends the reader (the session is closing). */
@@ -132,13 +152,27 @@ export class SseStream {
     if (!res || res.destroyed) return;
     res.write(text);
     if (seq !== undefined && seq > this.written) this.written = seq;
-    if (res.writableLength > this.owner.maxOutgoingBytes) {
+    if ((this.meter?.written() ?? 0) > this.owner.maxOutgoingBytes) {
       // Not reading: end it here; the events stay for a reconnect with Last-Event-ID.
       this.owner.slowReaderDropped();
-      this.res = undefined;
-      this.written = Math.min(this.written, this.lowestUnflushed());
+      this.cut(res);
       res.destroy();
     }
+  }
+
+  /**
+   * Its reader is cut off (not reading, or over the budget): what it was written but not sent is lost with
+   * its connection; what of that is still kept goes to a resume, the rest is counted as dropped.
+   */
+  private cut(res: ServerResponse): void {
+    if (this.res !== res) return;
+    this.meter?.stop();
+    this.meter = undefined;
+    this.res = undefined;
+    let kept = 0;
+    for (const e of this.log) if (e.seq > this.sent && e.seq <= this.written) kept++;
+    this.owner.buffers.dropped.droppedEvents += Math.max(0, this.written - this.sent - kept);
+    this.written = Math.min(this.written, this.lowestUnflushed());
   }
 
   /** The sequence before the oldest kept event (what a reader that stalled can be assumed to lack). */
@@ -148,8 +182,12 @@ export class SseStream {
 
   private end(): void {
     const res = this.res;
+    const meter = this.meter;
     this.res = undefined;
+    this.meter = undefined;
     if (res && !res.writableEnded) res.end();
+    // Ended, its last bytes may still wait for the reader: they count until they leave.
+    meter?.written();
   }
 }
 

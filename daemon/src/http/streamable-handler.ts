@@ -1,8 +1,9 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { SUPPORTED_PROTOCOL_VERSIONS, WireCode, classify, isObject, type JsonObject, type RequestId } from "@mcpd/protocol";
-import { accepts, acceptsSse, onGone, readMessages, sendError } from "./http-respond.js";
+import { accepts, acceptsSse, onGone, sendError } from "./http-respond.js";
 import type { ViewChoice } from "./http-routes.js";
 import type { HttpSessions } from "./http-sessions.js";
+import { readMessages, type BodyLimits } from "./request-body.js";
 import { parseEventId } from "./sse-stream.js";
 import type { Exchange, StreamableSession } from "./streamable-session.js";
 
@@ -16,7 +17,8 @@ export interface EndpointContext {
   path: string;
   /** The view it serves: one server's, a profile's, or the aggregate view. */
   view: ViewChoice;
-  maxBodyBytes: number;
+  /** The bounds a POST's body is read within. */
+  body: BodyLimits;
 }
 
 /**
@@ -62,11 +64,15 @@ function sessionOf(req: IncomingMessage, res: ServerResponse, ctx: EndpointConte
     );
     return undefined;
   }
+  s.used = true;
   return s;
 }
 
-/** POST: one JSON-RPC message or a batch; requests are answered as JSON or an SSE stream, the rest with 202. */
-export async function handlePost(req: IncomingMessage, res: ServerResponse, ctx: EndpointContext): Promise<void> {
+/**
+ * A POST's media types checked (415 unless JSON is sent, 406 unless JSON or SSE is accepted): which of
+ * JSON and SSE its client accepts, or undefined once answered.
+ */
+function postTypes(req: IncomingMessage, res: ServerResponse): { json: boolean; sse: boolean } | undefined {
   const type = req.headers["content-type"];
   if (typeof type !== "string" || !/^application\/json\s*(;|$)/i.test(type)) {
     sendError(
@@ -76,22 +82,22 @@ export async function handlePost(req: IncomingMessage, res: ServerResponse, ctx:
       "Unsupported Media Type: send the message as Content-Type: application/json",
       "MCPD_PROTOCOL_VIOLATION",
     );
-    return;
+    return undefined;
   }
   const accept = req.headers.accept;
   const json = accepts(accept, "application/json");
   const sse = accepts(accept, "text/event-stream");
-  if (!json && !sse) {
-    sendError(
-      res,
-      406,
-      WireCode.InvalidRequest,
-      "Not Acceptable: accept application/json and text/event-stream",
-      "MCPD_PROTOCOL_VIOLATION",
-    );
-    return;
-  }
-  const posted = await readMessages(req, res, ctx.maxBodyBytes);
+  if (json || sse) return { json, sse };
+  sendError(res, 406, WireCode.InvalidRequest, "Not Acceptable: accept application/json and text/event-stream", "MCPD_PROTOCOL_VIOLATION");
+  return undefined;
+}
+
+/** POST: one JSON-RPC message or a batch; requests are answered as JSON or an SSE stream, the rest with 202. */
+export async function handlePost(req: IncomingMessage, res: ServerResponse, ctx: EndpointContext): Promise<void> {
+  const types = postTypes(req, res);
+  if (!types) return;
+  const { json, sse } = types;
+  const posted = await readMessages(req, res, ctx.body);
   if (!posted) return;
   const { messages, batch } = posted;
   // Only an initialize *request* opens a session: its id goes back with the answer, and nothing else has one.

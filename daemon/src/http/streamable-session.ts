@@ -2,31 +2,26 @@ import { randomBytes } from "node:crypto";
 import type { ServerResponse } from "node:http";
 import { encodeRelayed, type JsonObject, type Logger, type RequestId } from "@mcpd/protocol";
 import type { Router } from "../router/router.js";
+import type { Outbound } from "../router/ports.js";
 import type { Session } from "../router/session.js";
 import { RUNTIME_DEFAULTS } from "../defaults.js";
 import { encodeOutgoing } from "../infra/encode-outgoing.js";
 import type { ViewChoice } from "./http-routes.js";
-import { onGone } from "./http-respond.js";
+import type { HttpBuffers } from "./http-buffers.js";
+import { afterPendingHangUp, clientGone, onGone } from "./http-respond.js";
+import { OutputMeter } from "./output-meter.js";
+import { SessionStreams, type StreamableSessionLimits } from "./session-streams.js";
+import type { SseStream } from "./sse-stream.js";
 import { ViewSelection } from "./view-selection.js";
-import { SseStream, type StreamOwner } from "./sse-stream.js";
 
-/** Bounds and timings of one Streamable HTTP session (from the front end's settings). */
-export interface StreamableSessionLimits {
-  /** `retry:` advertised on every SSE stream, in ms. */
-  retryMs: number;
-  /** Bytes one response may have waiting for its reader; past it the reader is dropped. */
-  maxOutgoingBytes: number;
-  /** Bytes of SSE events kept per session for resumption with `Last-Event-ID`; the oldest go first. */
-  maxReplayBytes: number;
-  /** POSTs being answered at once in one session. */
-  maxStreamsPerSession: number;
-  /** A call that may run long is switched from JSON to SSE when unanswered after this many ms (0: SSE at once). */
-  streamAfterMs: number;
-}
+export type { StreamableSessionLimits } from "./session-streams.js";
 
-/** The daemon-wide count of replay bytes over every session. */
-export interface ReplayBudget {
-  changed(delta: number): void;
+/** What a session needs from the sessions that own it. */
+export interface SessionOwner {
+  /** The daemon-wide budget's HTTP account. */
+  readonly buffers: HttpBuffers;
+  /** Its initialize could not be answered (the client went away first): the session must end now. */
+  initializeLost(session: StreamableSession): void;
 }
 
 /**
@@ -65,7 +60,7 @@ export interface Exchange {
  * client has one open, else to the newest POST still open that may stream (else kept on the standalone
  * stream until a GET comes). Every SSE event is resumable with `Last-Event-ID` within the replay budget.
  */
-export class StreamableSession implements StreamOwner {
+export class StreamableSession implements Outbound {
   /** The `Mcp-Session-Id`: 24 random bytes, base64url. */
   readonly id = randomBytes(24).toString("base64url");
   readonly session: Session;
@@ -75,42 +70,28 @@ export class StreamableSession implements StreamOwner {
   private readonly exchanges = new Map<RequestId, Exchange>();
   private readonly open = new Set<Exchange>();
   private readonly progressTokens = new Map<string | number, RequestId>();
-  /** Every stream that can be resumed, by id, oldest first. The standalone stream is always there. */
-  private readonly streams = new Map<string, SseStream>();
-  readonly standalone: SseStream;
-  private streamCounter = 0;
-  private replay = 0;
+  /** Its resumable streams (the standalone GET stream and its POSTs') and the events they keep. */
+  private readonly streams: SessionStreams;
   private readonly view = new ViewSelection();
   private closed = false;
   private readonly log: Logger;
-  private readonly budget: ReplayBudget;
+  private readonly owner: SessionOwner;
   lastActiveAt = Date.now();
+  /** A request has come with its id since its initialize: its client has the id. */
+  used = false;
   /** Answers that had no reader any more (the client went away from a JSON exchange). */
   droppedAnswers = 0;
-  /** Readers dropped for falling too far behind. */
-  slowReaders = 0;
   /** Its initialize was answered with an error: the session is ended once that answer is sent. */
   initializeFailed = false;
 
-  /**
-   * @param budget the daemon-wide count of replay bytes, told of every change (it may trim the session
-   *   holding the most when the total is over its bound)
-   */
-  constructor(router: Router, path: string, limits: StreamableSessionLimits, log: Logger, budget: ReplayBudget) {
+  /** @param owner the sessions it belongs to: the daemon-wide budget's HTTP account, and who ends it */
+  constructor(router: Router, path: string, limits: StreamableSessionLimits, log: Logger, owner: SessionOwner) {
     this.limits = limits;
-    this.budget = budget;
+    this.owner = owner;
     this.path = path;
     this.log = log;
-    this.standalone = this.newStream();
-    this.session = router.attach({ send: (message) => this.deliver(message) }, "http");
-  }
-
-  get retryMs(): number {
-    return this.limits.retryMs;
-  }
-
-  get maxOutgoingBytes(): number {
-    return this.limits.maxOutgoingBytes;
+    this.session = router.attach(this, "http");
+    this.streams = new SessionStreams(limits, owner.buffers, log, this.session.id);
   }
 
   /** Chooses the view before anything else reaches the session; the error answer when it cannot. */
@@ -118,11 +99,33 @@ export class StreamableSession implements StreamOwner {
     return this.view.select(this.session, view);
   }
 
+  /**
+   * Whether its client can take what is not an answer to one of its requests: its GET stream is open.
+   * Without it (and with no subscription and no log level) the router sends it no list changes or log
+   * messages, so a session nobody listens to holds no bytes for them.
+   */
+  get listening(): boolean {
+    return this.streams.standalone.attached;
+  }
+
+  /** The standalone (GET) stream. */
+  get standalone(): SseStream {
+    return this.streams.standalone;
+  }
+
+  /** Readers dropped for falling too far behind. */
+  get slowReaders(): number {
+    return this.streams.slowReaders;
+  }
+
+  /** Bytes of events kept for resumption. */
+  get replayBytes(): number {
+    return this.streams.replayBytes;
+  }
+
   /** Whether anything is under way: a POST being answered or a stream being read. */
   get busy(): boolean {
-    if (this.open.size > 0) return true;
-    for (const s of this.streams.values()) if (s.attached) return true;
-    return false;
+    return this.open.size > 0 || this.streams.anyAttached;
   }
 
   /** POSTs being answered now. */
@@ -160,12 +163,16 @@ export class StreamableSession implements StreamOwner {
     return this.streams.get(id);
   }
 
+  /** A stream resumed with `Last-Event-ID` and now fully read: forget it. */
+  settle(stream: SseStream): void {
+    this.streams.settle(stream);
+  }
+
   /** Ends the session: its streams close, its requests are cancelled upstream (by the router's detach). */
   close(): void {
     if (this.closed) return;
     this.closed = true;
-    for (const s of this.streams.values()) s.close();
-    this.streams.clear();
+    this.streams.closeAll();
     for (const ex of this.open) if (!ex.res.writableEnded) ex.res.destroy();
     this.open.clear();
   }
@@ -186,64 +193,33 @@ export class StreamableSession implements StreamOwner {
     if (ex.ids.size === 0) this.complete(ex);
   }
 
-  // --- StreamOwner ---
-
-  replayBytesChanged(delta: number): void {
-    this.replay += delta;
-    this.budget.changed(delta);
-    if (this.replay > this.limits.maxReplayBytes) this.trimReplay(this.limits.maxReplayBytes);
-  }
-
-  /** Bytes of events kept for resumption. */
-  get replayBytes(): number {
-    return this.replay;
-  }
-
-  /**
-   * Drops kept events, oldest first, until at most `bytes` are kept: whole streams nobody reads any more
-   * go before the kept tail of live ones. (Events are only dropped from the replay log; a reader reading
-   * now has them already.)
-   */
-  trimReplay(bytes: number): void {
-    for (const s of this.streams.values()) {
-      while (this.replay > bytes) {
-        const n = s.dropOldest();
-        if (n === 0) break;
-        this.replay -= n;
-        this.budget.changed(-n);
-      }
-      if (s !== this.standalone && s.finished && s.replayBytes === 0 && !s.attached) this.streams.delete(s.id);
-      if (this.replay <= bytes) return;
-    }
-  }
-
-  slowReaderDropped(): void {
-    this.slowReaders++;
-    this.log.warn(
-      { session: this.session.id },
-      "HTTP client is not reading its SSE stream; dropped the stream (its events stay for resumption)",
-    );
-  }
-
   // --- outgoing messages ---
 
-  private deliver(message: object): boolean {
+  /** The router's {@link Outbound}: one message for the client, sorted onto its responses. */
+  send(message: object): boolean {
     if (this.closed) return false;
     const m = message as { id?: RequestId; method?: unknown; params?: JsonObject };
     if (this.view.intercept(message)) return true;
     // A server's answer goes on as the server wrote it, with only its id the client's (no second encoding).
     const text = encodeOutgoing(message, this.log, encodeRelayed);
     if (text === undefined) return true;
-    if (m.method === undefined) {
-      this.answer(m.id as RequestId, text, "error" in m);
+    if (m.method !== undefined) {
+      this.target(m.method, m.params).push(text);
       return true;
     }
-    this.target(m.method, m.params).push(text);
+    const id = m.id as RequestId;
+    const ex = this.exchanges.get(id);
+    // The session's id comes with this answer: it is sent only to a client still there (a hang-up that came
+    // with the request has been read by then), else nobody could use the session and it ends at once.
+    if (ex?.initialize)
+      afterPendingHangUp(() => (clientGone(ex.res) ? this.owner.initializeLost(this) : this.answer(id, text, "error" in m)));
+    else this.answer(id, text, "error" in m);
     return true;
   }
 
   /** @param failed it is an error answer (judged on the message: its text may hold `"error":` anywhere) */
   private answer(id: RequestId, text: string, failed: boolean): void {
+    if (this.closed) return;
     const ex = this.exchanges.get(id);
     if (!ex) {
       this.droppedAnswers++;
@@ -267,7 +243,7 @@ export class StreamableSession implements StreamOwner {
   /** Every request of `ex` is settled: its stream ends, or its JSON answers go (202 when every one was cancelled). */
   private complete(ex: Exchange): void {
     clearTimeout(ex.graceTimer);
-    if (ex.stream) return this.finishStream(ex.stream);
+    if (ex.stream) return this.streams.finish(ex.stream);
     if (ex.gone) return;
     if (ex.answers.length === 0) {
       ex.res.writeHead(202, ex.headers).end();
@@ -276,6 +252,8 @@ export class StreamableSession implements StreamOwner {
     const body = ex.batch ? `[${ex.answers.join(",")}]` : (ex.answers[0] as string);
     ex.res.writeHead(200, { ...ex.headers, "content-type": "application/json" });
     ex.res.end(body);
+    // What the client has not read yet counts against the daemon-wide budget until it leaves.
+    if (ex.res.writableLength > 0) new OutputMeter(ex.res, this.owner.buffers).written();
   }
 
   /** Where a notification or server-to-client request goes (see the class comment). */
@@ -286,17 +264,18 @@ export class StreamableSession implements StreamOwner {
       const ex = rid === undefined ? undefined : this.exchanges.get(rid);
       if (ex && ex.sse !== "never" && (ex.stream || !ex.gone)) return this.toSse(ex);
     }
-    if (this.standalone.attached) return this.standalone;
+    const standalone = this.streams.standalone;
+    if (standalone.attached) return standalone;
     let newest: Exchange | undefined;
     for (const ex of this.open) if (ex.sse !== "never" && !ex.gone && ex.ids.size > 0) newest = ex;
-    return newest ? this.toSse(newest) : this.standalone;
+    return newest ? this.toSse(newest) : standalone;
   }
 
   /** The exchange's SSE stream, switching it from JSON (the answers collected so far go first). */
   private toSse(ex: Exchange): SseStream {
     if (ex.stream) return ex.stream;
     clearTimeout(ex.graceTimer);
-    const stream = this.newStream();
+    const stream = this.streams.open();
     ex.stream = stream;
     ex.res.writeHead(200, { ...ex.headers, "content-type": "text/event-stream", "cache-control": "no-cache, no-transform" });
     // Headers, priming event and an answer that comes at once leave in one write (end() flushes): a fast
@@ -305,29 +284,7 @@ export class StreamableSession implements StreamOwner {
     setTimeout(() => ex.res.uncork(), RUNTIME_DEFAULTS.httpSseCoalesceMs).unref();
     stream.attach(ex.res);
     for (const a of ex.answers.splice(0)) stream.push(a);
-    if (ex.ids.size === 0) this.finishStream(stream);
+    if (ex.ids.size === 0) this.streams.finish(stream);
     return stream;
-  }
-
-  private finishStream(stream: SseStream): void {
-    stream.finish();
-    if (stream.drained) {
-      stream.close();
-      this.streams.delete(stream.id);
-    }
-  }
-
-  /** A stream resumed with `Last-Event-ID` and now fully read: forget it. */
-  settle(stream: SseStream): void {
-    if (stream !== this.standalone && stream.drained) {
-      stream.close();
-      this.streams.delete(stream.id);
-    }
-  }
-
-  private newStream(): SseStream {
-    const s = new SseStream(`s${++this.streamCounter}`, this);
-    this.streams.set(s.id, s);
-    return s;
   }
 }

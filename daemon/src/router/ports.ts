@@ -12,6 +12,11 @@ import type { ServerDirectory, Upstream } from "./upstream-port.js";
 export interface Outbound {
   /** Queues one message. Returns false when the connection is gone or over its buffer bound. */
   send(message: object): boolean;
+  /**
+   * Whether its client can take messages that answer none of its requests (list changes, log messages)
+   * now. Undefined: always (a socket connection). An HTTP session without its GET stream cannot.
+   */
+  readonly listening?: boolean;
 }
 
 /** Masks the configured servers' secret values (SecretScrubber). */

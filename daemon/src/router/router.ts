@@ -104,7 +104,7 @@ export class Router {
   /** Requests in flight to servers, over every connection. */
   private inFlightTotal(): number {
     let n = 0;
-    for (const s of this.sessions.values()) n += s.inFlightCount;
+    for (const s of this.sessions.values()) n += s.inFlight.size;
     return n;
   }
 

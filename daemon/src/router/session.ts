@@ -55,9 +55,8 @@ export class Session implements Downstream, AggregateHost {
   events = false;
   initialized = false;
   /**
-   * Whether this is a control connection: one whose first message was `mcpd/select {"control": true}` (the
-   * mcpd command, `@mcpd/client` with `control: true`). Only those may call the privileged control methods
-   * (declared `privileged` in @mcpd/protocol). An agent's MCP session never becomes one: it has spoken before.
+   * A control connection: its first message was `mcpd/select {"control": true}` (the mcpd command, `@mcpd/client`
+   * with `control: true`); only those may call privileged control methods. An agent's session never is one.
    */
   control = false;
   /** Messages received so far (any kind, valid or not): `control` may only be declared by the first. */
@@ -68,7 +67,7 @@ export class Session implements Downstream, AggregateHost {
   clientCapabilities: ClientCapabilities = {};
   logLevel: LogLevel | undefined;
   readonly connectedAt = Date.now();
-  /** Its requests in flight to servers. */
+  /** Its requests in flight to servers (`inFlight.size` of them). */
   readonly inFlight: InFlightRequests;
   private closed = false;
   /** Private (per-client) sessions this connection owns; made by the first (most connections have none). */
@@ -102,9 +101,9 @@ export class Session implements Downstream, AggregateHost {
     return (this.subscribed ??= new Set());
   }
 
-  /** Requests in flight to servers. */
-  get inFlightCount(): number {
-    return this.inFlight.size;
+  /** Not {@link Outbound.listening} (an HTTP session without its GET stream), no subscription, no log level: broadcasts skip it. */
+  get quiet(): boolean {
+    return this.out.listening === false && this.logLevel === undefined && !this.subscribed?.size;
   }
 
   send(message: object): void {
@@ -270,9 +269,8 @@ export class Session implements Downstream, AggregateHost {
   }
 
   /**
-   * Transparent semantics: one server, unprefixed names. `clientUri`: the aggregate view's namespaced
-   * form (`mcpd://<server>/<uri>`) of the resource URI in `params`, which the answer and the updates of a
-   * subscription are given back in.
+   * Transparent semantics: one server, unprefixed names. `clientUri`: the aggregate view's form (`mcpd://<server>/<uri>`)
+   * of the resource URI in `params`, which the answer and the updates of a subscription are given back in.
    */
   serveOnServer(id: RequestId, server: string, method: string, params: JsonObject | undefined, clientUri?: string, checked = false): void {
     let handle: Upstream;

@@ -24,7 +24,9 @@ export interface DeliveryParts {
  * What servers say, delivered to the right connections: progress to the request it is for, resource
  * updates to their subscribers, a cancellation of a relayed request to its client, anything else to
  * every connection that views the server (log messages at or above each one's level); and state changes
- * (to connections that asked for events, and as tools/list_changed in the aggregate view).
+ * (to connections that asked for events, and as tools/list_changed in the aggregate view). A quiet
+ * session (`Session.quiet`: an HTTP session with no GET stream open, no subscription and no log level)
+ * is skipped for everything that answers none of its requests: nothing is encoded or kept for it.
  */
 export class UpstreamDelivery {
   constructor(private readonly parts: DeliveryParts) {}
@@ -52,7 +54,7 @@ export class UpstreamDelivery {
     if (method === "notifications/cancelled") return p.requests.cancelled(handle, params);
     if (method.endsWith("/list_changed")) p.catalog.invalidate();
     for (const s of p.sessions()) {
-      if (!s.views(handle)) continue;
+      if (s.quiet || !s.views(handle)) continue;
       if (method === "notifications/message" && !wantsLog(s.logLevel, params)) continue;
       s.relayNotification(handle, method, params);
     }
@@ -68,6 +70,7 @@ export class UpstreamDelivery {
     // In the aggregate view a server's tools appear or vanish with its state (unless the connection's profile leaves it out).
     if (
       s.initialized &&
+      !s.quiet &&
       s.view.kind === "aggregate" &&
       (change.state === "ready" || change.previous === "ready") &&
       (s.filter === undefined || s.filter.viewsServer(handle.name))

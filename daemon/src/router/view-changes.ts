@@ -52,7 +52,8 @@ export function applyViewChanges(
       const views = s.view.kind === "server" ? s.view.server === server : s.filter === undefined || s.filter.viewsServer(server);
       if (views) for (const k of changed) kinds.add(k);
     }
-    if (!s.initialized) continue;
+    // A quiet session (an HTTP session nobody listens to) learns of changes by listing again.
+    if (!s.initialized || s.quiet) continue;
     for (const k of FILTER_KINDS) {
       if (!kinds.has(k)) continue;
       s.send({ jsonrpc: "2.0", method: `notifications/${k}/list_changed`, params: {} });

@@ -1,13 +1,8 @@
 import type { Socket } from "node:net";
-import {
-  ConnectionLimitError,
-  encodeLine,
-  toWireError,
-  type DaemonInfo,
-  type DroppedConnections,
-  type JsonLineDecoder,
-  type Logger,
-} from "@mcpd/protocol";
+import { ConnectionLimitError, type DaemonInfo, type DroppedConnections, type Logger } from "@mcpd/protocol";
+import type { BudgetAccount, BufferBudget } from "../infra/buffer-budget.js";
+import type { ClientConn } from "./client-conn.js";
+import { Farewells } from "./farewell.js";
 
 /** The daemon-wide bounds on clients; see RUNTIME_DEFAULTS for their meaning and defaults. */
 export interface SocketLimits {
@@ -15,8 +10,6 @@ export interface SocketLimits {
   maxConnections: number;
   /** What set `maxConnections`, named in the refusal: `mcpd.maxConnections`, or the open-file limit. */
   maxConnectionsWhy: string;
-  /** Bytes held for all clients together (unfinished input lines, unsent output); past it the largest holder is closed. */
-  maxBufferedBytesTotal: number;
   /** A client's line must be finished within this many ms of its first byte, or its connection is closed. */
   partialLineTimeoutMs: number;
 }
@@ -27,29 +20,6 @@ export type SocketServerStats = Pick<
   "connections" | "maxConnections" | "bufferedBytes" | "maxBufferedBytesTotal" | "partialLineTimeoutMs" | "dropped"
 >;
 
-/** What the server tracks per connection for the daemon-wide bounds. */
-export interface ClientConn {
-  readonly socket: Socket;
-  readonly decoder: JsonLineDecoder;
-  log: Logger;
-  /** Bytes of memory its unfinished input line keeps alive (the decoder's retainedBytes), as counted into ClientLimits.buffered. */
-  inBytes: number;
-  /** Bytes of its unsent output, as counted into ClientLimits.buffered (recounted once per tick it is written to). */
-  outBytes: number;
-  /** When its unfinished line began (Date.now()); 0 between lines. */
-  lineStartedAt: number;
-  /** An empty write is queued whose callback recounts the output once everything before it is written. */
-  flushWatch: boolean;
-  /** Closed, or being closed by the server: no longer counted; nothing more is read from it or sent to it. */
-  gone: boolean;
-  /** Takes what it sent in this tick and has not written yet (its messages leave together at the end of a tick). */
-  takeOutput(): string;
-}
-
-/** A refused or dropped connection gets this long to receive its error line before it is destroyed, in ms. */
-const FAREWELL_MS = 1_000;
-/** At most this many refused connections wait for their error line at once; more are closed without one. */
-const MAX_FAREWELLS = 16;
 /** A dropped connection with more unsent output than this is destroyed at once, without an error line (it is not reading). */
 const FAREWELL_MAX_BACKLOG_BYTES = 64 * 1024;
 /** Repeated refusals are logged at most this often, with a count, in ms. */
@@ -58,23 +28,26 @@ const NO_BYTES = Buffer.alloc(0);
 
 /**
  * The daemon-wide bounds on the socket server's clients ({@link SocketLimits}): connections over the cap
- * are refused with an error line; the bytes held for all clients (unfinished input lines, unsent output)
- * are counted by deltas as they change, and past the budget the connection holding the most is closed,
- * then the next, until the total is under it; a line not finished within the deadline closes its
- * connection. Each is logged with the client and the bytes, and counted in {@link stats}. Its calls on the
- * per-message path ({@link afterInput}, {@link countOutput}) allocate nothing.
+ * are refused with an error line; the bytes held for its clients (unfinished input lines, unsent output)
+ * are charged by deltas as they change to the daemon-wide {@link BufferBudget}, which it serves as an
+ * account: past the budget, when a socket connection holds the most of any client, that connection is
+ * closed; a line not finished within the deadline closes its connection. Each is logged with the client
+ * and the bytes, and counted in {@link stats}.
+ *
+ * The socket server calls it on its per-message path ({@link afterInput}, {@link countOutput}): those
+ * allocate nothing.
  */
-export class ClientLimits {
+export class ClientLimits implements BudgetAccount {
   /** The connections being served (refused ones are never in it). */
   readonly conns = new Set<ClientConn>();
   private readonly log: Logger;
   private limits: SocketLimits;
-  /** Bytes held for all clients: the sum of every live connection's inBytes + outBytes. */
-  private buffered = 0;
+  /** The daemon-wide budget every live connection's inBytes + outBytes is charged to. */
+  private readonly budget: BufferBudget;
   /** Connections with an unfinished line, checked against the deadline by {@link sweep}. */
   private readonly midLine = new Set<ClientConn>();
   private sweepTimer: NodeJS.Timeout | undefined;
-  private farewells = 0;
+  private readonly farewells = new Farewells();
   private readonly droppedCounts: DroppedConnections = { tooManyConnections: 0, overBudget: 0, lineTimeout: 0, notReading: 0 };
   private readonly throttle = { refusedAt: 0, refused: 0 };
   /** Connections the daemon's other face (the HTTP front end) holds: they count against the same cap. */
@@ -82,9 +55,11 @@ export class ClientLimits {
   /** Told of bytes let go, now garbage (a GarbagePacer's `release`): reads copied into a line, lines ended or dropped, output written. */
   released: (bytes: number) => void = () => {};
 
-  constructor(limits: SocketLimits, log: Logger) {
+  constructor(limits: SocketLimits, budget: BufferBudget, log: Logger) {
     this.limits = { ...limits };
+    this.budget = budget;
     this.log = log;
+    budget.add(this);
   }
 
   /** Counts and bounds for `mcpd/status`. */
@@ -92,14 +67,14 @@ export class ClientLimits {
     return {
       connections: this.conns.size,
       maxConnections: this.limits.maxConnections,
-      bufferedBytes: this.buffered,
-      maxBufferedBytesTotal: this.limits.maxBufferedBytesTotal,
+      bufferedBytes: this.budget.bytes,
+      maxBufferedBytesTotal: this.budget.max,
       partialLineTimeoutMs: this.limits.partialLineTimeoutMs,
       dropped: { ...this.droppedCounts },
     };
   }
 
-  /** New bounds (after a reload). Connections already open stay; a lower budget is enforced at once. */
+  /** New bounds (after a reload). Connections already open stay. */
   setLimits(limits: SocketLimits): void {
     const timeoutChanged = limits.partialLineTimeoutMs !== this.limits.partialLineTimeoutMs;
     this.limits = { ...limits };
@@ -107,7 +82,6 @@ export class ClientLimits {
       this.stop();
       if (this.midLine.size > 0) this.armSweep();
     }
-    if (this.buffered > this.limits.maxBufferedBytesTotal) this.enforceBudget();
   }
 
   /** Starts counting a connection just accepted. */
@@ -136,9 +110,9 @@ export class ClientLimits {
   afterInput(conn: ClientConn, ended: number): void {
     const decoder = conn.decoder;
     const held = decoder.retainedBytes;
-    if (held !== conn.inBytes) {
-      this.released(Math.abs(held - conn.inBytes));
-      this.buffered += held - conn.inBytes;
+    const grown = held - conn.inBytes;
+    if (grown !== 0) {
+      this.released(Math.abs(grown));
       conn.inBytes = held;
     }
     if (decoder.inLine) {
@@ -148,7 +122,7 @@ export class ClientLimits {
       conn.lineStartedAt = 0;
       this.midLine.delete(conn);
     }
-    if (this.buffered > this.limits.maxBufferedBytesTotal) this.enforceBudget();
+    if (grown !== 0) this.budget.charge(grown);
   }
 
   /** Answers a connection over the cap with one error line, then closes it. */
@@ -174,12 +148,12 @@ export class ClientLimits {
       t.refused = 0;
     }
     // Each waiting refusal holds a descriptor: under a storm, close the rest at once.
-    if (this.farewells >= MAX_FAREWELLS) {
+    if (this.farewells.full) {
       socket.destroy();
       return;
     }
     const raise = maxConnectionsWhy === "mcpd.maxConnections" ? "mcpd.maxConnections" : "the open-file limit (ulimit -n)";
-    this.farewell(
+    this.farewells.send(
       socket,
       new ConnectionLimitError(
         "MCPD_TOO_MANY_CONNECTIONS",
@@ -188,28 +162,14 @@ export class ClientLimits {
     );
   }
 
-  /**
-   * Sends `error` as the connection's last line (id null), ends it, and destroys it {@link FAREWELL_MS}
-   * later. Nothing more is read from it (a client streaming a huge line must not keep the daemon reading
-   * garbage). Not destroyed at once: a client that writes after our close would get EPIPE and drop the
-   * line unread.
-   */
-  private farewell(socket: Socket, error: ConnectionLimitError, pending = ""): void {
-    this.farewells++;
-    socket.once("close", () => this.farewells--);
-    socket.pause();
-    socket.end(pending + encodeLine({ jsonrpc: "2.0", id: null, error: toWireError(error) }));
-    setTimeout(() => socket.destroy(), FAREWELL_MS).unref();
-  }
-
   /** Recounts a connection's unsent output; while some is left, an empty write's callback recounts it once written. */
   countOutput(conn: ClientConn): void {
     const out = conn.socket.writableLength;
     if (out !== conn.outBytes) {
       this.released(conn.outBytes - out);
-      this.buffered += out - conn.outBytes;
+      const grown = out - conn.outBytes;
       conn.outBytes = out;
-      if (this.buffered > this.limits.maxBufferedBytesTotal) this.enforceBudget();
+      this.budget.charge(grown);
     }
     if (out > 0 && !conn.gone && !conn.flushWatch) {
       conn.flushWatch = true;
@@ -252,46 +212,48 @@ export class ClientLimits {
     if (this.midLine.size === 0) this.stop();
   }
 
-  /** Closes the connections holding the most until the total held is within the budget. */
-  private enforceBudget(): void {
-    const budget = this.limits.maxBufferedBytesTotal;
-    while (this.buffered > budget) {
-      let worst: ClientConn | undefined;
-      let most = 0;
-      for (const c of this.conns) {
-        const held = c.inBytes + c.outBytes;
-        if (held > most) {
-          most = held;
-          worst = c;
-        }
-      }
-      if (!worst) return;
-      const total = this.buffered;
-      worst.log.warn(
-        { heldBytes: most, inputBytes: worst.inBytes, outputBytes: worst.outBytes, totalBytes: total, budgetBytes: budget },
-        "over the daemon-wide buffer budget; disconnecting the client holding the most",
-      );
-      this.drop(
-        worst,
-        "overBudget",
-        new ConnectionLimitError(
-          "MCPD_BUFFER_BUDGET_EXCEEDED",
-          `Connection closed: mcpd holds ${total} bytes for its clients, over mcpd.maxBufferedBytesTotal (${budget} bytes), ` +
-            `and this connection held the most (${most} bytes: ${worst.inBytes} of an unfinished line, ` +
-            `${worst.outBytes} of output it has not read)`,
-        ),
-      );
-    }
+  /** The bytes held by the connection holding the most (for the daemon-wide budget). */
+  largestHolder(): number {
+    const c = this.holdingMost();
+    return c ? c.inBytes + c.outBytes : 0;
+  }
+
+  private holdingMost(): ClientConn | undefined {
+    let worst: ClientConn | undefined;
+    for (const c of this.conns) if (c.inBytes + c.outBytes > (worst ? worst.inBytes + worst.outBytes : 0)) worst = c;
+    return worst;
+  }
+
+  /** Over the daemon-wide budget: closes the connection holding the most. */
+  shedLargest(total: number, budget: number): void {
+    const worst = this.holdingMost();
+    if (!worst) return;
+    const most = worst.inBytes + worst.outBytes;
+    worst.log.warn(
+      { heldBytes: most, inputBytes: worst.inBytes, outputBytes: worst.outBytes, totalBytes: total, budgetBytes: budget },
+      "over the daemon-wide buffer budget; disconnecting the client holding the most",
+    );
+    this.drop(
+      worst,
+      "overBudget",
+      new ConnectionLimitError(
+        "MCPD_BUFFER_BUDGET_EXCEEDED",
+        `Connection closed: mcpd holds ${total} bytes for its clients, over mcpd.maxBufferedBytesTotal (${budget} bytes), ` +
+          `and this connection held the most (${most} bytes: ${worst.inBytes} of an unfinished line, ` +
+          `${worst.outBytes} of output it has not read)`,
+      ),
+    );
   }
 
   /** Stops counting a connection (it closed, or is being closed). */
   private forget(conn: ClientConn): void {
     if (conn.gone) return;
     conn.gone = true;
-    this.released(conn.inBytes + conn.outBytes);
-    this.buffered -= conn.inBytes + conn.outBytes;
+    const held = conn.inBytes + conn.outBytes;
+    this.released(held);
     conn.inBytes = 0;
     conn.outBytes = 0;
+    if (held !== 0) this.budget.charge(-held);
     if (conn.lineStartedAt !== 0) {
       conn.lineStartedAt = 0;
       this.midLine.delete(conn);
@@ -310,7 +272,7 @@ export class ClientLimits {
     this.forget(conn);
     this.droppedCounts[reason]++;
     conn.decoder.clear();
-    if (error && backlog <= FAREWELL_MAX_BACKLOG_BYTES && !conn.socket.destroyed) this.farewell(conn.socket, error, pending);
+    if (error && backlog <= FAREWELL_MAX_BACKLOG_BYTES && !conn.socket.destroyed) this.farewells.send(conn.socket, error, pending);
     else conn.socket.destroy();
   }
 

@@ -3,6 +3,7 @@ import { createServer, type Server, type Socket } from "node:net";
 import { silentLogger, type Logger } from "@mcpd/protocol";
 import { RUNTIME_DEFAULTS } from "../defaults.js";
 import { GarbagePacer } from "../infra/garbage-pacer.js";
+import type { BufferBudget } from "../infra/buffer-budget.js";
 import { ClientLimits, type SocketLimits, type SocketServerStats } from "./client-limits.js";
 import type { Router } from "../router/router.js";
 import { SocketClient, type SocketClientShared } from "./socket-client.js";
@@ -17,6 +18,8 @@ export interface SocketServerOptions {
   /** Bytes allowed to wait in one connection's outgoing buffer; past this the client is disconnected. */
   maxOutgoingBytes: number;
   limits: SocketLimits;
+  /** The daemon-wide budget of bytes held for clients (`mcpd.maxBufferedBytesTotal`), shared with the HTTP front end. */
+  budget: BufferBudget;
   /** Log every message in and out at trace level (payloads are never logged above trace). */
   traceMessages?: boolean;
   /** Told of the client buffers let go. Default: one paced by RUNTIME_DEFAULTS (`gcPace*`). */
@@ -32,8 +35,8 @@ const LOG_EVERY_MS = 5_000;
  * Bad lines get an error and the connection stays usable; a client that stops reading is disconnected
  * once its outgoing buffer passes its bound, so it never stalls anyone else.
  *
- * Daemon-wide bounds ({@link SocketLimits}: a connection cap, a budget of bytes held for all clients,
- * a deadline for an unfinished line) are kept by {@link ClientLimits}, told of every connection, every
+ * Daemon-wide bounds ({@link SocketLimits}: a connection cap, a deadline for an unfinished line; and its
+ * clients' share of the daemon-wide {@link BufferBudget}) are kept by {@link ClientLimits}, told of every connection, every
  * chunk read and every tick's output; each drop is counted in {@link stats}.
  */
 export class SocketServer {
@@ -48,7 +51,7 @@ export class SocketServer {
   constructor(options: SocketServerOptions) {
     this.opts = options;
     this.log = options.logger ?? silentLogger;
-    this.limits = new ClientLimits(options.limits, this.log);
+    this.limits = new ClientLimits(options.limits, options.budget, this.log);
     const pace = { minIntervalMs: RUNTIME_DEFAULTS.gcPaceIntervalMs, minReleasedBytes: RUNTIME_DEFAULTS.gcPaceReleasedBytes };
     this.pacer = options.pacer ?? new GarbagePacer(pace);
     this.limits.released = (bytes) => this.pacer.release(bytes);
@@ -78,7 +81,7 @@ export class SocketServer {
     return this.limits.stats();
   }
 
-  /** New bounds (after a reload). Connections already open stay; a lower budget is enforced at once. */
+  /** New bounds (after a reload). Connections already open stay. */
   setLimits(limits: SocketLimits): void {
     this.limits.setLimits(limits);
   }

@@ -141,7 +141,17 @@ describe("statusJson", () => {
     };
     const withHttp = {
       ...raw,
-      http: { ...http, addresses: [], maxSessions: 256, expired: 0, refused: 0, slowReaders: 0, replayBytes: 0 },
+      http: {
+        ...http,
+        addresses: [],
+        maxSessions: 256,
+        expired: 0,
+        refused: 0,
+        slowReaders: 0,
+        replayBytes: 0,
+        bufferedBytes: 0,
+        dropped: { overBudget: 0, replayTrims: 0, droppedEvents: 0, bodyTooLarge: 0, bodyTimeout: 0 },
+      },
     } as DaemonStatus;
     const s = statusJson(withHttp);
     expect(s.http).toEqual(http);

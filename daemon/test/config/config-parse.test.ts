@@ -529,6 +529,7 @@ const HTTP_DEFAULTS = {
   maxSessions: 256,
   sessionIdleMs: 1_800_000,
   streamAfterMs: 50,
+  requestTimeoutMs: 30_000,
 };
 
 describe("mcpd.http", () => {
@@ -542,12 +543,18 @@ describe("mcpd.http", () => {
       maxSessions: 4,
       sessionIdleMs: 5_000,
       streamAfterMs: 0,
+      requestTimeoutMs: 500,
     };
     const cfg = parse({ mcpd: { http }, mcpServers: {} });
     expect(cfg.settings.http).toEqual({ ...HTTP_DEFAULTS, ...http });
     expect(() => parse({ mcpd: { http: { streamAfterMs: -1 } }, mcpServers: {} })).toThrow(
       /"mcpd.http.streamAfterMs" must be an integer from 0 to 60000 \(milliseconds; 0: always stream\), got -1/,
     );
+    for (const bad of [99, 600_001, 1.5, "30000"]) {
+      expect(() => parse({ mcpd: { http: { requestTimeoutMs: bad } }, mcpServers: {} })).toThrow(
+        /"mcpd.http.requestTimeoutMs" must be an integer from 100 to 600000 \(milliseconds\)/,
+      );
+    }
     expect(() => parse({ mcpd: { http: { port: 70_000 } }, mcpServers: {} })).toThrow(
       /"mcpd.http.port" must be an integer from 0 to 65535/,
     );

@@ -9,6 +9,7 @@ import { join } from "node:path";
 import { createTransport } from "@mcpd/transports";
 import { parseConfig } from "../../src/config/index.js";
 import type { GarbagePacer } from "../../src/infra/garbage-pacer.js";
+import { BufferBudget } from "../../src/infra/buffer-budget.js";
 import { Router } from "../../src/router/router.js";
 import { SocketServer } from "../../src/socket/socket-server.js";
 import { MCPManager } from "../../src/supervision/manager.js";
@@ -55,7 +56,8 @@ export async function startSocketFace(
     router,
     maxLineBytes: 1 << 20,
     maxOutgoingBytes: options.maxOutgoingBytes,
-    limits: { maxConnections: 16, maxConnectionsWhy: "test", maxBufferedBytesTotal: 1 << 24, partialLineTimeoutMs: 10_000 },
+    limits: { maxConnections: 16, maxConnectionsWhy: "test", partialLineTimeoutMs: 10_000 },
+    budget: new BufferBudget(1 << 24),
     ...(options.pacer ? { pacer: options.pacer } : {}),
   });
   await server.listen();

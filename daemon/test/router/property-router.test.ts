@@ -228,7 +228,7 @@ async function run(actions: Action[]): Promise<void> {
   for (const c of w.open()) check(w, c, true);
   const clients = w.conns.map((c) => c.client);
   await w.r.close();
-  expect(clients.every((c) => c.session.inFlightCount === 0)).toBe(true);
+  expect(clients.every((c) => c.session.inFlight.size === 0)).toBe(true);
   for (const c of w.conns) check(w, c, false);
   count(w);
 }

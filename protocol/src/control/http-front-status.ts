@@ -25,8 +25,30 @@ export interface HttpFrontStatus {
   refused: number;
   /** SSE readers dropped for not reading, since the start (counted per open session). */
   slowReaders: number;
-  /** Bytes of SSE events kept for resumption over all sessions (within `mcpd.maxBufferedBytesTotal`). */
+  /** Bytes of SSE events kept for resumption over all sessions (part of {@link bufferedBytes}). */
   replayBytes: number;
+  /**
+   * Bytes the front end holds for its clients now, charged to the daemon-wide budget
+   * (`mcpd.maxBufferedBytesTotal`, shared with the socket): request bodies arriving, output not yet read,
+   * events kept for resumption.
+   */
+  bufferedBytes: number;
+  /** What its bounds dropped since the start. */
+  dropped: HttpFrontDropped;
+}
+
+/** What the HTTP front end's bounds dropped since the start, by reason. */
+export interface HttpFrontDropped {
+  /** Responses closed and request bodies refused (503) for holding the most when the daemon-wide budget ran out. */
+  overBudget: number;
+  /** Times a session's kept events were trimmed to half for holding the most when the budget ran out. */
+  replayTrims: number;
+  /** SSE events dropped before any reader got them (trimmed from a session's kept events over a bound). */
+  droppedEvents: number;
+  /** Request bodies refused for passing the body limit (413). */
+  bodyTooLarge: number;
+  /** Request bodies not finished within `mcpd.http.requestTimeoutMs` of their headers (408). */
+  bodyTimeout: number;
 }
 
 export const HTTP_FRONT_STATUS_FIELDS: Fields<HttpFrontStatus> = {
@@ -43,4 +65,15 @@ export const HTTP_FRONT_STATUS_FIELDS: Fields<HttpFrontStatus> = {
   refused: "required",
   slowReaders: "required",
   replayBytes: "required",
+  bufferedBytes: "required",
+  dropped: {
+    presence: "required",
+    fields: {
+      overBudget: "required",
+      replayTrims: "required",
+      droppedEvents: "required",
+      bodyTooLarge: "required",
+      bodyTimeout: "required",
+    },
+  },
 };
