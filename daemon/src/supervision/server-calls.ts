@@ -143,10 +143,14 @@ export class ServerCalls {
       } else {
         // Only a call that must wait pays for a signal: the queue drops it at once when it is cancelled.
         const signal = c ? c.signal : options.signal;
+        const send = (at: UpstreamClient): Promise<T> => {
+          client = at;
+          return at.request<T>(method, params, reqOptions);
+        };
         result = await queue.enqueue(
-          async () => {
-            client = await this.sessionAtTurn(options.waitMs, signal);
-            return client.request<T>(method, params, reqOptions);
+          () => {
+            const usable = host.usableClient;
+            return usable ? send(usable) : this.sessionAtTurn(options.waitMs, signal).then(send);
           },
           0,
           signal,
@@ -160,13 +164,13 @@ export class ServerCalls {
   }
 
   /**
-   * The session a queued call goes to at its turn: the one then, which may be a new one (the queue waited
-   * while the server restarted). A stopped server fails it instead of being started again for it.
+   * The session a queued call goes to at its turn when none is usable then (the session just closed, or the
+   * server left `ready`): it waits for the next one, unless the server cannot become ready; a stopped server
+   * fails it instead of being started again for it. (The queue waited while the server restarted, so a call
+   * that waited is sent to the session there is at its turn, which may be a new one.)
    */
   private sessionAtTurn(waitMs: number, signal: AbortSignal | undefined): Promise<UpstreamClient> {
     const { host } = this;
-    const usable = host.usableClient;
-    if (usable) return Promise.resolve(usable);
     if (host.state === "stopped") return Promise.reject(new ServerUnavailableError(host.name, host.state, host.stateReason || undefined));
     return host.whenReady(waitMs, signal);
   }
