@@ -15,7 +15,6 @@
  * Run after `tsc -b` (it reads dist/): `npm run build` runs both. Usage: node daemon/scripts/bundle-cli.mjs
  */
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { createRequire } from "node:module";
 import { dirname, join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
 import { build } from "rolldown";
@@ -31,8 +30,14 @@ const outDir = join(daemonDir, "dist", "cli-bundle");
  * (its imports name files without extensions), so an import of it loads its CommonJS build, and an ES
  * module importing CommonJS makes Node load and run its CommonJS export lexer over it: ~0.35 MB of the
  * daemon's resident memory, measured. Bundled, its ES build is part of the config chunk.
+ *
+ * p-queue (a server's calls past its concurrency limit) and its p-timeout are ES modules only, which this
+ * CommonJS bundle could require() only on Node versions the daemon does not ask for (require() of ES
+ * modules needs 20.19; `engines` says 20.18.1), and which would start Node's ES module loader in the
+ * daemon; its eventemitter3 comes with them. Bundled, they are part of the daemon's chunk, which
+ * `mcpd connect` and the one-request commands never load (tests/cli/cli-lazy-loading.test.ts).
  */
-const BUNDLED_PACKAGES = ["jsonc-parser"];
+const BUNDLED_PACKAGES = ["jsonc-parser", "p-queue", "p-timeout", "eventemitter3"];
 
 /** A bare specifier that is neither one of mcpd's own packages nor bundled: an npm package, left as an import. */
 function isExternal(id) {
@@ -130,11 +135,24 @@ for (const item of result.output) {
   if (escaped !== code) writeFileSync(file, escaped);
 }
 
+/**
+ * The directory of a bundled package, as the bundle found it (package.json is not among every package's
+ * exports, so it is not resolved by name).
+ */
+const bundledIds = result.output.flatMap((item) => (item.type === "chunk" ? Object.keys(item.modules) : []));
+function bundledPackageDir(name) {
+  const marker = `/node_modules/${name}/`;
+  const id = bundledIds.find((m) => m.split("\\").join("/").includes(marker));
+  if (id === undefined) throw new Error(`bundle-cli: ${name} is to be bundled, but no module of it is in the bundle`);
+  const path = id.split("\\").join("/");
+  return path.slice(0, path.lastIndexOf(marker) + marker.length - 1);
+}
+
 // The bundled packages' licences travel with their code.
 const notices = BUNDLED_PACKAGES.map((name) => {
-  const dir = dirname(createRequire(import.meta.url).resolve(`${name}/package.json`));
+  const dir = bundledPackageDir(name);
   const { version } = JSON.parse(readFileSync(join(dir, "package.json"), "utf8"));
-  const licence = ["LICENSE.md", "LICENSE", "LICENSE.txt"].map((f) => join(dir, f)).find((f) => existsSync(f));
+  const licence = ["LICENSE.md", "LICENSE", "LICENSE.txt", "license"].map((f) => join(dir, f)).find((f) => existsSync(f));
   if (!licence) throw new Error(`bundle-cli: ${name} is bundled but has no LICENSE file to ship with it`);
   return `## ${name} ${version}\n\n${readFileSync(licence, "utf8").trim()}\n`;
 });

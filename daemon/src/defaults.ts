@@ -157,8 +157,17 @@ export const RUNTIME_DEFAULTS = {
   aggregateSettleMs: 10_000,
   /** How often the daemon checks that its socket file is still there (and re-creates it when removed), in ms. */
   socketWatchIntervalMs: 2_000,
-  /** Shutdown: how long in-flight requests may finish before they are answered with an error, in ms. */
+  /**
+   * Shutdown: how long in-flight requests may finish before they are answered with an error, in ms; the
+   * servers' own requests (list re-reads, subscriptions) get what is left of it before they are stopped.
+   */
   shutdownGraceMs: 5_000,
+  /**
+   * Reload: how long a server that is removed, disabled or restarted (its transport changed) lets its running
+   * calls finish before it is stopped, in ms; calls meanwhile wait in its queue (for the new session, when it
+   * restarts).
+   */
+  reloadDrainMs: 5_000,
   /**
    * Least time between the starts of two re-reads of one server's tool, prompt or resource list, in ms.
    * A server that sends `list_changed` faster (some send it after every response) is re-read at this rate.

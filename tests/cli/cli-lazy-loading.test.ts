@@ -215,6 +215,9 @@ describe("the daemon loads its HTTP and WebSocket libraries only for servers tha
     ).toBe(true);
     expect(npmPackages(urls)).not.toContain("undici");
     expect(npmPackages(urls)).not.toContain("ws");
+    // p-queue (a server's calls past its limit) is bundled into the daemon's file, which the recorder sees
+    // module by module: the checks above that `mcpd connect`, `status` and `call` load no npm package cover it.
+    expect(npmPackages(urls)).toContain("p-queue");
   });
 
   it("a daemon with an HTTP and a WebSocket server configured loads undici and ws (the same recorder sees them)", async () => {

@@ -54,24 +54,29 @@ async function stopAndExpectNothingLeft(d: TestDaemon): Promise<void> {
 const FAST_RESTART = { restart: { initialDelayMs: 50, maxDelayMs: 200 } };
 
 describe("faults: upstream stdio server", () => {
-  it("crashes (SIGABRT) with 100 calls in flight from 4 clients: each call fails once with -32062, b is unaffected, a restarts", async () => {
+  it("crashes (SIGABRT) with 100 calls in flight from 4 clients: each of the 64 sent fails once with -32062, the 36 waiting for a slot go to the restarted server, b is unaffected", async () => {
     const d = (daemon = await startTestDaemon({ a: fixture("a", [], FAST_RESTART), b: fixture("b") }));
     const clients = await openClients(d, 4);
     const c0 = clients[0]!;
     const pidA = await serverPid(c0, "a");
     ledger.add(pidA, await serverPid(c0, "b"));
 
-    const ids = clients.map((_, i) => Array.from({ length: 25 }, (_, j) => `slow-${i}-${j}`));
-    for (const [i, c] of clients.entries()) for (const id of ids[i]!) sendCall(c, id, "a__slow", { ms: 60_000 });
-    // 64 are upstream (maxConcurrency), 36 wait in a's queue: both kinds must be answered.
+    // 64 take a's slots (maxConcurrency), then 36 more wait in its queue.
+    const sent = clients.map((_, i) => Array.from({ length: 16 }, (_, j) => `slow-${i}-${j}`));
+    for (const [i, c] of clients.entries()) for (const id of sent[i]!) sendCall(c, id, "a__slow", { ms: 60_000 });
+    await until(async () => (await serverStatus(c0, "a")).inFlight === 64, "64 calls in flight to a");
+    const waiting = clients.map((_, i) => Array.from({ length: 9 }, (_, j) => `wait-${i}-${j}`));
+    for (const [i, c] of clients.entries()) for (const id of waiting[i]!) sendCall(c, id, "a__echo", { text: id });
     await until(async () => (await serverStatus(c0, "a")).inFlight === 100, "100 calls in flight to a");
     process.kill(pidA, "SIGABRT");
 
     for (const [i, c] of clients.entries()) {
-      for (const m of (await answers(c, ids[i]!)).values()) {
+      for (const m of (await answers(c, sent[i]!)).values()) {
         expect(m.error?.code, JSON.stringify(m)).toBe(-32062);
         expect(m.error.message).toMatch(/^Transport closed: process was killed by SIGABRT/);
       }
+      // Never sent to the dead process: the queue waited for the new one.
+      for (const [id, m] of await answers(c, waiting[i]!)) expect(textOf(m), JSON.stringify(m)).toBe(id);
     }
     // Other clients and the other server never noticed.
     for (const [i, c] of clients.entries())

@@ -201,17 +201,22 @@ export class McpdDaemon {
     return { ...result, warnings: [...next.warnings, ...unmatched] };
   }
 
-  /** Ends every part, in reverse order; in-flight requests may finish within the grace, the rest are failed. */
+  /**
+   * Ends every part, in reverse order; in-flight requests may finish within the grace, the rest are failed.
+   * Both waits are woken by the requests' own ends (the router's drain, each server's queue), never by polling.
+   */
   private async teardown(): Promise<void> {
     this.socketWatch.stop();
     this.socket.stopAccepting();
+    const graceEnds = Date.now() + RUNTIME_DEFAULTS.shutdownGraceMs;
     await this.router.whenIdle(RUNTIME_DEFAULTS.shutdownGraceMs);
     const err = shuttingDownError();
     for (const s of this.router.sessions.values()) s.failAll(err);
     await this.http.close();
     this.socket.closeAll();
     this.authFlows.close();
-    await this.manager.shutdown();
+    // The servers' own requests (list re-reads, subscriptions) get what is left of the grace.
+    await this.manager.shutdown(Math.max(0, graceEnds - Date.now()));
     rmSync(this.paths.socketPath, { force: true });
     rmSync(this.paths.pidFile, { force: true });
     this.log.info("mcpd stopped");

@@ -18,6 +18,7 @@ import { ServerHandle, type StateChange } from "./server-handle.js";
 import { ToolCache } from "./tool-cache.js";
 import type { ListKind } from "./upstream-client.js";
 import { disabledInConfig } from "./disable-reasons.js";
+import { RUNTIME_DEFAULTS } from "../defaults.js";
 import { FieldLogger } from "../infra/field-logger.js";
 import { shuttingDownError } from "../lifecycle/shutting-down-error.js";
 
@@ -234,8 +235,11 @@ export class MCPManager {
    * reloads that overlap cannot both start one server. When `signal` has aborted by then (or the manager
    * is shutting down) nothing is applied: it rejects with the signal's reason (MCPD_SHUTTING_DOWN). A
    * changed server whose restart is under way when `signal` aborts is not started again.
+   *
+   * A server removed, disabled or restarted lets its running calls finish first, up to `drainMs`
+   * (default `RUNTIME_DEFAULTS.reloadDrainMs`), while new calls wait in its queue (see ServerHandle.stop).
    */
-  async reload(config: LoadedConfig, signal?: AbortSignal): Promise<ReloadDiff> {
+  async reload(config: LoadedConfig, signal?: AbortSignal, drainMs: number = RUNTIME_DEFAULTS.reloadDrainMs): Promise<ReloadDiff> {
     const cached = await this.cachedTools(config.servers.filter((s) => !this.handles.has(s.name)));
     signal?.throwIfAborted();
     if (this.shuttingDown) throw shuttingDownError();
@@ -248,16 +252,16 @@ export class MCPManager {
         result.removed.push(name);
         this.handles.delete(name);
         for (const l of this.listeners) l.removed?.(handle);
-        work.push(handle.stop("stopped", "removed from config"));
+        work.push(handle.stop("stopped", "removed from config", drainMs));
         for (const p of this.privateSessions(name)) work.push(p.stop("stopped", "removed from config"));
       } else if (cfg.hash !== handle.config.hash) {
         result.changed.push(name);
         const transportChanged = cfg.transportHash !== handle.config.transportHash;
         const wasEnabled = handle.config.enabled;
         handle.updateConfig(cfg);
-        if (!cfg.enabled) work.push(handle.disable(disabledInConfig(name)));
+        if (!cfg.enabled) work.push(handle.disable(disabledInConfig(name), drainMs));
         else if (!wasEnabled) work.push(handle.enable());
-        else if (transportChanged || handle.state === "failed") work.push(handle.restart("config changed", signal));
+        else if (transportChanged || handle.state === "failed") work.push(handle.restart("config changed", signal, drainMs));
       } else {
         result.unchanged.push(name);
       }
@@ -274,12 +278,15 @@ export class MCPManager {
     return result;
   }
 
-  /** Closes every upstream in parallel. Afterwards no child process of any server remains. */
-  async shutdown(): Promise<void> {
+  /**
+   * Closes every upstream in parallel, each once its running requests have finished or `drainMs` has
+   * passed (0: at once). Afterwards no child process of any server remains.
+   */
+  async shutdown(drainMs = 0): Promise<void> {
     if (this.shuttingDown) return;
     this.shuttingDown = true;
     // Closed, not only stopped: a restart under way (a reload's, `mcpd restart`) must not start it again.
-    await Promise.all([...this.handles.values(), ...this.privateHandles.values()].map((h) => h.close("mcpd shutting down")));
+    await Promise.all([...this.handles.values(), ...this.privateHandles.values()].map((h) => h.close("mcpd shutting down", drainMs)));
     this.privateHandles.clear();
     await Promise.all(this.cacheWrites);
   }

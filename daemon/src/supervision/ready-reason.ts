@@ -20,10 +20,11 @@ export class ReadyReason {
     return this.text();
   }
 
-  /** A list of the session keeps changing (`unsettled` true) or no longer does. */
-  list(kind: string, unsettled: boolean): void {
+  /** A list of the session keeps changing (`unsettled` true) or no longer does. Returns the whole reason now. */
+  list(kind: string, unsettled: boolean): string {
     if (unsettled) this.unsettled.add(kind);
     else this.unsettled.delete(kind);
+    return this.text();
   }
 
   /** The `ready` reason, plus which lists keep changing. */

@@ -1,6 +1,7 @@
 import {
   AuthRequiredError,
   QueueFullError,
+  ServerUnavailableError,
   type Cancellation,
   type JsonObject,
   type RequestId,
@@ -8,7 +9,7 @@ import {
   type ServerState,
 } from "@mcpd/protocol";
 import type { TransportRequestOptions } from "@mcpd/transports";
-import { ConcurrencyGate } from "./concurrency-gate.js";
+import { CallQueue } from "./call-queue.js";
 import { clarifyRequestError } from "./request-error.js";
 import type { ServerStats } from "./server-stats.js";
 import type { UpstreamClient } from "./upstream-client.js";
@@ -37,41 +38,93 @@ export interface RelayOptions {
   onRequestId?: (id: RequestId) => void;
 }
 
+/** p-queue priority of the session's own re-reads of its lists: before every call waiting (calls have 0). */
+const REREAD_PRIORITY = 1;
+
 /**
- * The calls one server is sent: through its concurrency gate (at most `maxConcurrency` with the
- * transport, at most `maxQueue` waiting), counted in its stats, their errors made clear. `onAuthLost`
- * hears a call that failed because the session lost its authorization.
+ * The calls one server is sent: within its concurrency limit (at most `maxConcurrency` with the
+ * transport), the rest waiting in its {@link CallQueue} (at most `maxQueue`), counted in its stats, their
+ * errors made clear. `onAuthLost` hears a call that failed because the session lost its authorization.
+ *
+ * The queue waits while the server starts or restarts ({@link stateChanged}): a call that was waiting for
+ * a slot when the session died goes to the next session, never having reached the dead one.
  */
 export class ServerCalls {
-  private readonly gate: ConcurrencyGate;
+  private readonly queue: CallQueue;
+  private stateHold = false;
 
   constructor(
     private readonly host: CallsHost,
     concurrency: number,
     private readonly onAuthLost: (err: AuthRequiredError, client: UpstreamClient) => void,
   ) {
-    this.gate = new ConcurrencyGate(concurrency);
+    this.queue = new CallQueue(concurrency);
   }
 
   get concurrency(): number {
-    return this.gate.concurrency;
+    return this.queue.concurrency;
   }
 
   set concurrency(n: number) {
-    this.gate.concurrency = n;
+    this.queue.concurrency = n;
   }
 
-  /** See ServerHandle.request. */
+  /** Calls waiting for a slot. */
+  get waiting(): number {
+    return this.queue.waiting;
+  }
+
+  /** Whether the queue is held: a restart or a drain is under way, and no call starts. */
+  get held(): boolean {
+    return this.queue.held;
+  }
+
+  /**
+   * The server's state changed: the queue is held while it starts or restarts, and goes on in any other
+   * state, where a call at its turn is sent, waits for the closing session's restart, or fails as a new one
+   * would (a stopped server is not started again for it).
+   */
+  stateChanged(state: ServerState): void {
+    const hold = state === "starting" || state === "restarting";
+    if (hold === this.stateHold) return;
+    this.stateHold = hold;
+    if (hold) this.queue.hold();
+    else this.queue.unhold();
+  }
+
+  /** Runs `fn` with the queue held: calls waiting for a slot, and new ones, wait until it is done. */
+  whileHeld<T>(fn: () => Promise<T>): Promise<T> {
+    return this.queue.whileHeld(fn);
+  }
+
+  /** Resolves true once no call holds a slot, false after `timeoutMs`; see {@link CallQueue.settled}. */
+  settled(timeoutMs: number): Promise<boolean> {
+    return this.queue.settled(timeoutMs);
+  }
+
+  /** Runs one of the session's own re-reads of a list in a slot, before every call waiting. */
+  reread(task: () => Promise<void>): Promise<void> {
+    return this.queue.run(task, REREAD_PRIORITY);
+  }
+
+  /**
+   * Sends one request upstream within the server's concurrency limit, or waits in its queue for a slot.
+   * Waits for readiness first (bounded by `waitMs`). The transport's own deadline is left to the caller
+   * (`options.timeout`). With a `cancellation`, no AbortSignal is made unless a wait needs one: once the
+   * request is with the transport, a cancel reaches it by request id (every transport cancels by id).
+   * @throws ServerUnavailableError, QueueFullError, and whatever the session throws.
+   */
   async request<T = JsonObject>(
     method: string,
     params: JsonObject | undefined,
     options: TransportRequestOptions & { waitMs: number; cancellation?: Cancellation },
   ): Promise<T> {
-    const { host, gate } = this;
+    const { host, queue } = this;
     const c = options.cancellation;
-    const client = host.usableClient ?? (await host.whenReady(options.waitMs, c ? c.signal : options.signal));
-    const waiting = gate.waiting;
-    if (waiting >= host.config.maxQueue)
+    let client = host.usableClient ?? (await host.whenReady(options.waitMs, c ? c.signal : options.signal));
+    const slot = queue.tryAcquire();
+    const waiting = queue.waiting;
+    if (!slot && waiting >= host.config.maxQueue)
       throw new QueueFullError(`Server "${host.name}" has ${waiting} requests waiting (maxQueue ${host.config.maxQueue})`);
     const started = host.stats.begin();
     const reqOptions: TransportRequestOptions = { timeout: options.timeout ?? 0 };
@@ -81,12 +134,27 @@ export class ServerCalls {
     if (options.onRequestId) reqOptions.onRequestId = (id) => options.onRequestId?.(id);
     let result: T;
     try {
-      // Only a request that must wait for a slot pays for a signal to leave the line early.
-      if (!gate.tryAcquire()) await gate.acquire(c ? c.signal : options.signal);
-      try {
-        result = await client.request<T>(method, params, reqOptions);
-      } finally {
-        gate.release();
+      if (slot) {
+        try {
+          result = await client.request<T>(method, params, reqOptions);
+        } finally {
+          queue.release();
+        }
+      } else {
+        // Only a call that must wait pays for a signal: the queue drops it at once when it is cancelled.
+        const signal = c ? c.signal : options.signal;
+        const send = (at: UpstreamClient): Promise<T> => {
+          client = at;
+          return at.request<T>(method, params, reqOptions);
+        };
+        result = await queue.enqueue(
+          () => {
+            const usable = host.usableClient;
+            return usable ? send(usable) : this.sessionAtTurn(options.waitMs, signal).then(send);
+          },
+          0,
+          signal,
+        );
       }
     } catch (err) {
       throw this.failed(err, client, started);
@@ -95,10 +163,26 @@ export class ServerCalls {
     return result;
   }
 
-  /** See ServerHandle.relay. */
+  /**
+   * The session a queued call goes to at its turn when none is usable then (the session just closed, or the
+   * server left `ready`): it waits for the next one, unless the server cannot become ready; a stopped server
+   * fails it instead of being started again for it. (The queue waited while the server restarted, so a call
+   * that waited is sent to the session there is at its turn, which may be a new one.)
+   */
+  private sessionAtTurn(waitMs: number, signal: AbortSignal | undefined): Promise<UpstreamClient> {
+    const { host } = this;
+    if (host.state === "stopped") return Promise.reject(new ServerUnavailableError(host.name, host.state, host.stateReason || undefined));
+    return host.whenReady(waitMs, signal);
+  }
+
+  /**
+   * {@link request} for a relay: `reply` learns the outcome, with the same results and errors. A server
+   * that is ready with a free slot and nobody waiting (nearly every call) takes the request at once, and
+   * the call costs one small object here, no promise; otherwise it goes the way of {@link request}.
+   */
   relay(method: string, params: JsonObject | undefined, options: RelayOptions, reply: RequestReply<JsonObject>): void {
     const client = this.host.usableClient;
-    if (client === undefined || !(this.host.config.maxQueue > 0) || !this.gate.tryAcquire()) {
+    if (client === undefined || !this.queue.tryAcquire()) {
       this.request<JsonObject>(method, params, options).then(
         (result) => reply.resolve(result),
         (err: unknown) => reply.reject(err),
@@ -116,7 +200,7 @@ export class ServerCalls {
 
   /** The end of a call {@link relay} sent holding a slot; returns the error to give its caller when it failed. */
   ended(client: UpstreamClient, started: number, failed: boolean, err?: unknown): unknown {
-    this.gate.release();
+    this.queue.release();
     if (!failed) {
       this.host.stats.end(started);
       return undefined;
@@ -134,7 +218,7 @@ export class ServerCalls {
   }
 }
 
-/** A relayed call holding a slot of its server's gate: settling it frees the slot and counts the call. */
+/** A relayed call holding a slot of its server's limit: settling it frees the slot and counts the call. */
 class GatedCall implements RequestReply<JsonObject> {
   private settled = false;
 

@@ -136,6 +136,7 @@ export class ServerHandle extends EventEmitter {
     if (previous === state && this.stateReason === reason) return;
     this.state = state;
     this.stateReason = reason;
+    this.calls.stateChanged(state);
     this.log.info({ state, previous, reason }, `server ${state}`);
     this.emit("state", { server: this.name, state, previous, reason } satisfies StateChange);
   }
@@ -195,7 +196,8 @@ export class ServerHandle extends EventEmitter {
       await client.close().catch(() => {});
       return;
     }
-    run.ready();
+    // A re-read that waited past this session's end is dropped.
+    run.ready((read) => this.calls.reread(() => (this.client === client ? read() : Promise.resolve())));
     this.pid = run.pid;
     this.startedAt = Date.now();
     this.readiness.startFailure = undefined;
@@ -210,10 +212,8 @@ export class ServerHandle extends EventEmitter {
    */
   private listUnsettled(gen: number, kind: string, unsettled: boolean): void {
     if (this.generation !== gen) return;
-    this.readyReason.list(kind, unsettled);
-    if (this.state !== "ready") return;
-    const reason = this.readyReason.text();
-    if (reason === this.stateReason) return;
+    const reason = this.readyReason.list(kind, unsettled);
+    if (this.state !== "ready" || reason === this.stateReason) return;
     this.stateReason = reason;
     this.log.info({ state: this.state, reason }, "server state reason");
   }
@@ -297,10 +297,12 @@ export class ServerHandle extends EventEmitter {
   }
 
   /**
-   * Stops the session. `state` is where it ends: `stopped` (idle or shutdown), `disabled`.
-   * In-flight requests fail with the transport's `Transport closed`.
+   * Stops the session. `state` is where it ends: `stopped` (idle or shutdown), `disabled`. With `drainMs`,
+   * the running calls first get up to that long to finish, new ones waiting (ServerCalls.settled). Requests
+   * in flight fail with `Transport closed`; calls waiting for a slot with -32060 naming the state.
    */
-  async stop(kind: "stopped" | "idle" | "disabled" = "stopped", reason = "stopped"): Promise<void> {
+  async stop(kind: "stopped" | "idle" | "disabled" = "stopped", reason = "stopped", drainMs = 0): Promise<void> {
+    if (drainMs > 0) return this.calls.whileHeld(() => this.calls.settled(drainMs).then(() => this.stop(kind, reason)));
     this.generation++;
     this.starting = undefined;
     this.readiness.startFailure = undefined;
@@ -318,19 +320,22 @@ export class ServerHandle extends EventEmitter {
   /**
    * Manual restart: clears the crash-loop record (a `failed` server gets a fresh start). When `signal` has
    * aborted once the old session is stopped (shutdown began meanwhile), the server is not started again.
+   * Calls waiting for a slot, and new ones, wait for the new session; `drainMs`: see {@link stop}.
    */
-  async restart(reason = "restart requested", signal?: AbortSignal): Promise<void> {
+  async restart(reason = "restart requested", signal?: AbortSignal, drainMs = 0): Promise<void> {
     if (this.state === "disabled") return;
-    await this.stop("stopped", reason);
-    if (signal?.aborted) return;
-    this.backoff.reset();
-    await this.start(reason);
+    await this.calls.whileHeld(async () => {
+      await this.stop("stopped", reason, drainMs);
+      if (signal?.aborted) return;
+      this.backoff.reset();
+      await this.start(reason);
+    });
   }
 
-  /** Stops the server for good (mcpd shuts down): no later start, restart or enable starts it again. */
-  async close(reason: string): Promise<void> {
+  /** Stops the server for good (mcpd shuts down): no later start, restart or enable starts it again. `drainMs`: see {@link stop}. */
+  async close(reason: string, drainMs = 0): Promise<void> {
     this.closed = true;
-    await this.stop("stopped", reason);
+    await this.stop("stopped", reason, drainMs);
   }
 
   async enable(): Promise<void> {
@@ -340,8 +345,8 @@ export class ServerHandle extends EventEmitter {
     if (this.config.startup === "eager") await this.start("enabled");
   }
 
-  async disable(reason = "disabled"): Promise<void> {
-    await this.stop("disabled", reason);
+  async disable(reason = "disabled", drainMs = 0): Promise<void> {
+    await this.stop("disabled", reason, drainMs);
   }
 
   /** Replaces the config (reload). The caller restarts the server when the transport changed. */
@@ -369,13 +374,7 @@ export class ServerHandle extends EventEmitter {
     return usable ? Promise.resolve(usable) : this.readiness.wait(timeoutMs, signal);
   }
 
-  /**
-   * Sends one request upstream through the server's concurrency gate. Waits for readiness first
-   * (bounded by `waitMs`). The transport's own deadline is left to the caller (`options.timeout`).
-   * With a `cancellation`, no AbortSignal is made unless a wait needs one: once the request is with the
-   * transport, a cancel reaches it by request id (every transport cancels by id).
-   * @throws ServerUnavailableError, QueueFullError, and whatever the session throws.
-   */
+  /** One request upstream, within the server's concurrency limit: see ServerCalls.request. */
   request<T = JsonObject>(
     method: string,
     params: JsonObject | undefined,
@@ -384,11 +383,7 @@ export class ServerHandle extends EventEmitter {
     return this.calls.request<T>(method, params, options);
   }
 
-  /**
-   * {@link request} for a relay: `reply` learns the outcome, with the same results and errors. A server
-   * that is ready with a free slot and nobody waiting (nearly every call) takes the request at once, and
-   * the call costs one small object here, no promise; otherwise it goes the way of {@link request}.
-   */
+  /** {@link request} for a relay, with no promise on the way: see ServerCalls.relay. */
   relay(method: string, params: JsonObject | undefined, options: RelayOptions, reply: RequestReply<JsonObject>): void {
     this.calls.relay(method, params, options, reply);
   }

@@ -66,8 +66,13 @@ export class ServerRun {
     await this.transport.close().catch(() => {});
   }
 
-  /** The session is ready: over Streamable HTTP, opens the GET stream for server-initiated messages. */
-  ready(): void {
+  /**
+   * The session is ready: over Streamable HTTP, opens the GET stream for server-initiated messages; from
+   * now on the session's re-reads of its lists go `through` the server's concurrency limit (its handshake's
+   * first listings did not: nothing else runs on a session before it is ready).
+   */
+  ready(through: (read: () => Promise<void>) => Promise<void>): void {
     (this.transport as { startSSEListener?: () => void }).startSSEListener?.();
+    this.client.rereadsThrough = through;
   }
 }

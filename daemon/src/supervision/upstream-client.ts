@@ -68,6 +68,11 @@ export class UpstreamClient extends EventEmitter {
   private readonly refresher: ListRefresher;
   /** The layer above (the router) answers sampling, elicitation and roots requests. */
   requestHandler: UpstreamRequestHandler | undefined;
+  /**
+   * How a re-read of a list waits for its turn (the server's concurrency limit, before the calls waiting);
+   * unset: it is sent at once.
+   */
+  rereadsThrough: ((read: () => Promise<void>) => Promise<void>) | undefined;
 
   constructor(transport: MCPTransport, options: UpstreamClientOptions = {}) {
     super();
@@ -172,7 +177,12 @@ export class UpstreamClient extends EventEmitter {
     return this.refresher.refresh(kind);
   }
 
-  private async readList(kind: ListKind): Promise<void> {
+  private readList(kind: ListKind): Promise<void> {
+    const through = this.rereadsThrough;
+    return through ? through(() => this.readListNow(kind)) : this.readListNow(kind);
+  }
+
+  private async readListNow(kind: ListKind): Promise<void> {
     try {
       if (await this.lists.read(kind, this.capabilities)) this.emit("listChanged", kind);
     } catch (err) {

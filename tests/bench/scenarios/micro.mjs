@@ -2,8 +2,9 @@
  * Scenario 7: micro-benchmarks. (A) @mcpd/protocol's JsonLineDecoder against a naive split("\n") +
  * JSON.parse baseline, in MB/s, on 1 KB and 100 KB messages. (B) The router's per-message cost: calls/s and
  * CPU per call of one process driving 64 calls in flight to the fast server, directly and through an mcpd
- * daemon running in the same process; then one more run of the daemon mode under `--cpu-prof`, whose
- * profile (saved under tests/bench/out/profiles/) is summarised here.
+ * daemon running in the same process, and through the daemon once more with the server's `maxConcurrency`
+ * at a quarter of the calls in flight (calls past the limit, waiting in its queue); then one more run of the
+ * daemon mode under `--cpu-prof`, whose profile (saved under tests/bench/out/profiles/) is summarised here.
  */
 import { mkdirSync, renameSync } from "node:fs";
 import { DAEMON_NODE_FLAGS } from "@mcpd/daemon";
@@ -20,6 +21,8 @@ const DECODER_WORKER = join(ROOT, "tests/bench/workers/decoder-bench.mjs");
 const SIZES = [1024, 100 * 1024];
 /** The answer size of the router's large-answer runs. */
 const BIG_ANSWER = 100 * 1024;
+/** The server's `maxConcurrency` in the past-the-limit run: the 64 calls in flight are 4x it, so 48 wait in its queue. */
+const PAST_LIMIT = 16;
 
 async function once(resources, script, spec, type, name, nodeArgs = []) {
   const w = new Worker(resources, script, spec, { name, nodeArgs });
@@ -37,6 +40,7 @@ export async function run(ctx) {
   const dec = Object.fromEntries(SIZES.map((s) => [s, { decoder: [], naive: [], ratio: [] }]));
   const router = { direct: { rate: [], cpu: [] }, daemon: { rate: [], cpu: [] }, costPerCall: [], rateRatio: [] };
   const big = { direct: { rate: [], cpu: [] }, daemon: { rate: [], cpu: [] }, costPerCall: [], costRatio: [] };
+  const past = { rate: [], cpu: [], costPerCall: [], rateRatio: [] };
   const home = resources.tempDir("mcpdb-r-");
   for (let r = 0; r < rounds; r++) {
     const d = await once(resources, DECODER_WORKER, { sizes: SIZES, minMs }, "decoder", "decoder-bench");
@@ -59,6 +63,20 @@ export async function run(ctx) {
     }
     router.costPerCall.push(res.daemon.cpuUsPerCall - res.direct.cpuUsPerCall);
     router.rateRatio.push(res.daemon.rate / res.direct.rate);
+    // The same calls past the server's limit: 3 of every 4 wait in its queue. Against this round's direct run.
+    const p = await once(
+      resources,
+      ROUTER_PROFILE_WORKER,
+      { mode: "daemon", durationMs, warmupMs: 500, home, maxConcurrency: PAST_LIMIT },
+      "router",
+      "router-past-limit",
+      [...DAEMON_NODE_FLAGS],
+    );
+    past.rate.push(p.rate);
+    past.cpu.push(p.cpuUsPerCall);
+    past.costPerCall.push(p.cpuUsPerCall - res.direct.cpuUsPerCall);
+    past.rateRatio.push(p.rate / res.direct.rate);
+    log(`  round ${r + 1} router daemon, maxConcurrency ${PAST_LIMIT}: ${num(p.rate)} calls/s, ${num(p.cpuUsPerCall)} µs CPU per call`);
     const bigRes = {};
     for (const mode of rotate(["direct", "daemon"], r)) {
       bigRes[mode] = await once(
@@ -103,6 +121,12 @@ export async function run(ctx) {
     costPerCall: summarize(router.costPerCall),
     rateRatio: summarize(router.rateRatio),
   };
+  const ps = {
+    rate: summarize(past.rate),
+    cpu: summarize(past.cpu),
+    costPerCall: summarize(past.costPerCall),
+    rateRatio: summarize(past.rateRatio),
+  };
   const bs = {
     direct: { rate: summarize(big.direct.rate), cpu: summarize(big.direct.cpu) },
     daemon: { rate: summarize(big.daemon.rate), cpu: summarize(big.daemon.cpu) },
@@ -113,7 +137,7 @@ export async function run(ctx) {
   return {
     id,
     title,
-    description: `(A) A 16 MiB stream of JSON-RPC responses of the given size in 64 KiB chunks, decoded repeatedly for at least ${minMs} ms per measurement in a fresh process; the baseline uses StringDecoder, \`+=\`, split("\\n") and JSON.parse. (B) One process, a minimal pipelined JSONL client (no SDK) with 64 \`tools/call\` in flight for ${durationMs / 1000} s: \`direct\` to the fast server's stdio; \`daemon\` through an mcpd started in the same process (Unix socket, transparent view), so the process's CPU per call includes the daemon's work; both run with the daemon's node flags (\`${DAEMON_NODE_FLAGS.join(" ")}\`, as \`mcpd start\` gives them). A call is two messages through the router (request and response). The same again with ${BIG_ANSWER / 1024} KB answers (the fast server's \`big\` tool: source-code-like lines, with quotes and newlines JSON escapes), where the daemon passes each answer's result on as the server wrote it instead of encoding it again.`,
+    description: `(A) A 16 MiB stream of JSON-RPC responses of the given size in 64 KiB chunks, decoded repeatedly for at least ${minMs} ms per measurement in a fresh process; the baseline uses StringDecoder, \`+=\`, split("\\n") and JSON.parse. (B) One process, a minimal pipelined JSONL client (no SDK) with 64 \`tools/call\` in flight for ${durationMs / 1000} s: \`direct\` to the fast server's stdio; \`daemon\` through an mcpd started in the same process (Unix socket, transparent view), so the process's CPU per call includes the daemon's work; both run with the daemon's node flags (\`${DAEMON_NODE_FLAGS.join(" ")}\`, as \`mcpd start\` gives them). A call is two messages through the router (request and response). The daemon mode once more with the server's \`maxConcurrency\` at ${PAST_LIMIT}, so 48 of the 64 calls wait in its queue at any time (against the same round's direct run). The same again with ${BIG_ANSWER / 1024} KB answers (the fast server's \`big\` tool: source-code-like lines, with quotes and newlines JSON escapes), where the daemon passes each answer's result on as the server wrote it instead of encoding it again.`,
     tables: [
       {
         caption: "(A) JSONL decoder",
@@ -137,6 +161,8 @@ export async function run(ctx) {
             "",
             range({ median: rs.costPerCall.median / 2, min: rs.costPerCall.min / 2, max: rs.costPerCall.max / 2 }, us),
           ],
+          [`through an in-process mcpd, server's maxConcurrency ${PAST_LIMIT} (64 in flight: 4x it)`, range(ps.rate), range(ps.cpu, us)],
+          [`daemon's cost per call past the limit (difference to direct)`, "", range(ps.costPerCall, us)],
         ],
       },
       {
@@ -172,6 +198,12 @@ export async function run(ctx) {
         target: "<= 12 µs",
         pass: rs.costPerCall.median <= 12,
       },
+      {
+        metric: `Router, 64 in flight at 4x the server's maxConcurrency (${PAST_LIMIT}): daemon CPU per relayed call`,
+        value: ps.costPerCall,
+        format: us,
+      },
+      { metric: `Router, 64 in flight at 4x the server's maxConcurrency: calls/s / direct`, value: ps.rateRatio, format: ratio },
       { metric: `Router, ${BIG_ANSWER / 1024} KB answers: daemon CPU per relayed call`, value: bs.costPerCall, format: us },
       {
         metric: `Router, ${BIG_ANSWER / 1024} KB answers: daemon CPU per relayed call / the client's own`,
@@ -180,6 +212,6 @@ export async function run(ctx) {
       },
     ],
     profile: prof,
-    data: { decoder: ds, router: rs, bigAnswers: bs },
+    data: { decoder: ds, router: rs, pastLimit: ps, bigAnswers: bs },
   };
 }

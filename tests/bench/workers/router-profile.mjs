@@ -7,9 +7,11 @@
  * difference between the two modes is what the daemon (socket, router, upstream StdioTransport) costs.
  * Run under `--cpu-prof` for a profile of the daemon's hot path.
  *
- * Spec: {mode: "direct" | "daemon", durationMs, warmupMs, home, answerBytes?} (answerBytes: each call's answer
- * is a text of that many characters, from the fast server's `big` tool; else `echo` of "hi"). Prints {type: "router", calls, rate,
- * cpuUsPerCall, windowUs}, where windowUs is the measured window on the profiler's clock (µs).
+ * Spec: {mode: "direct" | "daemon", durationMs, warmupMs, home, answerBytes?, maxConcurrency?} (answerBytes: each
+ * call's answer is a text of that many characters, from the fast server's `big` tool; else `echo` of "hi";
+ * maxConcurrency: the server's limit in the daemon's config, so calls past it wait in its queue). Prints
+ * {type: "router", calls, rate, cpuUsPerCall, windowUs}, where windowUs is the measured window on the
+ * profiler's clock (µs).
  */
 import { spawn } from "node:child_process";
 import { writeFileSync } from "node:fs";
@@ -88,7 +90,9 @@ async function open() {
     return { client: c, close: async () => child.stdin.end() };
   }
   const configFile = join(spec.home, "config.json");
-  writeFileSync(configFile, JSON.stringify({ mcpServers: { fast: { command: process.execPath, args: [FAST_SERVER] } } }));
+  const fast = { command: process.execPath, args: [FAST_SERVER] };
+  if (spec.maxConcurrency !== undefined) fast.maxConcurrency = spec.maxConcurrency;
+  writeFileSync(configFile, JSON.stringify({ mcpServers: { fast } }));
   const env = { ...process.env, MCPD_HOME: spec.home, MCPD_CONFIG: configFile, MCPD_SOCKET: join(spec.home, "mcpd.sock") };
   const daemon = await startDaemon({ foreground: true, env, logLevel: "warn", handleSignals: false });
   for (let i = 0; daemon.manager.get("fast")?.state !== "ready" && i < 1500; i++) await new Promise((r) => setTimeout(r, 20));
