@@ -49,6 +49,11 @@ export const CONFIG_DEFAULTS = {
   /** `mcpd.logLevel`: the daemon's log level. */
   logLevel: "info",
   /**
+   * Per-server `logLevel`: the level of that server's lines in the daemon's log (a server being debugged
+   * at `debug` while the rest stay at `info`). null: the daemon's own level, followed as reloads change it.
+   */
+  serverLogLevel: null,
+  /**
    * `mcpd.http`: the HTTP front end. On by default, on loopback only (127.0.0.1 and ::1), behind a bearer
    * token. 7767 ("MC" in ASCII) is fixed so client configs keep working across restarts; 0 = any free port.
    */
