@@ -40,9 +40,9 @@ export interface DaemonHandle {
 export async function startDaemon(options: RunDaemonOptions): Promise<DaemonHandle> {
   const env = options.env ?? process.env;
   const paths = resolvePaths(env, options.configFile ? { configFile: options.configFile } : {});
-  const source = new ConfigSource(paths, env, options.configFile);
+  const source = new ConfigSource(paths, env, options.configFile, options.logLevel);
   const config = await source.load();
-  const level = source.logLevel(options.logLevel, config);
+  const level = source.logLevel(config);
   assertNoDaemonWithoutSocket(paths.socketPath);
   await prepareSocketPath(paths.socketPath);
   const stateDirNote = preparePrivateDir(paths.stateDir, "state directory");

@@ -194,6 +194,13 @@ export const RUNTIME_DEFAULTS = {
   /** ...keeping this many old files. */
   logFileMaxFiles: 3,
   /**
+   * Bytes of log lines held in memory while the log file cannot be written (a full disk), written once it
+   * can; lines past it are dropped and counted (`mcpd status`).
+   */
+  logHeldMaxBytes: 1024 * 1024,
+  /** While the log file cannot be written, what is held is tried again this often (and with every new line), in ms. */
+  logRetryMs: 1000,
+  /**
    * Largest private file the daemon reads back from its state directory (the tool cache, the OAuth
    * store, the child records), in bytes; a larger one is ignored, and replaced by the next write.
    */

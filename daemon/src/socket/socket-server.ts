@@ -1,6 +1,6 @@
 import { chmodSync, renameSync, rmSync } from "node:fs";
 import { createServer, type Server, type Socket } from "node:net";
-import { silentLogger, type Logger } from "@mcpd/protocol";
+import { silentDaemonLogger, type DaemonLogger } from "../infra/daemon-logger.js";
 import { ClientLimits, type SocketLimits, type SocketServerStats } from "./client-limits.js";
 import type { Router } from "../router/router.js";
 import { SocketClient, type SocketClientShared } from "./socket-client.js";
@@ -9,14 +9,13 @@ import { bindPathFor } from "./socket-path.js";
 export interface SocketServerOptions {
   socketPath: string;
   router: Router;
-  logger?: Logger;
+  /** Each connection logs through a child of it; messages in and out are logged at trace level only. */
+  logger?: DaemonLogger;
   /** Largest line accepted from a client, in bytes. */
   maxLineBytes: number;
   /** Bytes allowed to wait in one connection's outgoing buffer; past this the client is disconnected. */
   maxOutgoingBytes: number;
   limits: SocketLimits;
-  /** Log every message in and out at trace level (payloads are never logged above trace). */
-  traceMessages?: boolean;
 }
 
 /** Repeated accept errors are logged at most this often, with a count, in ms. */
@@ -35,14 +34,14 @@ const LOG_EVERY_MS = 5_000;
 export class SocketServer {
   private readonly server: Server;
   private readonly opts: SocketServerOptions;
-  private readonly log: Logger;
+  private readonly log: DaemonLogger;
   private readonly limits: ClientLimits;
   private readonly throttle = { acceptErrorAt: 0, acceptErrors: 0 };
   private readonly shared: SocketClientShared;
 
   constructor(options: SocketServerOptions) {
     this.opts = options;
-    this.log = options.logger ?? silentLogger;
+    this.log = options.logger ?? silentDaemonLogger;
     this.limits = new ClientLimits(options.limits, this.log);
     this.shared = {
       router: options.router,
@@ -50,7 +49,6 @@ export class SocketServer {
       log: this.log,
       maxLineBytes: options.maxLineBytes,
       maxOutgoingBytes: options.maxOutgoingBytes,
-      traceMessages: options.traceMessages === true,
     };
     this.server = createServer((socket) => this.accept(socket));
     this.server.on("error", (err) => this.onServerError(err));

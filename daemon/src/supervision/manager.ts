@@ -2,7 +2,6 @@ import {
   NotFoundError,
   PROTOCOL_DEFAULTS,
   quote,
-  silentLogger,
   type ClientCapabilities,
   type JsonObject,
   type JsonRpcRequest,
@@ -18,12 +17,13 @@ import { ServerHandle, type StateChange } from "./server-handle.js";
 import { ToolCache } from "./tool-cache.js";
 import type { ListKind } from "./upstream-client.js";
 import { disabledInConfig } from "./disable-reasons.js";
-import { FieldLogger } from "../infra/field-logger.js";
+import { silentDaemonLogger, type DaemonLogger } from "../infra/daemon-logger.js";
 import { shuttingDownError } from "../lifecycle/shutting-down-error.js";
 
 export interface ManagerOptions {
   createTransport: (config: TransportConfig, logger: Logger, server: ResolvedServerConfig) => MCPTransport;
-  logger?: Logger;
+  /** Each server logs through a child of it, at the server's `logLevel` when it has one. */
+  logger?: DaemonLogger;
   /** Directory of the on-disk tool cache. */
   cacheDir?: string;
   /** File recording child process groups (orphan cleanup after a crash of mcpd). */
@@ -66,7 +66,9 @@ export class MCPManager {
   /** Private sessions of per-client servers: key `<server>\0<connectionId>`. */
   private readonly privateHandles = new Map<string, ServerHandle>();
   private readonly opts: ManagerOptions;
-  private readonly log: Logger;
+  private readonly log: DaemonLogger;
+  /** Each handle's logger (a child of {@link log}), whose level follows its config. */
+  private readonly logs = new WeakMap<ServerHandle, DaemonLogger>();
   private readonly cache: ToolCache | undefined;
   readonly children: ChildRegistry | undefined;
   private shuttingDown = false;
@@ -75,7 +77,7 @@ export class MCPManager {
 
   constructor(options: ManagerOptions) {
     this.opts = options;
-    this.log = options.logger ?? silentLogger;
+    this.log = options.logger ?? silentDaemonLogger;
     this.cache = options.cacheDir ? new ToolCache(options.cacheDir, this.log) : undefined;
     this.children = options.childrenFile ? new ChildRegistry(options.childrenFile, this.log) : undefined;
   }
@@ -110,7 +112,8 @@ export class MCPManager {
   /** A handle for `config`, made in one step (no await): see {@link reload}. */
   private makeHandle(config: ResolvedServerConfig, owner?: string, cachedTools?: Tool[]): ServerHandle {
     // Every line about the server names it (and the client owning a per-client session).
-    const log = new FieldLogger(this.log, { server: config.name, ...(owner ? { owner } : {}) });
+    const bindings = { server: config.name, ...(owner ? { owner } : {}) };
+    const log = this.log.child(bindings, config.logLevel ? { level: config.logLevel } : undefined);
     const handle = new ServerHandle(config, {
       createTransport: this.opts.createTransport,
       logger: log,
@@ -137,6 +140,7 @@ export class MCPManager {
         for (const l of this.listeners) l.listChanged?.(handle, kind);
       },
     });
+    this.logs.set(handle, log);
     if (!config.enabled) handle.stateReason = disabledInConfig(config.name);
     handle.requestHandler = (req, ctx) =>
       this.serverRequests ? this.serverRequests(handle, req, ctx) : Promise.reject(new Error(`No handler for ${req.method}`));
@@ -269,6 +273,11 @@ export class MCPManager {
       this.handles.set(cfg.name, handle);
       for (const l of this.listeners) l.added?.(handle);
       if (cfg.enabled && cfg.startup === "eager") work.push(handle.start("added by reload"));
+    }
+    // The daemon's level may have changed too: a server without a level of its own takes it.
+    for (const h of [...this.handles.values(), ...this.privateHandles.values()]) {
+      const log = this.logs.get(h);
+      if (log) log.level = next.get(h.name)?.logLevel ?? this.log.level;
     }
     await Promise.all(work);
     return result;
