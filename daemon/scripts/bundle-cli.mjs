@@ -15,11 +15,11 @@
  * Run after `tsc -b` (it reads dist/): `npm run build` runs both. Usage: node daemon/scripts/bundle-cli.mjs
  */
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { createRequire } from "node:module";
 import { dirname, join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
 import { build } from "rolldown";
 import { dependencyFaults } from "./bundle-deps.mjs";
+import { BUNDLED_LOGGER_PACKAGES, isStubbed, leftOut } from "./bundle-stubs.mjs";
 import { latin1Source } from "./latin1-source.mjs";
 
 const daemonDir = join(dirname(fileURLToPath(import.meta.url)), "..");
@@ -30,12 +30,14 @@ const outDir = join(daemonDir, "dist", "cli-bundle");
  * npm packages bundled in rather than imported. jsonc-parser's ES build cannot be loaded by Node itself
  * (its imports name files without extensions), so an import of it loads its CommonJS build, and an ES
  * module importing CommonJS makes Node load and run its CommonJS export lexer over it: ~0.35 MB of the
- * daemon's resident memory, measured. Bundled, its ES build is part of the config chunk.
+ * daemon's resident memory, measured. Bundled, its ES build is part of the config chunk. pino and the
+ * packages it loads: bundled without their transports (bundle-stubs.mjs) and without their comments.
  */
-const BUNDLED_PACKAGES = ["jsonc-parser"];
+const BUNDLED_PACKAGES = ["jsonc-parser", ...BUNDLED_LOGGER_PACKAGES];
 
 /** A bare specifier that is neither one of mcpd's own packages nor bundled: an npm package, left as an import. */
-function isExternal(id) {
+function isExternal(id, importer) {
+  if (isStubbed(id, importer)) return false;
   if (id.startsWith("node:")) return true;
   if (id.startsWith(".") || id.startsWith("/") || id.startsWith("\0")) return false;
   if (BUNDLED_PACKAGES.some((p) => id === p || id.startsWith(`${p}/`))) return false;
@@ -97,7 +99,7 @@ const GROUPS = [
 ];
 const result = await build({
   input: { main: join(daemonDir, "dist", "cli", "main.js") },
-  plugins: [inlineVersion],
+  plugins: [inlineVersion, leftOut],
   platform: "node",
   external: isExternal,
   // A bundled package's ES build (jsonc-parser's is under "module"), not its UMD one.
@@ -132,7 +134,9 @@ for (const item of result.output) {
 
 // The bundled packages' licences travel with their code.
 const notices = BUNDLED_PACKAGES.map((name) => {
-  const dir = dirname(createRequire(import.meta.url).resolve(`${name}/package.json`));
+  // Not through require.resolve: some of them export no package.json.
+  const dir = [daemonDir, repoRoot].map((d) => join(d, "node_modules", name)).find((d) => existsSync(join(d, "package.json")));
+  if (!dir) throw new Error(`bundle-cli: ${name} is bundled but is not installed`);
   const { version } = JSON.parse(readFileSync(join(dir, "package.json"), "utf8"));
   const licence = ["LICENSE.md", "LICENSE", "LICENSE.txt"].map((f) => join(dir, f)).find((f) => existsSync(f));
   if (!licence) throw new Error(`bundle-cli: ${name} is bundled but has no LICENSE file to ship with it`);
