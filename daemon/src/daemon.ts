@@ -49,8 +49,15 @@ export async function startDaemon(options: RunDaemonOptions): Promise<DaemonHand
   const log = openDaemonLog(paths, options.foreground, level);
   for (const w of config.warnings) log.root.warn({ file: config.file }, w);
   if (stateDirNote) log.root.warn({ dir: paths.stateDir }, stateDirNote);
-  const daemon = new McpdDaemon({ paths, source, config, log, handleSignals: options.handleSignals !== false });
-  await daemon.start();
+  let daemon: McpdDaemon;
+  try {
+    daemon = new McpdDaemon({ paths, source, config, log, handleSignals: options.handleSignals !== false });
+    await daemon.start();
+  } catch (err) {
+    // What was logged is written, and the log's exit and crash hooks go with it.
+    await log.close();
+    throw err;
+  }
   const { lifecycle } = daemon;
   return {
     paths,
