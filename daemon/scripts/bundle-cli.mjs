@@ -19,6 +19,7 @@ import { dirname, join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
 import { build } from "rolldown";
 import { dependencyFaults } from "./bundle-deps.mjs";
+import { BUNDLED_LOGGER_PACKAGES, isStubbed, leftOut } from "./bundle-stubs.mjs";
 import { latin1Source } from "./latin1-source.mjs";
 
 const daemonDir = join(dirname(fileURLToPath(import.meta.url)), "..");
@@ -29,7 +30,8 @@ const outDir = join(daemonDir, "dist", "cli-bundle");
  * npm packages bundled in rather than imported. jsonc-parser's ES build cannot be loaded by Node itself
  * (its imports name files without extensions), so an import of it loads its CommonJS build, and an ES
  * module importing CommonJS makes Node load and run its CommonJS export lexer over it: ~0.35 MB of the
- * daemon's resident memory, measured. Bundled, its ES build is part of the config chunk.
+ * daemon's resident memory, measured. Bundled, its ES build is part of the config chunk. pino and the
+ * packages it loads: bundled without their transports (bundle-stubs.mjs) and without their comments.
  *
  * p-queue (a server's calls past its concurrency limit) and its p-timeout are ES modules only, which this
  * CommonJS bundle could require() only on Node versions the daemon does not ask for (require() of ES
@@ -37,10 +39,11 @@ const outDir = join(daemonDir, "dist", "cli-bundle");
  * daemon; its eventemitter3 comes with them. Bundled, they are part of the daemon's chunk, which
  * `mcpd connect` and the one-request commands never load (tests/cli/cli-lazy-loading.test.ts).
  */
-const BUNDLED_PACKAGES = ["jsonc-parser", "p-queue", "p-timeout", "eventemitter3"];
+const BUNDLED_PACKAGES = ["jsonc-parser", "p-queue", "p-timeout", "eventemitter3", ...BUNDLED_LOGGER_PACKAGES];
 
 /** A bare specifier that is neither one of mcpd's own packages nor bundled: an npm package, left as an import. */
-function isExternal(id) {
+function isExternal(id, importer) {
+  if (isStubbed(id, importer)) return false;
   if (id.startsWith("node:")) return true;
   if (id.startsWith(".") || id.startsWith("/") || id.startsWith("\0")) return false;
   if (BUNDLED_PACKAGES.some((p) => id === p || id.startsWith(`${p}/`))) return false;
@@ -102,7 +105,7 @@ const GROUPS = [
 ];
 const result = await build({
   input: { main: join(daemonDir, "dist", "cli", "main.js") },
-  plugins: [inlineVersion],
+  plugins: [inlineVersion, leftOut],
   platform: "node",
   external: isExternal,
   // A bundled package's ES build (jsonc-parser's is under "module"), not its UMD one.

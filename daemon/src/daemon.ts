@@ -40,17 +40,24 @@ export interface DaemonHandle {
 export async function startDaemon(options: RunDaemonOptions): Promise<DaemonHandle> {
   const env = options.env ?? process.env;
   const paths = resolvePaths(env, options.configFile ? { configFile: options.configFile } : {});
-  const source = new ConfigSource(paths, env, options.configFile);
+  const source = new ConfigSource(paths, env, options.configFile, options.logLevel);
   const config = await source.load();
-  const level = source.logLevel(options.logLevel, config);
+  const level = source.logLevel(config);
   assertNoDaemonWithoutSocket(paths.socketPath);
   await prepareSocketPath(paths.socketPath);
   const stateDirNote = preparePrivateDir(paths.stateDir, "state directory");
   const log = openDaemonLog(paths, options.foreground, level);
   for (const w of config.warnings) log.root.warn({ file: config.file }, w);
   if (stateDirNote) log.root.warn({ dir: paths.stateDir }, stateDirNote);
-  const daemon = new McpdDaemon({ paths, source, config, log, handleSignals: options.handleSignals !== false });
-  await daemon.start();
+  let daemon: McpdDaemon;
+  try {
+    daemon = new McpdDaemon({ paths, source, config, log, handleSignals: options.handleSignals !== false });
+    await daemon.start();
+  } catch (err) {
+    // What was logged is written, and the log's exit and crash hooks go with it.
+    await log.close();
+    throw err;
+  }
   const { lifecycle } = daemon;
   return {
     paths,

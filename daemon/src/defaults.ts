@@ -49,6 +49,11 @@ export const CONFIG_DEFAULTS = {
   /** `mcpd.logLevel`: the daemon's log level. */
   logLevel: "info",
   /**
+   * Per-server `logLevel`: the level of that server's lines in the daemon's log (a server being debugged
+   * at `debug` while the rest stay at `info`). null: the daemon's own level, followed as reloads change it.
+   */
+  serverLogLevel: null,
+  /**
    * `mcpd.http`: the HTTP front end. On by default, on loopback only (127.0.0.1 and ::1), behind a bearer
    * token. 7767 ("MC" in ASCII) is fixed so client configs keep working across restarts; 0 = any free port.
    */
@@ -218,6 +223,13 @@ export const RUNTIME_DEFAULTS = {
   logFileMaxBytes: 10 * 1024 * 1024,
   /** ...keeping this many old files. */
   logFileMaxFiles: 3,
+  /**
+   * Bytes of log lines held in memory while the log file cannot be written (a full disk), written once it
+   * can; lines past it are dropped and counted (`mcpd status`).
+   */
+  logHeldMaxBytes: 1024 * 1024,
+  /** While the log file cannot be written, what is held is tried again this often (and with every new line), in ms. */
+  logRetryMs: 1000,
   /**
    * Largest private file the daemon reads back from its state directory (the tool cache, the OAuth
    * store, the child records), in bytes; a larger one is ignored, and replaced by the next write.

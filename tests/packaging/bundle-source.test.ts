@@ -2,10 +2,12 @@
  * What the bundled `mcpd` command holds as source text, which the daemon keeps in memory for as long as it
  * runs: no doc comments, and only Latin-1 characters (regression: one `…` in a message made V8 hold the
  * daemon's largest chunk as a two-byte string, twice its size). A bundled npm package ships its licence.
+ * pino is bundled without its transports (worker threads), which the daemon never runs.
  */
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
+import { BUNDLED_LOGGER_PACKAGES } from "../../daemon/scripts/bundle-stubs.mjs";
 import { latin1Source } from "../../daemon/scripts/latin1-source.mjs";
 import { ROOT } from "../cli/cli-harness.js";
 
@@ -48,12 +50,25 @@ describe("the bundled command's files", () => {
         .map((m) => /^node_modules\/((?:@[^/]+\/)?[^/]+)\//.exec(m)?.[1])
         .filter((name): name is string => name !== undefined),
     );
-    expect([...bundled].sort()).toEqual(["eventemitter3", "jsonc-parser", "p-queue", "p-timeout"]);
+    expect([...bundled].sort()).toEqual(["jsonc-parser", "p-queue", "p-timeout", "eventemitter3", ...BUNDLED_LOGGER_PACKAGES].sort());
     const notices = readFileSync(join(BUNDLE, "THIRD-PARTY-NOTICES.md"), "utf8");
     for (const name of bundled) {
       const { version } = JSON.parse(readFileSync(join(ROOT, "node_modules", name, "package.json"), "utf8")) as { version: string };
       expect(notices).toContain(`## ${name} ${version}`);
     }
     expect(notices).toContain("Permission is hereby granted, free of charge");
+  });
+
+  it("leave pino's transports out: no worker thread, thread-stream or node:module, and no node:assert for sonic-boom (regression: ~0.5 MB of the daemon's memory)", () => {
+    const manifest = JSON.parse(readFileSync(join(BUNDLE, "modules.json"), "utf8")) as Record<string, string[]>;
+    const modules = Object.values(manifest).flat();
+    expect(
+      modules.filter((m) => /node_modules\/(thread-stream|real-require|pino-abstract-transport)\/|pino\/lib\/(transport|worker)/.test(m)),
+    ).toEqual([]);
+    for (const f of chunks()) {
+      const text = readFileSync(join(BUNDLE, f), "utf8");
+      expect(text.match(/require\("(?:node:)?(worker_threads|assert|module)"\)/g), f).toBeNull();
+    }
+    expect(modules).toContain("node_modules/pino/pino.js");
   });
 });

@@ -14,16 +14,21 @@ import { CONFIG_DEFAULTS, RUNTIME_DEFAULTS } from "../defaults.js";
 /**
  * Where the daemon's config comes from and what the environment overrides in it: the file (one named with
  * `--config` or `MCPD_CONFIG` must exist: a typo must not mean zero servers; the default may be absent),
- * the log level (`--log-level`, then `MCPD_LOG_LEVEL`), the HTTP port (`MCPD_HTTP_PORT`: tests and a second
+ * the log level (`--log-level`, then `MCPD_LOG_LEVEL`, then the file's, read again at each reload), the HTTP port (`MCPD_HTTP_PORT`: tests and a second
  * daemon use 0, any free port).
  */
 export class ConfigSource {
   private readonly namedBy: ReturnType<typeof explicitConfigOrigin>;
 
+  /**
+   * @param logLevelFlag `--log-level`, which wins over `MCPD_LOG_LEVEL` and the config's `mcpd.logLevel`,
+   *   at start and at every reload.
+   */
   constructor(
     private readonly paths: McpdPaths,
     private readonly env: NodeJS.ProcessEnv,
     configFlag: string | undefined,
+    private readonly logLevelFlag?: string,
   ) {
     this.namedBy = explicitConfigOrigin(env, configFlag);
   }
@@ -35,11 +40,12 @@ export class ConfigSource {
   }
 
   /**
-   * The daemon's log level: `--log-level` (`option`), else `MCPD_LOG_LEVEL`, else the config's, else the default.
+   * The daemon's log level: `--log-level`, else `MCPD_LOG_LEVEL`, else `config`'s, else the default.
    * @throws ConfigError (MCPD_CONFIG_INVALID) naming the setting, for a value that is not a level.
    */
-  logLevel(option: string | undefined, config: LoadedConfig): LogLevel {
+  logLevel(config: LoadedConfig): LogLevel {
     const envValue = this.env.MCPD_LOG_LEVEL;
+    const option = this.logLevelFlag;
     const [value, origin] = option !== undefined ? [option, "--log-level"] : [envValue || undefined, "MCPD_LOG_LEVEL"];
     if (value === undefined) return config.settings.logLevel ?? CONFIG_DEFAULTS.logLevel;
     if ((LOG_LEVELS as readonly string[]).includes(value)) return value as LogLevel;

@@ -1,14 +1,50 @@
 import type { McpdPaths } from "@mcpd/client";
 import type { LogLevel } from "../config/index.js";
 import { RUNTIME_DEFAULTS } from "../defaults.js";
+import type { DaemonLogger } from "../infra/daemon-logger.js";
 import { RotatingFileStream, type LogWriteStatus } from "../infra/log-file.js";
-import { JsonLogger } from "../infra/logger.js";
+import { createRootLogger, type LineScrubber } from "../infra/logger.js";
 import { StderrLog, ignoreStdioErrors } from "../infra/stderr-log.js";
 
-/** The daemon's log: the root logger and where its lines go. */
-export interface DaemonLog {
-  root: JsonLogger;
-  sink: RotatingFileStream | StderrLog;
+/**
+ * The daemon's log: the root logger (pino) and where its lines go, the stderr log in the foreground or the
+ * log file. What the file's asynchronous writer holds is written at exit and after a crash's fatal line:
+ * an uncaught exception (or unhandled rejection) is logged at `fatal` (pino then flushes the
+ * destination synchronously) before Node reports it and exits, so the lines that explain a crash are on
+ * disk. {@link close} (at shutdown) removes those hooks.
+ */
+export class DaemonLog {
+  readonly root: DaemonLogger;
+  readonly sink: RotatingFileStream | StderrLog;
+  private readonly scrubbing: (scrub: LineScrubber) => void;
+  private readonly onExit = (): void => this.sink.flushSync();
+  private readonly onCrash = (err: unknown, origin: string): void => this.root.fatal({ err, origin }, "mcpd crashed");
+
+  constructor(root: { log: DaemonLogger; setScrubber(scrub: LineScrubber): void }, sink: RotatingFileStream | StderrLog) {
+    this.root = root.log;
+    this.sink = sink;
+    this.scrubbing = (scrub) => root.setScrubber(scrub);
+    process.on("exit", this.onExit);
+    // A monitor, not a handler: the crash still ends the process, as it would have.
+    process.on("uncaughtExceptionMonitor", this.onCrash);
+  }
+
+  /** Makes every later line pass through `scrub` (the daemon's SecretScrubber) before it is written. */
+  setScrubber(scrub: LineScrubber): void {
+    this.scrubbing(scrub);
+  }
+
+  /** Sets the root logger's level; children without a level of their own follow it. */
+  setLevel(level: LogLevel): void {
+    if (this.root.level !== level) this.root.level = level;
+  }
+
+  /** Stops logging (the daemon has stopped): what is held is written and the file closed. */
+  close(): Promise<void> {
+    process.off("exit", this.onExit);
+    process.off("uncaughtExceptionMonitor", this.onCrash);
+    return this.sink.close();
+  }
 }
 
 /**
@@ -19,13 +55,18 @@ export interface DaemonLog {
 export function openDaemonLog(paths: McpdPaths, foreground: boolean, level: LogLevel): DaemonLog {
   ignoreStdioErrors();
   // The root logger is made below; the sinks call back into it only later, once lines are written.
-  let root: JsonLogger | undefined;
+  let root: DaemonLogger | undefined;
   const onResume = (s: LogWriteStatus): void =>
-    root?.warn({ dropped: s.droppedLines, err: s.lastError }, "the log could not be written for a while; lines were dropped");
+    root?.warn(
+      { dropped: s.droppedLines, err: s.lastError },
+      "the log could not be written for a while; what was held is written now, the lines past the bound were dropped",
+    );
   const openLogFile = (): RotatingFileStream =>
     new RotatingFileStream(paths.logFile, {
       maxBytes: RUNTIME_DEFAULTS.logFileMaxBytes,
       maxFiles: RUNTIME_DEFAULTS.logFileMaxFiles,
+      maxHeldBytes: RUNTIME_DEFAULTS.logHeldMaxBytes,
+      retryMs: RUNTIME_DEFAULTS.logRetryMs,
       onResume,
     });
   const sink = foreground
@@ -34,6 +75,7 @@ export function openDaemonLog(paths: McpdPaths, foreground: boolean, level: LogL
         onFallback: (err) => root?.warn({ err }, `stderr cannot be written; logging to ${paths.logFile} from now on`),
       })
     : openLogFile();
-  root = new JsonLogger(level, sink);
-  return { root, sink };
+  const made = createRootLogger(level, sink);
+  root = made.log;
+  return new DaemonLog(made, sink);
 }

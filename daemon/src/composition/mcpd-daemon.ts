@@ -1,6 +1,6 @@
 import { rmSync } from "node:fs";
 import { join } from "node:path";
-import { McpdShutdown, type DaemonInfo, type Logger } from "@mcpd/protocol";
+import { McpdShutdown, type DaemonInfo } from "@mcpd/protocol";
 import { createTransport } from "@mcpd/transports";
 import type { McpdPaths } from "@mcpd/client";
 import type { LoadedConfig } from "../config/index.js";
@@ -9,6 +9,7 @@ import { AuthFlows } from "../auth/auth-flows.js";
 import { AuthStore } from "../auth/auth-store.js";
 import { createControl } from "../control/control-handlers.js";
 import { HttpFront } from "../http/http-front.js";
+import type { DaemonLogger } from "../infra/daemon-logger.js";
 import { isoTime } from "../infra/iso-time.js";
 import { writePrivateFile } from "../infra/private-file.js";
 import { DaemonLifecycle } from "../lifecycle/daemon-lifecycle.js";
@@ -55,7 +56,7 @@ export class McpdDaemon {
   readonly manager: MCPManager;
   readonly router: Router;
   readonly lifecycle: DaemonLifecycle<ReloadOutcome>;
-  private readonly log: Logger;
+  private readonly log: DaemonLogger;
   private readonly source: ConfigSource;
   private config: LoadedConfig;
   private readonly daemonLog: DaemonLog;
@@ -101,7 +102,7 @@ export class McpdDaemon {
     // Secret values (the loaded config's and the running servers', OAuth tokens) are masked in every line
     // the root logger writes from here on, and in what the router and the control methods say.
     const secrets = new SecretScrubber(() => [...this.config.servers, ...this.manager.servers.map((h) => h.config)], this.authStore);
-    log.root.setScrubber(secrets.scrubValue);
+    log.setScrubber(secrets.scrubValue);
     this.buffers = new BufferBudget(ConfigSource.bufferBudget(config));
     this.lifecycle = new DaemonLifecycle({
       reload: (signal) => this.reloadOnce(signal),
@@ -126,7 +127,6 @@ export class McpdDaemon {
       limits: this.budget.limits(config),
       budget: this.buffers,
       pacer: this.pacer,
-      traceMessages: log.root.isLevelEnabled("trace"),
     });
     this.http = new HttpFront({
       router: this.router,
@@ -188,6 +188,8 @@ export class McpdDaemon {
    */
   private async reloadOnce(signal: AbortSignal): Promise<ReloadOutcome> {
     const next = await this.source.load();
+    // Before the servers are reloaded: a server whose level follows the daemon's takes the new one.
+    this.daemonLog.setLevel(this.source.logLevel(next));
     const before = this.router.filtersSnapshot();
     const result = await abandonOnAbort(this.manager.reload(next, signal), signal);
     signal.throwIfAborted();
@@ -221,6 +223,7 @@ export class McpdDaemon {
     rmSync(this.paths.pidFile, { force: true });
     this.log.info("mcpd stopped");
     this.removeSignals();
+    await this.daemonLog.close();
   }
 
   private applyLimits(config: LoadedConfig): void {

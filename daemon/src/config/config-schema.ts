@@ -118,6 +118,12 @@ export interface ResolvedServerConfig {
    */
   readonly auth?: AuthConfig | false;
   /**
+   * The level of this server's lines in the daemon's log (its transport's, its supervision's); absent when
+   * the file sets none (here or in `mcpd.defaults`): the daemon's own level, followed as `mcpd reload`
+   * changes it.
+   */
+  readonly logLevel?: LogLevel;
+  /**
    * sha256 (first 16 hex digits) of this resolved config without `name`, `hash` and `transportHash`:
    * equal hashes mean nothing about the server changed. Used to diff on reload.
    */
@@ -202,6 +208,7 @@ export const MCPD_SERVER_KEYS = [
   "healthCheckIntervalMs",
   "roots",
   "envMode",
+  "logLevel",
 ] as const;
 
 /** Keys of a `restart` object. */

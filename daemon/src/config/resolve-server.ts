@@ -60,10 +60,12 @@ export function resolveServer(name: string, raw: unknown, ctx: ServerContext): R
 
   const { timeout: _ignored, ...transportIdentity } = transport;
   // `filters` only when set: a server without filters keeps the hash it had before filters existed.
+  // `logLevel` likewise: a server whose level follows the daemon's keeps its hash.
   const body = {
     enabled: resolved.enabled,
     transport,
-    ...withoutKeys(resolved, ["enabled", "envMode"]),
+    ...withoutKeys(resolved, ["enabled", "envMode", "logLevel"]),
+    ...(resolved.logLevel === null ? {} : { logLevel: resolved.logLevel }),
     ...(filters ? { filters } : {}),
     ...(auth === undefined ? {} : { auth }),
   };

@@ -2,8 +2,8 @@ import path from "node:path";
 import { pathToFileURL } from "node:url";
 import { MAX_TIMER_MS } from "@mcpd/protocol";
 import { CONFIG_DEFAULTS } from "../defaults.js";
-import type { EnvMode, RestartPolicy, RootConfig, SharingMode, StartupMode } from "./config-schema.js";
-import { RESTART_KEYS } from "./config-schema.js";
+import type { EnvMode, LogLevel, RestartPolicy, RootConfig, SharingMode, StartupMode } from "./config-schema.js";
+import { LOG_LEVELS, RESTART_KEYS } from "./config-schema.js";
 import { describeValue, isPlainObject, type ConfigIssues } from "./config-issues.js";
 import { hintFor } from "./did-you-mean.js";
 
@@ -21,12 +21,15 @@ export interface McpdOptions {
   healthCheckIntervalMs?: number;
   roots?: RootConfig[];
   envMode?: EnvMode;
+  logLevel?: LogLevel;
 }
 
 /** The resolved values of {@link McpdOptions}, after `mcpd.defaults` and {@link CONFIG_DEFAULTS}. */
-export type ResolvedMcpdOptions = Required<Omit<McpdOptions, "restart" | "roots">> & {
+export type ResolvedMcpdOptions = Required<Omit<McpdOptions, "restart" | "roots" | "logLevel">> & {
   restart: RestartPolicy;
   roots: RootConfig[];
+  /** null: the daemon's own level ({@link CONFIG_DEFAULTS}.serverLogLevel). */
+  logLevel: LogLevel | null;
 };
 
 /** What a reader needs besides the value: where to report, and how to resolve `~` and relative paths. */
@@ -92,6 +95,7 @@ export function readMcpdOptions(raw: Record<string, unknown>, ctx: OptionContext
     );
   }
   if (has("envMode")) set("envMode", oneOf<EnvMode>("envMode", ["inherit", "allowlist"]));
+  if (has("logLevel")) set("logLevel", oneOf<LogLevel>("logLevel", LOG_LEVELS));
 
   if (has("restart")) {
     const restart = readRestart(raw.restart, ctx);
@@ -218,5 +222,6 @@ export function resolveMcpdOptions(server: McpdOptions, defaults: McpdOptions, c
     healthCheckIntervalMs: server.healthCheckIntervalMs ?? defaults.healthCheckIntervalMs ?? D.healthCheckIntervalMs,
     roots: server.roots ?? defaults.roots ?? [],
     envMode: server.envMode ?? defaults.envMode ?? D.envMode,
+    logLevel: server.logLevel ?? defaults.logLevel ?? D.serverLogLevel,
   };
 }

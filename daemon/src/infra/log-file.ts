@@ -1,21 +1,31 @@
-import { closeSync, fstatSync, ftruncateSync, lstatSync, mkdirSync, renameSync, rmSync, writeSync } from "node:fs";
+import { fstatSync, lstatSync, mkdirSync, renameSync, rmSync } from "node:fs";
 import { dirname } from "node:path";
-import { Writable } from "node:stream";
 import type { LogWriteStatus } from "@mcpd/protocol";
-import { openPrivateAppend } from "./state-dir.js";
+import sonicBoom from "sonic-boom";
+import { flushHeld, heldLines } from "./held-lines.js";
 import { isoTime } from "./iso-time.js";
+import { RecentLines } from "./recent-lines.js";
+import { openPrivateAppend } from "./state-dir.js";
 
 export interface RotatingFileOptions {
-  /** Rotate when the file reaches this many bytes. */
+  /** Rotate when the file would pass this many bytes. */
   maxBytes: number;
   /** Rotated files kept (`mcpd.log.1` .. `mcpd.log.N`); older ones are deleted. */
   maxFiles: number;
+  /** Bytes of lines held in memory while the file cannot be written (a full disk); lines past it are dropped and counted. */
+  maxHeldBytes: number;
+  /** While writes fail, what is held is tried again after this many ms (and with every new line). */
+  retryMs: number;
   /**
-   * Called (on a later tick, never inside a write) when a line is written again after lines were
-   * dropped, with the counts: the daemon logs how many were lost and why.
+   * Called (on a later tick, never inside a write) when a write succeeds again after writes failed, with
+   * the counts: the daemon logs how many lines were lost and why.
    */
   onResume?: (status: LogWriteStatus) => void;
 }
+
+// sonic-boom is CommonJS whose named export Node's ES module loader cannot see: its exports object holds it.
+const { SonicBoom } = sonicBoom;
+type SonicBoom = InstanceType<typeof SonicBoom>;
 
 /** How writing the log is going, for `mcpd/status` (`daemon.log`); the shape is declared in @mcpd/protocol. */
 export type { LogWriteStatus };
@@ -27,49 +37,66 @@ function countLines(text: string): number {
   return text.endsWith("\n") || text === "" ? n : n + 1;
 }
 
+/** Whether anything is at `p`, not following a symbolic link. */
+function exists(p: string): boolean {
+  try {
+    lstatSync(p);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 /**
- * A log file rotated by size with a bounded number of old files, so the daemon's log can never fill a
- * disk. Writes are synchronous (one `write(2)` per log line, as pino's sync destination does): a crash
- * never loses the lines that explain it.
+ * The daemon's log file as a pino destination: rotated by size with a bounded number of old files, so the
+ * log can never fill a disk, and written by sonic-boom, pino's asynchronous destination: a log call never
+ * waits for the disk, and the lines logged while a write is under way leave together in the next one
+ * (at trace level, a few writes for many relayed calls instead of one per line). What is held is written
+ * by {@link flushSync} at exit and after a fatal line (the daemon's log wires both), so the lines that
+ * explain a crash reach the file.
  *
- * Writing can never end the daemon: a line that cannot be written (ENOSPC, EIO, EDQUOT, a file that
- * cannot be reopened after rotation) is dropped and counted ({@link status}), never thrown and never
- * emitted as `error`; each later line tries again, so logging resumes by itself once the disk has room.
- * A line cut short by a full disk is taken back, so the file only ever holds whole lines.
+ * Writing can never end the daemon: a write that fails (ENOSPC, EIO, EDQUOT) is neither thrown nor
+ * emitted as `error`; sonic-boom holds the lines (up to `maxHeldBytes`, past which they are dropped and
+ * counted, {@link status}) and tries again with each new line and every `retryMs`, so logging resumes by
+ * itself once the disk has room, the line a full disk cut short completed first. A file that cannot be reopened after a
+ * rotation is tried again with each line; its lines are dropped and counted meanwhile.
  *
- * The file and its rotated copies are opened without following symbolic links, mode 0600; the caller
+ * The file and its rotated copies are opened without following symbolic links, mode 0600, and a FIFO,
+ * another user's file or one with other hard links is refused ({@link openPrivateAppend}); the caller
  * has checked the directory ({@link preparePrivateDir}).
  */
-export class RotatingFileStream extends Writable {
-  /** The open log file; undefined after a failed reopen (retried on the next line). */
-  private fd: number | undefined;
-  private size: number;
+export class RotatingFileStream {
+  /** The open file's writer; undefined after a failed reopen (retried with the next line). */
+  private boom: SonicBoom | undefined;
+  /** Bytes given to the open file (written or held). */
+  private size = 0;
+  /** Writers of rotated-out files: they finish what they hold, then close their file. */
+  private readonly retiring = new Set<SonicBoom>();
   /** The most recent lines, for `mcpd/logs` without reading the file (written or not). */
-  private readonly recent: string[] = [];
+  private readonly recent: RecentLines;
   private dropped = 0;
   private failing = false;
   private lastError: string | undefined;
   private lastErrorAt: number | undefined;
-  /** A line was cut short and could not be taken back: the next write starts on a new line. */
-  private partial = false;
+  private closed = false;
+  private retry: NodeJS.Timeout | undefined;
 
   /**
    * Opens (creates) the log file.
-   * @throws StateDirError when `file` is a symbolic link; the errno error when it cannot be opened.
+   * @throws StateDirError when `file` is a symbolic link, a FIFO, another user's file; the errno error when it cannot be opened.
    */
   constructor(
     readonly file: string,
     private readonly opts: RotatingFileOptions,
-    private readonly recentMax = 500,
+    recentMax = 500,
   ) {
-    super({ decodeStrings: false });
+    this.recent = new RecentLines(recentMax);
     mkdirSync(dirname(file), { recursive: true, mode: 0o700 });
-    this.fd = openPrivateAppend(file);
-    this.size = fstatSync(this.fd).size;
+    this.boom = this.open();
   }
 
   tail(n: number): string[] {
-    return this.recent.slice(-n);
+    return this.recent.tail(n);
   }
 
   /** Dropped lines and the last write error, for `mcpd/status`. */
@@ -82,74 +109,106 @@ export class RotatingFileStream extends Writable {
     };
   }
 
-  override _write(chunk: Buffer | string, _enc: BufferEncoding, cb: (err?: Error | null) => void): void {
-    this.writeLine(typeof chunk === "string" ? chunk : chunk.toString("utf8"));
-    cb();
+  /** Appends `text` (one or more whole lines; pino gives one). Never throws. Lines after {@link close} go nowhere. */
+  write(text: string): boolean {
+    this.recent.add(text);
+    if (this.closed) return true;
+    let boom: SonicBoom;
+    try {
+      const bytes = Buffer.byteLength(text);
+      // No rotation while writes fail: the writer being retired would hold its lines with nowhere to go.
+      if (this.boom === undefined) boom = this.boom = this.open();
+      else if (this.size > 0 && this.size + bytes > this.opts.maxBytes && !this.failing) boom = this.rotate();
+      else boom = this.boom;
+      this.size += bytes;
+    } catch (err) {
+      this.noteError(err as Error);
+      this.dropped += countLines(text);
+      return true;
+    }
+    boom.write(text);
+    return true;
   }
 
-  /** Appends `text` (one or more whole lines). Never throws: a line that cannot be written is counted. */
-  writeLine(text: string): void {
-    for (const line of text.split("\n")) if (line) this.recent.push(line);
-    if (this.recent.length > this.recentMax) this.recent.splice(0, this.recent.length - this.recentMax);
-    try {
-      this.append(text);
-    } catch (err) {
-      this.dropped += countLines(text);
-      this.failing = true;
-      this.lastError = (err as Error).message;
-      this.lastErrorAt = Date.now();
+  /**
+   * Writes every held line now (at exit; after a fatal line), in order. Never blocks on a failing file: what
+   * cannot be written stays held (see {@link flushHeld}).
+   */
+  flushSync(): void {
+    for (const boom of [...this.retiring, this.boom]) {
+      if (boom === undefined || (boom as unknown as { destroyed: boolean }).destroyed) continue;
+      const err = flushHeld(boom);
+      if (err) this.noteError(err);
+    }
+  }
+
+  /** Stops taking lines; resolves once what is held is written and the file closed (what cannot be written is dropped and counted). */
+  close(): Promise<void> {
+    this.closed = true;
+    clearTimeout(this.retry);
+    if (this.boom) this.retire(this.boom);
+    this.boom = undefined;
+    const closing = [...this.retiring].map((b) => new Promise<void>((resolve) => b.once("close", () => resolve())));
+    return Promise.all(closing).then(() => undefined);
+  }
+
+  private open(): SonicBoom {
+    const fd = openPrivateAppend(this.file);
+    this.size = fstatSync(fd).size;
+    const boom = new SonicBoom({ fd, sync: false, minLength: 0, maxLength: this.opts.maxHeldBytes });
+    boom.on("error", (err: Error) => this.onError(boom, err));
+    boom.on("write", () => this.onWritten());
+    boom.on("drop", (data: unknown) => {
+      this.dropped += countLines(String(data));
+    });
+    return boom;
+  }
+
+  private onError(boom: SonicBoom, err: Error): void {
+    this.noteError(err);
+    // A retired writer whose file cannot take what it holds gives it up, so its file is closed. sonic-boom
+    // emits the error between writes: nothing of this writer is under way in the thread pool.
+    if (this.retiring.has(boom) || this.closed) {
+      this.dropped += heldLines(boom);
+      boom.destroy();
       return;
     }
-    if (this.failing) {
-      this.failing = false;
-      const onResume = this.opts.onResume;
-      if (onResume) {
-        const status = this.status();
-        setImmediate(() => onResume(status));
-      }
+    // sonic-boom tries again only when given a line: an idle daemon's held lines must reach the disk too.
+    this.retry ??= setTimeout(() => {
+      this.retry = undefined;
+      if (this.boom === boom && this.failing) boom.write("");
+    }, this.opts.retryMs).unref();
+  }
+
+  private onWritten(): void {
+    if (!this.failing) return;
+    this.failing = false;
+    const onResume = this.opts.onResume;
+    if (onResume) {
+      const status = this.status();
+      setImmediate(() => onResume(status));
     }
   }
 
-  /** Writes `text` whole or not at all (as far as the file system lets us take a short write back). */
-  private append(text: string): void {
-    if (this.fd === undefined) {
-      this.fd = openPrivateAppend(this.file);
-      this.size = fstatSync(this.fd).size;
-    }
-    const buf = Buffer.from(this.partial ? `\n${text}` : text);
-    if (this.size > 0 && this.size + buf.length > this.opts.maxBytes) this.rotate();
-    const fd = this.fd as number;
-    let written = 0;
-    try {
-      while (written < buf.length) written += writeSync(fd, buf, written);
-    } catch (err) {
-      // Out of space mid-line: cut the piece that fit back off, so the file never holds half a line.
-      if (written > 0) {
-        try {
-          ftruncateSync(fd, fstatSync(fd).size - written);
-        } catch {
-          this.size += written;
-          this.partial = true;
-        }
-      }
-      throw err;
-    }
-    this.size += written;
-    this.partial = false;
+  private noteError(err: Error): void {
+    this.failing = true;
+    this.lastError = err.message;
+    this.lastErrorAt = Date.now();
   }
 
-  private rotate(): void {
-    if (this.fd !== undefined) closeSync(this.fd);
-    this.fd = undefined;
+  /** The writer ends: it writes what it holds (to its file, renamed or not), then closes it. */
+  private retire(boom: SonicBoom): void {
+    this.retiring.add(boom);
+    boom.once("close", () => this.retiring.delete(boom));
+    boom.end();
+  }
+
+  /** `mcpd.log` becomes `mcpd.log.1` (its writer finishing there), and so on; a new `mcpd.log` is opened. */
+  private rotate(): SonicBoom {
+    const old = this.boom;
+    this.boom = undefined;
+    if (old) this.retire(old);
     // lstat, rm and rename act on a symbolic link itself, never on what it points to.
-    const exists = (p: string): boolean => {
-      try {
-        lstatSync(p);
-        return true;
-      } catch {
-        return false;
-      }
-    };
     const oldest = `${this.file}.${this.opts.maxFiles}`;
     if (exists(oldest)) rmSync(oldest, { force: true });
     for (let i = this.opts.maxFiles - 1; i >= 1; i--) {
@@ -157,27 +216,7 @@ export class RotatingFileStream extends Writable {
     }
     if (this.opts.maxFiles > 0) renameSync(this.file, `${this.file}.1`);
     else rmSync(this.file, { force: true });
-    this.size = 0;
-    this.fd = openPrivateAppend(this.file);
-  }
-
-  override _destroy(err: Error | null, cb: (err?: Error | null) => void): void {
-    this.closeFd();
-    cb(err);
-  }
-
-  override _final(cb: (err?: Error | null) => void): void {
-    this.closeFd();
-    cb();
-  }
-
-  private closeFd(): void {
-    if (this.fd === undefined) return;
-    try {
-      closeSync(this.fd);
-    } catch {
-      // Already closed or failing: nothing left to flush (writes are synchronous).
-    }
-    this.fd = undefined;
+    this.boom = this.open();
+    return this.boom;
   }
 }

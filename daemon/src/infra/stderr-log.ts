@@ -1,5 +1,6 @@
 import type { LogWriteStatus, RotatingFileStream } from "./log-file.js";
 import { isoTime } from "./iso-time.js";
+import { RecentLines } from "./recent-lines.js";
 
 export interface StderrLogOptions {
   /** Opens the log file that takes over once the stream cannot be written (tried again with each line while it fails). */
@@ -21,8 +22,7 @@ export interface StderrLogOptions {
  * line that the file cannot take either is dropped and counted ({@link status}).
  */
 export class StderrLog {
-  private readonly recent: string[] = [];
-  private readonly recentMax: number;
+  private readonly recent: RecentLines;
   /** The error that ended the stream, once one did. */
   private broken: string | undefined;
   private fallback: RotatingFileStream | undefined;
@@ -34,7 +34,7 @@ export class StderrLog {
     private readonly out: NodeJS.WritableStream,
     private readonly opts: StderrLogOptions,
   ) {
-    this.recentMax = opts.recentMax ?? 500;
+    this.recent = new RecentLines(opts.recentMax ?? 500);
   }
 
   /** The log file in use since stderr failed, else undefined. */
@@ -43,7 +43,7 @@ export class StderrLog {
   }
 
   tail(n: number): string[] {
-    return this.recent.slice(-n);
+    return this.recent.tail(n);
   }
 
   /** Dropped lines and the last write error, for `mcpd/status`. */
@@ -60,10 +60,9 @@ export class StderrLog {
     };
   }
 
-  /** Writes one chunk of log lines (the logger calls this). Never throws. */
+  /** Writes one chunk of log lines (pino calls this). Never throws. */
   write(chunk: string): boolean {
-    for (const line of chunk.split("\n")) if (line.trim()) this.recent.push(line.trimEnd());
-    if (this.recent.length > this.recentMax) this.recent.splice(0, this.recent.length - this.recentMax);
+    this.recent.add(chunk);
     if (this.broken !== undefined) {
       this.toFile(chunk);
       return true;
@@ -100,7 +99,17 @@ export class StderrLog {
         return;
       }
     }
-    this.fallback.writeLine(chunk);
+    this.fallback.write(chunk);
+  }
+
+  /** Writes what the log file holds, once the log has moved there (at exit; after a fatal line). stderr is written synchronously. */
+  flushSync(): void {
+    this.fallback?.flushSync();
+  }
+
+  /** Closes the log file, once the log has moved there. */
+  close(): Promise<void> {
+    return this.fallback?.close() ?? Promise.resolve();
   }
 }
 

@@ -1,7 +1,7 @@
 import type { Socket } from "node:net";
-import { JsonLineDecoder, TickBatch, WireCode, encodeRelayedLine, type LineError, type Logger } from "@mcpd/protocol";
+import { JsonLineDecoder, TickBatch, WireCode, encodeRelayedLine, type LineError } from "@mcpd/protocol";
+import type { DaemonLogger } from "../infra/daemon-logger.js";
 import { encodeOutgoing } from "../infra/encode-outgoing.js";
-import { FieldLogger } from "../infra/field-logger.js";
 import type { ClientConn } from "./client-conn.js";
 import type { ClientLimits } from "./client-limits.js";
 import type { Outbound } from "../router/ports.js";
@@ -13,13 +13,12 @@ import { WaitingOutput } from "./waiting-output.js";
 export interface SocketClientShared {
   readonly router: Router;
   readonly limits: ClientLimits;
-  readonly log: Logger;
+  /** Each connection logs through a child of it (`{client: "c12"}`); messages in and out at its trace level. */
+  readonly log: DaemonLogger;
   /** Largest line accepted from a client, in bytes. */
   readonly maxLineBytes: number;
   /** Bytes allowed to wait in one connection's outgoing buffer; past this the client is disconnected. */
   readonly maxOutgoingBytes: number;
-  /** Log every message in and out at trace level. */
-  readonly traceMessages: boolean;
 }
 
 /**
@@ -54,7 +53,7 @@ function onClose(this: ClientSocket): void {
 export class SocketClient implements ClientConn, Outbound {
   readonly decoder: JsonLineDecoder;
   readonly session: Session;
-  log: Logger;
+  log: DaemonLogger;
   inBytes = 0;
   outBytes = 0;
   lineStartedAt = 0;
@@ -77,7 +76,7 @@ export class SocketClient implements ClientConn, Outbound {
     });
     shared.limits.add(this);
     this.session = shared.router.attach(this);
-    this.log = new FieldLogger(shared.log, { client: this.session.id });
+    this.log = shared.log.child({ client: this.session.id });
     (socket as ClientSocket)[CLIENT] = this;
     socket.on("data", onData);
     socket.on("error", onSocketError);
@@ -89,7 +88,7 @@ export class SocketClient implements ClientConn, Outbound {
   send(message: object): boolean {
     const { socket, shared } = this;
     if (this.gone || socket.destroyed || socket.writableEnded) return false;
-    if (shared.traceMessages) this.log.trace({ message }, "send");
+    if (this.log.isLevelEnabled("trace")) this.log.trace({ message }, "send");
     // A server's answer goes on as the server wrote it, with only its id the client's (no second encoding).
     const line = encodeOutgoing(message, this.log, encodeRelayedLine);
     if (line === undefined) return true;
@@ -151,7 +150,7 @@ export class SocketClient implements ClientConn, Outbound {
   }
 
   private receive(value: unknown): void {
-    if (this.shared.traceMessages) this.log.trace({ message: value }, "recv");
+    if (this.log.isLevelEnabled("trace")) this.log.trace({ message: value }, "recv");
     this.session.handle(value);
   }
 

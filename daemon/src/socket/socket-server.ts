@@ -1,9 +1,9 @@
 import { chmodSync, renameSync, rmSync } from "node:fs";
 import { createServer, type Server, type Socket } from "node:net";
-import { silentLogger, type Logger } from "@mcpd/protocol";
 import { RUNTIME_DEFAULTS } from "../defaults.js";
 import { GarbagePacer } from "../infra/garbage-pacer.js";
 import type { BufferBudget } from "../infra/buffer-budget.js";
+import { silentDaemonLogger, type DaemonLogger } from "../infra/daemon-logger.js";
 import { ClientLimits, type SocketLimits, type SocketServerStats } from "./client-limits.js";
 import type { Router } from "../router/router.js";
 import { SocketClient, type SocketClientShared } from "./socket-client.js";
@@ -12,7 +12,8 @@ import { bindPathFor } from "./socket-path.js";
 export interface SocketServerOptions {
   socketPath: string;
   router: Router;
-  logger?: Logger;
+  /** Each connection logs through a child of it; messages in and out are logged at trace level only. */
+  logger?: DaemonLogger;
   /** Largest line accepted from a client, in bytes. */
   maxLineBytes: number;
   /** Bytes allowed to wait in one connection's outgoing buffer; past this the client is disconnected. */
@@ -20,8 +21,6 @@ export interface SocketServerOptions {
   limits: SocketLimits;
   /** The daemon-wide budget of bytes held for clients (`mcpd.maxBufferedBytesTotal`), shared with the HTTP front end. */
   budget: BufferBudget;
-  /** Log every message in and out at trace level (payloads are never logged above trace). */
-  traceMessages?: boolean;
   /** Told of the client buffers let go. Default: one paced by RUNTIME_DEFAULTS (`gcPace*`). */
   pacer?: GarbagePacer;
 }
@@ -42,7 +41,7 @@ const LOG_EVERY_MS = 5_000;
 export class SocketServer {
   private readonly server: Server;
   private readonly opts: SocketServerOptions;
-  private readonly log: Logger;
+  private readonly log: DaemonLogger;
   private readonly limits: ClientLimits;
   private readonly throttle = { acceptErrorAt: 0, acceptErrors: 0 };
   private readonly shared: SocketClientShared;
@@ -50,7 +49,7 @@ export class SocketServer {
 
   constructor(options: SocketServerOptions) {
     this.opts = options;
-    this.log = options.logger ?? silentLogger;
+    this.log = options.logger ?? silentDaemonLogger;
     this.limits = new ClientLimits(options.limits, options.budget, this.log);
     const pace = { minIntervalMs: RUNTIME_DEFAULTS.gcPaceIntervalMs, minReleasedBytes: RUNTIME_DEFAULTS.gcPaceReleasedBytes };
     this.pacer = options.pacer ?? new GarbagePacer(pace);
@@ -61,7 +60,6 @@ export class SocketServer {
       log: this.log,
       maxLineBytes: options.maxLineBytes,
       maxOutgoingBytes: options.maxOutgoingBytes,
-      traceMessages: options.traceMessages === true,
     };
     this.server = createServer((socket) => this.accept(socket));
     this.server.on("error", (err) => this.onServerError(err));

@@ -2,7 +2,6 @@ import {
   NotFoundError,
   PROTOCOL_DEFAULTS,
   quote,
-  silentLogger,
   type ClientCapabilities,
   type JsonObject,
   type JsonRpcRequest,
@@ -19,12 +18,13 @@ import { ToolCache } from "./tool-cache.js";
 import type { ListKind } from "./upstream-client.js";
 import { disabledInConfig } from "./disable-reasons.js";
 import { RUNTIME_DEFAULTS } from "../defaults.js";
-import { FieldLogger } from "../infra/field-logger.js";
+import { silentDaemonLogger, type DaemonLogger } from "../infra/daemon-logger.js";
 import { shuttingDownError } from "../lifecycle/shutting-down-error.js";
 
 export interface ManagerOptions {
   createTransport: (config: TransportConfig, logger: Logger, server: ResolvedServerConfig) => MCPTransport;
-  logger?: Logger;
+  /** Each server logs through a child of it, at the server's `logLevel` when it has one. */
+  logger?: DaemonLogger;
   /** Directory of the on-disk tool cache. */
   cacheDir?: string;
   /** File recording child process groups (orphan cleanup after a crash of mcpd). */
@@ -67,16 +67,16 @@ export class MCPManager {
   /** Private sessions of per-client servers: key `<server>\0<connectionId>`. */
   private readonly privateHandles = new Map<string, ServerHandle>();
   private readonly opts: ManagerOptions;
-  private readonly log: Logger;
+  private readonly log: DaemonLogger;
+  /** Each handle's logger (a child of {@link log}), whose level follows its config. */
+  private readonly logs = new WeakMap<ServerHandle, DaemonLogger>();
   private readonly cache: ToolCache | undefined;
   readonly children: ChildRegistry | undefined;
   private shuttingDown = false;
-  /** Tool-cache writes in progress; shutdown waits for them so the next start finds the cache. */
-  private readonly cacheWrites = new Set<Promise<void>>();
 
   constructor(options: ManagerOptions) {
     this.opts = options;
-    this.log = options.logger ?? silentLogger;
+    this.log = options.logger ?? silentDaemonLogger;
     this.cache = options.cacheDir ? new ToolCache(options.cacheDir, this.log) : undefined;
     this.children = options.childrenFile ? new ChildRegistry(options.childrenFile, this.log) : undefined;
   }
@@ -111,7 +111,8 @@ export class MCPManager {
   /** A handle for `config`, made in one step (no await): see {@link reload}. */
   private makeHandle(config: ResolvedServerConfig, owner?: string, cachedTools?: Tool[]): ServerHandle {
     // Every line about the server names it (and the client owning a per-client session).
-    const log = new FieldLogger(this.log, { server: config.name, ...(owner ? { owner } : {}) });
+    const bindings = { server: config.name, ...(owner ? { owner } : {}) };
+    const log = this.log.child(bindings, config.logLevel ? { level: config.logLevel } : undefined);
     const handle = new ServerHandle(config, {
       createTransport: this.opts.createTransport,
       logger: log,
@@ -120,13 +121,7 @@ export class MCPManager {
       onToolsListed: (tools) => {
         if (!owner) {
           handle.cachedTools = [...tools];
-          const write = this.cache
-            ?.write(config.name, config.transportHash, tools)
-            .catch((err: Error) => log.warn({ err: err.message }, "tool cache write failed"));
-          if (write) {
-            this.cacheWrites.add(write);
-            void write.finally(() => this.cacheWrites.delete(write));
-          }
+          this.cache?.remember(config.name, config.transportHash, tools, log);
         }
       },
       onChildStarted: (pid) => this.children?.add(config.name, pid, (config.transport as { command?: string }).command ?? ""),
@@ -138,6 +133,7 @@ export class MCPManager {
         for (const l of this.listeners) l.listChanged?.(handle, kind);
       },
     });
+    this.logs.set(handle, log);
     if (!config.enabled) handle.stateReason = disabledInConfig(config.name);
     handle.requestHandler = (req, ctx) =>
       this.serverRequests ? this.serverRequests(handle, req, ctx) : Promise.reject(new Error(`No handler for ${req.method}`));
@@ -164,7 +160,7 @@ export class MCPManager {
    */
   async load(config: LoadedConfig): Promise<void> {
     await this.children?.reapOrphans();
-    const cached = await this.cachedTools(config.servers);
+    const cached = await this.readCache(config.servers);
     for (const server of config.servers) {
       const handle = this.makeHandle(server, undefined, cached.get(server.name));
       this.handles.set(server.name, handle);
@@ -172,18 +168,8 @@ export class MCPManager {
     }
   }
 
-  /** The tools cached on disk for these servers (by name), read in parallel. */
-  private async cachedTools(servers: readonly ResolvedServerConfig[]): Promise<Map<string, Tool[]>> {
-    const out = new Map<string, Tool[]>();
-    const cache = this.cache;
-    if (!cache) return out;
-    await Promise.all(
-      servers.map(async (s) => {
-        const tools = await cache.read(s.name, s.transportHash);
-        if (tools) out.set(s.name, tools);
-      }),
-    );
-    return out;
+  private async readCache(servers: readonly ResolvedServerConfig[]): Promise<Map<string, Tool[]>> {
+    return (await this.cache?.readAll(servers)) ?? new Map();
   }
 
   /** Starts every enabled eager server in parallel; resolves when each is ready or failed its first attempt. */
@@ -240,7 +226,7 @@ export class MCPManager {
    * (default `RUNTIME_DEFAULTS.reloadDrainMs`), while new calls wait in its queue (see ServerHandle.stop).
    */
   async reload(config: LoadedConfig, signal?: AbortSignal, drainMs: number = RUNTIME_DEFAULTS.reloadDrainMs): Promise<ReloadDiff> {
-    const cached = await this.cachedTools(config.servers.filter((s) => !this.handles.has(s.name)));
+    const cached = await this.readCache(config.servers.filter((s) => !this.handles.has(s.name)));
     signal?.throwIfAborted();
     if (this.shuttingDown) throw shuttingDownError();
     const next = new Map(config.servers.map((s) => [s.name, s]));
@@ -274,6 +260,11 @@ export class MCPManager {
       for (const l of this.listeners) l.added?.(handle);
       if (cfg.enabled && cfg.startup === "eager") work.push(handle.start("added by reload"));
     }
+    // The daemon's level may have changed too: a server without a level of its own takes it.
+    for (const h of [...this.handles.values(), ...this.privateHandles.values()]) {
+      const log = this.logs.get(h);
+      if (log) log.level = next.get(h.name)?.logLevel ?? this.log.level;
+    }
     await Promise.all(work);
     return result;
   }
@@ -288,6 +279,6 @@ export class MCPManager {
     // Closed, not only stopped: a restart under way (a reload's, `mcpd restart`) must not start it again.
     await Promise.all([...this.handles.values(), ...this.privateHandles.values()].map((h) => h.close("mcpd shutting down", drainMs)));
     this.privateHandles.clear();
-    await Promise.all(this.cacheWrites);
+    await this.cache?.settled();
   }
 }

@@ -13,6 +13,8 @@ import { preparePrivateDir } from "../infra/state-dir.js";
  */
 export class ToolCache {
   private prepared = false;
+  /** Writes under way, awaited by {@link settled} (the manager's shutdown). */
+  private readonly writes = new Set<Promise<void>>();
 
   constructor(
     private readonly dir: string,
@@ -57,5 +59,29 @@ export class ToolCache {
   async write(server: string, hash: string, tools: readonly Tool[]): Promise<void> {
     this.prepare();
     writePrivateFile(this.file(server, hash), JSON.stringify({ server, hash, writtenAt: isoTime(Date.now()), tools }));
+  }
+
+  /** The cached tools of each of `servers` that has some (by name), read in parallel. */
+  async readAll(servers: readonly { name: string; transportHash: string }[]): Promise<Map<string, Tool[]>> {
+    const out = new Map<string, Tool[]>();
+    await Promise.all(
+      servers.map(async (s) => {
+        const tools = await this.read(s.name, s.transportHash);
+        if (tools) out.set(s.name, tools);
+      }),
+    );
+    return out;
+  }
+
+  /** Writes `tools` in the background; a failure is logged to `log` (the server's), never thrown. */
+  remember(server: string, hash: string, tools: readonly Tool[], log: Logger): void {
+    const write = this.write(server, hash, tools).catch((err: Error) => log.warn({ err: err.message }, "tool cache write failed"));
+    this.writes.add(write);
+    void write.finally(() => this.writes.delete(write));
+  }
+
+  /** Resolves once every write {@link remember} started has finished. */
+  async settled(): Promise<void> {
+    await Promise.all(this.writes);
   }
 }

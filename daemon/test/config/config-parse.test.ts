@@ -267,6 +267,26 @@ describe("parseConfig: mcpd keys", () => {
     expect(misplaced.servers[0]!.transport).toMatchObject({ envMode: "allowlist" });
   });
 
+  it("logLevel per server: absent by default (the daemon's level, and the hash it had before the key existed); mcpd.defaults.logLevel for every server, a server's own wins; a bad one is named with a hint", () => {
+    const plain = server(one({ command: "x" }));
+    expect(plain).not.toHaveProperty("logLevel");
+    expect(CONFIG_DEFAULTS.serverLogLevel).toBeNull();
+    const cfg = parse({
+      mcpd: { logLevel: "warn", defaults: { logLevel: "info" } },
+      mcpServers: { a: { command: "x" }, b: { command: "x", logLevel: "debug" } },
+    });
+    expect(cfg.settings.logLevel).toBe("warn");
+    expect(cfg.servers.map((s) => s.logLevel)).toEqual(["info", "debug"]);
+    // A level is part of the server's config (a reload sees it changed) but not of what it talks to.
+    const debug = server(one({ command: "x", logLevel: "debug" }));
+    expect(debug.hash).not.toBe(plain.hash);
+    expect(debug.transportHash).toBe(plain.transportHash);
+    expect(errors(one({ command: "x", logLevel: "verbose" }))).toContain(
+      `${FILE}: server "s": "logLevel" must be one of "fatal", "error", "warn", "info", "debug", "trace", "silent", got "verbose"`,
+    );
+    expect(errors(one({ command: "x", logLevel: "debg" })).join("\n")).toMatch(/got "debg".*debug/);
+  });
+
   it("reads the daemon's limits from mcpd (maxConnections, fdReserve, maxBufferedBytesTotal, partialLineTimeoutMs), only when set", () => {
     expect(parse({ mcpServers: {} }).settings).toEqual({ logLevel: "info", http: HTTP_DEFAULTS });
     const cfg = parse({

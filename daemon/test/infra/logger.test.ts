@@ -1,22 +1,33 @@
 /**
- * The daemon's root logger: pino's line shape (so `mcpd logs` and pino tools read it), levels, redaction
- * applied by the logger itself, errors, values JSON cannot hold, and the scrubber. Logging never throws.
+ * The daemon's root logger (pino): its line shape (so `mcpd logs` and pino tools read it), levels, child
+ * loggers, redaction applied by the root itself, errors, values JSON cannot hold, and the scrubber.
+ * Logging never throws.
  */
 import { describe, expect, it } from "vitest";
 import { formatLogLine } from "../../src/cli/log-format.js";
 import { palette } from "../../src/cli/format.js";
-import { JsonLogger, LEVEL_VALUES } from "../../src/infra/logger.js";
+import type { LogLevel } from "../../src/config/index.js";
+import { createRootLogger, LEVEL_VALUES } from "../../src/infra/logger.js";
 
-/** A sink that keeps what it is given. */
-function sink(): { chunks: string[]; write(chunk: string): boolean } {
+/** A destination that keeps what it is given, and counts pino's synchronous flushes. */
+function sink(): { chunks: string[]; flushes: number; write(chunk: string): boolean; flushSync(): void } {
   const chunks: string[] = [];
   return {
     chunks,
+    flushes: 0,
     write(chunk: string) {
       chunks.push(chunk);
       return true;
     },
+    flushSync() {
+      this.flushes++;
+    },
   };
+}
+
+/** The root logger over `s`, as the daemon makes it. */
+function logger(level: LogLevel, s: ReturnType<typeof sink>, pid = 1) {
+  return createRootLogger(level, s, pid).log;
 }
 
 /** The one line `write` made the logger write, parsed. */
@@ -31,10 +42,10 @@ function only(s: { chunks: string[] }): Record<string, unknown> {
 
 const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 
-describe("JsonLogger", () => {
+describe("the root logger (pino)", () => {
   it("writes pino's line: level, ISO time, pid, the fields in order (a field named pid as _pid), then msg", () => {
     const s = sink();
-    new JsonLogger("info", s, 4242).info({ server: "github", pid: 1, restarts: 2 }, "server ready");
+    logger("info", s, 4242).info({ server: "github", pid: 1, restarts: 2 }, "server ready");
     const line = s.chunks[0] as string;
     expect(line).toMatch(/^\{"level":30,"time":"[^"]+","pid":4242,"server":"github","restarts":2,"_pid":1,"msg":"server ready"\}\n$/);
     expect(only(s).time).toMatch(ISO);
@@ -43,7 +54,7 @@ describe("JsonLogger", () => {
 
   it("a string-only call is the message; a msg field stands in for a missing message; no key is written twice, a call's own level/time/pid kept as _level/_time/_pid", () => {
     const s = sink();
-    const log = new JsonLogger("trace", s, 1);
+    const log = logger("trace", s);
     log.debug("plain text");
     log.info({ msg: "from the field", level: 99, time: "x", pid: 4242 });
     log.warn({ msg: "field" }, "argument wins");
@@ -65,7 +76,7 @@ describe("JsonLogger", () => {
     ["silent", []],
   ] as const)("at level %s writes only the levels at or above it", (level, written) => {
     const s = sink();
-    const log = new JsonLogger(level, s, 1);
+    const log = logger(level, s);
     log.trace("t");
     log.debug("d");
     log.info("i");
@@ -103,7 +114,7 @@ describe("JsonLogger", () => {
       keep: "visible",
     };
     const before = JSON.stringify(fields);
-    new JsonLogger("info", s, 1).info(fields, "m");
+    logger("info", s).info(fields, "m");
     const line = only(s);
     expect(line).toMatchObject({
       env: "***",
@@ -135,7 +146,7 @@ describe("JsonLogger", () => {
 
   it("masks the redacted properties of an error as it does an object's (headers, token on err, or an error logged alone)", () => {
     const s = sink();
-    const log = new JsonLogger("info", s, 1);
+    const log = logger("info", s);
     const err = Object.assign(new Error("x"), { headers: { authorization: "Bearer sk-live-1" }, token: "tok-err-1", code: "E_X" });
     log.warn({ err }, "m");
     log.error(Object.assign(new Error("y"), { token: "tok-err-2", env: { K: "env-value-3" } }));
@@ -147,29 +158,35 @@ describe("JsonLogger", () => {
     expect(err.token).toBe("tok-err-1");
   });
 
-  it("writes errors as pino does (type, message, stack, own fields, cause), under err and nested", () => {
+  it("pino's redact masks the known deeper paths: a request's headers kept by an HTTP library's error", () => {
     const s = sink();
-    const log = new JsonLogger("info", s, 1);
+    const headers = { Authorization: "Bearer deep-1", accept: "application/json" };
+    const err = Object.assign(new Error("request failed"), { config: { url: "https://h/mcp", headers } });
+    logger("info", s).error({ err }, "m");
+    expect(only(s)).toMatchObject({ err: { message: "request failed", config: { url: "https://h/mcp", headers: "***" } } });
+    expect(s.chunks[0]).not.toContain("deep-1");
+    expect(err.config.headers.Authorization).toBe("Bearer deep-1");
+  });
+
+  it("writes errors as pino does (type, message and stack with their causes, own fields), under err and nested", () => {
+    const s = sink();
+    const log = logger("info", s);
     const cause = new RangeError("inner");
     const err = Object.assign(new Error("boom", { cause }), { code: "E_BOOM", errno: -2 });
-    log.error({ err, nested: { e: new TypeError("deep") } }, "failed");
+    log.error({ err, nested: { e: new TypeError("deep") }, alsoErr: new SyntaxError("top") }, "failed");
     log.error(new Error("alone"));
     const [a, b] = s.chunks.map((l) => JSON.parse(l));
-    expect(a.err).toMatchObject({
-      type: "Error",
-      message: "boom",
-      code: "E_BOOM",
-      errno: -2,
-      cause: { type: "RangeError", message: "inner" },
-    });
+    expect(a.err).toMatchObject({ type: "Error", message: "boom: inner", code: "E_BOOM", errno: -2 });
     expect(a.err.stack).toContain("Error: boom");
+    expect(a.err.stack).toContain("caused by: RangeError: inner");
     expect(a.nested.e).toMatchObject({ type: "TypeError", message: "deep" });
+    expect(a.alsoErr).toMatchObject({ type: "SyntaxError", message: "top" });
     expect(b).toMatchObject({ err: { type: "Error", message: "alone" }, msg: "alone" });
   });
 
   it("never throws: cycles, BigInt, throwing getters and toJSON, functions and symbols are written as far as they can be", () => {
     const s = sink();
-    const log = new JsonLogger("info", s, 1);
+    const log = logger("info", s);
     const cyclic: Record<string, unknown> = { name: "c" };
     cyclic.self = cyclic;
     const getter = Object.defineProperty({ ok: 1 }, "bad", {
@@ -185,13 +202,10 @@ describe("JsonLogger", () => {
     };
     expect(() => log.info({ cyclic, n: 10n, getter, badJson, f: () => 1, sym: Symbol("s"), u: undefined }, "odd values")).not.toThrow();
     const line = only(s);
-    expect(line).toMatchObject({
-      cyclic: { name: "c", self: "[Circular]" },
-      n: "10",
-      getter: { ok: 1, bad: "[Throws: getter says no]" },
-      badJson: "[Throws: toJSON says no]",
-      msg: "odd values",
-    });
+    expect(line).toMatchObject({ cyclic: { name: "c", self: "[Circular]" }, n: 10, msg: "odd values" });
+    // What JSON cannot hold at all is written as a string saying so, never thrown.
+    expect(typeof line.getter).toBe("string");
+    expect(typeof line.badJson).toBe("string");
     expect(line).not.toHaveProperty("f");
     expect(line).not.toHaveProperty("u");
   });
@@ -204,7 +218,7 @@ describe("JsonLogger", () => {
         throw Object.create(null);
       },
     });
-    expect(() => new JsonLogger("info", s, 1).info(odd, "m")).not.toThrow();
+    expect(() => logger("info", s).info(odd, "m")).not.toThrow();
     expect(s.chunks).toHaveLength(1);
     expect(JSON.parse(s.chunks[0] as string).level).toBe(30);
   });
@@ -222,43 +236,85 @@ describe("JsonLogger", () => {
         },
       },
     );
-    expect(() => new JsonLogger("info", s, 1).warn(hostile, "m")).not.toThrow();
+    expect(() => logger("info", s).warn(hostile, "m")).not.toThrow();
     expect(only(s)).toMatchObject({ level: 40, msg: expect.stringContaining("unloggable value") });
   });
 
-  it("a BigInt alone takes the fast path as a string; a shared (not cyclic) object is written twice", () => {
+  it("a shared (not cyclic) object is written twice; a BigInt as its digits", () => {
     const s = sink();
     const shared = { a: 1 };
-    new JsonLogger("info", s, 1).info({ x: shared, y: shared, big: 2n ** 70n });
-    expect(only(s)).toMatchObject({ x: { a: 1 }, y: { a: 1 }, big: (2n ** 70n).toString() });
+    logger("info", s).info({ x: shared, y: shared, big: 2n ** 70n });
+    expect(only(s)).toMatchObject({ x: { a: 1 }, y: { a: 1 } });
+    expect(s.chunks[0]).toContain(`"big":${(2n ** 70n).toString()}`);
   });
 
   it("passes every finished line through the scrubber set with setScrubber; a line it cannot scrub is dropped", () => {
     const s = sink();
-    const log = new JsonLogger("info", s);
+    const root = createRootLogger("info", s);
+    const log = root.log;
     log.info({ note: "before" }, "token ghp_123");
-    log.setScrubber((line) => line.replaceAll("ghp_123", "***"));
+    root.setScrubber((line) => line.replaceAll("ghp_123", "***"));
     log.info({ note: "ghp_123 in a field" }, "token ghp_123");
+    // Children (made before or after) write through the root: their bindings are scrubbed too.
+    log.child({ server: "ghp_123-ish" }).warn({ deep: { deeper: ["ghp_123"] } }, "nested");
     expect(s.chunks[0]).toContain("ghp_123");
     expect(s.chunks[1]).not.toContain("ghp_123");
     expect(JSON.parse(s.chunks[1] as string)).toMatchObject({ note: "*** in a field", msg: "token ***" });
+    expect(JSON.parse(s.chunks[2] as string)).toMatchObject({ server: "***-ish", deep: { deeper: ["***"] } });
     // A scrubber that throws: the line (which may hold what it was to mask) is replaced by a notice.
-    log.setScrubber(() => {
+    root.setScrubber(() => {
       throw new Error("scrubber broke");
     });
     expect(() => log.warn({ note: "ghp_123" }, "token ghp_123")).not.toThrow();
-    expect(s.chunks[2]).not.toContain("ghp_123");
-    expect(JSON.parse(s.chunks[2] as string)).toMatchObject({ level: 40, msg: expect.stringContaining("scrubber broke") });
-    // A scrubber that cannot mask the line (the value -> value scrubber's undefined): dropped the same way.
-    log.setScrubber(() => undefined);
-    log.error({ note: "ghp_123" }, "token ghp_123");
     expect(s.chunks[3]).not.toContain("ghp_123");
-    expect(JSON.parse(s.chunks[3] as string)).toMatchObject({ level: 50, msg: expect.stringContaining("a log line was dropped") });
+    expect(JSON.parse(s.chunks[3] as string)).toMatchObject({ level: 40, msg: expect.stringContaining("scrubber broke") });
+    // A scrubber that cannot mask the line (the value -> value scrubber's undefined): dropped the same way.
+    root.setScrubber(() => undefined);
+    log.error({ note: "ghp_123" }, "token ghp_123");
+    expect(s.chunks[4]).not.toContain("ghp_123");
+    expect(JSON.parse(s.chunks[4] as string)).toMatchObject({ level: 50, msg: expect.stringContaining("a log line was dropped") });
+  });
+
+  it("children: their bindings on every line; a level of their own, or their parent's followed as it changes", () => {
+    const s = sink();
+    const root = logger("info", s);
+    const server = root.child({ server: "gh" });
+    const loud = root.child({ server: "dbg" }, { level: "debug" });
+    const client = server.child({ client: "c1" });
+    server.debug("hidden");
+    loud.debug("shown at its own level");
+    client.info({ n: 1 }, "both bindings");
+    root.level = "debug";
+    server.debug("follows the root");
+    root.level = "warn";
+    server.info("hidden again");
+    loud.debug("keeps its own");
+    client.level = "trace";
+    client.trace("a grandchild's own level");
+    expect(s.chunks.map((l) => JSON.parse(l))).toEqual([
+      expect.objectContaining({ level: 20, server: "dbg", msg: "shown at its own level" }),
+      expect.objectContaining({ level: 30, server: "gh", client: "c1", n: 1, msg: "both bindings" }),
+      expect.objectContaining({ level: 20, server: "gh", msg: "follows the root" }),
+      expect.objectContaining({ level: 20, server: "dbg", msg: "keeps its own" }),
+      expect.objectContaining({ level: 10, client: "c1", msg: "a grandchild's own level" }),
+    ]);
+    expect(root.isLevelEnabled("info")).toBe(false);
+    expect(client.isLevelEnabled("trace")).toBe(true);
+  });
+
+  it("a fatal line flushes the destination synchronously (its writer holds nothing once the call returns)", () => {
+    const s = sink();
+    const log = logger("info", s);
+    log.error("not flushed");
+    expect(s.flushes).toBe(0);
+    log.fatal({ origin: "uncaughtException" }, "mcpd crashed");
+    expect(s.flushes).toBe(1);
+    expect(JSON.parse(s.chunks[1] as string)).toMatchObject({ level: 60, msg: "mcpd crashed" });
   });
 
   it("writes lines `mcpd logs` prints as time LEVEL msg key=val", () => {
     const s = sink();
-    new JsonLogger("info", s, 77).warn({ server: "github", restarts: 3 }, "server crashed");
+    logger("info", s, 77).warn({ server: "github", restarts: 3 }, "server crashed");
     const pretty = formatLogLine((s.chunks[0] as string).trimEnd(), palette(false));
     expect(pretty).toMatch(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z WARN +server crashed server=github restarts=3$/);
   });

@@ -12,9 +12,9 @@ import { StderrLog } from "../../src/infra/stderr-log.js";
 import { waitFor } from "../../../tests/helpers/process.js";
 
 const dirs: string[] = [];
-const closers: Array<() => void> = [];
-afterEach(() => {
-  for (const c of closers.splice(0)) c();
+const closers: Array<() => unknown> = [];
+afterEach(async () => {
+  for (const c of closers.splice(0)) await c();
   for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
 });
 
@@ -36,8 +36,8 @@ describe("StderrLog", () => {
     const fallbacks: string[] = [];
     const log = new StderrLog(failingStderr(), {
       openFallback: () => {
-        const s = new RotatingFileStream(file, { maxBytes: 1 << 20, maxFiles: 1 });
-        closers.push(() => s.destroy());
+        const s = new RotatingFileStream(file, { maxBytes: 1 << 20, maxFiles: 1, maxHeldBytes: 1 << 20, retryMs: 50 });
+        closers.push(() => s.close());
         return s;
       },
       onFallback: (err) => fallbacks.push(err),
@@ -48,21 +48,23 @@ describe("StderrLog", () => {
     for (let i = 5; i < 8; i++) log.write(line(i));
     await waitFor(() => fallbacks.length === 1, { message: "onFallback" });
     expect(fallbacks[0]).toMatch(/ENOSPC/);
-    expect(readFileSync(file, "utf8")).toBe([0, 1, 2, 3, 4, 5, 6, 7].map(line).join(""));
+    const all = [0, 1, 2, 3, 4, 5, 6, 7].map(line).join("");
+    await waitFor(() => readFileSync(file, "utf8") === all, { message: "every line in the file, in order" });
     expect(log.status()).toMatchObject({ droppedLines: 0, failing: false });
     expect(log.tail(3).map((l) => JSON.parse(l).i)).toEqual([5, 6, 7]);
   });
 
-  it("counts the lines neither stderr nor the log file could take (full disk; a symlinked log file), never throwing", async () => {
+  it("counts the lines neither stderr nor the log file could take (full disk: past what it holds; a symlinked log file), never throwing", async () => {
     const full = new StderrLog(failingStderr(), {
       openFallback: () => {
-        const s = new RotatingFileStream("/dev/full", { maxBytes: 1 << 20, maxFiles: 1 });
-        closers.push(() => s.destroy());
+        // Room to hold one line while the file refuses them.
+        const s = new RotatingFileStream("/dev/full", { maxBytes: 1 << 20, maxFiles: 1, maxHeldBytes: line(0).length, retryMs: 50 });
+        closers.push(() => s.close());
         return s;
       },
     });
     for (let i = 0; i < 4; i++) full.write(line(i));
-    await waitFor(() => full.status().droppedLines === 4, { message: "4 dropped lines" });
+    await waitFor(() => full.status().droppedLines === 3 && full.status().failing, { message: "3 dropped lines, and failing" });
     expect(full.status()).toMatchObject({ failing: true, lastError: expect.stringMatching(/ENOSPC/) });
 
     const dir = mkdtempSync(join(tmpdir(), "mcpd-serr-"));
@@ -70,7 +72,8 @@ describe("StderrLog", () => {
     writeFileSync(join(dir, "victim"), "precious\n");
     symlinkSync(join(dir, "victim"), join(dir, "mcpd.log"));
     const linked = new StderrLog(failingStderr(), {
-      openFallback: () => new RotatingFileStream(join(dir, "mcpd.log"), { maxBytes: 1 << 20, maxFiles: 1 }),
+      openFallback: () =>
+        new RotatingFileStream(join(dir, "mcpd.log"), { maxBytes: 1 << 20, maxFiles: 1, maxHeldBytes: 1 << 20, retryMs: 50 }),
     });
     for (let i = 0; i < 3; i++) linked.write(line(i));
     await waitFor(() => linked.status().droppedLines === 3, { message: "3 dropped lines" });

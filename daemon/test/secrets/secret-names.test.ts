@@ -6,7 +6,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { parseConfig } from "../../src/config/parse-config.js";
-import { JsonLogger } from "../../src/infra/logger.js";
+import { createRootLogger } from "../../src/infra/logger.js";
 import { isSecretName, redactArgs, redactUrl, secretNameStrength, secretValues } from "../../src/secrets/index.js";
 
 type Strength = "strong" | "weak" | "none";
@@ -121,7 +121,7 @@ describe("every redaction asks the one rule (regression: three rules disagreed o
 
   it.each(RULE)("log field %s (%s): masked whole under a strong name, top level and one object down", (name, strength) => {
     const chunks: string[] = [];
-    new JsonLogger("info", { write: (c: string) => chunks.push(c) }, 1).info({ [name]: VALUE, inner: { [name]: VALUE } }, "m");
+    createRootLogger("info", { write: (c: string) => chunks.push(c) }, 1).log.info({ [name]: VALUE, inner: { [name]: VALUE } }, "m");
     const line = JSON.parse(chunks[0] as string) as Record<string, unknown>;
     const masked = strength === "strong" || name === "env" || name === "headers";
     expect(line[name]).toBe(masked ? "***" : VALUE);

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { parseConfig } from "../../src/config/parse-config.js";
-import { JsonLogger } from "../../src/infra/logger.js";
+import { createRootLogger } from "../../src/infra/logger.js";
 import { isSecretName, looksGenerated, SecretScrubber, secretValues } from "../../src/secrets/index.js";
 
 function configs(servers: Record<string, unknown>) {
@@ -174,10 +174,13 @@ describe("SecretScrubber.scrubValue: one function value -> value, handed on alon
     expect(scrubValue(undefined)).toBeUndefined();
 
     const lines: string[] = [];
-    const root = new JsonLogger("info", { write: (line: string) => lines.push(line) }, 1);
+    const root = createRootLogger("info", { write: (line: string) => lines.push(line) }, 1);
     root.setScrubber(scrubValue);
-    root.warn({ stderr: `bad credentials ${GH}` }, `server said ${JSON.stringify(GH)}`);
+    root.log.warn({ stderr: `bad credentials ${GH}` }, `server said ${JSON.stringify(GH)}`);
+    // Regression: a secret in a field nobody expected, nested deep in an array, is masked too.
+    root.log.child({ server: "gh" }).info({ reply: { content: [{ text: `echo ${GH}` }] } }, "nested");
     expect(lines.join("")).not.toContain(GH);
     expect(JSON.parse(lines[0] as string)).toMatchObject({ stderr: "bad credentials ***", msg: 'server said "***"' });
+    expect(JSON.parse(lines[1] as string)).toMatchObject({ server: "gh", reply: { content: [{ text: "echo ***" }] } });
   });
 });
