@@ -24,6 +24,16 @@ export {
   type McpMethodName,
   type TargetField,
 } from "./mcp-methods.js";
+export {
+  LATEST_MODERN_VERSION,
+  META,
+  MODERN_PROTOCOL_VERSIONS,
+  ModernErrorCode,
+  eraOf,
+  isModernVersion,
+  isReservedModernCode,
+  type ModernProtocolVersion,
+} from "./era.js";
 export { MAX_TIMER_MS, checkTimeoutMs, hasDeadline, type TimeoutRule } from "./timers.js";
 export { Deadline } from "./deadline.js";
 export { quote } from "./quote.js";
