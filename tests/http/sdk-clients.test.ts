@@ -71,8 +71,11 @@ describe.each(CASES)("$kind transport, $view view", ({ kind, view }) => {
       onprogress: (p) => seen.push(p.progress),
     });
     expect(text(r)).toBe("done");
+    // What mcpd relays: every step, in order, before the answer.
     expect(wireProgress).toEqual([1, 2, 3]);
-    expect(seen.length).toBeGreaterThanOrEqual(2);
+    // What the SDK's callback sees is a prefix of it: the v1 SDK runs notification handlers a microtask
+    // later but drops a request's progress handler as soon as its answer is read, so steps that arrive in
+    // the same read as the answer (a loaded machine batches them) never reach onprogress.
     expect(seen).toEqual([1, 2, 3].slice(0, seen.length));
   });
 
