@@ -57,14 +57,18 @@ describe("WaitingOutput", () => {
     expect(written.map((w) => text(w.bytes))).toEqual([lines.join("")]);
   });
 
-  it("puts a line longer than a block into a block of its own", () => {
+  it("puts a line too long to share a block into a plain buffer of its exact size (no releasable block sized for the worst case)", () => {
     const { out, endTick, written } = waiting();
-    const long = `"${"y".repeat(300 * 1024)}"\n`;
+    const long = `"${"y".repeat(100 * 1024)}"\n`;
     out.add("[1]\n");
     out.add(long);
     out.add("[2]\n");
+    expect(out.bytes).toBe(4 + long.length + 4);
     endTick();
-    expect(written.map((w) => text(w.bytes))).toEqual(["[1]\n", `${long}[2]\n`]);
+    expect(written.map((w) => text(w.bytes))).toEqual(["[1]\n", long, "[2]\n"]);
+    const own = written[1]!.bytes;
+    expect(own.length).toBe(long.length);
+    expect((own.buffer as ArrayBuffer & { resizable?: boolean }).resizable).toBe(false);
   });
 
   it("takeText() hands what waits over as text (for a connection's last words) and leaves nothing to write", () => {
