@@ -24,6 +24,7 @@ export const DAEMON_LAYERS: Readonly<Record<string, number>> = {
   auth: 4,
   router: 4,
   control: 5,
+  metrics: 5,
   socket: 6,
   http: 6,
   composition: 7,

@@ -8,6 +8,9 @@ import { RUNTIME_DEFAULTS } from "../defaults.js";
 import { AuthFlows } from "../auth/auth-flows.js";
 import { AuthStore } from "../auth/auth-store.js";
 import { createControl } from "../control/control-handlers.js";
+import type { DaemonControl } from "../control/daemon-control.js";
+import { metricsSnapshot } from "../metrics/metrics-snapshot.js";
+import { PrometheusMetrics } from "../metrics/prometheus.js";
 import { HttpFront } from "../http/http-front.js";
 import type { DaemonLogger } from "../infra/daemon-logger.js";
 import { isoTime } from "../infra/iso-time.js";
@@ -73,6 +76,8 @@ export class McpdDaemon {
     minReleasedBytes: RUNTIME_DEFAULTS.gcPaceReleasedBytes,
   });
   private readonly control: ControlHandler;
+  /** `/metrics` on the HTTP front end. */
+  private readonly metrics: PrometheusMetrics;
   private readonly startedAt = Date.now();
   private readonly socketWatch: SocketWatch;
   private removeSignals: () => void = () => {};
@@ -135,6 +140,7 @@ export class McpdDaemon {
       logger: this.log,
       budget: this.buffers,
       released: (bytes) => this.pacer.release(bytes),
+      metrics: () => this.metrics.render(),
       limits: {
         retryMs: RUNTIME_DEFAULTS.httpSseRetryMs,
         maxOutgoingBytes: RUNTIME_DEFAULTS.maxOutgoingBytesPerConnection,
@@ -150,7 +156,9 @@ export class McpdDaemon {
       logger: this.log,
       onTakenOver: (why) => void this.lifecycle.shutdown(why),
     });
-    this.control = this.controlHandlers();
+    const control = this.daemonControl();
+    this.control = createControl(control);
+    this.metrics = new PrometheusMetrics(() => metricsSnapshot(control));
   }
 
   /**
@@ -249,9 +257,10 @@ export class McpdDaemon {
     return unmatched;
   }
 
-  private controlHandlers(): ControlHandler {
+  /** What the control methods and the metrics read of the running daemon. */
+  private daemonControl(): DaemonControl {
     const { sink } = this.daemonLog;
-    return createControl({
+    return {
       manager: this.manager,
       router: this.router,
       info: () => this.info(),
@@ -261,7 +270,7 @@ export class McpdDaemon {
       shutdown: () => void this.lifecycle.shutdown(McpdShutdown.method),
       logTail: (n) => sink.tail(n),
       auth: this.authFlows,
-    });
+    };
   }
 
   /** The daemon's part of `mcpd/status`. */

@@ -6,6 +6,7 @@ import type { BufferBudget } from "../infra/buffer-budget.js";
 import type { Router } from "../router/router.js";
 import { ConnectionCap } from "./connection-cap.js";
 import { HttpBuffers } from "./http-buffers.js";
+import type { MetricsPage } from "../metrics/prometheus.js";
 import { LOOPBACK_NAMES, bearerDigest, checkHostAndOrigin, digestMatches, isLoopbackAddress, tokenDigest } from "./http-guard.js";
 import { applyTimeouts, closeServers, listenOn, newServer } from "./http-listener.js";
 import { sendError } from "./http-respond.js";
@@ -28,6 +29,8 @@ export interface HttpFrontOptions {
    * socket: request bodies, unread output and kept SSE events are charged to it.
    */
   budget: BufferBudget;
+  /** The daemon's metrics for `/metrics` (main token only); without it that path is not found. */
+  metrics?: () => Promise<MetricsPage>;
   /** Told of the bytes the front end lets go (bodies read, output written, kept events trimmed): the daemon's garbage pacer. */
   released?: (bytes: number) => void;
   limits: Omit<HttpSessionLimits, "maxSessions" | "idleTimeoutMs" | "unusedIdleMs" | "streamAfterMs"> & {
@@ -242,7 +245,7 @@ export class HttpFront {
         res,
         404,
         WireCode.InvalidRequest,
-        `Not found: ${url.pathname.slice(0, 200)} (endpoints: /mcp, /servers/<name>/mcp, /profiles/<name>/mcp, and /sse in place of /mcp)`,
+        `Not found: ${url.pathname.slice(0, 200)} (endpoints: /mcp, /servers/<name>/mcp, /profiles/<name>/mcp, and /sse in place of /mcp; /metrics)`,
         "MCPD_HTTP_NOT_FOUND",
       );
       return undefined;
@@ -271,12 +274,23 @@ export class HttpFront {
       if (method === "DELETE") return handleDelete(req, res, ctx);
       return this.notAllowed(res, "GET, POST, DELETE");
     }
+    if (route.kind === "metrics") {
+      if (method !== "GET") return this.notAllowed(res, "GET");
+      return void this.serveMetrics(res).catch(onError);
+    }
     if (route.kind === "legacy-stream") {
       if (method !== "GET") return this.notAllowed(res, "GET");
       return handleLegacyStream(req, res, sessions, route.view, route.messagesPath);
     }
     if (method !== "POST") return this.notAllowed(res, "POST");
     void handleLegacyPost(req, res, sessions, route.path, url.searchParams, body).catch(onError);
+  }
+
+  private async serveMetrics(res: ServerResponse): Promise<void> {
+    const page = await this.opts.metrics?.();
+    if (!page) return sendError(res, 404, WireCode.InvalidRequest, "Not found: this daemon serves no metrics", "MCPD_HTTP_NOT_FOUND");
+    res.writeHead(200, { "content-type": page.contentType, "content-length": Buffer.byteLength(page.body), "cache-control": "no-store" });
+    res.end(page.body);
   }
 
   private notAllowed(res: ServerResponse, allow: string): void {

@@ -2,7 +2,8 @@
 export type Route =
   | { kind: "streamable"; path: string; view: ViewChoice }
   | { kind: "legacy-stream"; view: ViewChoice; messagesPath: string }
-  | { kind: "legacy-post"; view: ViewChoice; path: string };
+  | { kind: "legacy-post"; view: ViewChoice; path: string }
+  | { kind: "metrics"; view: ViewChoice };
 
 /** The view an endpoint serves: one server's (`/servers/<name>/...`), a profile's (`/profiles/<name>/...`), or the aggregate view. */
 export interface ViewChoice {
@@ -14,10 +15,11 @@ export interface ViewChoice {
  * Maps a request path to an endpoint: `/mcp` (the aggregate view), `/servers/<name>/mcp` (one server's
  * transparent view) and `/profiles/<name>/mcp` (the aggregate view through a profile of the config) for
  * Streamable HTTP; `sse` + `messages` in place of `mcp` for the legacy HTTP+SSE transport. Undefined for
- * anything else.
+ * anything else. `/metrics`: the daemon's metrics in the Prometheus text format (main token only).
  */
 export function routeOf(pathname: string): Route | undefined {
   const p = pathname.length > 1 && pathname.endsWith("/") ? pathname.slice(0, -1) : pathname;
+  if (p === "/metrics") return { kind: "metrics", view: {} };
   let prefix = "";
   const view: ViewChoice = {};
   let last = p;

@@ -8,7 +8,8 @@ import type { Route } from "./http-routes.js";
  * its to open unless a rule here says so.
  */
 export function scopeAllows(scope: HttpTokenScope, route: Route | undefined): boolean {
-  if (route === undefined) return false;
+  // The daemon's metrics describe every server and client: the main token's alone.
+  if (route === undefined || route.kind === "metrics") return false;
   const { server, profile } = route.view;
   if (scope.kind === "profile") return server === undefined && profile === scope.name;
   return profile === undefined && server === scope.name;

@@ -1,4 +1,14 @@
-/** Request counters and a bounded latency sample for one server, for `mcpd status`. */
+/**
+ * Upper bounds of the latency histogram's buckets, in ms (Prometheus' `le`, in seconds there); a last
+ * bucket takes the rest. Fixed, so a call costs one bucket's increment.
+ */
+export const LATENCY_BUCKETS_MS: readonly number[] = [5, 10, 25, 50, 100, 250, 500, 1_000, 2_500, 5_000, 10_000, 30_000, 60_000];
+
+/**
+ * Request counters, a bounded latency sample (for `mcpd status`'s p50 and p99) and a fixed-bucket latency
+ * histogram (for `/metrics`) of one server. Plain numbers on the relay path: nothing is computed per call
+ * for anyone who reads them.
+ */
 export class ServerStats {
   requests = 0;
   errors = 0;
@@ -8,6 +18,10 @@ export class ServerStats {
   private readonly samples: Float64Array;
   private next = 0;
   private filled = 0;
+  /** Calls finished per latency bucket ({@link LATENCY_BUCKETS_MS}, then one past the last), not cumulative. */
+  readonly buckets = new Float64Array(LATENCY_BUCKETS_MS.length + 1);
+  /** The sum of every finished call's latency, in ms. */
+  latencySumMs = 0;
 
   constructor(sampleSize = 1024) {
     this.samples = new Float64Array(sampleSize);
@@ -23,7 +37,12 @@ export class ServerStats {
   end(startedAt: number, error?: unknown): void {
     this.inFlight--;
     this.lastUsedAt = Date.now();
-    this.samples[this.next] = performance.now() - startedAt;
+    const ms = performance.now() - startedAt;
+    this.samples[this.next] = ms;
+    this.latencySumMs += ms;
+    let b = 0;
+    while (b < LATENCY_BUCKETS_MS.length && ms > (LATENCY_BUCKETS_MS[b] as number)) b++;
+    this.buckets[b] = (this.buckets[b] ?? 0) + 1;
     this.next = (this.next + 1) % this.samples.length;
     if (this.filled < this.samples.length) this.filled++;
     if (error !== undefined) {
