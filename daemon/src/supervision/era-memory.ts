@@ -1,0 +1,51 @@
+import type { Era, Logger, ProtocolEraSetting } from "@mcpd/protocol";
+import { ProbeClosedError, type EraChoice } from "./era-handshake.js";
+
+/**
+ * The era one server is spoken to in (docs/protocol.md, "Eras upstream"): the one its `protocolEra`
+ * forces, else the one learned (by a probe of an earlier start, of this daemon or, through the tool cache,
+ * of an earlier one), else none (the next start probes). A learned era a start then fails in is forgotten.
+ */
+export class EraMemory {
+  constructor(
+    /** The learned era, if any. */
+    public known: Era | undefined,
+    /** Told each era learned (to keep it on disk). */
+    private readonly onLearned: (era: Era) => void,
+    private readonly log: Logger,
+  ) {}
+
+  /** Where the next start goes. */
+  choice(setting: ProtocolEraSetting): EraChoice {
+    if (setting !== "auto") return { era: setting, forced: true };
+    if (this.known === undefined) this.log.info({}, "probing the server's era with server/discover");
+    return { era: this.known, forced: false };
+  }
+
+  /** A start in `choice` became ready in `era`. */
+  ready(choice: EraChoice, era: Era | undefined): void {
+    if (choice.forced || era === undefined || era === this.known) return;
+    this.known = era;
+    this.onLearned(era);
+  }
+
+  /**
+   * A start in `choice` failed with `err`. True: start again at once in the 2025 era, not counted as a
+   * restart (the server closed during the probe: some 2025 servers exit on a request before `initialize`).
+   */
+  failed(choice: EraChoice, err: unknown): boolean {
+    if (choice.forced) return false;
+    if (err instanceof ProbeClosedError && choice.era === undefined) {
+      this.log.info(
+        { err: err.message },
+        "the server closed during the server/discover probe: started again in the 2025 era (not counted as a restart)",
+      );
+      this.known = "2025";
+      this.onLearned("2025");
+      return true;
+    }
+    // Re-probed at the next start: the server may have changed.
+    this.known = undefined;
+    return false;
+  }
+}
