@@ -13,6 +13,7 @@ import {
   SUPPORTED_PROTOCOL_VERSIONS,
   TransportClosedError,
   classifyProbeError,
+  eraOf,
   isObject,
   withEnvelope,
   META,
@@ -116,16 +117,16 @@ export function probeVerdict(err: unknown, transport: MCPTransport): { era: Era;
 
 /**
  * Probes the server's era with `server/discover` (bounded by `timeoutMs`): its result when the server
- * speaks 2026, undefined when it speaks 2025. A -32022 naming a 2026 version mcpd speaks is retried once at
- * that version. @throws see {@link probeVerdict}; ProtocolError when the server speaks no version mcpd does.
+ * speaks 2026, undefined when it speaks 2025 (also when it answers with something that is no discover
+ * result naming a 2026 version). A -32022 naming a 2026 version mcpd speaks is retried once at that version. @throws see {@link probeVerdict}; ProtocolError when the server speaks no version mcpd does.
  */
 export async function probe(send: HandshakeRequest, transport: MCPTransport, timeoutMs: number): Promise<InitializeResult | undefined> {
   let version: string = MODERN_PROTOCOL_VERSIONS[0];
   for (let attempt = 0; ; attempt++) {
+    let result: JsonObject;
     try {
-      return fromDiscover(await send("server/discover", {}, version, timeoutMs));
+      result = await send("server/discover", {}, version, timeoutMs);
     } catch (err) {
-      if (err instanceof ProtocolError) throw err;
       const verdict = probeVerdict(err, transport);
       if (verdict.era === "2025") return undefined;
       const next = verdict.supported ? ours(verdict.supported) : undefined;
@@ -137,7 +138,12 @@ export async function probe(send: HandshakeRequest, transport: MCPTransport, tim
       // -32020/-32021 to a bare discover, or a second -32022: a 2026 server mcpd cannot talk to.
       if (next === undefined || attempt > 0) throw err;
       version = next;
+      continue;
     }
+    // Some 2025 servers answer any method they do not know with an empty result: no discover result, no 2026.
+    const versions = Array.isArray(result?.supportedVersions) ? (result.supportedVersions as unknown[]) : [];
+    if (!isObject(result?.capabilities) || !versions.some((v) => typeof v === "string" && eraOf(v) === "2026")) return undefined;
+    return fromDiscover(result);
   }
 }
 

@@ -1,10 +1,11 @@
-import type { Era, Logger, ProtocolEraSetting } from "@mcpd/protocol";
+import { McpRemoteError, ProtocolError, type Era, type Logger, type ProtocolEraSetting } from "@mcpd/protocol";
 import { ProbeClosedError, type EraChoice } from "./era-handshake.js";
 
 /**
  * The era one server is spoken to in (docs/protocol.md, "Eras upstream"): the one its `protocolEra`
  * forces, else the one learned (by a probe of an earlier start, of this daemon or, through the tool cache,
- * of an earlier one), else none (the next start probes). A learned era a start then fails in is forgotten.
+ * of an earlier one), else none (the next start probes). A learned era whose handshake a start then fails
+ * (an answer it did not foresee) is forgotten.
  */
 export class EraMemory {
   constructor(
@@ -44,8 +45,9 @@ export class EraMemory {
       this.onLearned("2025");
       return true;
     }
-    // Re-probed at the next start: the server may have changed.
-    this.known = undefined;
+    // The server answered the handshake in a way its remembered era did not foresee (it may have changed):
+    // the next start probes again. A crash or a timeout says nothing of its era.
+    if (err instanceof McpRemoteError || err instanceof ProtocolError) this.known = undefined;
     return false;
   }
 }

@@ -235,8 +235,8 @@ export class ServerHandle extends EventEmitter {
   }
 
   private onSessionClosed(gen: number, client: UpstreamClient, info: CloseInfo): void {
-    // A close during the era probe is the start's to handle (see EraMemory.failed), not a crash.
-    if (this.generation !== gen || info.expected || this.client !== client || client.probing) return;
+    // A close during the handshake is the start's to handle (see connectOnce, EraMemory.failed), not a crash.
+    if (this.generation !== gen || info.expected || this.client !== client || client.handshaking) return;
     this.lastExit = info.reason;
     this.client = undefined;
     this.pid = undefined;

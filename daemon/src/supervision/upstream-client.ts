@@ -67,8 +67,8 @@ export class UpstreamClient extends EventEmitter {
   private readonly opts: UpstreamClientOptions;
   private readonly log: Logger;
   private initResult: InitializeResult | undefined;
-  /** Whether the handshake that began with an era probe is under way (a close meanwhile is the start's failure). */
-  probing = false;
+  /** Whether the handshake is under way: a close meanwhile is the start's failure, not a crash of a session. */
+  handshaking = false;
   /** Set when the session is in the 2026 era. */
   private modern: ModernUpstream | undefined;
   private readonly lists: UpstreamLists;
@@ -150,14 +150,14 @@ export class UpstreamClient extends EventEmitter {
    */
   async connect(choice: EraChoice = { era: "2025", forced: true }): Promise<InitializeResult> {
     await this.transport.connect();
-    this.probing = choice.era === undefined;
+    this.handshaking = true;
     try {
       this.initResult = await this.handshake(choice);
     } catch (err) {
       await this.transport.close();
       throw err;
     } finally {
-      this.probing = false;
+      this.handshaking = false;
     }
     if (this.modern) this.modern.listen(this.capabilities, () => void this.refreshAll());
     else await this.transport.notify("notifications/initialized");
