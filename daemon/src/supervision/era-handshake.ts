@@ -98,8 +98,8 @@ export function modernRefusal(err: unknown): string[] | undefined {
 
 /**
  * The era a failed `server/discover` proves, per the 2026 spec's era probing: a recognised 2026 error
- * means 2026; any other JSON-RPC error means 2025; so does no answer within the probe's bound over stdio,
- * and an HTTP 400, 404 or 405 without a 2026 error in its body. Anything else (a 401, 403, 5xx, a network
+ * means 2026; any other JSON-RPC error means 2025; so does no answer within the probe's bound over stdio
+ * (or WebSocket), and an HTTP 400, 404 or 405 without a 2026 error in its body. Anything else (a 401, 403, 5xx, a network
  * error, an HTTP timeout) proves nothing: it is thrown, and the start fails as any other would.
  * @throws ProbeClosedError when the transport closed meanwhile (the server exited), and what proves nothing.
  */
@@ -109,9 +109,9 @@ export function probeVerdict(err: unknown, transport: MCPTransport): { era: Era;
     throw new ProbeClosedError(err instanceof TransportClosedError ? err.reason : (err as Error)?.message, { cause: err });
   }
   if (err instanceof McpRemoteError) return classifyProbeError({ code: err.rpcCode, data: err.data });
-  const http = transport.info().type !== "stdio";
   if (err instanceof HttpError && [400, 404, 405].includes(err.status)) return { era: "2025" };
-  if (err instanceof RequestTimeoutError && !http) return { era: "2025" };
+  // Silence on a byte stream (stdio, WebSocket) means 2025; over Streamable HTTP it proves nothing.
+  if (err instanceof RequestTimeoutError && transport.info().type !== "http") return { era: "2025" };
   throw err;
 }
 

@@ -16,9 +16,11 @@ export class EraMemory {
     private readonly log: Logger,
   ) {}
 
-  /** Where the next start goes. */
-  choice(setting: ProtocolEraSetting): EraChoice {
+  /** Where the next start over a `transport` (its config's `type`) goes. */
+  choice(setting: ProtocolEraSetting, transport: string | undefined): EraChoice {
     if (setting !== "auto") return { era: setting, forced: true };
+    // Legacy HTTP+SSE is a 2024-11-05 transport: no 2026 server speaks it, and its silence would prove nothing.
+    if (transport === "sse") return { era: "2025", forced: false };
     if (this.known === undefined) this.log.info({}, "probing the server's era with server/discover");
     return { era: this.known, forced: false };
   }

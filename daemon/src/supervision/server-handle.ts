@@ -176,7 +176,7 @@ export class ServerHandle extends EventEmitter {
     // After the run's own close listener: the process is reported exited and its stderr kept first.
     client.on("close", (info: CloseInfo) => this.onSessionClosed(gen, client, info));
     this.client = client;
-    const choice = this.eras.choice(this.config.protocolEra);
+    const choice = this.eras.choice(this.config.protocolEra, this.config.transport.type);
     try {
       await run.open(choice);
     } catch (err) {
