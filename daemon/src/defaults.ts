@@ -54,6 +54,11 @@ export const CONFIG_DEFAULTS = {
    */
   serverLogLevel: null,
   /**
+   * Per-server `protocolEra`: `auto` probes a server with `server/discover` on its first start (a 2026-era
+   * answer: the 2026 era; anything else: `initialize`, the 2025 era) and remembers the era per config.
+   */
+  protocolEra: "auto",
+  /**
    * `mcpd.http`: the HTTP front end. On by default, on loopback only (127.0.0.1 and ::1), behind a bearer
    * token. 7767 ("MC" in ASCII) is fixed so client configs keep working across restarts; 0 = any free port.
    */
@@ -178,6 +183,18 @@ export const RUNTIME_DEFAULTS = {
    * A server that sends `list_changed` faster (some send it after every response) is re-read at this rate.
    */
   listRefreshMinIntervalMs: 1_000,
+  /**
+   * Longest wait for the answer to the `server/discover` that probes a server's era (`protocolEra: "auto"`),
+   * in ms, and never longer than the server's `timeout`. A stdio server silent that long speaks the 2025 era
+   * (some ignore requests before `initialize`); an HTTP server's silence proves nothing (the start fails).
+   */
+  eraProbeTimeoutMs: 10_000,
+  /**
+   * A 2026 server's `subscriptions/listen` stream that ended while its session lives is opened again after
+   * this long, in ms (its lists re-read then: changes may have been missed), at most `listenReopenMax` times.
+   */
+  listenReopenDelayMs: 1_000,
+  listenReopenMax: 10,
   /**
    * stderr lines kept per server across its restarts, for `mcpd logs SERVER` (each run's lines are added
    * when it ends, with a marker line; the running process's own last lines are kept by its transport).

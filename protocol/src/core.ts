@@ -32,7 +32,13 @@ export {
   eraOf,
   isModernVersion,
   isReservedModernCode,
+  PROTOCOL_ERA_SETTINGS,
+  classifyProbeError,
+  envelopeVersion,
+  withEnvelope,
   type ModernProtocolVersion,
+  type ProtocolEraSetting,
+  type RequestCaller,
 } from "./era.js";
 export { MAX_TIMER_MS, checkTimeoutMs, hasDeadline, type TimeoutRule } from "./timers.js";
 export { Deadline } from "./deadline.js";

@@ -3,9 +3,12 @@ import {
   LATEST_PROTOCOL_VERSION,
   SUPPORTED_PROTOCOL_VERSIONS,
   WireCode,
+  classifyProbeError,
+  envelopeVersion,
   eraOf,
   isModernVersion,
   isReservedModernCode,
+  withEnvelope,
 } from "../src/index.js";
 
 describe("eras", () => {
@@ -23,5 +26,42 @@ describe("eras", () => {
     expect(isReservedModernCode(WireCode.ServerUnavailable)).toBe(true);
     expect(isReservedModernCode(-32002)).toBe(false);
     expect(isReservedModernCode(WireCode.InvalidParams)).toBe(false);
+  });
+});
+
+describe("the 2026 envelope and the era probe", () => {
+  it("withEnvelope puts the caller's capabilities, info and log level in _meta, else the fallback's, keeping the request's own _meta keys", () => {
+    const own = { clientCapabilities: {}, clientInfo: { name: "mcpd", version: "1" } };
+    const caller = { clientCapabilities: { roots: {} }, clientInfo: { name: "agent", version: "2" }, logLevel: "debug" };
+    const params = { name: "t", _meta: { progressToken: 7 } };
+    expect(withEnvelope(params, "2026-07-28", caller, own)).toEqual({
+      name: "t",
+      _meta: {
+        progressToken: 7,
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": { roots: {} },
+        "io.modelcontextprotocol/clientInfo": { name: "agent", version: "2" },
+        "io.modelcontextprotocol/logLevel": "debug",
+      },
+    });
+    expect(params._meta).toEqual({ progressToken: 7 });
+    const mine = withEnvelope(undefined, "2026-07-28", undefined, own);
+    expect(mine._meta).toEqual({
+      "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+      "io.modelcontextprotocol/clientCapabilities": {},
+      "io.modelcontextprotocol/clientInfo": { name: "mcpd", version: "1" },
+    });
+    expect(envelopeVersion(mine)).toBe("2026-07-28");
+    expect(envelopeVersion({ _meta: { "io.modelcontextprotocol/protocolVersion": "2025-11-25" } })).toBeUndefined();
+    expect(envelopeVersion(undefined)).toBeUndefined();
+  });
+
+  it("classifyProbeError: recognised 2026 errors mean 2026, any other error 2025, a -32022 naming only 2025 versions (or none) too", () => {
+    expect(classifyProbeError({ code: -32022, data: { supported: ["2026-07-28"] } })).toEqual({ era: "2026", supported: ["2026-07-28"] });
+    expect(classifyProbeError({ code: -32020 })).toEqual({ era: "2026" });
+    expect(classifyProbeError({ code: -32021 })).toEqual({ era: "2026" });
+    expect(classifyProbeError({ code: -32022 })).toEqual({ era: "2025" });
+    expect(classifyProbeError({ code: -32022, data: { supported: ["2025-06-18"] } })).toEqual({ era: "2025", supported: ["2025-06-18"] });
+    for (const code of [-32601, -32602, -32600, -32000, -32001, -32603]) expect(classifyProbeError({ code }).era).toBe("2025");
   });
 });

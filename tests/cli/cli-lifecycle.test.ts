@@ -162,6 +162,7 @@ describe("running daemon commands", () => {
       [
         "commandFound",
         "enabled",
+        "era",
         "errors",
         "hint",
         "inFlight",

@@ -23,8 +23,14 @@ describe("mcpd logs SERVER", () => {
   it("regression: a server that wrote two lines and threw ends failed; mcpd logs shows the Error line and the lines before it, run after run with a marker between; lastStderr is set for a ready server", async () => {
     world = new CliWorld();
     world.writeConfig({
-      // One restart: two runs, and then failed.
-      boom: { command: process.execPath, args: [THROW], restart: { maxRestarts: 1, initialDelayMs: 50, maxDelayMs: 100 } },
+      // One restart: two runs, and then failed. The era is set: with "auto", a server that exits before it
+      // answers the era probe gets one more run, in the 2025 era (docs/protocol.md, Eras upstream).
+      boom: {
+        command: process.execPath,
+        args: [THROW],
+        restart: { maxRestarts: 1, initialDelayMs: 50, maxDelayMs: 100 },
+        protocolEra: "2025",
+      },
       ok: world.fixture("ok"),
     });
     expect((await world.run(["start"])).code).toBe(0);

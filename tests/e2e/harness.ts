@@ -43,11 +43,13 @@ export interface TestDaemonOptions {
   settings?: Record<string, unknown>;
   /** Start the daemon under this open-file limit (`ulimit -n`, soft and hard). */
   nofile?: number;
+  /** An MCPD_HOME to use (a daemon started again on the state of an earlier one); the test removes it. Default: a fresh one, removed by stop(). */
+  home?: string;
 }
 
 /** Starts the real daemon (`mcpd start --foreground`) as a process in a fresh short MCPD_HOME. */
 export async function startTestDaemon(servers: Record<string, unknown>, opts: TestDaemonOptions = {}): Promise<TestDaemon> {
-  const home = mkdtempSync(join(tmpdir(), "mcpd-"));
+  const home = opts.home ?? mkdtempSync(join(tmpdir(), "mcpd-"));
   const configFile = join(home, "config.json");
   const writeConfig = (s: Record<string, unknown>): void =>
     writeFileSync(configFile, JSON.stringify({ ...(opts.settings ? { mcpd: opts.settings } : {}), mcpServers: s }, null, 2));
@@ -128,7 +130,7 @@ export async function startTestDaemon(servers: Record<string, unknown>, opts: Te
         proc.kill("SIGTERM");
         await until(() => proc.exitCode !== null || proc.signalCode !== null, "daemon exit", 20_000).catch(() => proc.kill("SIGKILL"));
       }
-      rmSync(home, { recursive: true, force: true });
+      if (opts.home === undefined) rmSync(home, { recursive: true, force: true });
     },
   };
 }

@@ -38,6 +38,7 @@ export interface StatusJsonServer
     | "lastStderr"
     | "commandFound"
     | "hint"
+    | "era"
   > {
   stateReason: string | null;
 }
@@ -121,6 +122,7 @@ export function statusJson(s: DaemonStatus): StatusJson {
       lastStderr: text(v.lastStderr),
       commandFound: typeof v.commandFound === "boolean" ? v.commandFound : null,
       hint: text(v.hint),
+      era: v.era === "2025" || v.era === "2026" ? v.era : null,
     })),
     clients: (s.clients ?? []).map((c) => ({
       id: c.id,
@@ -181,6 +183,27 @@ export function stateNote(v: Pick<StatusJson["servers"][number], "state" | "stat
   return saysState ? reason : `disabled (${reason})`;
 }
 
+/** The servers' table of {@link renderStatus}: one row each. */
+function serverTable(servers: StatusJsonServer[], c: Palette): string {
+  const rows = servers.map((v) => [
+    v.name,
+    stateColour(v.state, c),
+    v.mode && v.mode !== v.transport && v.mode !== "stdio" ? `${v.transport} (${v.mode})` : v.transport,
+    v.pid === null ? "-" : String(v.pid),
+    formatDuration(v.uptimeMs),
+    String(v.restarts),
+    String(v.requests),
+    v.errors > 0 ? c.red(String(v.errors)) : "0",
+    String(v.inFlight),
+    formatLatency(v.latencyMs.p50),
+    formatLatency(v.latencyMs.p99),
+    String(v.tools),
+    v.era ?? "-",
+  ]);
+  const heads = ["SERVER", "STATE", "TRANSPORT", "PID", "UPTIME", "RESTARTS", "REQS", "ERRS", "INFL", "P50", "P99", "TOOLS", "ERA"];
+  return table(heads, rows, c);
+}
+
 /**
  * The human rendering of `mcpd status`: daemon facts, a server table, one line per problem (a command
  * not found, a down server's state reason and last stderr line, any server's last error, a disabled
@@ -213,21 +236,7 @@ export function renderStatus(status: StatusJson, c: Palette, width = 100): strin
   if (st.servers.length === 0) {
     out.push("No servers configured. Add some to the config file, or run 'mcpd config import --from claude-desktop'.");
   } else {
-    const rows = st.servers.map((v) => [
-      v.name,
-      stateColour(v.state, c),
-      v.mode && v.mode !== v.transport && v.mode !== "stdio" ? `${v.transport} (${v.mode})` : v.transport,
-      v.pid === null ? "-" : String(v.pid),
-      formatDuration(v.uptimeMs),
-      String(v.restarts),
-      String(v.requests),
-      v.errors > 0 ? c.red(String(v.errors)) : "0",
-      String(v.inFlight),
-      formatLatency(v.latencyMs.p50),
-      formatLatency(v.latencyMs.p99),
-      String(v.tools),
-    ]);
-    out.push(table(["SERVER", "STATE", "TRANSPORT", "PID", "UPTIME", "RESTARTS", "REQS", "ERRS", "INFL", "P50", "P99", "TOOLS"], rows, c));
+    out.push(serverTable(st.servers, c));
     const notes: string[] = [];
     for (const v of st.servers) {
       const room = Math.max(20, width - v.name.length - 16);

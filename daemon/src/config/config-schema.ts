@@ -1,7 +1,8 @@
+import type { ProtocolEraSetting } from "@mcpd/protocol";
 import type { TransportConfig } from "@mcpd/transports";
 import type { AuthConfig } from "./auth-config.js";
 
-export type { AuthConfig };
+export type { AuthConfig, ProtocolEraSetting };
 
 /**
  * The shape of a loaded, validated and fully resolved mcpd configuration. Every object reachable from a
@@ -124,6 +125,12 @@ export interface ResolvedServerConfig {
    */
   readonly logLevel?: LogLevel;
   /**
+   * The MCP era mcpd speaks to the server: `2025` (`initialize` first), `2026` (no handshake: a
+   * `server/discover`, then every request with its `_meta` envelope) or `auto` (default: probed with
+   * `server/discover` on the first start, the answer remembered per config).
+   */
+  readonly protocolEra: ProtocolEraSetting;
+  /**
    * sha256 (first 16 hex digits) of this resolved config without `name`, `hash` and `transportHash`:
    * equal hashes mean nothing about the server changed. Used to diff on reload.
    */
@@ -209,6 +216,7 @@ export const MCPD_SERVER_KEYS = [
   "roots",
   "envMode",
   "logLevel",
+  "protocolEra",
 ] as const;
 
 /** Keys of a `restart` object. */
@@ -250,6 +258,8 @@ export const RENAMED_KEYS: Readonly<Record<string, string>> = {
   workingDirectory: "cwd",
   serverUrl: "url",
   lazy: "startup",
+  era: "protocolEra",
+  protocolVersion: "protocolEra",
 };
 
 /** The log levels accepted in `mcpd.logLevel`. */

@@ -60,18 +60,20 @@ export function resolveServer(name: string, raw: unknown, ctx: ServerContext): R
 
   const { timeout: _ignored, ...transportIdentity } = transport;
   // `filters` only when set: a server without filters keeps the hash it had before filters existed.
-  // `logLevel` likewise: a server whose level follows the daemon's keeps its hash.
+  // `logLevel` likewise: a server whose level follows the daemon's keeps its hash; and `protocolEra: "auto"`.
   const body = {
     enabled: resolved.enabled,
     transport,
-    ...withoutKeys(resolved, ["enabled", "envMode", "logLevel"]),
+    ...withoutKeys(resolved, ["enabled", "envMode", "logLevel", "protocolEra"]),
     ...(resolved.logLevel === null ? {} : { logLevel: resolved.logLevel }),
+    ...(resolved.protocolEra === "auto" ? {} : { protocolEra: resolved.protocolEra }),
     ...(filters ? { filters } : {}),
     ...(auth === undefined ? {} : { auth }),
   };
   return {
     name,
     ...body,
+    protocolEra: resolved.protocolEra,
     hash: shortHash(body),
     // The OAuth client is part of who the server is talking to (its tokens, its scopes); without one the
     // hash stays what it was before `auth` existed, so tool caches keep their keys.

@@ -1,6 +1,6 @@
 import path from "node:path";
 import { pathToFileURL } from "node:url";
-import { MAX_TIMER_MS } from "@mcpd/protocol";
+import { MAX_TIMER_MS, PROTOCOL_ERA_SETTINGS, type ProtocolEraSetting } from "@mcpd/protocol";
 import { CONFIG_DEFAULTS } from "../defaults.js";
 import type { EnvMode, LogLevel, RestartPolicy, RootConfig, SharingMode, StartupMode } from "./config-schema.js";
 import { LOG_LEVELS, RESTART_KEYS } from "./config-schema.js";
@@ -22,6 +22,7 @@ export interface McpdOptions {
   roots?: RootConfig[];
   envMode?: EnvMode;
   logLevel?: LogLevel;
+  protocolEra?: ProtocolEraSetting;
 }
 
 /** The resolved values of {@link McpdOptions}, after `mcpd.defaults` and {@link CONFIG_DEFAULTS}. */
@@ -96,6 +97,7 @@ export function readMcpdOptions(raw: Record<string, unknown>, ctx: OptionContext
   }
   if (has("envMode")) set("envMode", oneOf<EnvMode>("envMode", ["inherit", "allowlist"]));
   if (has("logLevel")) set("logLevel", oneOf<LogLevel>("logLevel", LOG_LEVELS));
+  if (has("protocolEra")) set("protocolEra", oneOf<ProtocolEraSetting>("protocolEra", PROTOCOL_ERA_SETTINGS));
 
   if (has("restart")) {
     const restart = readRestart(raw.restart, ctx);
@@ -223,5 +225,6 @@ export function resolveMcpdOptions(server: McpdOptions, defaults: McpdOptions, c
     roots: server.roots ?? defaults.roots ?? [],
     envMode: server.envMode ?? defaults.envMode ?? D.envMode,
     logLevel: server.logLevel ?? defaults.logLevel ?? D.serverLogLevel,
+    protocolEra: server.protocolEra ?? defaults.protocolEra ?? D.protocolEra,
   };
 }

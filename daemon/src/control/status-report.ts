@@ -52,6 +52,7 @@ export function serverStatus(h: ServerHandle, sessions: number, hint?: string): 
     tools: visibleTools(h.config, h.tools).length,
     sessions,
     hint: hint ?? null,
+    era: h.client?.era ?? (h.config.protocolEra === "auto" ? h.eras.known : h.config.protocolEra) ?? null,
   };
 }
 

@@ -8,6 +8,7 @@ import {
   toWireError,
   type JsonObject,
   type JsonRpcErrorObject,
+  type RequestCaller,
   type RequestId,
   type RequestReply,
 } from "@mcpd/protocol";
@@ -53,6 +54,11 @@ export class InFlight implements RequestReply<JsonObject> {
     this.timeoutMs = handle.config.timeout;
     this.maxTotalMs = handle.config.maxTotalTimeout;
     this.arm(this.timeoutMs);
+  }
+
+  /** The client the request is relayed for: its connection (a 2026 server is sent its capabilities and info). */
+  get caller(): RequestCaller {
+    return this.list.owner;
   }
 
   /** How long the request may wait for its server to become ready: the server's timeout. */

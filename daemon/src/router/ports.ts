@@ -3,7 +3,7 @@
  * the servers (upstream-port.ts), secret masking, and the tables every connection shares. Types only; the
  * Router provides them (router.ts), so a session never reaches through it into the manager or the scrubber.
  */
-import type { JsonObject, JsonRpcErrorObject, Logger, RequestId } from "@mcpd/protocol";
+import type { JsonObject, JsonRpcErrorObject, Logger, RequestCaller, RequestId } from "@mcpd/protocol";
 import type { Catalog } from "./catalog.js";
 import type { Profiles } from "./profiles.js";
 import type { ServerDirectory, Upstream } from "./upstream-port.js";
@@ -27,8 +27,12 @@ export interface Scrubber {
   scrubValue<T>(value: T): T | undefined;
 }
 
-/** A connection as the parts serving it see it: where its answers and notifications go. */
-export interface Downstream {
+/**
+ * A connection as the parts serving it see it: where its answers and notifications go, and who its client
+ * says it is (its `initialize`'s capabilities and info, its `logging/setLevel`), which a 2026 server is
+ * sent with each request relayed for it.
+ */
+export interface Downstream extends RequestCaller {
   /** Sends one message (dropped once the connection is closed). */
   send(message: object): void;
   /** Sends an error answer, with configured secret values masked. */

@@ -8,13 +8,12 @@ import {
   type Logger,
   type MessageContext,
   type ReloadDiff,
-  type Tool,
 } from "@mcpd/protocol";
 import type { MCPTransport, TransportConfig } from "@mcpd/transports";
 import type { LoadedConfig, ResolvedServerConfig } from "../config/config-schema.js";
 import { ChildRegistry } from "./child-registry.js";
 import { ServerHandle, type StateChange } from "./server-handle.js";
-import { ToolCache } from "./tool-cache.js";
+import { ToolCache, type CachedServer } from "./tool-cache.js";
 import type { ListKind } from "./upstream-client.js";
 import { disabledInConfig } from "./disable-reasons.js";
 import { RUNTIME_DEFAULTS } from "../defaults.js";
@@ -109,7 +108,7 @@ export class MCPManager {
   }
 
   /** A handle for `config`, made in one step (no await): see {@link reload}. */
-  private makeHandle(config: ResolvedServerConfig, owner?: string, cachedTools?: Tool[]): ServerHandle {
+  private makeHandle(config: ResolvedServerConfig, owner?: string, cached?: CachedServer): ServerHandle {
     // Every line about the server names it (and the client owning a per-client session).
     const bindings = { server: config.name, ...(owner ? { owner } : {}) };
     const log = this.log.child(bindings, config.logLevel ? { level: config.logLevel } : undefined);
@@ -117,12 +116,16 @@ export class MCPManager {
       createTransport: this.opts.createTransport,
       logger: log,
       clientCapabilities: this.opts.clientCapabilities ?? {},
-      ...(cachedTools ? { cachedTools } : {}),
+      ...(cached?.tools ? { cachedTools: cached.tools } : {}),
+      ...(cached?.era ? { knownEra: cached.era } : {}),
       onToolsListed: (tools) => {
         if (!owner) {
           handle.cachedTools = [...tools];
-          this.cache?.remember(config.name, config.transportHash, tools, log);
+          this.cache?.remember(config.name, config.transportHash, tools, log, handle.eras.known);
         }
+      },
+      onEraLearned: (era) => {
+        if (!owner) this.cache?.remember(config.name, config.transportHash, handle.client?.tools ?? handle.cachedTools ?? [], log, era);
       },
       onChildStarted: (pid) => this.children?.add(config.name, pid, (config.transport as { command?: string }).command ?? ""),
       onChildExited: (pid) => this.children?.remove(pid),
@@ -168,7 +171,7 @@ export class MCPManager {
     }
   }
 
-  private async readCache(servers: readonly ResolvedServerConfig[]): Promise<Map<string, Tool[]>> {
+  private async readCache(servers: readonly ResolvedServerConfig[]): Promise<Map<string, CachedServer>> {
     return (await this.cache?.readAll(servers)) ?? new Map();
   }
 
@@ -189,7 +192,7 @@ export class MCPManager {
     if (!h) {
       if (this.shuttingDown) throw shuttingDownError();
       // No await between the lookup and the set: two requests of one connection share one private session.
-      h = this.makeHandle(shared.config, connectionId);
+      h = this.makeHandle(shared.config, connectionId, shared.eras.known ? { era: shared.eras.known } : undefined);
       this.privateHandles.set(key, h);
     }
     return h;
@@ -242,7 +245,7 @@ export class MCPManager {
         for (const p of this.privateSessions(name)) work.push(p.stop("stopped", "removed from config"));
       } else if (cfg.hash !== handle.config.hash) {
         result.changed.push(name);
-        const transportChanged = cfg.transportHash !== handle.config.transportHash;
+        const transportChanged = cfg.transportHash !== handle.config.transportHash || cfg.protocolEra !== handle.config.protocolEra;
         const wasEnabled = handle.config.enabled;
         handle.updateConfig(cfg);
         if (!cfg.enabled) work.push(handle.disable(disabledInConfig(name), drainMs));

@@ -4,15 +4,15 @@ import {
   ServerUnavailableError,
   type Cancellation,
   type JsonObject,
+  type RequestCaller,
   type RequestId,
   type RequestReply,
   type ServerState,
 } from "@mcpd/protocol";
-import type { TransportRequestOptions } from "@mcpd/transports";
 import { CallQueue } from "./call-queue.js";
 import { clarifyRequestError } from "./request-error.js";
 import type { ServerStats } from "./server-stats.js";
-import type { UpstreamClient } from "./upstream-client.js";
+import type { UpstreamClient, UpstreamRequestOptions } from "./upstream-client.js";
 
 /** What {@link ServerCalls} needs of the server it sends calls to (its ServerHandle). */
 export interface CallsHost {
@@ -36,6 +36,8 @@ export interface RelayOptions {
   /** Gives the call up (never a signal: none is made unless a wait needs one). */
   cancellation: Cancellation;
   onRequestId?: (id: RequestId) => void;
+  /** The client the call is relayed for (a 2026 server gets its capabilities and info in the request's `_meta`). */
+  readonly caller?: RequestCaller;
 }
 
 /** p-queue priority of the session's own re-reads of its lists: before every call waiting (calls have 0). */
@@ -117,7 +119,7 @@ export class ServerCalls {
   async request<T = JsonObject>(
     method: string,
     params: JsonObject | undefined,
-    options: TransportRequestOptions & { waitMs: number; cancellation?: Cancellation },
+    options: UpstreamRequestOptions & { waitMs: number; cancellation?: Cancellation },
   ): Promise<T> {
     const { host, queue } = this;
     const c = options.cancellation;
@@ -127,7 +129,8 @@ export class ServerCalls {
     if (!slot && waiting >= host.config.maxQueue)
       throw new QueueFullError(`Server "${host.name}" has ${waiting} requests waiting (maxQueue ${host.config.maxQueue})`);
     const started = host.stats.begin();
-    const reqOptions: TransportRequestOptions = { timeout: options.timeout ?? 0 };
+    const reqOptions: UpstreamRequestOptions = { timeout: options.timeout ?? 0 };
+    if (options.caller) reqOptions.caller = options.caller;
     if (c) reqOptions.cancellation = c;
     else if (options.signal) reqOptions.signal = options.signal;
     // Called through `options`: a relay's options object is its request entry, whose method sets its own field.

@@ -3,6 +3,7 @@ import {
   AuthRequiredError,
   silentLogger,
   type Cancellation,
+  type Era,
   type JsonObject,
   type Logger,
   type RequestReply,
@@ -13,6 +14,7 @@ import {
 import type { CloseInfo, MessageContext, TransportRequestOptions } from "@mcpd/transports";
 import type { ResolvedServerConfig } from "../config/config-schema.js";
 import { RUNTIME_DEFAULTS } from "../defaults.js";
+import { EraMemory } from "./era-memory.js";
 import { HealthMonitor } from "./health-monitor.js";
 import type { ListKind, UpstreamClient, UpstreamRequestHandler } from "./upstream-client.js";
 import { Readiness } from "./readiness.js";
@@ -39,6 +41,9 @@ export interface ServerHandleOptions extends ServerRunOptions {
   onListChanged?: (kind: ListKind) => void;
   /** Missed pings in a row before a restart. */
   maxMissedPings?: number;
+  /** The era learned at an earlier start (`protocolEra: "auto"`), and who is told each era learned: see EraMemory. */
+  knownEra?: Era;
+  onEraLearned?: (era: Era) => void;
 }
 
 /**
@@ -88,6 +93,7 @@ export class ServerHandle extends EventEmitter {
   private readonly readiness = new Readiness(this);
   private readonly stderr = new ServerStderr(RUNTIME_DEFAULTS.serverStderrHistoryLines, RUNTIME_DEFAULTS.serverStderrHistoryBytes);
   private readonly readyReason = new ReadyReason();
+  readonly eras: EraMemory;
 
   constructor(config: ResolvedServerConfig, options: ServerHandleOptions) {
     super();
@@ -97,6 +103,7 @@ export class ServerHandle extends EventEmitter {
     this.opts = options;
     this.log = options.logger ?? silentLogger;
     this.cachedTools = options.cachedTools;
+    this.eras = new EraMemory(options.knownEra, (era) => options.onEraLearned?.(era), this.log);
     this.state = config.enabled ? "stopped" : "disabled";
     this.calls = new ServerCalls(this, config.maxConcurrency, (err, client) => {
       if (this.state === "ready" && this.client === client) void this.dropForAuth(err);
@@ -116,10 +123,7 @@ export class ServerHandle extends EventEmitter {
     return this.stats.inFlight;
   }
 
-  /**
-   * Whether a request would fail at once instead of waiting for the server: it is `disabled`, `failed` or
-   * `needs-auth`, or its last start failed (a crash loop between attempts).
-   */
+  /** Whether a request would fail at once instead of waiting: `disabled`, `failed`, `needs-auth`, or its last start failed. */
   get failsAtOnce(): boolean {
     return this.readiness.failsAtOnce;
   }
@@ -172,8 +176,9 @@ export class ServerHandle extends EventEmitter {
     // After the run's own close listener: the process is reported exited and its stderr kept first.
     client.on("close", (info: CloseInfo) => this.onSessionClosed(gen, client, info));
     this.client = client;
+    const choice = this.eras.choice(this.config.protocolEra, this.config.transport.type);
     try {
-      await run.open();
+      await run.open(choice);
     } catch (err) {
       if (this.generation !== gen) return;
       this.client = undefined;
@@ -181,6 +186,7 @@ export class ServerHandle extends EventEmitter {
       const why = startFailureReason(err);
       await run.abandon(err, why);
       if (this.generation !== gen) return;
+      if (this.eras.failed(choice, err)) return this.connectOnce(gen, reason);
       // Only the user can fix this (`mcpd auth`): no restart would help.
       if (err instanceof AuthRequiredError) return this.enterNeedsAuth(err);
       this.readiness.startFailure = why;
@@ -201,14 +207,14 @@ export class ServerHandle extends EventEmitter {
     this.pid = run.pid;
     this.startedAt = Date.now();
     this.readiness.startFailure = undefined;
+    this.eras.ready(choice, client.era);
     this.setState("ready", this.readyReason.ready(reason));
     this.health.arm(gen, this.config.healthCheckIntervalMs, this.config.idleTimeout);
   }
 
   /**
-   * A list of session `gen` does or no longer keeps changing: updates the reason of a `ready` server. A
-   * detail of the state, not a change of it: no `state` event, since listeners take every `ready` event
-   * for a (re)start.
+   * A list of session `gen` does or no longer keeps changing: updates the reason of a `ready` server (no
+   * `state` event: listeners take every `ready` event for a (re)start).
    */
   private listUnsettled(gen: number, kind: string, unsettled: boolean): void {
     if (this.generation !== gen) return;
@@ -229,7 +235,8 @@ export class ServerHandle extends EventEmitter {
   }
 
   private onSessionClosed(gen: number, client: UpstreamClient, info: CloseInfo): void {
-    if (this.generation !== gen || info.expected || this.client !== client) return;
+    // A close during the handshake is the start's to handle (see connectOnce, EraMemory.failed), not a crash.
+    if (this.generation !== gen || info.expected || this.client !== client || client.handshaking) return;
     this.lastExit = info.reason;
     this.client = undefined;
     this.pid = undefined;
@@ -282,10 +289,7 @@ export class ServerHandle extends EventEmitter {
     this.restartTimer.unref();
   }
 
-  /**
-   * Ends a live but unhealthy session and restarts it through the same backoff and crash-loop breaker
-   * as a crash (so a server that hangs again and again ends `failed`, not in a restart storm).
-   */
+  /** Ends a live but unhealthy session and restarts it through the backoff and breaker of a crash (no restart storm). */
   private async recycle(reason: string): Promise<void> {
     const client = this.client;
     this.generation++; // the old session's close event must not schedule a second restart
@@ -349,8 +353,9 @@ export class ServerHandle extends EventEmitter {
     await this.stop("disabled", reason, drainMs);
   }
 
-  /** Replaces the config (reload). The caller restarts the server when the transport changed. */
+  /** Replaces the config (reload). The caller restarts the server when the transport changed (and the era learned is forgotten). */
   updateConfig(config: ResolvedServerConfig): void {
+    if (config.transportHash !== this.config.transportHash) this.eras.known = undefined;
     this.config = config;
     if (config.maxConcurrency !== this.calls.concurrency) this.calls.concurrency = config.maxConcurrency;
   }

@@ -1,6 +1,7 @@
 import { SpawnError, silentLogger, type ClientCapabilities, type Logger } from "@mcpd/protocol";
 import type { CloseInfo, MCPTransport, TransportConfig } from "@mcpd/transports";
 import type { ResolvedServerConfig } from "../config/config-schema.js";
+import type { EraChoice } from "./era-handshake.js";
 import { UpstreamClient, type UpstreamRequestHandler } from "./upstream-client.js";
 import type { ServerStderr } from "./server-stderr.js";
 
@@ -49,14 +50,14 @@ export class ServerRun {
     });
   }
 
-  /** Spawns or connects, then runs the MCP handshake. Rejects with why the start failed. */
-  async open(): Promise<void> {
+  /** Spawns or connects, then opens the MCP session in `choice`'s era. Rejects with why the start failed. */
+  async open(choice: EraChoice): Promise<void> {
     // Spawn, and record the process, before the handshake: a daemon killed (-9) while a slow server
     // initializes (an npx cold start takes seconds) must find that process at its next start.
     await this.transport.connect();
     this.pid = this.transport.info().pid;
     if (this.pid !== undefined) this.opts.onChildStarted?.(this.pid);
-    await this.client.connect();
+    await this.client.connect(choice);
   }
 
   /** The run failed to start (`why`, from `err`): what happened is kept in the stderr history, and the transport is closed. */

@@ -1,4 +1,5 @@
 import { SpawnError, TransportClosedError } from "@mcpd/protocol";
+import { EraMismatchError } from "./era-handshake.js";
 
 /**
  * Spawn failures no retry can fix until the config changes: the command or its working directory is
@@ -13,7 +14,11 @@ export function startFailureReason(err: unknown): string {
   return err instanceof Error ? err.message : String(err);
 }
 
-/** Whether a start failure is one no restart can fix (see {@link PERMANENT_SPAWN_ERRNOS}): the server is `failed` at once. */
+/**
+ * Whether a start failure is one no restart can fix (see {@link PERMANENT_SPAWN_ERRNOS}; a server that
+ * refuses the era its `protocolEra` forces): the server is `failed` at once.
+ */
 export function isPermanentStartFailure(err: unknown): boolean {
+  if (err instanceof EraMismatchError) return true;
   return err instanceof SpawnError && err.errno !== undefined && PERMANENT_SPAWN_ERRNOS.has(err.errno);
 }

@@ -1,15 +1,13 @@
 import { EventEmitter } from "node:events";
 import {
   CapabilityError,
-  LATEST_PROTOCOL_VERSION,
   McpRemoteError,
-  ProtocolError,
-  SUPPORTED_PROTOCOL_VERSIONS,
   WireCode,
   silentLogger,
   hasCapability,
   mcpMethod,
   type ClientCapabilities,
+  type Era,
   type Implementation,
   type InitializeResult,
   type JsonObject,
@@ -24,10 +22,15 @@ import {
 } from "@mcpd/protocol";
 import type { CloseInfo, MCPTransport, MessageContext, TransportRequestOptions } from "@mcpd/transports";
 import { RUNTIME_DEFAULTS } from "../defaults.js";
+import { openSession, type EraChoice } from "./era-handshake.js";
 import { ListRefresher, type ListKind } from "./list-refresher.js";
+import { ModernUpstream, unstamped, type UpstreamRequestOptions } from "./modern-upstream.js";
 import { UpstreamLists, listAll } from "./upstream-lists.js";
 
-export type { ListKind };
+export type { ListKind, UpstreamRequestOptions };
+
+/** What mcpd calls itself towards a server unless told otherwise. */
+const MCPD_INFO = { name: "mcpd", version: "0.1.0" };
 
 /** Hands a server-to-client request to the layer above. Throw to answer with an error. */
 export type UpstreamRequestHandler = (request: JsonRpcRequest, context: MessageContext) => Promise<JsonObject>;
@@ -64,6 +67,10 @@ export class UpstreamClient extends EventEmitter {
   private readonly opts: UpstreamClientOptions;
   private readonly log: Logger;
   private initResult: InitializeResult | undefined;
+  /** Whether the handshake is under way: a close meanwhile is the start's failure, not a crash of a session. */
+  handshaking = false;
+  /** Set when the session is in the 2026 era. */
+  private modern: ModernUpstream | undefined;
   private readonly lists: UpstreamLists;
   private readonly refresher: ListRefresher;
   /** The layer above (the router) answers sampling, elicitation and roots requests. */
@@ -92,6 +99,7 @@ export class UpstreamClient extends EventEmitter {
     transport.onRequest = (request, context) => this.handleServerRequest(request, context);
     transport.onClose = (info: CloseInfo) => {
       this.refresher.end();
+      this.modern?.end();
       this.emit("close", info);
     };
     transport.onError = (error) => this.log.debug({ err: error.message }, "transport error");
@@ -125,42 +133,46 @@ export class UpstreamClient extends EventEmitter {
     return this.lists.templates ?? [];
   }
 
+  /** The era of the session, once connected. */
+  get era(): Era | undefined {
+    return this.initResult === undefined ? undefined : this.modern ? "2026" : "2025";
+  }
+
   /**
-   * Connects the transport and runs the handshake: `initialize` (offering the newest version), a check
-   * that the server answered a version mcpd speaks, then `notifications/initialized`, then one listing
-   * of everything the server offers (list_changed sent before anyone listened is not lost). It waits for
-   * one listing of each kind only: re-reads asked for by list_changed meanwhile go on in the background.
-   * @throws ProtocolError (MCPD_PROTOCOL_VIOLATION) for an unsupported version or a malformed result.
+   * Connects the transport and opens the session in `choice`'s era (see era-handshake.ts): the 2025
+   * handshake (`initialize`, offering the newest version, checked, then `notifications/initialized`), or
+   * the 2026 `server/discover` (then the `subscriptions/listen` stream); with no era given, a probe decides.
+   * An era not forced falls over to the other when the server's answer proves it. Then one listing of
+   * everything the server offers (list_changed sent before anyone listened is not lost): it waits for one
+   * listing of each kind only; re-reads asked for by list_changed meanwhile go on in the background.
+   * @throws ProtocolError (MCPD_PROTOCOL_VIOLATION) for an unsupported version or a malformed result;
+   *   EraMismatchError when the server refuses the forced era; ProbeClosedError when it closed during a probe.
    */
-  async connect(): Promise<InitializeResult> {
+  async connect(choice: EraChoice = { era: "2025", forced: true }): Promise<InitializeResult> {
     await this.transport.connect();
-    const result = await this.transport.request<InitializeResult>(
-      "initialize",
-      {
-        protocolVersion: LATEST_PROTOCOL_VERSION,
-        capabilities: (this.opts.capabilities ?? {}) as JsonObject,
-        clientInfo: (this.opts.clientInfo ?? { name: "mcpd", version: "0.1.0" }) as JsonObject,
-      },
-      this.opts.initializeTimeoutMs === undefined ? {} : { timeout: this.opts.initializeTimeoutMs },
-    );
-    if (!result || typeof result !== "object" || typeof result.protocolVersion !== "string") {
+    this.handshaking = true;
+    try {
+      this.initResult = await this.handshake(choice);
+    } catch (err) {
       await this.transport.close();
-      throw new ProtocolError("Server answered initialize without a protocolVersion");
+      throw err;
+    } finally {
+      this.handshaking = false;
     }
-    if (!(SUPPORTED_PROTOCOL_VERSIONS as readonly string[]).includes(result.protocolVersion)) {
-      await this.transport.close();
-      throw new ProtocolError(
-        `Server answered unsupported protocol version "${result.protocolVersion}" (mcpd speaks ${SUPPORTED_PROTOCOL_VERSIONS.join(", ")})`,
-      );
-    }
-    this.initResult = {
-      ...result,
-      capabilities: result.capabilities ?? {},
-      serverInfo: result.serverInfo ?? { name: "unknown", version: "0" },
-    };
-    await this.transport.notify("notifications/initialized");
+    if (this.modern) this.modern.listen(this.capabilities, () => void this.refreshAll());
+    else await this.transport.notify("notifications/initialized");
     await Promise.all((["tools", "prompts", "resources"] as const).map((k) => this.refresher.listOnce(k)));
     return this.initResult;
+  }
+
+  private async handshake(choice: EraChoice): Promise<InitializeResult> {
+    const own = {
+      clientCapabilities: (this.opts.capabilities ?? {}) as JsonObject,
+      clientInfo: (this.opts.clientInfo ?? MCPD_INFO) as JsonObject,
+    };
+    const { result, era } = await openSession(this.transport, own, choice, this.opts.initializeTimeoutMs);
+    if (era === "2026") this.modern = new ModernUpstream(this.transport, result.protocolVersion, own, this.log);
+    return result;
   }
 
   /** Re-reads every list the server's capabilities offer. Errors are logged, never thrown. */
@@ -199,19 +211,28 @@ export class UpstreamClient extends EventEmitter {
    * Sends any request upstream. A method whose capability the server did not declare fails fast.
    * @throws CapabilityError (MCPD_CAPABILITY_NOT_SUPPORTED), and whatever the transport throws.
    */
-  request<T = JsonObject>(method: string, params?: JsonObject, options?: TransportRequestOptions): Promise<T> {
+  request<T = JsonObject>(method: string, params?: JsonObject, options?: UpstreamRequestOptions): Promise<T> {
     const refused = this.refusal(method);
-    return refused ? Promise.reject(refused) : this.transport.request<T>(method, params, options);
+    if (refused) return Promise.reject(refused);
+    const m = this.modern;
+    if (m === undefined) return this.transport.request<T>(method, params, options);
+    const answer = m.answer(method, params);
+    if (answer !== undefined) return answer instanceof Error ? Promise.reject(answer) : Promise.resolve(answer as T);
+    return this.transport.request<T>(method, m.params(params, options?.caller), options);
   }
 
   /** {@link request} without a promise: `reply` learns the outcome (see MCPTransport.call). */
-  call(method: string, params: JsonObject | undefined, options: TransportRequestOptions | undefined, reply: RequestReply): void {
+  call(method: string, params: JsonObject | undefined, options: UpstreamRequestOptions | undefined, reply: RequestReply): void {
     const refused = this.refusal(method);
     if (refused) return reply.reject(refused);
+    const m = this.modern;
+    const answer = m?.answer(method, params);
+    if (answer !== undefined) return answer instanceof Error ? reply.reject(answer) : reply.resolve(answer);
+    const sent = m ? m.params(params, options?.caller) : params;
     const t = this.transport;
-    if (t.call) t.call(method, params, options, reply);
+    if (t.call) t.call(method, sent, options, reply);
     else
-      t.request<JsonObject>(method, params, options).then(
+      t.request<JsonObject>(method, sent, options).then(
         (result) => reply.resolve(result),
         (err: unknown) => reply.reject(err),
       );
@@ -224,35 +245,11 @@ export class UpstreamClient extends EventEmitter {
     return new CapabilityError(`Server "${this.serverInfo?.name ?? "?"}" does not support ${method} (no "${cap}" capability)`);
   }
 
-  listTools(options?: TransportRequestOptions): Promise<Tool[]> {
-    return this.listAll<Tool>("tools/list", "tools", {}, options);
-  }
   callTool(name: string, args: JsonObject = {}, options?: TransportRequestOptions): Promise<JsonObject> {
     return this.request("tools/call", { name, arguments: args }, options);
   }
   listPrompts(options?: TransportRequestOptions): Promise<Prompt[]> {
     return this.listAll<Prompt>("prompts/list", "prompts", {}, options);
-  }
-  getPrompt(name: string, args: Record<string, string> = {}, options?: TransportRequestOptions): Promise<JsonObject> {
-    return this.request("prompts/get", { name, arguments: args }, options);
-  }
-  listResources(options?: TransportRequestOptions): Promise<Resource[]> {
-    return this.listAll<Resource>("resources/list", "resources", {}, options);
-  }
-  listResourceTemplates(options?: TransportRequestOptions): Promise<ResourceTemplate[]> {
-    return this.listAll<ResourceTemplate>("resources/templates/list", "resourceTemplates", {}, options);
-  }
-  readResource(uri: string, options?: TransportRequestOptions): Promise<JsonObject> {
-    return this.request("resources/read", { uri }, options);
-  }
-  subscribe(uri: string, options?: TransportRequestOptions): Promise<JsonObject> {
-    return this.request("resources/subscribe", { uri }, options);
-  }
-  unsubscribe(uri: string, options?: TransportRequestOptions): Promise<JsonObject> {
-    return this.request("resources/unsubscribe", { uri }, options);
-  }
-  complete(params: JsonObject, options?: TransportRequestOptions): Promise<JsonObject> {
-    return this.request("completion/complete", params, options);
   }
   setLoggingLevel(level: string, options?: TransportRequestOptions): Promise<JsonObject> {
     return this.request("logging/setLevel", { level }, options);
@@ -261,16 +258,22 @@ export class UpstreamClient extends EventEmitter {
   notify(method: string, params?: JsonObject): Promise<void> {
     return this.transport.notify(method, params);
   }
+  /** A health check: `ping`, or `server/discover` for a 2026 server (which has no ping). */
   ping(options?: TransportRequestOptions): Promise<JsonObject> {
-    return this.transport.request("ping", {}, options);
+    return this.modern ? this.modern.ping(options) : this.transport.request("ping", {}, options);
   }
 
   close(): Promise<void> {
     this.refresher.end();
+    this.modern?.end();
     return this.transport.close();
   }
 
-  private handleNotification(method: string, params: JsonObject | undefined, context: MessageContext): void {
+  private handleNotification(method: string, received: JsonObject | undefined, on: MessageContext): void {
+    if (this.modern?.consumes(method, received)) return;
+    // A list change on a 2026 listen stream concerns every client, not the request the stream is (mcpd's own).
+    const listen = this.modern !== undefined && method.endsWith("/list_changed");
+    const [params, context] = listen ? [unstamped(received), {}] : [received, on];
     switch (method) {
       case "notifications/tools/list_changed":
         return this.refresher.changed("tools", [method, params, context], this.initResult !== undefined);

@@ -38,6 +38,7 @@ const raw = {
       stateReason: "started",
       commandFound: true,
       sessions: 0,
+      era: "2026",
     },
     {
       name: "gone",
@@ -174,8 +175,8 @@ describe("renderStatus", () => {
     const text = renderStatus(statusJson(raw), palette(false));
     const lines = text.split("\n");
     expect(lines[0]).toBe("mcpd 1.2.3  pid 10  up 1m 5s");
-    expect(text).toMatch(/^SERVER +STATE +TRANSPORT +PID +UPTIME +RESTARTS +REQS +ERRS +INFL +P50 +P99 +TOOLS$/m);
-    expect(text).toMatch(/^fs +ready +stdio +11 +1m 4s +1 +40 +2 +0 +1\.3ms +30\.0ms +3$/m);
+    expect(text).toMatch(/^SERVER +STATE +TRANSPORT +PID +UPTIME +RESTARTS +REQS +ERRS +INFL +P50 +P99 +TOOLS +ERA$/m);
+    expect(text).toMatch(/^fs +ready +stdio +11 +1m 4s +1 +40 +2 +0 +1\.3ms +30\.0ms +3 +2026$/m);
     expect(text).toMatch(/^web +starting +http \(streamable-http\) +-/m);
     expect(text).toContain("! gone: command not found on the daemon's PATH");
     expect(text).toContain("  gone: failed: crash loop: 5 restarts in 60000ms");

@@ -48,6 +48,7 @@ describe("parseConfig: formats", () => {
       sharing: "shared",
       healthCheckIntervalMs: 30_000,
       roots: [],
+      protocolEra: "auto",
       hash: expect.stringMatching(/^[0-9a-f]{16}$/),
       transportHash: expect.stringMatching(/^[0-9a-f]{16}$/),
     });
@@ -285,6 +286,24 @@ describe("parseConfig: mcpd keys", () => {
       `${FILE}: server "s": "logLevel" must be one of "fatal", "error", "warn", "info", "debug", "trace", "silent", got "verbose"`,
     );
     expect(errors(one({ command: "x", logLevel: "debg" })).join("\n")).toMatch(/got "debg".*debug/);
+  });
+
+  it('protocolEra per server: "auto" by default (the hash it had before the key existed); "2025" or "2026" forces the era, in an entry or mcpd.defaults; a bad one is named with the values it takes', () => {
+    const plain = server(one({ command: "x" }));
+    expect(plain.protocolEra).toBe("auto");
+    expect(server(one({ command: "x", protocolEra: "auto" })).hash).toBe(plain.hash);
+    const cfg = parse({
+      mcpd: { defaults: { protocolEra: "2025" } },
+      mcpServers: { a: { command: "x" }, b: { command: "x", protocolEra: "2026" } },
+    });
+    expect(cfg.servers.map((s) => s.protocolEra)).toEqual(["2025", "2026"]);
+    const forced = server(one({ command: "x", protocolEra: "2026" }));
+    expect(forced.hash).not.toBe(plain.hash);
+    expect(forced.transportHash).toBe(plain.transportHash);
+    expect(errors(one({ command: "x", protocolEra: 2026 }))).toContain(
+      `${FILE}: server "s": "protocolEra" must be one of "auto", "2025", "2026", got 2026`,
+    );
+    expect(parse(one({ command: "x", era: "2026" })).warnings.join("\n")).toMatch(/unknown key "era".*protocolEra/);
   });
 
   it("reads the daemon's limits from mcpd (maxConnections, fdReserve, maxBufferedBytesTotal, partialLineTimeoutMs), only when set", () => {

@@ -3,6 +3,7 @@
  * (its log, socket watch, limits, routing tables and HTTP front), full on a control connection and
  * restricted on any other. Each object type has its {@link Fields} beside it.
  */
+import type { Era } from "../mcp-methods.js";
 import type { JsonObject } from "../types.js";
 import { SERVER_SUMMARY_FIELDS, type ServerSummary } from "./control-types.js";
 import type { Fields } from "./fields.js";
@@ -38,6 +39,11 @@ export interface ServerStatus extends ServerSummary {
   sessions: number;
   /** Advice about the server (e.g. use `sharing: "per-client"` for sampling with several agents), or null. */
   hint: string | null;
+  /**
+   * The MCP era mcpd speaks to it: its session's, else the one its `protocolEra` forces or an earlier start
+   * found; null while not known (`protocolEra: "auto"` before its first start).
+   */
+  era: Era | null;
 }
 
 export const SERVER_STATUS_FIELDS: Fields<ServerStatus> = {
@@ -56,6 +62,7 @@ export const SERVER_STATUS_FIELDS: Fields<ServerStatus> = {
   commandFound: "required",
   sessions: "required",
   hint: "required",
+  era: "required",
 };
 
 /** One connection in `mcpd/status`. */

@@ -15,6 +15,7 @@ import type { HttpReplyReader, ReplyOutcome } from "./http-reply.js";
 import type { HttpSession } from "./http-session.js";
 import { discardBody, encodeJson, errorText, httpErrorFrom, ownDeadlineMs, waitOrAbort } from "./http-wire.js";
 import { openLegacyConnection } from "./legacy-open.js";
+import { inBandError, modernHeaders } from "./modern-headers.js";
 import type { LegacySseConnection } from "./legacy-sse.js";
 
 /** The wire mode an {@link HttpTransport} speaks. */
@@ -117,18 +118,21 @@ export class HttpOutbox {
   private async streamableExchange(message: JsonRpcRequest, body: string, exchange: HttpExchange): Promise<ReplyOutcome> {
     const { cfg, session, log } = this.parts;
     let healed = false;
+    const modern = modernHeaders(message);
     for (;;) {
       if (message.method !== "initialize") await this.sessionReady(exchange);
       const sessionId = session.id;
       // Once the POST starts, the server may be working on it: a give-up from here on is worth a cancel.
       exchange.sent = true;
-      const res = await this.post(cfg.url, body, message.method, exchange.signal);
+      const res = await this.post(cfg.url, body, message.method, exchange.signal, modern);
       const status = res.statusCode;
       if (status >= 200 && status <= 299) {
         this.streamableConfirmed = true;
         return this.parts.replies.read(res, exchange);
       }
       const error = await httpErrorFrom(status, res.headers, res.body);
+      // A 2026 server refuses with a status and a JSON-RPC error in the body: the server's answer, in-band.
+      if (modern) throw inBandError(error, message.id) ?? error;
       if (status === 404 && sessionId !== undefined && message.method !== "initialize" && !healed) {
         healed = true;
         log.info({ url: cfg.safeUrl, method: message.method }, "session expired (404); re-initializing");
@@ -195,12 +199,21 @@ export class HttpOutbox {
     return { response: await waitOrAbort(exchange.responded as Promise<JsonRpcResponse>, exchange.signal) };
   }
 
-  /** One POST with the protocol headers (see {@link HttpSession.post}) and, with OAuth, the access token (see {@link HttpAuth.send}). */
-  private post(url: URL, body: string, method: string | undefined, signal: AbortSignal): Promise<Dispatcher.ResponseData> {
+  /**
+   * One POST with the protocol headers (see {@link HttpSession.post}; a 2026-era request's `modern` ones
+   * instead) and, with OAuth, the access token (see {@link HttpAuth.send}).
+   */
+  private post(
+    url: URL,
+    body: string,
+    method: string | undefined,
+    signal: AbortSignal,
+    modern?: Record<string, string>,
+  ): Promise<Dispatcher.ResponseData> {
     const { session, auth, cfg } = this.parts;
     const legacy = this.mode === "legacy-sse";
     const send = (headers: Record<string, string>): Promise<Dispatcher.ResponseData> =>
-      session.post(this.host.agent(), url, headers, body, method, signal, legacy);
+      session.post(this.host.agent(), url, headers, body, method, signal, legacy, modern);
     return auth ? auth.send(cfg.headers, send, signal) : send(cfg.headers);
   }
 }

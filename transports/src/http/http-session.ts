@@ -84,7 +84,8 @@ export class HttpSession {
   /**
    * POSTs one message with the configured headers and the protocol headers ({@link headers}), and keeps
    * the session id a server assigns to a message sent without one. `legacy`: the session lives in the
-   * endpoint's query, so no session header is sent or read.
+   * endpoint's query, so no session header is sent or read. `modern`: a 2026-era request's headers,
+   * sent instead of the session's (that era has no session).
    */
   async post(
     agent: Agent,
@@ -94,8 +95,9 @@ export class HttpSession {
     method: string | undefined,
     signal: AbortSignal,
     legacy: boolean,
+    modern?: Record<string, string>,
   ): Promise<Dispatcher.ResponseData> {
-    const protocol = this.headers(method);
+    const protocol = modern ?? this.headers(method);
     if (legacy) delete protocol["mcp-session-id"];
     const sentSession = protocol["mcp-session-id"];
     const res = await request(url, {
@@ -107,7 +109,7 @@ export class HttpSession {
     });
     const assigned = headerValue(res.headers, "mcp-session-id");
     // Only a request without a session can be given one; an answer echoing an old id must not revive it.
-    if (!legacy && assigned && sentSession === undefined) this.id = assigned;
+    if (!legacy && !modern && assigned && sentSession === undefined) this.id = assigned;
     return res;
   }
 }
