@@ -160,6 +160,14 @@ export const RUNTIME_DEFAULTS = {
   filterMemoEntries: 10_000,
   /** Aggregate view: how long a listing or an unknown name waits for servers still starting, in ms. */
   aggregateSettleMs: 10_000,
+  /**
+   * 2026-era clients: `ttlMs` on a list, read or `server/discover` result that has none of its own (0: stale
+   * at once; mcpd's lists follow its servers, which may change them at any time, and a client that wants
+   * to hear of changes opens `subscriptions/listen`).
+   */
+  modernTtlMs: 0,
+  /** 2026-era clients: `cacheScope` of such a result ("private": views differ by token and profile). */
+  modernCacheScope: "private",
   /** How often the daemon checks that its socket file is still there (and re-creates it when removed), in ms. */
   socketWatchIntervalMs: 2_000,
   /**
