@@ -214,6 +214,8 @@ export const RUNTIME_DEFAULTS = {
    * within it, and an idle one costs the daemon a descriptor.
    */
   httpKeepAliveMs: 5_000,
+  /** A 2026-era `subscriptions/listen` over HTTP: an SSE comment this often keeps its idle stream open through proxies, in ms. */
+  httpListenKeepAliveMs: 15_000,
   /**
    * HTTP front end: scoped tokens (`mcpd http --profile NAME`, `--server NAME`) that may exist at once;
    * issuing one more is refused until one is revoked. Each is checked on every request that is not the
