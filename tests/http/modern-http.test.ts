@@ -87,6 +87,7 @@ describe.each(["pin", "auto"] as const)("the v2 client (%s) over Streamable HTTP
 
   it("/profiles/<name>/mcp: the profile's view, Mcp-Param-* mirrored by the client", async () => {
     const c = await modernClient("/profiles/coding/mcp", mode);
+    expect(c.getProtocolEra()).toBe("modern");
     expect((await c.listTools()).tools.map((t) => t.name).sort()).toEqual(["fx__echo", "fx__in_region"]);
     const r = await c.callTool({ name: "fx__in_region", arguments: { region: "eu-west", text: "x" } });
     expect(JSON.parse(text(r))).toEqual({ region: "eu-west", text: "x" });
