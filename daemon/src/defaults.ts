@@ -166,6 +166,8 @@ export const RUNTIME_DEFAULTS = {
    * to hear of changes opens `subscriptions/listen`).
    */
   modernTtlMs: 0,
+  /** 2026-era `subscriptions/listen`: most resource URIs one listen subscribes to (the rest are left out of its acknowledgement). */
+  maxListenUris: 256,
   /** 2026-era clients: `cacheScope` of such a result ("private": views differ by token and profile). */
   modernCacheScope: "private",
   /** How often the daemon checks that its socket file is still there (and re-creates it when removed), in ms. */

@@ -8,6 +8,7 @@ import {
   type JsonRpcErrorObject,
   type RequestId,
 } from "@mcpd/protocol";
+import { RUNTIME_DEFAULTS } from "../defaults.js";
 
 /** What a connection's `subscriptions/listen` streams need from it (its Session). */
 export interface ListenHost {
@@ -30,8 +31,6 @@ interface Listen {
   acked: boolean;
 }
 
-/** Most URIs one listen may subscribe to; the rest are left out of its acknowledgement. */
-const MAX_LISTEN_URIS = 256;
 /** Prefix of the ids of mcpd's own resource (un)subscriptions made for a listen (no client id starts with a NUL). */
 const OWN_ID = "\u0000listen:";
 const LIST_KINDS = ["tools", "prompts", "resources"] as const;
@@ -74,7 +73,7 @@ export class ListenStreams {
             listen.honoured[`${kind}ListChanged`] = true;
         }
         const asked = Array.isArray(filter.resourceSubscriptions) ? filter.resourceSubscriptions : [];
-        const uris = [...new Set(asked.filter((u): u is string => typeof u === "string"))].slice(0, MAX_LISTEN_URIS);
+        const uris = [...new Set(asked.filter((u): u is string => typeof u === "string"))].slice(0, RUNTIME_DEFAULTS.maxListenUris);
         if (uris.length === 0 || !isObject(caps.resources) || caps.resources.subscribe !== true) return this.ack(listen, asked.length > 0);
         let left = uris.length;
         for (const uri of uris) {

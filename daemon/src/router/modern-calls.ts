@@ -16,6 +16,7 @@ import {
 } from "@mcpd/protocol";
 import { RUNTIME_DEFAULTS } from "../defaults.js";
 import { VERSION } from "../version.js";
+import { boundedClientInfo } from "./handshake.js";
 import { ListenStreams, type ListenHost } from "./listen-streams.js";
 import type { ServerDirectory } from "./upstream-port.js";
 import type { View } from "./view-selection.js";
@@ -23,6 +24,8 @@ import type { View } from "./view-selection.js";
 /** What a connection's 2026-era requests need from it (its Session). */
 export interface ModernHost extends ListenHost {
   readonly view: View;
+  /** The client's name and version for status and logs: a 2026 client's from its first request's envelope. */
+  clientInfo: JsonObject | undefined;
   /** Sets the servers it views to the most verbose log level asked for (a request's `logLevel` came or went). */
   relevelViewed(): void;
 }
@@ -86,6 +89,8 @@ export class ModernCalls {
         code: WireCode.InvalidRequest,
         message: `Request id ${JSON.stringify(id)} is already in flight on this connection`,
       });
+    if (envelope.clientInfo !== undefined && this.host.clientInfo === undefined)
+      this.host.clientInfo = boundedClientInfo(envelope.clientInfo);
     const params = withoutEnvelope(req.params);
     if (method === "subscriptions/listen") return this.listens.open(id, params);
     this.calls.set(id, { method, logLevel: envelope.logLevel });
