@@ -165,6 +165,16 @@ export const RUNTIME_DEFAULTS = {
   filterMemoEntries: 10_000,
   /** Aggregate view: how long a listing or an unknown name waits for servers still starting, in ms. */
   aggregateSettleMs: 10_000,
+  /**
+   * 2026-era clients: `ttlMs` on a list, read or `server/discover` result that has none of its own (0: stale
+   * at once; mcpd's lists follow its servers, which may change them at any time, and a client that wants
+   * to hear of changes opens `subscriptions/listen`).
+   */
+  modernTtlMs: 0,
+  /** 2026-era `subscriptions/listen`: most resource URIs one listen subscribes to (the rest are left out of its acknowledgement). */
+  maxListenUris: 256,
+  /** 2026-era clients: `cacheScope` of such a result ("private": views differ by token and profile). */
+  modernCacheScope: "private",
   /** How often the daemon checks that its socket file is still there (and re-creates it when removed), in ms. */
   socketWatchIntervalMs: 2_000,
   /**
@@ -223,6 +233,8 @@ export const RUNTIME_DEFAULTS = {
    * within it, and an idle one costs the daemon a descriptor.
    */
   httpKeepAliveMs: 5_000,
+  /** A 2026-era `subscriptions/listen` over HTTP: an SSE comment this often keeps its idle stream open through proxies, in ms. */
+  httpListenKeepAliveMs: 15_000,
   /**
    * HTTP front end: scoped tokens (`mcpd http --profile NAME`, `--server NAME`) that may exist at once;
    * issuing one more is refused until one is revoked. Each is checked on every request that is not the

@@ -40,6 +40,15 @@ export {
   type ProtocolEraSetting,
   type RequestCaller,
 } from "./era.js";
+export {
+  MODERN_CODE_OF,
+  claimedVersion,
+  readEnvelope,
+  toModernError,
+  unsupportedVersion,
+  withoutEnvelope,
+  type ModernEnvelope,
+} from "./modern-wire.js";
 export { MAX_TIMER_MS, checkTimeoutMs, hasDeadline, type TimeoutRule } from "./timers.js";
 export { Deadline } from "./deadline.js";
 export { quote } from "./quote.js";

@@ -33,6 +33,8 @@ export interface McpMethodInfo {
   readonly streams?: boolean;
   /** 2026: whether the result may be `resultType: "input_required"` (multi round-trip). */
   readonly inputRequired?: boolean;
+  /** 2026 over HTTP: the target (`params.name` or `params.uri`) is mirrored in the `Mcp-Name` header, which must match it. */
+  readonly nameHeader?: boolean;
   /** 2026: whether the result carries `ttlMs` and `cacheScope`. */
   readonly cacheable?: boolean;
   /** 2026: a 2025 server-to-client request that travels as an input request inside `input_required`. */
@@ -71,6 +73,7 @@ export const MCP_METHODS = {
     target: { kind: "tool", field: "name" },
     streams: true,
     inputRequired: true,
+    nameHeader: true,
   },
   "prompts/list": {
     kind: "request",
@@ -88,6 +91,7 @@ export const MCP_METHODS = {
     target: { kind: "prompt", field: "name" },
     streams: true,
     inputRequired: true,
+    nameHeader: true,
   },
   "resources/list": {
     kind: "request",
@@ -113,6 +117,7 @@ export const MCP_METHODS = {
     target: { kind: "resource", field: "uri" },
     streams: true,
     inputRequired: true,
+    nameHeader: true,
     cacheable: true,
   },
   "resources/subscribe": {

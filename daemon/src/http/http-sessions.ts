@@ -1,7 +1,9 @@
 import type { ServerResponse } from "node:http";
 import { WireCode, isMcpdErrorCode, type HttpFrontStatus, type JsonObject, type Logger, type McpdErrorCode } from "@mcpd/protocol";
 import type { ViewChoice } from "./http-routes.js";
+import type { Outbound } from "../router/ports.js";
 import type { Router } from "../router/router.js";
+import type { Session } from "../router/session.js";
 import type { HttpBuffers } from "./http-buffers.js";
 import { onGone } from "./http-respond.js";
 import { LegacySseSession } from "./legacy-session.js";
@@ -55,7 +57,7 @@ function selectRefusal(err: JsonObject): OpenRefusal {
  */
 export class HttpSessions {
   private readonly router: Router;
-  private readonly log: Logger;
+  readonly log: Logger;
   limits: HttpSessionLimits;
   private readonly streamables = new Map<string, StreamableSession>();
   private readonly legacies = new Map<string, LegacySseSession>();
@@ -139,6 +141,29 @@ export class HttpSessions {
       if (s.initializeFailed) this.end(s, "its initialize failed");
       else if (exchange.gone || !exchange.res.writableFinished) this.end(s, "its client went away before the initialize was answered");
     });
+  }
+
+  /**
+   * A router session for one 2026-era POST (no `Mcp-Session-Id`, nothing kept past its response), its view
+   * chosen by `select` (the error answer when it cannot be); ended with {@link closeModern}.
+   */
+  openModern(outbound: Outbound, select: (session: Session) => JsonObject | undefined): Session | OpenRefusal {
+    const session = this.router.attach(outbound, "http");
+    const err = select(session);
+    if (!err) return session;
+    this.drop(session);
+    return selectRefusal(err);
+  }
+
+  /** The `inputSchema` of a tool as the endpoint's view names it (for the `Mcp-Param-*` headers of a 2026-era tools/call). */
+  toolSchema(view: ViewChoice, tool: string): JsonObject | undefined {
+    if (view.server === undefined) return this.router.catalog.tool(tool)?.item.inputSchema as JsonObject | undefined;
+    return this.router.manager.get(view.server)?.tools.find((t) => t.name === tool)?.inputSchema as JsonObject | undefined;
+  }
+
+  /** A 2026-era POST's response ended: its requests still running are cancelled upstream, its listens end. */
+  closeModern(session: Session): void {
+    this.drop(session);
   }
 
   /** A new legacy SSE session streaming on `res`, or why not. */

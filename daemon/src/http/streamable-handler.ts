@@ -3,6 +3,9 @@ import { SUPPORTED_PROTOCOL_VERSIONS, WireCode, classify, isObject, type JsonObj
 import { accepts, acceptsSse, onGone, sendError } from "./http-respond.js";
 import type { ViewChoice } from "./http-routes.js";
 import type { HttpSessions } from "./http-sessions.js";
+import { handleModernPost } from "./modern-handler.js";
+import { postEra } from "./modern-headers.js";
+import { sendRpcError } from "./modern-post.js";
 import { readMessages, type BodyLimits } from "./request-body.js";
 import { parseEventId } from "./sse-stream.js";
 import type { Exchange, StreamableSession } from "./streamable-session.js";
@@ -99,6 +102,9 @@ export async function handlePost(req: IncomingMessage, res: ServerResponse, ctx:
   const { json, sse } = types;
   const posted = await readMessages(req, res, ctx.body);
   if (!posted) return;
+  const era = postEra(req.headers, posted.messages, posted.batch);
+  if ("refuse" in era) return sendRpcError(res, era.refuse.status, era.refuse.id, era.refuse.error);
+  if (era.era === "2026") return handleModernPost(req, res, ctx, era.message, era.id);
   const { messages, batch } = posted;
   // Only an initialize *request* opens a session: its id goes back with the answer, and nothing else has one.
   const isInit = messages.some((m) => classify(m) === "request" && (m as JsonObject).method === "initialize");

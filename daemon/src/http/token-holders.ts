@@ -54,10 +54,16 @@ export class TokenHolders {
       if (!("status" in opened)) confine(opened.session);
       return opened;
     };
+    const openModern: HttpSessions["openModern"] = (outbound, select) => {
+      const opened = target.openModern(outbound, select);
+      if (!("status" in opened)) confine(opened);
+      return opened;
+    };
     return new Proxy(target, {
       get(t, prop) {
         if (prop === "openStreamable") return openStreamable;
         if (prop === "openLegacy") return openLegacy;
+        if (prop === "openModern") return openModern;
         const value: unknown = Reflect.get(t, prop, t);
         return typeof value === "function" ? (value as (...args: unknown[]) => unknown).bind(t) : value;
       },

@@ -4,6 +4,8 @@ import {
   isControlMethod,
   classify,
   isObject,
+  LATEST_MODERN_VERSION,
+  claimedVersion,
   toWireError,
   type ClientCapabilities,
   type JsonObject,
@@ -18,12 +20,14 @@ import { AggregateView, type AggregateHost } from "./aggregate-view.js";
 import { boundedClientInfo, NOT_INITIALIZED, NOT_JSON_RPC, negotiateVersion, serverViewInitializeResult } from "./handshake.js";
 import { InFlightRequests } from "./in-flight.js";
 import { levelOf } from "./log-levels.js";
+import { ModernCalls, type ModernHost } from "./modern-calls.js";
 import { OutgoingRequests } from "./outgoing-requests.js";
 import type { Downstream, Outbound, SessionContext } from "./ports.js";
 import { renamespaced } from "./resource-uris.js";
 import { routedServer, withServerMeta, withoutRoute } from "./server-meta.js";
 import { gateOnServer } from "./server-view-gate.js";
-import { SubscribedForms, subscriptionKey } from "./subscribed-forms.js";
+import { handlingError, messageId, scrubbedError } from "./session-errors.js";
+import { SubscribedForms, changeSubscription, subscriptionKey } from "./subscribed-forms.js";
 import type { ViewFilter } from "./view-filter.js";
 import { noViewError, selectResult, selectView, type View } from "./view-selection.js";
 
@@ -44,7 +48,7 @@ export interface DownstreamSessionOptions {
  * its {@link SessionContext}; what servers send it is delivered by the Router (upstream-delivery.ts,
  * server-requests.ts).
  */
-export class Session implements Downstream, AggregateHost {
+export class Session implements Downstream, AggregateHost, ModernHost {
   readonly id: string;
   private readonly out: Outbound;
   private readonly ctx: SessionContext;
@@ -65,7 +69,8 @@ export class Session implements Downstream, AggregateHost {
   private selectFailed: string | undefined;
   clientInfo: JsonObject | undefined;
   clientCapabilities: ClientCapabilities = {};
-  logLevel: LogLevel | undefined;
+  /** The level its `logging/setLevel` asked for (2025 era). */
+  private levelSet: LogLevel | undefined;
   readonly connectedAt = Date.now();
   /** Its requests in flight to servers (`inFlight.size` of them). */
   readonly inFlight: InFlightRequests;
@@ -77,6 +82,8 @@ export class Session implements Downstream, AggregateHost {
   private asked: OutgoingRequests | undefined;
   private uriForms: SubscribedForms | undefined;
   private aggregateView: AggregateView | undefined;
+  /** Its 2026-era requests, made by the first (see modern-calls.ts). */
+  private modern: ModernCalls | undefined;
 
   constructor(id: string, out: Outbound, context: SessionContext, options: DownstreamSessionOptions) {
     this.id = id;
@@ -101,13 +108,20 @@ export class Session implements Downstream, AggregateHost {
     return (this.subscribed ??= new Set());
   }
 
+  /** The least level of log messages it wants: its `logging/setLevel`'s, or the most verbose of its 2026-era calls in flight. */
+  get logLevel(): LogLevel | undefined {
+    return this.levelSet ?? this.modern?.logLevel;
+  }
+
   /** Not {@link Outbound.listening} (an HTTP session without its GET stream), no subscription, no log level: broadcasts skip it. */
   get quiet(): boolean {
     return this.out.listening === false && this.logLevel === undefined && !this.subscribed?.size;
   }
 
   send(message: object): void {
-    if (!this.closed) this.out.send(message);
+    if (this.closed) return;
+    const m = this.modern === undefined ? message : this.modern.adapt(message);
+    if (m !== undefined) this.out.send(m);
   }
 
   private reply(id: RequestId | null, result: JsonObject): void {
@@ -116,11 +130,7 @@ export class Session implements Downstream, AggregateHost {
 
   /** Sends an error answer; a configured secret a server or library put in its message or data is masked. */
   replyError(id: RequestId | null, error: JsonRpcErrorObject): void {
-    const { message, data, ...rest } = error;
-    const clean: JsonRpcErrorObject = { ...rest, message: typeof message === "string" ? this.ctx.secrets.scrub(message) : message };
-    const cleanData = data === undefined ? undefined : this.ctx.secrets.scrubValue(data);
-    if (cleanData !== undefined) clean.data = cleanData;
-    this.send({ jsonrpc: "2.0", id, error: clean });
+    this.send({ jsonrpc: "2.0", id, error: scrubbedError(this.ctx.secrets, error) });
   }
 
   /**
@@ -132,13 +142,9 @@ export class Session implements Downstream, AggregateHost {
     try {
       this.dispatch(message);
     } catch (err) {
-      const id = isObject(message) && (typeof message.id === "string" || typeof message.id === "number") ? message.id : null;
       this.ctx.log.error({ client: this.id, err: (err as Error)?.message ?? String(err) }, "failed to handle a client message");
       try {
-        this.replyError(id, {
-          code: WireCode.InternalError,
-          message: `Internal error handling the message: ${(err as Error)?.message ?? "unknown"}`,
-        });
+        this.replyError(messageId(message), handlingError(err));
       } catch {
         // Nothing more can be done for this message; the connection stays usable.
       }
@@ -148,10 +154,7 @@ export class Session implements Downstream, AggregateHost {
   private dispatch(message: unknown): void {
     this.received++;
     const kind = classify(message);
-    if (kind === "invalid") {
-      const id = isObject(message) && (typeof message.id === "string" || typeof message.id === "number") ? message.id : null;
-      return this.replyError(id, NOT_JSON_RPC);
-    }
+    if (kind === "invalid") return this.replyError(messageId(message), NOT_JSON_RPC);
     const msg = message as JsonObject;
     if (kind === "request") {
       this.onRequest(msg as unknown as JsonRpcRequest);
@@ -177,6 +180,7 @@ export class Session implements Downstream, AggregateHost {
       );
       return;
     }
+    if (claimedVersion(req.params) !== undefined) return (this.modern ??= new ModernCalls(this, this.ctx.servers)).serve(req);
     if (method === "ping") return this.reply(id, {});
     if (method === "initialize") {
       this.initialize(req).then(
@@ -186,17 +190,17 @@ export class Session implements Downstream, AggregateHost {
       return;
     }
     if (!this.initialized) return this.replyError(id, NOT_INITIALIZED);
+    this.route(id, method, req.params);
+  }
+
+  /** Serves an MCP request as an initialized connection does: on the server it names, its view's server, or the aggregate view. */
+  route(id: RequestId, method: string, params: JsonObject | undefined): void {
     const refused = this.inFlight.refusal(id, this.opts.maxInFlightPerConnection);
     if (refused !== undefined) return this.replyError(id, refused);
-    const params = req.params;
     const routed = routedServer(params);
-    if (routed !== undefined) {
-      this.serveOnServer(id, routed, method, withoutRoute(params as JsonObject));
-    } else if (this.view.kind === "server") {
-      this.serveOnServer(id, this.view.server, method, params);
-    } else {
-      this.aggregate.serve(id, method, params);
-    }
+    if (routed !== undefined) this.serveOnServer(id, routed, method, withoutRoute(params as JsonObject));
+    else if (this.view.kind === "server") this.serveOnServer(id, this.view.server, method, params);
+    else this.aggregate.serve(id, method, params);
   }
 
   private select(req: JsonRpcRequest): void {
@@ -220,12 +224,15 @@ export class Session implements Downstream, AggregateHost {
     const protocolVersion = negotiateVersion(p.protocolVersion);
     // At once, before any await: a client may send its requests right behind initialize (requestOnce does).
     this.initialized = true;
-    if (this.view.kind === "server") {
-      const handle = await this.resolveHandle(this.view.server);
-      const client = await handle.whenReady(handle.config.timeout);
-      return serverViewInitializeResult(handle.name, client.initializeResult, protocolVersion);
-    }
-    return this.aggregate.initializeResult(protocolVersion);
+    return this.viewInit(protocolVersion);
+  }
+
+  /** What the view answers to initialize (what `server/discover` and listens read in the 2026 era). */
+  async viewInit(protocolVersion: string = LATEST_MODERN_VERSION): Promise<JsonObject> {
+    if (this.view.kind !== "server") return this.aggregate.initializeResult(protocolVersion);
+    const handle = await this.resolveHandle(this.view.server);
+    const client = await handle.whenReady(handle.config.timeout);
+    return serverViewInitializeResult(handle.name, client.initializeResult, protocolVersion);
   }
 
   private onNotification(method: string, params: JsonObject | undefined): void {
@@ -234,8 +241,9 @@ export class Session implements Downstream, AggregateHost {
         return; // the upstream is already initialized; forwarding it again breaks some servers
       case "notifications/cancelled": {
         const id = params?.requestId;
-        if (typeof id === "string" || typeof id === "number")
-          this.inFlight.cancel(id, typeof params?.reason === "string" ? params.reason : "cancelled by client");
+        if (typeof id !== "string" && typeof id !== "number") return;
+        this.modern?.cancelled(id);
+        this.inFlight.cancel(id, typeof params?.reason === "string" ? params.reason : "cancelled by client");
         return;
       }
       case "notifications/roots/list_changed":
@@ -309,7 +317,11 @@ export class Session implements Downstream, AggregateHost {
         this.replyError(id, { code: WireCode.InvalidParams, message: `${method}: "uri" must be a string` });
         return;
       }
-      this.subscription(id, method, handle, uri, clientUri ?? uri);
+      const forms = method === "resources/subscribe" ? (this.uriForms ??= new SubscribedForms()) : this.uriForms;
+      changeSubscription(this.ctx.subscriptions, this, forms, method, handle, uri, clientUri ?? uri).then(
+        () => this.reply(id, {}),
+        (err: unknown) => this.replyError(id, toWireError(err)),
+      );
       return;
     }
     if (method === "resources/read" && clientUri !== undefined && typeof params?.uri === "string") {
@@ -326,29 +338,13 @@ export class Session implements Downstream, AggregateHost {
   setLevel(id: RequestId, params: JsonObject | undefined): void {
     const level = levelOf(params);
     if (typeof level !== "string") return this.replyError(id, level);
-    this.logLevel = level;
-    for (const h of this.ctx.servers.servers) if (this.views(h)) this.ctx.relevel(h.name);
+    this.levelSet = level;
+    this.relevelViewed();
     this.reply(id, {});
   }
 
-  /**
-   * (Un)subscribes (server, `uri`) as `clientUri`, the form the client wrote (the server's URI or the aggregate
-   * view's namespaced one). Updates go out in every form; the upstream subscription ends with the last one.
-   */
-  private subscription(id: RequestId, method: string, handle: Upstream, uri: string, clientUri: string): void {
-    const key = subscriptionKey(handle.name, uri);
-    const op =
-      method === "resources/subscribe"
-        ? this.ctx.subscriptions
-            .subscribe(this, handle, uri, handle.config.timeout)
-            .then(() => (this.uriForms ??= new SubscribedForms()).add(key, clientUri))
-        : (this.uriForms?.remove(key, clientUri) ?? true)
-          ? this.ctx.subscriptions.unsubscribe(this, key)
-          : Promise.resolve();
-    op.then(
-      () => this.reply(id, {}),
-      (err: unknown) => this.replyError(id, toWireError(err)),
-    );
+  relevelViewed(): void {
+    for (const h of this.ctx.servers.servers) if (this.views(h)) this.ctx.relevel(h.name);
   }
 
   /** A server's params as this connection's view shows them: tagged with the server in the aggregate view. */
@@ -356,18 +352,23 @@ export class Session implements Downstream, AggregateHost {
     return this.view.kind === "aggregate" ? withServerMeta(params, handle.name) : params;
   }
 
-  /** Sends a server's notification to this connection (once initialized), as its view shows it. */
+  /** Sends a server's notification to this connection as its view shows it: once initialized, or to its 2026-era listens. */
   relayNotification(handle: Upstream, method: string, params: JsonObject | undefined): void {
-    if (!this.initialized) return;
+    if (!this.initialized && this.modern === undefined) return;
     if (method === "notifications/resources/updated" && typeof params?.uri === "string") {
       // Once per form this connection subscribed with: a client matches updates by the URI it used.
       const forms = this.uriForms?.of(subscriptionKey(handle.name, params.uri));
       if (forms && forms.size > 0) {
-        for (const uri of forms) this.send({ jsonrpc: "2.0", method, params: this.tag(handle, { ...params, uri }) ?? {} });
+        for (const uri of forms) this.emit(method, this.tag(handle, { ...params, uri }));
         return;
       }
     }
-    this.send({ jsonrpc: "2.0", method, params: this.tag(handle, params) ?? {} });
+    this.emit(method, this.tag(handle, params));
+  }
+
+  private emit(method: string, params: JsonObject | undefined): void {
+    if (this.initialized) this.send({ jsonrpc: "2.0", method, params: params ?? {} });
+    else this.modern?.relay(method, params);
   }
 
   /** Whether notifications of this server reach this session. */

@@ -1,3 +1,6 @@
+import type { Subscriber, SubscriptionRegistry } from "./ports.js";
+import type { Upstream } from "./upstream-port.js";
+
 /** The key of one subscription: `<server>\0<uri>`. */
 export function subscriptionKey(server: string, uri: string): string {
   return `${server}\0${uri}`;
@@ -36,4 +39,24 @@ export class SubscribedForms {
   get allocated(): boolean {
     return this.forms !== undefined;
   }
+}
+
+/**
+ * (Un)subscribes `subscriber` to (server, `uri`) as `clientUri`, the form the client wrote (the server's URI
+ * or the aggregate view's namespaced one) and keeps in `forms` (which a subscribe must be given). Updates go
+ * out in every form; the upstream subscription ends with the last one.
+ */
+export function changeSubscription(
+  registry: SubscriptionRegistry,
+  subscriber: Subscriber,
+  forms: SubscribedForms | undefined,
+  method: string,
+  handle: Upstream,
+  uri: string,
+  clientUri: string,
+): Promise<void> {
+  const key = subscriptionKey(handle.name, uri);
+  if (method === "resources/subscribe")
+    return registry.subscribe(subscriber, handle, uri, handle.config.timeout).then(() => forms?.add(key, clientUri));
+  return (forms?.remove(key, clientUri) ?? true) ? registry.unsubscribe(subscriber, key) : Promise.resolve();
 }

@@ -1,4 +1,4 @@
-import { MCPD_SERVER_META, McpdServerStateNotification, type JsonObject } from "@mcpd/protocol";
+import { McpdServerStateNotification, type JsonObject } from "@mcpd/protocol";
 import type { StateChange, Upstream } from "./upstream-port.js";
 import type { Catalog } from "./catalog.js";
 import { wantsLog, type LogLevels } from "./log-levels.js";
@@ -67,15 +67,15 @@ export class UpstreamDelivery {
         method: McpdServerStateNotification.method,
         params: { ...change, reason: this.parts.secrets.scrub(change.reason) },
       });
-    // In the aggregate view a server's tools appear or vanish with its state (unless the connection's profile leaves it out).
+    // In the aggregate view a server's tools appear or vanish with its state (unless the connection's profile leaves it out);
+    // a connection that never initialized gets it on its 2026-era listens that asked for it.
     if (
-      s.initialized &&
       !s.quiet &&
       s.view.kind === "aggregate" &&
       (change.state === "ready" || change.previous === "ready") &&
       (s.filter === undefined || s.filter.viewsServer(handle.name))
     ) {
-      s.send({ jsonrpc: "2.0", method: "notifications/tools/list_changed", params: { _meta: { [MCPD_SERVER_META]: handle.name } } });
+      s.relayNotification(handle, "notifications/tools/list_changed", undefined);
     }
   }
 }
