@@ -123,6 +123,9 @@ export function configJsonSchema(): Record<string, unknown> {
     io: "input",
     unrepresentable: "any",
     override: (ctx) => {
+      // zod leaves out the default of a schema holding a transform (in input mode); editors still want it.
+      const meta = z.globalRegistry.get(ctx.zodSchema as unknown as z.ZodType);
+      if (meta?.default !== undefined && ctx.jsonSchema.default === undefined) ctx.jsonSchema.default = meta.default as never;
       // A root may be a bare path string as well as an object; the preprocessing step is not representable.
       if (ctx.zodSchema === RootSchema) {
         const object = ctx.jsonSchema.anyOf ?? [{ ...ctx.jsonSchema }];
