@@ -51,8 +51,8 @@ function markdownExamples(file: string): ConfigExample[] {
   for (const match of text.matchAll(fence)) {
     const value = parsed(match[2] as string);
     if (!isConfig(value) || isTemplate(value)) continue;
-    const line = text.slice(0, match.index).split("\n").length;
-    out.push({ id: `${relative(REPO, file)}:${line}`, text: match[2] as string, value });
+    // Numbered, not placed by line: an edit above an example does not rename it.
+    out.push({ id: `${relative(REPO, file)}#${out.length + 1}`, text: match[2] as string, value });
   }
   return out;
 }
