@@ -77,7 +77,7 @@ rmSync(outDir, { recursive: true, force: true });
  * `mcpd connect` and every command that talks to the daemon load; `client`, the client SDK's session code
  * (and the CLI's use of it), which only the commands that hold a session load (`mcpd stop`, `logs -f`,
  * `auth SERVER`'s flow): tests/cli/cli-lazy-loading.test.ts pins that `mcpd connect`, `mcpd status` and `mcpd call` never
- * do. The protocol's index (`@mcpd/protocol`: the SSE codec and its npm parser) stays out of all three.
+ * do. The protocol's index (`@mcpd/protocol`: the SSE codec) stays out of all three.
  */
 const CORE_CLIENT_SDK = [
   "paths",
