@@ -67,15 +67,12 @@ export function parseConfig(
       issues.warn("", `unknown top-level key "${key}" ignored${hintFor(key, Object.keys(TOP_LEVEL))}`);
     }
   }
-  // `$schema` names the file's JSON Schema for editors; `inputs` are VS Code's prompts. Both are checked, then ignored.
+  // `$schema` names the file's JSON Schema for editors, `inputs` are VS Code's prompts: both ignored. A value
+  // of the wrong kind is only a warning, as any value was accepted before the schema.
   for (const key of ["$schema", "inputs"] as const) {
-    if (root[key] === undefined) continue;
-    const checked = TOP_LEVEL[key].safeParse(root[key]);
-    if (!checked.success)
-      issues.error(
-        "",
-        `"${key}" must be ${key === "$schema" ? "a string (the schema's path or URL)" : "an array"}, got ${describeValue(root[key])}`,
-      );
+    if (root[key] === undefined || TOP_LEVEL[key].safeParse(root[key]).success) continue;
+    const expected = key === "$schema" ? "a string (the schema's path or URL)" : "an array";
+    issues.warn("", `"${key}" should be ${expected}, got ${describeValue(root[key])}; ignored`);
   }
 
   const { settings, defaults } = readSettings(root.mcpd, issues, homedir);

@@ -119,8 +119,10 @@ describe('"$schema"', () => {
     expect(schemaErrors(doc)).toEqual([]);
   });
 
-  it("must be a string", () => {
-    expect(() => parse({ $schema: 5, mcpServers: {} })).toThrow(`${FILE}: "$schema" must be a string (the schema's path or URL), got 5`);
+  it("is a string: another value is warned of (and still ignored, as before the schema)", () => {
+    expect(parse({ $schema: 5, mcpServers: {} }).warnings).toEqual([
+      `${FILE}: "$schema" should be a string (the schema's path or URL), got 5; ignored`,
+    ]);
     expect(schemaErrors({ $schema: 5 })).toEqual([`/$schema: type {"type":"string"}`]);
   });
 });
