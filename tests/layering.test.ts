@@ -37,9 +37,9 @@ interface LayerRule {
 
 /** Keyed by package name. A workspace package without a rule is itself a violation. */
 export const LAYERS: Readonly<Record<string, LayerRule>> = {
-  "@mcpd/protocol": { mayImport: [], nodeAllowed: false, npmAllowList: ["eventsource-parser"] },
+  "@mcpd/protocol": { mayImport: [], nodeAllowed: false, npmAllowList: [] },
   "@mcpd/transports": { mayImport: ["@mcpd/protocol"], nodeAllowed: true },
-  // Every `mcpd status` and agent using the client loads it: never the protocol's SSE codec (an npm parser).
+  // Every `mcpd status` and agent using the client loads it: never the protocol's SSE codec.
   "@mcpd/client": {
     mayImport: ["@mcpd/protocol"],
     nodeAllowed: true,
@@ -283,7 +283,7 @@ const GOOD_MANIFESTS: Manifest[] = [
   {
     dir: "protocol",
     name: "@mcpd/protocol",
-    dependencies: { "eventsource-parser": "3.1.1" },
+    dependencies: {},
     exports: { ".": "./dist/index.js", "./core": "./dist/core.js", "./peer": "./dist/peer/index.js", "./package.json": "./package.json" },
   },
   { dir: "transports", name: "@mcpd/transports", dependencies: { "@mcpd/protocol": "0.1.0", undici: "7.30.2", ws: "8.23.0" } },
@@ -296,7 +296,7 @@ const GOOD_MANIFESTS: Manifest[] = [
 ];
 
 const GOOD_FILES: Record<string, string> = {
-  "protocol/src/index.ts": `export * from "./types.js";\nexport { createParser } from "eventsource-parser";\n/** Example: import { x } from "@mcpd/daemon"; require("fs") */\nconst s = "import fs from 'node:fs'";\nconst o = { process: 1, Buffer: 2 };\nexport const p = o.process;\n`,
+  "protocol/src/index.ts": `export * from "./types.js";\n/** Example: import { x } from "@mcpd/daemon"; require("fs") */\nconst s = "import fs from 'node:fs'";\nconst o = { process: 1, Buffer: 2 };\nexport const p = o.process;\n`,
   "protocol/src/types.ts": `export interface Job { process(): void; Buffer: string }\nexport type T = import("./index.js").Job;\n`,
   "transports/src/stdio-transport.ts": `import { spawn } from "node:child_process";\nimport { readFile } from "fs/promises";\nimport type { JsonObject } from "@mcpd/protocol";\nimport { WebSocket } from "ws";\nimport { fetch } from "undici";\nimport { x } from "./sub/y.js";\nexport const b = Buffer.alloc(1);\n`,
   "transports/src/sub/y.ts": `export const x = await import("../stdio-transport.js");\n`,

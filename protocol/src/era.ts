@@ -61,7 +61,7 @@ export function isReservedModernCode(code: number): boolean {
 /** A server's `protocolEra` setting: the era mcpd speaks to it, or `auto` to find it out (see {@link classifyProbeError}). */
 export type ProtocolEraSetting = Era | "auto";
 /** The values `protocolEra` takes. */
-export const PROTOCOL_ERA_SETTINGS: readonly ProtocolEraSetting[] = ["auto", "2025", "2026"];
+export const PROTOCOL_ERA_SETTINGS = ["auto", "2025", "2026"] as const satisfies readonly ProtocolEraSetting[];
 
 /**
  * Who a 2026-era request is sent for: the client's capabilities, info and log level as that client

@@ -1,7 +1,7 @@
-import { createParser, type EventSourceMessage, type EventSourceParser } from "eventsource-parser";
 import { PROTOCOL_DEFAULTS } from "./defaults.js";
 import { MessageTooLargeError, ParseError } from "./errors.js";
 import { quote } from "./quote.js";
+import { concat, fieldName, SHORT_TEXT_BYTES } from "./sse-bytes.js";
 
 /** One Server-Sent Event. */
 export interface SseEvent {
@@ -36,22 +36,18 @@ export interface SseReaderOptions {
 
 const LF = 0x0a;
 const CR = 0x0d;
+const COLON = 0x3a;
+const SPACE = 0x20;
 const encoder = new TextEncoder();
+/** UTF-8 of U+FEFF: dropped once at the start of the stream, as WHATWG's UTF-8 decode does. */
+const BOM = [0xef, 0xbb, 0xbf] as const;
 
 /**
- * An empty `data` line fed to the parser at the start of every event. eventsource-parser dispatches
- * only events with data and keeps no last event ID, so an `id:` in an event without data (which WHATWG
- * says must still set the last event ID) would be lost. With this line every event is dispatched, with
- * `data` = `""` when the stream sent no data line and `"\n" + real data` otherwise.
- */
-const EVENT_START = "data:\n";
-
-/**
- * Incremental Server-Sent Events reader. The event-stream format (CRLF, CR and LF line endings,
- * multi-line `data:`, comments, `event:`, `id:` without NUL, `retry:` digits) is parsed by
- * eventsource-parser; this class adds what that library lacks: bytes in (UTF-8 decoded across chunk
- * splits, a leading BOM dropped), a per-event size bound, the last event ID of events without data,
- * and immediate dispatch when a chunk ends in CR. Feed it with {@link push}; events arrive by callback.
+ * Incremental Server-Sent Events reader, the event-stream format of the WHATWG HTML standard (9.2.6):
+ * CRLF, CR and LF line endings (a CR ending a chunk ends its line at once), multi-line `data:`, comments,
+ * `event:`, `id:` without NUL (an id-only event still sets {@link lastEventId}), `retry:` digits, one
+ * leading BOM dropped; plus a per-event size bound. Bytes in (a line is decoded as UTF-8 once it is
+ * whole: CR and LF never occur inside a multi-byte character), events out by callback.
  *
  * Memory is bounded by `maxEventBytes` (plus the chunk being pushed).
  */
@@ -60,21 +56,22 @@ export class SseReader {
   lastEventId: string | undefined;
   private readonly options: SseReaderOptions;
   private readonly maxEventBytes: number;
-  private readonly parser: EventSourceParser;
-  // Default ignoreBOM (false): the decoder drops one U+FEFF at the start of the stream, as WHATWG asks.
-  // eventsource-parser only drops a BOM given as the three chars "\xEF\xBB\xBF" (undecoded bytes), so a
-  // decoded "\uFEFFdata: x" would be an unknown field there.
-  private readonly decoder = new TextDecoder("utf-8");
+  // ignoreBOM: a U+FEFF inside the stream is content (only the one at its start goes, in skipBom).
+  private readonly decoder = new TextDecoder("utf-8", { ignoreBOM: true });
   private retry: number | undefined;
-  /** The parser has been fed EVENT_START for the event it is reading. */
-  private started = false;
+  /** The current event's fields so far. */
+  private data: string[] = [];
+  private eventType = "";
+  private eventId: string | undefined;
   /** Bytes of the current event read so far (its lines without their line endings). */
   private eventBytes = 0;
+  /** The current line's bytes from earlier chunks (copied: a chunk is not kept for one line's sake). */
+  private partial: Uint8Array[] = [];
+  /** Bytes of the stream's start still to be compared with the BOM (0 once past it). */
+  private bomLeft: number = BOM.length;
   /** Bytes of the current line read so far: a line ending after 0 bytes is a blank line (an event ends). */
   private lineBytes = 0;
-  /** No line has ended yet (see push: the first line is fed on its own). */
-  private firstLine = true;
-  /** The previous chunk ended with CR, handed to the parser as CRLF: an LF starting the next chunk belongs to it. */
+  /** The previous chunk ended with CR: an LF starting the next chunk belongs to it. */
   private afterCR = false;
   /** Dropping an oversized event up to its blank line. */
   private skipping = false;
@@ -87,21 +84,6 @@ export class SseReader {
     }
     this.options = options;
     this.maxEventBytes = max;
-    const { onComment } = options;
-    this.parser = createParser({
-      onEvent: (message) => this.dispatch(message),
-      onRetry: (ms) => {
-        // The library accepts any run of digits; one beyond 2^53 is not a usable delay.
-        if (!Number.isSafeInteger(ms)) return;
-        this.retry = ms;
-        this.options.onRetry?.(ms);
-      },
-      ...(onComment ? { onComment } : {}),
-      // Unknown fields and invalid `retry:` values are to be ignored (WHATWG), not errors.
-      onError: () => {},
-      // No maxBufferSize: it counts UTF-16 units after a whole chunk is parsed and then refuses all input
-      // until reset(); the bound here is in bytes, checked before feeding, and skips only the one event.
-    });
   }
 
   /** The latest `retry:` in milliseconds, if the stream sent one. */
@@ -112,22 +94,14 @@ export class SseReader {
   /**
    * Feeds a chunk. Strings are encoded as UTF-8 (a string chunk must not end inside a surrogate pair).
    * Never throws on content; exceptions from the callbacks propagate, and the reader is not to be used
-   * after one (eventsource-parser keeps a half-dispatched event).
-   *
-   * The bytes are scanned for line endings only to count each event's size and find where it ends; the
-   * lines themselves are parsed by eventsource-parser, fed one whole event (or chunk tail) at a time.
+   * after one.
    */
   push(chunk: string | Uint8Array): void {
     const bytes = typeof chunk === "string" ? encoder.encode(chunk) : chunk;
     const len = bytes.length;
-    if (len === 0) return;
-    let pos = 0;
-    if (this.afterCR) {
-      this.afterCR = false;
-      if (bytes[0] === LF) pos = 1;
-    }
-    /** Start of the bytes of this chunk not yet fed to the parser (or skipped). */
-    let from = pos;
+    let pos = this.skipBom(bytes);
+    if (pos < len && this.afterCR && bytes[pos] === LF) pos++;
+    if (pos < len) this.afterCR = false;
     // Cached positions of the next LF and CR keep the scan linear in the chunk size.
     let lf = bytes.indexOf(LF, pos);
     let cr = bytes.indexOf(CR, pos);
@@ -135,109 +109,142 @@ export class SseReader {
       if (lf !== -1 && lf < pos) lf = bytes.indexOf(LF, pos);
       if (cr !== -1 && cr < pos) cr = bytes.indexOf(CR, pos);
       const eol = lf === -1 ? cr : cr === -1 ? lf : Math.min(lf, cr);
-      const size = (eol === -1 ? len : eol) - pos;
-      const blank = eol !== -1 && size === 0 && this.lineBytes === 0;
-      this.lineBytes += size;
-      this.eventBytes += size;
-      if (!this.skipping && this.eventBytes > this.maxEventBytes) {
-        // Lines before this one fit; parse them (their comments and retry are not chunking-dependent).
-        this.feed(bytes.subarray(from, pos));
-        this.tooLarge();
+      const end = eol === -1 ? len : eol;
+      this.eventBytes += end - pos;
+      this.lineBytes += end - pos;
+      if (!this.skipping && this.eventBytes > this.maxEventBytes) this.tooLarge();
+      if (eol === -1) {
+        if (!this.skipping) this.partial.push(bytes.slice(pos, len));
+        return;
       }
-      if (eol === -1) break;
-      if (bytes[eol] !== CR) pos = eol + 1;
+      this.lineEnded(bytes, pos, eol);
+      if (bytes[eol] === LF) pos = eol + 1;
       else if (eol + 1 < len) pos = bytes[eol + 1] === LF ? eol + 2 : eol + 1;
       else {
         pos = len;
         this.afterCR = true;
       }
-      this.lineBytes = 0;
-      if (blank) {
-        if (this.skipping) {
-          // The parser was reset and needs no blank line; decoding it only flushes out of the decoder any
-          // partial character left by the dropped event's fed part, which would otherwise prefix the next line.
-          this.decoder.decode(bytes.subarray(eol, pos), { stream: true });
-          this.skipping = false;
-        } else {
-          this.feed(bytes.subarray(from, pos));
-        }
-        this.eventBytes = 0;
-        from = pos;
-      } else if (this.firstLine && !this.skipping) {
-        // A line that is only the BOM is blank to the parser (after decoding) but not to the byte count
-        // above; feeding the first line alone lets feed() start the next event with EVENT_START anyway.
-        this.feed(bytes.subarray(from, pos));
-        from = pos;
-      }
-      this.firstLine = false;
     }
-    if (!this.skipping) this.feed(bytes.subarray(from, len));
   }
 
   /**
    * Ends the stream. Unlike a browser, a final event not followed by a blank line is still delivered
-   * ({@link parseSSE} reads such bodies); an unfinished oversized one was already reported.
+   * ({@link parseSSE} reads such bodies); an unfinished oversized one was already reported. A character
+   * cut off at the very end reads as U+FFFD.
    */
   end(): void {
-    // Flush: a partial character at the very end decodes to U+FFFD (WHATWG decoding), then the line ends.
-    const rest = this.decoder.decode();
-    if (this.skipping) this.reset();
-    else this.feedText(`${rest}\n\n`);
+    const none = new Uint8Array(0);
+    if (this.partial.length > 0 || this.lineBytes > 0) this.lineEnded(none, 0, 0);
+    this.lineEnded(none, 0, 0);
     this.skipping = false;
     this.afterCR = false;
+    this.bomLeft = 0;
+  }
+
+  /** Where this chunk's content starts: past the part of a BOM at the stream's start. */
+  private skipBom(bytes: Uint8Array): number {
+    let pos = 0;
+    while (this.bomLeft > 0 && pos < bytes.length) {
+      const expected = BOM[BOM.length - this.bomLeft];
+      if (bytes[pos] !== expected) {
+        // Not a BOM after all: the bytes taken for one belong to the first line.
+        const taken = BOM.length - this.bomLeft;
+        if (taken > 0) this.partial.push(Uint8Array.from(BOM.slice(0, taken)));
+        this.eventBytes += taken;
+        this.lineBytes += taken;
+        this.bomLeft = 0;
+        return pos;
+      }
+      this.bomLeft--;
+      pos++;
+    }
+    return pos;
+  }
+
+  /** One whole line: `bytes[start..end)` in the current chunk, after the bytes of earlier chunks in `partial`. */
+  private lineEnded(bytes: Uint8Array, start: number, end: number): void {
+    const blank = this.lineBytes === 0;
     this.lineBytes = 0;
+    if (this.skipping) {
+      if (blank) {
+        this.skipping = false;
+        this.eventBytes = 0;
+      }
+      return;
+    }
+    if (this.partial.length > 0) {
+      const line = concat(this.partial, bytes.subarray(start, end));
+      this.partial = [];
+      this.line(line, 0, line.length);
+    } else if (blank) this.dispatch();
+    else this.line(bytes, start, end);
+  }
+
+  /** A line that is not blank (indices, not a subarray: a view per line costs more than short lines do). */
+  private line(bytes: Uint8Array, start: number, end: number): void {
+    if (bytes[start] === COLON) {
+      this.options.onComment?.(this.text(bytes, bytes[start + 1] === SPACE ? start + 2 : start + 1, end));
+      return;
+    }
+    let colon = start;
+    while (colon < end && bytes[colon] !== COLON) colon++;
+    const name = fieldName(bytes, start, colon);
+    if (name === undefined) return; // Any other field is ignored (WHATWG).
+    const from = colon === end ? end : bytes[colon + 1] === SPACE ? colon + 2 : colon + 1;
+    const value = this.text(bytes, Math.min(from, end), end);
+    if (name === "data") this.data.push(value);
+    else if (name === "event") this.eventType = value;
+    else if (name === "id") {
+      if (!value.includes("\0")) this.eventId = value;
+    } else if (/^[0-9]+$/.test(value)) {
+      // retry: digits only (WHATWG); one beyond 2^53 is not a usable delay.
+      const ms = Number(value);
+      if (Number.isSafeInteger(ms)) {
+        this.retry = ms;
+        this.options.onRetry?.(ms);
+      }
+    }
+  }
+
+  /** UTF-8 text of `bytes[start..end)`; a short ASCII run without TextDecoder, whose call costs more than it. */
+  private text(bytes: Uint8Array, start: number, end: number): string {
+    if (end - start <= SHORT_TEXT_BYTES) {
+      let out = "";
+      for (let i = start; i < end; i++) {
+        const b = bytes[i] as number;
+        if (b >= 0x80) return this.decoder.decode(bytes.subarray(start, end));
+        out += String.fromCharCode(b);
+      }
+      return out;
+    }
+    return this.decoder.decode(bytes.subarray(start, end));
+  }
+
+  private dispatch(): void {
+    const { data, eventType, eventId } = this;
+    this.data = [];
+    this.eventType = "";
+    this.eventId = undefined;
     this.eventBytes = 0;
+    // WHATWG: the last event ID is set when the event ends, whether or not it carries data.
+    if (eventId !== undefined) this.lastEventId = eventId;
+    // No data line: no event to deliver (WHATWG).
+    if (data.length === 0) return;
+    const out: SseEvent = { data: data.join("\n") };
+    if (eventId !== undefined) out.id = eventId;
+    if (eventType !== "") out.event = eventType;
+    if (this.retry !== undefined) out.retry = this.retry;
+    this.options.onEvent(out);
   }
 
   private tooLarge(): void {
     this.options.onError?.(new MessageTooLargeError(this.eventBytes, this.maxEventBytes, "SSE event"));
-    // Drop what the parser holds of this event (its data and unfinished line), so memory stays bounded.
-    this.reset();
+    // Drop what is held of this event (its fields and unfinished line), so memory stays bounded.
+    this.data = [];
+    this.eventType = "";
+    this.eventId = undefined;
+    this.partial = [];
     this.skipping = true;
-  }
-
-  private reset(): void {
-    this.parser.reset();
-    this.started = false;
-  }
-
-  private feed(bytes: Uint8Array): void {
-    if (bytes.length === 0) return;
-    let text = this.decoder.decode(bytes, { stream: true });
-    if (text === "") return;
-    // eventsource-parser keeps a chunk's final CR until it sees whether an LF follows, which holds an
-    // event ending in CR back until more bytes arrive (forever on a quiet stream). WHATWG: a CR ends the
-    // line; it is handed over as CRLF, and push() drops an LF starting the next chunk (afterCR).
-    if (text.charCodeAt(text.length - 1) === CR) text += "\n";
-    this.feedText(text);
-  }
-
-  private feedText(text: string): void {
-    if (!this.started) {
-      // Always at a line start here: the stream's start, after reset(), or right after a dispatch.
-      // Fed first, it also uses up the library's first-chunk check for "\xEF\xBB\xBF" (see decoder).
-      this.parser.feed(EVENT_START);
-      this.started = true;
-    }
-    this.parser.feed(text);
-  }
-
-  private dispatch(message: EventSourceMessage): void {
-    const started = this.started;
-    this.started = false;
-    // WHATWG: the last event ID is set when the event ends, whether or not it carries data.
-    if (message.id !== undefined) this.lastEventId = message.id;
-    let data = message.data;
-    if (started) {
-      // Only EVENT_START: the stream sent no data line, so there is no event to deliver (WHATWG).
-      if (data === "") return;
-      data = data.slice(1);
-    }
-    const out: SseEvent = { data };
-    if (message.id !== undefined) out.id = message.id;
-    if (message.event !== undefined) out.event = message.event;
-    if (this.retry !== undefined) out.retry = this.retry;
-    this.options.onEvent(out);
   }
 }
 

@@ -57,7 +57,7 @@ describe("SseReader: fields", () => {
     expect(r.reader.lastEventId).toBe("1");
   });
 
-  it("updates lastEventId from an id-only event (no data), which is not delivered (eventsource-parser drops such ids)", () => {
+  it("updates lastEventId from an id-only event (no data), which is not delivered (regression: eventsource-parser, used before, dropped such ids)", () => {
     const r = read(["id: 41\ndata: a\n\n", "id: 42\n\n"], { noEnd: true });
     expect(r.events).toEqual([{ id: "41", data: "a" }]);
     expect(r.reader.lastEventId).toBe("42");
@@ -106,7 +106,7 @@ describe("SseReader: fields", () => {
     expect(read(["foo: bar\nDATA: no\ndata : no\ndata: yes\n\n"]).events).toEqual([{ data: "yes" }]);
   });
 
-  it("strips a byte order mark at the start of the stream only (eventsource-parser keeps a decoded U+FEFF)", () => {
+  it("strips a byte order mark at the start of the stream only (regression: eventsource-parser, used before, kept a decoded U+FEFF)", () => {
     expect(read(["\uFEFFdata: a\n\n"]).events).toEqual([{ data: "a" }]);
     const bom = enc.encode("\uFEFFdata: a\n\n");
     expect(read([bom.subarray(0, 1), bom.subarray(1, 2), bom.subarray(2)]).events).toEqual([{ data: "a" }]);
@@ -193,7 +193,7 @@ describe("SseReader: line endings and chunking", () => {
     expect(r.events).toEqual(expected);
   });
 
-  it("delivers an event ended by a CR at the very end of a chunk without waiting for more input (eventsource-parser holds a final CR back)", () => {
+  it("delivers an event ended by a CR at the very end of a chunk without waiting for more input (regression: eventsource-parser, used before, held a final CR back)", () => {
     expect(read(["data: a\r\r"], { noEnd: true }).events).toEqual([{ data: "a" }]);
     expect(read(["data: a\r", "\r"], { noEnd: true }).events).toEqual([{ data: "a" }]);
     expect(read(["id: 3\r\r"], { noEnd: true }).reader.lastEventId).toBe("3");

@@ -1,66 +1,54 @@
 import type { ProtocolEraSetting } from "@mcpd/protocol";
 import type { TransportConfig } from "@mcpd/transports";
+import type { z } from "zod";
 import type { AuthConfig } from "./auth-config.js";
+import { LOG_LEVEL_VALUES } from "./config-names.js";
+import type { HttpSettingsSchema } from "./config-file-schema.js";
+import type { MCPD_OPTIONS_SHAPE, NameFilterSchema, RestartSchema, RootSchema } from "./server-entry-schema.js";
 
 export type { AuthConfig, ProtocolEraSetting };
+export { LOG_LEVEL_VALUES, PROFILE_NAME_PATTERN, SERVER_NAME_PATTERN, TRANSPORT_TYPE_ALIASES } from "./config-names.js";
 
 /**
  * The shape of a loaded, validated and fully resolved mcpd configuration. Every object reachable from a
  * {@link LoadedConfig} is deeply frozen at runtime. docs/configuration.md describes the file format.
  */
 
+/*
+ * The types of what the file holds are inferred from its zod schema (config-file-schema.ts,
+ * server-entry-schema.ts): type-only imports, so importing these constants never loads zod.
+ */
+
 /** When a server starts: with the daemon (`eager`) or on first use (`lazy`). */
-export type StartupMode = "eager" | "lazy";
+export type StartupMode = NonNullable<z.output<typeof MCPD_OPTIONS_SHAPE.startup>>;
 
 /** `shared`: one upstream session serves every client. `per-client`: each client gets its own (stateful servers). */
-export type SharingMode = "shared" | "per-client";
+export type SharingMode = NonNullable<z.output<typeof MCPD_OPTIONS_SHAPE.sharing>>;
 
 /** `allowlist` (default): a minimal environment plus `env`. `inherit`: the daemon's whole environment plus `env`. */
-export type EnvMode = "inherit" | "allowlist";
+export type EnvMode = NonNullable<z.output<typeof MCPD_OPTIONS_SHAPE.envMode>>;
 
 /** The daemon's log levels (pino's). */
-export type LogLevel = "fatal" | "error" | "warn" | "info" | "debug" | "trace" | "silent";
+export type LogLevel = (typeof LOG_LEVEL_VALUES)[number];
 
-/** Restart backoff and crash-loop breaker of one server. All durations in ms. */
-export interface RestartPolicy {
-  /** Restarts allowed within `windowMs` before the server is marked failed. Default 5. */
-  readonly maxRestarts: number;
-  /** Sliding window for counting restarts, in ms. Default 60000. */
-  readonly windowMs: number;
-  /** Delay before the first restart, in ms. Default 500. */
-  readonly initialDelayMs: number;
-  /** Largest delay between restarts, in ms. Default 30000. */
-  readonly maxDelayMs: number;
-}
+/** Restart backoff and crash-loop breaker of one server, every key resolved. All durations in ms. */
+export type RestartPolicy = Readonly<Required<z.output<typeof RestartSchema>>>;
 
-/** A root mcpd answers `roots/list` with when no connected client can. */
-export interface RootConfig {
-  /** A `file://` URI. */
-  readonly uri: string;
-  readonly name?: string;
-}
+/** A root mcpd answers `roots/list` with when no connected client can: a `file://` URI and an optional name. */
+export type RootConfig = Readonly<z.output<typeof RootSchema>>;
 
 /**
  * `include` / `exclude` globs over names (or URIs): `*` matches any run of characters, `?` one character,
  * `\` makes the next character literal; everything else matches itself, case-sensitively, and a glob
  * must match the whole name. docs/configuration.md, *Tool selection*.
  */
-export interface NameFilterSpec {
-  /** Only the names one of these globs matches; absent: every name. */
-  readonly include?: readonly string[];
-  /** The names one of these globs matches are hidden, included or not. */
-  readonly exclude?: readonly string[];
-}
+export type NameFilterSpec = ReadonlyLists<z.output<typeof NameFilterSchema>>;
+
+/** `T` with read-only keys and read-only arrays (what the loaded, frozen config holds). */
+type ReadonlyLists<T> = { readonly [K in keyof T]: NonNullable<T[K]> extends (infer U)[] ? readonly U[] | Exclude<T[K], U[]> : T[K] };
 
 /** What one server, or one profile, filters: its tools, prompts and resources. Absent keys filter nothing. */
-export interface ItemFilters {
-  /** Over tool names: a server's own names (server filters), the aggregate view's names (profiles). */
-  readonly tools?: NameFilterSpec;
-  /** Over prompt names, like `tools`. */
-  readonly prompts?: NameFilterSpec;
-  /** Over resource URIs and URI templates: the server's own, or their `mcpd://<server>/` form. */
-  readonly resources?: NameFilterSpec;
-}
+export type ItemFilters = { readonly [K in (typeof FILTER_KINDS)[number]]?: NameFilterSpec };
 
 /** The kinds of item a filter applies to, in the order they are checked and reported. */
 export const FILTER_KINDS = ["tools", "prompts", "resources"] as const;
@@ -70,12 +58,6 @@ export interface ProfileSpec extends ItemFilters {
   /** Only these configured servers; absent: every server. */
   readonly servers?: readonly string[];
 }
-
-/** Profile names: like server names (they appear in paths such as `/profiles/<name>/mcp`). */
-export const PROFILE_NAME_PATTERN = /^[A-Za-z0-9_-]{1,48}$/;
-
-/** Keys of a profile. */
-export const PROFILE_KEYS = ["servers", ...FILTER_KINDS] as const;
 
 /** One server, validated, with every variable expanded and every default applied. */
 export interface ResolvedServerConfig {
@@ -142,27 +124,8 @@ export interface ResolvedServerConfig {
   readonly transportHash: string;
 }
 
-/** `mcpd.http`: the HTTP front end (MCP over Streamable HTTP and legacy SSE, on loopback). */
-export interface HttpSettings {
-  /** Serve at all. Default true. */
-  readonly enabled: boolean;
-  /** TCP port; 0 = any free port. Default `CONFIG_DEFAULTS.http.port` (7767); `MCPD_HTTP_PORT` overrides it. */
-  readonly port: number;
-  /** Address to listen on. Default `127.0.0.1` (with `::1` on the same port). Anything not loopback needs `allowRemote`. */
-  readonly host: string;
-  /** Allow a `host` that is not a loopback address (the bearer token is required either way). Default false. */
-  readonly allowRemote: boolean;
-  /** Host names accepted in `Host`/`Origin` besides the loopback names. Default none. */
-  readonly allowedHosts: readonly string[];
-  /** Sessions open at once (Streamable HTTP and legacy SSE); the next initialize gets 503. Default 256. */
-  readonly maxSessions: number;
-  /** A Streamable HTTP session with nothing under way this long ends, in ms. Default 1800000 (30 min). */
-  readonly sessionIdleMs: number;
-  /** A call that may run long and is not answered within this many ms is answered on SSE, in ms (0: always). Default 50. */
-  readonly streamAfterMs: number;
-  /** A request's headers and body must arrive within this many ms; past it 408 and the connection closes. Default 30000. */
-  readonly requestTimeoutMs: number;
-}
+/** `mcpd.http`: the HTTP front end (MCP over Streamable HTTP and legacy SSE, on loopback), every key resolved. */
+export type HttpSettings = ReadonlyLists<Required<z.output<typeof HttpSettingsSchema>>>;
 
 /** The optional top-level `"mcpd"` section. The optional keys are present only when the file sets them. */
 export interface DaemonSettings {
@@ -195,54 +158,6 @@ export interface LoadedConfig {
   readonly warnings: readonly string[];
 }
 
-/** Server names: letters, digits, `_` and `-`, 1 to 48 characters (tool names get `<server>_` prefixes). */
-export const SERVER_NAME_PATTERN = /^[A-Za-z0-9_-]{1,48}$/;
-
-/** Keys that describe how to reach a server (the format Claude Desktop/Code, Cursor and VS Code share). */
-export const TRANSPORT_KEYS = ["type", "command", "args", "env", "cwd", "url", "headers"] as const;
-
-/** mcpd's own per-server keys; all optional. The same keys are accepted in `mcpd.defaults`. */
-export const MCPD_SERVER_KEYS = [
-  "enabled",
-  "timeout",
-  "maxTotalTimeout",
-  "startup",
-  "idleTimeout",
-  "maxConcurrency",
-  "maxQueue",
-  "restart",
-  "sharing",
-  "healthCheckIntervalMs",
-  "roots",
-  "envMode",
-  "logLevel",
-  "protocolEra",
-] as const;
-
-/** Keys of a `restart` object. */
-export const RESTART_KEYS = ["maxRestarts", "windowMs", "initialDelayMs", "maxDelayMs"] as const;
-
-/** Keys of the top-level `mcpd` section. */
-export const SETTINGS_KEYS = [
-  "logLevel",
-  "defaults",
-  "maxConnections",
-  "fdReserve",
-  "maxBufferedBytesTotal",
-  "partialLineTimeoutMs",
-  "http",
-  "profiles",
-] as const;
-
-/** Top-level keys. `inputs` (VS Code prompts) and `$schema` are accepted and ignored. */
-export const TOP_LEVEL_KEYS = ["mcpServers", "servers", "mcpd", "inputs", "$schema"] as const;
-
-/**
- * Per-server keys other tools write that mcpd accepts without a warning and ignores (Cline/Roo's
- * approval lists, VS Code's `dev` and gallery metadata, descriptions). `disabled` (Cline) is honoured.
- */
-export const FOREIGN_SERVER_KEYS = ["disabled", "autoApprove", "alwaysAllow", "description", "dev", "gallery", "version"] as const;
-
 /** Keys users plausibly write for an mcpd key under another name: the hint names the right one. */
 export const RENAMED_KEYS: Readonly<Record<string, string>> = {
   timeoutMs: "timeout",
@@ -263,4 +178,4 @@ export const RENAMED_KEYS: Readonly<Record<string, string>> = {
 };
 
 /** The log levels accepted in `mcpd.logLevel`. */
-export const LOG_LEVELS: readonly LogLevel[] = ["fatal", "error", "warn", "info", "debug", "trace", "silent"];
+export const LOG_LEVELS: readonly LogLevel[] = LOG_LEVEL_VALUES;

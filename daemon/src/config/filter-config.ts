@@ -1,13 +1,10 @@
-import { PROTOCOL_DEFAULTS, quote } from "@mcpd/protocol";
 import { CONFIG_DEFAULTS } from "../defaults.js";
-import type { ItemFilters, NameFilterSpec, ProfileSpec } from "./config-schema.js";
-import { FILTER_KINDS, PROFILE_KEYS, PROFILE_NAME_PATTERN } from "./config-schema.js";
+import type { ItemFilters, ProfileSpec } from "./config-schema.js";
+import { FILTER_KINDS, PROFILE_NAME_PATTERN } from "./config-schema.js";
 import { describeValue, isPlainObject, type ConfigIssues } from "./config-issues.js";
-import { hintFor, suggestKey } from "./did-you-mean.js";
-import { globProblem } from "./globs.js";
-
-/** Keys of a filter object. */
-const FILTER_KEYS = ["include", "exclude"] as const;
+import { suggestKey } from "./did-you-mean.js";
+import { ProfileSchema } from "./config-file-schema.js";
+import { readWithSchema } from "./read-with-schema.js";
 
 /** What each kind's globs are matched against, for messages. */
 const MATCHED: Readonly<Record<(typeof FILTER_KINDS)[number], string>> = {
@@ -17,69 +14,21 @@ const MATCHED: Readonly<Record<(typeof FILTER_KINDS)[number], string>> = {
 };
 
 /**
- * Reads one `{"include": [...], "exclude": [...]}` filter at `label` (`"tools"`, `"profiles.coding.tools"`).
- * Bad values are reported to `issues` and left out; returns undefined when nothing usable was given.
+ * The `tools`, `prompts` and `resources` filters of a server entry or a profile as the schema read them
+ * (`prefix` is "" or `profiles.<name>.`), finished: an empty `include` is warned of, repeated globs
+ * dropped. Undefined when none is given.
  */
-function readNameFilter(value: unknown, label: string, where: string, issues: ConfigIssues): NameFilterSpec | undefined {
-  if (!isPlainObject(value)) {
-    issues.error(
-      where,
-      `"${label}" must be an object such as {"include": ["search_*"], "exclude": ["delete_*"]}, got ${describeValue(value)}`,
-    );
-    return undefined;
-  }
-  for (const key of Object.keys(value)) {
-    if (!(FILTER_KEYS as readonly string[]).includes(key)) {
-      issues.warn(where, `unknown key "${label}.${key}" ignored${hintFor(key, FILTER_KEYS, { allow: "include", deny: "exclude" })}`);
-    }
-  }
-  const out: { include?: string[]; exclude?: string[] } = {};
-  for (const key of FILTER_KEYS) {
-    const list = value[key];
-    if (list === undefined) continue;
-    const at = `${label}.${key}`;
-    if (!Array.isArray(list) || list.some((g) => typeof g !== "string")) {
-      issues.error(where, `"${at}" must be an array of glob strings such as ["github__*"], got ${describeValue(list)}`);
-      continue;
-    }
-    if (list.length > CONFIG_DEFAULTS.maxGlobsPerList) {
-      issues.error(where, `"${at}" has ${list.length} globs, more than the ${CONFIG_DEFAULTS.maxGlobsPerList} allowed`);
-      continue;
-    }
-    let ok = true;
-    list.forEach((glob: string, i) => {
-      const problem =
-        glob.length > CONFIG_DEFAULTS.maxGlobChars ? `longer than ${CONFIG_DEFAULTS.maxGlobChars} characters` : globProblem(glob);
-      if (problem !== undefined) {
-        issues.error(
-          where,
-          `"${at}[${i}]" ${JSON.stringify(quote(glob, PROTOCOL_DEFAULTS.quotedGlobChars))} is not a usable glob: ${problem}`,
-        );
-        ok = false;
-      }
-    });
-    if (!ok) continue;
-    if (key === "include" && list.length === 0) issues.warn(where, `"${at}" is empty: nothing is included, so every item is hidden`);
-    out[key] = [...new Set(list as string[])];
-  }
-  return out.include === undefined && out.exclude === undefined ? undefined : out;
-}
-
-/**
- * Reads the `tools`, `prompts` and `resources` filters of a server entry or a profile (`prefix` is ""
- * or `profiles.<name>.`). Only kinds given and valid are in the result; undefined when none is.
- */
-export function readItemFilters(
-  raw: Record<string, unknown>,
-  prefix: string,
-  where: string,
-  issues: ConfigIssues,
-): ItemFilters | undefined {
+export function finishItemFilters(read: ItemFilters, prefix: string, where: string, issues: ConfigIssues): ItemFilters | undefined {
   const out: { -readonly [K in keyof ItemFilters]: ItemFilters[K] } = {};
   for (const kind of FILTER_KINDS) {
-    if (raw[kind] === undefined) continue;
-    const spec = readNameFilter(raw[kind], `${prefix}${kind}`, where, issues);
-    if (spec) out[kind] = spec;
+    const spec = read[kind];
+    if (spec === undefined) continue;
+    if (spec.include?.length === 0) issues.warn(where, `"${prefix}${kind}.include" is empty: nothing is included, so every item is hidden`);
+    const dedupe = (list: readonly string[] | undefined) => (list === undefined ? undefined : [...new Set(list)]);
+    const include = dedupe(spec.include);
+    const exclude = dedupe(spec.exclude);
+    if (include === undefined && exclude === undefined) continue;
+    out[kind] = { ...(include ? { include } : {}), ...(exclude ? { exclude } : {}) };
   }
   return Object.keys(out).length > 0 ? out : undefined;
 }
@@ -115,31 +64,21 @@ export function readProfiles(
       issues.error(at, `invalid name: use 1 to 48 letters, digits, "_" or "-"`);
       continue;
     }
-    const raw = value[name];
-    if (!isPlainObject(raw)) {
-      issues.error(at, `must be an object such as {"servers": ["github"], "tools": {"include": ["github__*"]}}, got ${describeValue(raw)}`);
-      continue;
-    }
-    for (const key of Object.keys(raw)) {
-      if (!(PROFILE_KEYS as readonly string[]).includes(key)) issues.warn(at, `unknown key "${key}" ignored${hintFor(key, PROFILE_KEYS)}`);
-    }
     const before = issues.errors.length;
-    const profile: { -readonly [K in keyof ProfileSpec]: ProfileSpec[K] } = { ...readItemFilters(raw, "", at, issues) };
-    if (raw.servers !== undefined) {
-      const servers = raw.servers;
-      if (!Array.isArray(servers) || servers.some((s) => typeof s !== "string")) {
-        issues.error(at, `"servers" must be an array of configured server names, got ${describeValue(servers)}`);
-      } else {
-        for (const s of servers as string[]) {
-          if (serverNames.includes(s)) continue;
-          const close = suggestKey(s, serverNames);
-          const hint = close !== undefined ? ` (did you mean "${close}"?)` : "";
-          const listed = serverNames.length > 20 ? `${serverNames.slice(0, 20).join(", ")}, ...` : serverNames.join(", ") || "(none)";
-          issues.error(at, `"servers" names "${s}", which is not a configured server${hint}; configured: ${listed}`);
-        }
-        if (servers.length === 0) issues.warn(at, `"servers" is empty: the profile sees no server at all`);
-        profile.servers = [...new Set(servers as string[])];
+    const read = readWithSchema(ProfileSchema, value[name], { issues, where: at, prefix: "" });
+    if (read === undefined) continue;
+    const profile: { -readonly [K in keyof ProfileSpec]: ProfileSpec[K] } = { ...finishItemFilters(read, "", at, issues) };
+    if (read.servers !== undefined) {
+      const servers = read.servers;
+      for (const s of servers) {
+        if (serverNames.includes(s)) continue;
+        const close = suggestKey(s, serverNames);
+        const hint = close !== undefined ? ` (did you mean "${close}"?)` : "";
+        const listed = serverNames.length > 20 ? `${serverNames.slice(0, 20).join(", ")}, ...` : serverNames.join(", ") || "(none)";
+        issues.error(at, `"servers" names "${s}", which is not a configured server${hint}; configured: ${listed}`);
       }
+      if (servers.length === 0) issues.warn(at, `"servers" is empty: the profile sees no server at all`);
+      profile.servers = [...new Set(servers)];
     }
     if (issues.errors.length === before) out[name] = profile;
   }

@@ -8,6 +8,6 @@ export { loadConfig, assertConfigFileExists, explicitConfigOrigin, type LoadConf
 export { parseConfig, emptyConfig, type ParseConfigOptions } from "./parse-config.js";
 export { expandVars, type ExpandResult } from "./expand-vars.js";
 export { redactServerConfig } from "./redact-config.js";
-export { readHttpSettings, httpPortFromEnv, HTTP_KEYS } from "./http-settings.js";
+export { httpPortFromEnv } from "./http-settings.js";
 export { diffConfigs, type ConfigDiff } from "./diff-configs.js";
 export { canonicalJson, shortHash } from "./config-hash.js";

@@ -1,17 +1,22 @@
 import os from "node:os";
 import path from "node:path";
-import { ConfigError, MAX_TIMER_MS } from "@mcpd/protocol";
+import { ConfigError } from "@mcpd/protocol";
 import { CONFIG_DEFAULTS } from "../defaults.js";
-import type { DaemonSettings, LoadedConfig, LogLevel, ResolvedServerConfig } from "./config-schema.js";
-import { LOG_LEVELS, MCPD_SERVER_KEYS, SETTINGS_KEYS, TOP_LEVEL_KEYS } from "./config-schema.js";
+import type { DaemonSettings, LoadedConfig, ResolvedServerConfig } from "./config-schema.js";
+import { ConfigFileSchema, SettingsSchema } from "./config-file-schema.js";
 import { deepFreeze } from "./config-hash.js";
 import { ConfigIssues, describeValue, isPlainObject } from "./config-issues.js";
 import { readProfiles } from "./filter-config.js";
 import { hintFor } from "./did-you-mean.js";
-import { defaultHttpSettings, readHttpSettings } from "./http-settings.js";
+import { defaultHttpSettings } from "./http-settings.js";
 import { parseJsonc } from "./parse-jsonc.js";
+import { readWithSchema } from "./read-with-schema.js";
 import { resolveServer } from "./resolve-server.js";
-import { readMcpdOptions, type McpdOptions } from "./server-options.js";
+import { MCPD_OPTIONS_SHAPE, McpdOptionsSchema } from "./server-entry-schema.js";
+import { finishMcpdOptions, type McpdOptions } from "./server-options.js";
+
+/** The top-level keys and their schemas. */
+const TOP_LEVEL = ConfigFileSchema.shape;
 
 /** Options of {@link parseConfig}. */
 export interface ParseConfigOptions {
@@ -54,13 +59,20 @@ export function parseConfig(
 
   const sections = (["mcpServers", "servers"] as const).filter((key) => root[key] !== undefined);
   for (const key of Object.keys(root)) {
-    if ((TOP_LEVEL_KEYS as readonly string[]).includes(key)) continue;
+    if (Object.hasOwn(TOP_LEVEL, key)) continue;
     const value = root[key];
     if (isPlainObject(value) && (value.command !== undefined || value.url !== undefined)) {
       issues.warn("", `top-level key "${key}" looks like a server and is ignored; put it inside "mcpServers"`);
     } else {
-      issues.warn("", `unknown top-level key "${key}" ignored${hintFor(key, TOP_LEVEL_KEYS)}`);
+      issues.warn("", `unknown top-level key "${key}" ignored${hintFor(key, Object.keys(TOP_LEVEL))}`);
     }
+  }
+  // `$schema` names the file's JSON Schema for editors, `inputs` are VS Code's prompts: both ignored. A value
+  // of the wrong kind is only a warning, as any value was accepted before the schema.
+  for (const key of ["$schema", "inputs"] as const) {
+    if (root[key] === undefined || TOP_LEVEL[key].safeParse(root[key]).success) continue;
+    const expected = key === "$schema" ? "a string (the schema's path or URL)" : "an array";
+    issues.warn("", `"${key}" should be ${expected}, got ${describeValue(root[key])}; ignored`);
   }
 
   const { settings, defaults } = readSettings(root.mcpd, issues, homedir);
@@ -107,69 +119,34 @@ export function emptyConfig(file: string): LoadedConfig {
   });
 }
 
-/** The daemon's numeric settings: each an integer within its range. */
-const SETTING_RULES = {
-  maxConnections: { min: 1, max: 1_000_000, expected: "an integer from 1 to 1000000" },
-  fdReserve: { min: 0, max: 1_000_000, expected: "an integer from 0 to 1000000" },
-  maxBufferedBytesTotal: { min: 65_536, max: Number.MAX_SAFE_INTEGER, expected: "an integer of at least 65536 (bytes)" },
-  partialLineTimeoutMs: { min: 1, max: MAX_TIMER_MS, expected: `an integer from 1 to ${MAX_TIMER_MS} (milliseconds)` },
-} as const;
+const MCPD_KEYS = Object.keys(MCPD_OPTIONS_SHAPE);
+
+/** A per-server key one level too high (`"mcpd": {"envMode": ...}`): say where it belongs. */
+function perServerKeyTooHigh(key: string): string | undefined {
+  if (!MCPD_KEYS.includes(key)) return undefined;
+  return `"mcpd.${key}" is ignored: per-server keys for every server go in "mcpd.defaults" ("mcpd": {"defaults": {"${key}": ...}})`;
+}
 
 function readSettings(value: unknown, issues: ConfigIssues, homedir: string): { settings: DaemonSettings; defaults: McpdOptions } {
-  const settings: { -readonly [K in keyof DaemonSettings]: DaemonSettings[K] } = {
-    logLevel: CONFIG_DEFAULTS.logLevel,
-    http: defaultHttpSettings(),
-  };
-  let defaults: McpdOptions = {};
-  if (value === undefined) return { settings, defaults };
-  if (!isPlainObject(value)) {
-    issues.error("", `"mcpd" must be an object such as {"logLevel": "info"}, got ${describeValue(value)}`);
-    return { settings, defaults };
-  }
-  for (const key of Object.keys(value)) {
-    if ((SETTINGS_KEYS as readonly string[]).includes(key)) continue;
-    if ((MCPD_SERVER_KEYS as readonly string[]).includes(key)) {
-      // A per-server key one level too high (`"mcpd": {"envMode": ...}`): say where it belongs.
-      issues.warn(
-        "",
-        `"mcpd.${key}" is ignored: per-server keys for every server go in "mcpd.defaults" ("mcpd": {"defaults": {"${key}": ...}})`,
-      );
-    } else {
-      issues.warn("", `unknown key "mcpd.${key}" ignored${hintFor(key, SETTINGS_KEYS)}`);
-    }
-  }
-  if (value.logLevel !== undefined) {
-    if (typeof value.logLevel === "string" && (LOG_LEVELS as readonly string[]).includes(value.logLevel)) {
-      settings.logLevel = value.logLevel as LogLevel;
-    } else {
-      const hint = typeof value.logLevel === "string" ? hintFor(value.logLevel, LOG_LEVELS) : "";
-      issues.error(
-        "",
-        `"mcpd.logLevel" must be one of ${LOG_LEVELS.map((l) => `"${l}"`).join(", ")}, got ${describeValue(value.logLevel)}${hint}`,
-      );
-    }
-  }
-  for (const [key, rule] of Object.entries(SETTING_RULES) as Array<
-    [keyof typeof SETTING_RULES, (typeof SETTING_RULES)[keyof typeof SETTING_RULES]]
-  >) {
-    const v = value[key];
-    if (v === undefined) continue;
-    if (typeof v === "number" && Number.isInteger(v) && v >= rule.min && v <= rule.max) settings[key] = v;
-    else issues.error("", `"mcpd.${key}" must be ${rule.expected}, got ${describeValue(v)}`);
-  }
-  settings.http = readHttpSettings(value.http, issues);
-  if (value.defaults !== undefined) {
-    const where = `"mcpd.defaults"`;
-    if (!isPlainObject(value.defaults)) {
-      issues.error(where, `must be an object of per-server keys such as {"timeout": 60000}, got ${describeValue(value.defaults)}`);
-    } else {
-      for (const key of Object.keys(value.defaults)) {
-        if (!(MCPD_SERVER_KEYS as readonly string[]).includes(key)) {
-          issues.warn(where, `unknown key "${key}" ignored (only mcpd's per-server keys belong here)${hintFor(key, MCPD_SERVER_KEYS)}`);
-        }
-      }
-      defaults = readMcpdOptions(value.defaults, { issues, where, homedir });
-    }
-  }
-  return { settings, defaults };
+  const base: DaemonSettings = { logLevel: CONFIG_DEFAULTS.logLevel, http: defaultHttpSettings() };
+  if (value === undefined) return { settings: base, defaults: {} };
+  const read = readWithSchema(SettingsSchema, value, {
+    issues,
+    where: "",
+    prefix: "mcpd.",
+    skip: ["defaults", "profiles"],
+    unknownKey: perServerKeyTooHigh,
+  });
+  if (read === undefined || !isPlainObject(value)) return { settings: base, defaults: {} };
+  const { defaults: _d, profiles: _p, http, ...rest } = read;
+  const settings: DaemonSettings = { ...base, ...rest, http: { ...base.http, ...http } };
+  if (value.defaults === undefined) return { settings, defaults: {} };
+  const where = `"mcpd.defaults"`;
+  const defaults = readWithSchema(McpdOptionsSchema, value.defaults, {
+    issues,
+    where,
+    prefix: "",
+    unknownKey: (key) => `unknown key "${key}" ignored (only mcpd's per-server keys belong here)${hintFor(key, MCPD_KEYS)}`,
+  });
+  return { settings, defaults: defaults === undefined ? {} : finishMcpdOptions(defaults, { issues, where, homedir }) };
 }

@@ -1,14 +1,16 @@
 import type { TransportConfig } from "@mcpd/transports";
+import type { z } from "zod";
 import type { ResolvedServerConfig } from "./config-schema.js";
-import { FILTER_KINDS, FOREIGN_SERVER_KEYS, MCPD_SERVER_KEYS, RENAMED_KEYS, SERVER_NAME_PATTERN, TRANSPORT_KEYS } from "./config-schema.js";
-import { describeValue, isPlainObject, type ConfigIssues } from "./config-issues.js";
-import { hintFor } from "./did-you-mean.js";
+import { RENAMED_KEYS, SERVER_NAME_PATTERN } from "./config-schema.js";
+import type { ConfigIssues } from "./config-issues.js";
 import { expandDeep } from "./expand-vars.js";
 import { shortHash } from "./config-hash.js";
-import { readItemFilters } from "./filter-config.js";
-import { readMcpdOptions, resolveMcpdOptions, type McpdOptions, type ResolvedMcpdOptions } from "./server-options.js";
+import { finishItemFilters } from "./filter-config.js";
+import { readWithSchema } from "./read-with-schema.js";
+import { FOREIGN_KEYS, MCPD_OPTIONS_SHAPE, ServerEntrySchema, TRANSPORT_SHAPE } from "./server-entry-schema.js";
+import { finishMcpdOptions, resolveMcpdOptions, type McpdOptions, type ResolvedMcpdOptions } from "./server-options.js";
 import { readAuthConfig, type AuthConfig } from "./auth-config.js";
-import { readTransport } from "./server-transport.js";
+import { readTransport, type TransportEntry } from "./server-transport.js";
 
 /** Everything {@link resolveServer} needs besides the entry. */
 export interface ServerContext {
@@ -27,7 +29,10 @@ export interface ServerContext {
   unsetVariables?: "error" | "defer";
 }
 
-const KNOWN_KEYS: readonly string[] = [...TRANSPORT_KEYS, ...MCPD_SERVER_KEYS, ...FILTER_KINDS, "auth"];
+type ServerEntry = Partial<z.output<typeof ServerEntrySchema>>;
+
+const TRANSPORT_KEYS = Object.keys(TRANSPORT_SHAPE);
+const MCPD_KEYS = Object.keys(MCPD_OPTIONS_SHAPE);
 
 /**
  * Validates one server entry, expands its variables and applies defaults. Problems go to
@@ -41,20 +46,35 @@ export function resolveServer(name: string, raw: unknown, ctx: ServerContext): R
     issues.error(`server "${name}"`, `invalid name: use 1 to 48 letters, digits, "_" or "-" (for example "${suggestion}")`);
   }
   const where = `server "${name}"`;
-  if (!isPlainObject(raw)) {
-    issues.error(where, `must be an object with "command" (a local process) or "url" (a remote server), got ${describeValue(raw)}`);
-    return undefined;
-  }
-
-  reportUnknownKeys(raw, where, issues);
-  const resolved = readServerOptions(raw, { ...ctx, where });
-  const filters = readItemFilters(raw, "", where, issues);
-  const { entry, unresolved } = expandEntry(raw, resolved.enabled, { ...ctx, where });
-  const transport = readTransport(
-    entry,
-    { ...ctx, where },
-    { timeout: resolved.timeout, envMode: resolved.envMode, envModeGiven: raw.envMode !== undefined, urlUnresolved: unresolved.has("url") },
-  );
+  const read = readWithSchema(ServerEntrySchema, raw, {
+    issues,
+    where,
+    prefix: "",
+    skip: ["auth"],
+    noHint: FOREIGN_KEYS,
+    renamed: RENAMED_KEYS,
+    unknownKey: (key) =>
+      key === "envFile" ? `"envFile" is not supported and is ignored; list the variables in "env" (values may use \${VAR})` : undefined,
+  });
+  if (read === undefined) return undefined;
+  const entryRaw = raw as Record<string, unknown>;
+  const resolved = readServerOptions(read, { ...ctx, where });
+  const filters = finishItemFilters(read, "", where, issues);
+  const { entry, unresolved } = expandEntry(entryRaw, resolved.enabled, { ...ctx, where });
+  // A transport key the schema refused is reported already: the transport is not judged further.
+  const transportRead = TRANSPORT_KEYS.every((k) => entryRaw[k] === undefined || Object.hasOwn(read, k));
+  const transport = transportRead
+    ? readTransport(
+        entry as TransportEntry,
+        { ...ctx, where },
+        {
+          timeout: resolved.timeout,
+          envMode: resolved.envMode,
+          envModeGiven: read.envMode !== undefined,
+          urlUnresolved: unresolved.has("url"),
+        },
+      )
+    : undefined;
   const auth = readServerAuth(entry.auth, transport, { ...ctx, where });
   if (!transport || auth === null || issues.errors.length > errorsBefore) return undefined;
 
@@ -81,30 +101,17 @@ export function resolveServer(name: string, raw: unknown, ctx: ServerContext): R
   };
 }
 
-/** Warns of every key of the entry that neither mcpd nor another client's config format defines. */
-function reportUnknownKeys(raw: Record<string, unknown>, where: string, issues: ConfigIssues): void {
-  for (const key of Object.keys(raw)) {
-    if (KNOWN_KEYS.includes(key) || (FOREIGN_SERVER_KEYS as readonly string[]).includes(key)) continue;
-    if (key === "envFile") {
-      issues.warn(where, `"envFile" is not supported and is ignored; list the variables in "env" (values may use \${VAR})`);
-      continue;
-    }
-    issues.warn(where, `unknown key "${key}" ignored${hintFor(key, KNOWN_KEYS, RENAMED_KEYS)}`);
-  }
-}
-
 /** mcpd's own keys of the entry (with the `disabled` other clients write), over `mcpd.defaults` and the built-in defaults. */
-function readServerOptions(raw: Record<string, unknown>, ctx: ServerContext & { where: string }): ResolvedMcpdOptions {
+function readServerOptions(read: ServerEntry, ctx: ServerContext & { where: string }): ResolvedMcpdOptions {
   const { issues, where } = ctx;
-  const options = readMcpdOptions(raw, { issues, where, homedir: ctx.homedir });
-  if (raw.disabled !== undefined) {
+  const given = Object.fromEntries(MCPD_KEYS.filter((k) => Object.hasOwn(read, k)).map((k) => [k, read[k as keyof ServerEntry]]));
+  const options = finishMcpdOptions(given as McpdOptions, { issues, where, homedir: ctx.homedir });
+  if (read.disabled !== undefined) {
     // Cline and Roo write "disabled": true; honour it unless it contradicts "enabled".
-    if (typeof raw.disabled !== "boolean") {
-      issues.error(where, `"disabled" must be true or false, got ${describeValue(raw.disabled)}`);
-    } else if (options.enabled !== undefined && options.enabled === raw.disabled) {
-      issues.error(where, `"enabled": ${options.enabled} contradicts "disabled": ${raw.disabled}; keep one of them`);
+    if (options.enabled !== undefined && options.enabled === read.disabled) {
+      issues.error(where, `"enabled": ${options.enabled} contradicts "disabled": ${read.disabled}; keep one of them`);
     } else {
-      options.enabled ??= !raw.disabled;
+      options.enabled ??= !read.disabled;
     }
   }
   return resolveMcpdOptions(options, ctx.defaults, { issues, where, homedir: ctx.homedir });

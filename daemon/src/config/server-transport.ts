@@ -1,11 +1,12 @@
 /**
  * A server entry's transport keys (`type`, `command`/`args`/`env`/`cwd` for a local process,
- * `url`/`headers` for a remote server) checked and read into a {@link TransportConfig}.
+ * `url`/`headers` for a remote server), typed by the schema, checked for what goes together and read
+ * into a {@link TransportConfig}.
  */
 import path from "node:path";
 import type { TransportConfig } from "@mcpd/transports";
-import { describeValue, isPlainObject, type ConfigIssues } from "./config-issues.js";
-import { hintFor } from "./did-you-mean.js";
+import { describeValue, type ConfigIssues } from "./config-issues.js";
+import { TRANSPORT_TYPE_ALIASES } from "./config-names.js";
 
 /** Where to report, and how to resolve `~` and a relative `cwd` (the config file's directory). */
 export interface TransportContext {
@@ -29,28 +30,23 @@ export interface TransportSettings {
 type TransportType = "stdio" | "http" | "sse" | "ws";
 type RemoteType = Exclude<TransportType, "stdio">;
 
-/** `type` spellings other tools use, mapped to mcpd's four. */
-const TYPE_ALIASES: Readonly<Record<string, TransportType>> = {
-  stdio: "stdio",
-  http: "http",
-  sse: "sse",
-  ws: "ws",
-  // Claude Code and server-everything say "streamable-http"/"streamableHttp" for what MCP calls Streamable HTTP.
-  "streamable-http": "http",
-  streamableHttp: "http",
-  streamable_http: "http",
-  websocket: "ws",
-};
-
-const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
-const ENV_NAME = /^[^=\0]+$/;
+/**
+ * The transport keys after the schema checked them (server-entry-schema.ts: a string is a string, `args`
+ * an array of strings, `env` and `headers` objects of strings with valid names) and their variables
+ * were expanded.
+ */
+export interface TransportEntry {
+  type?: string;
+  command?: string;
+  args?: string[];
+  env?: Record<string, string>;
+  cwd?: string;
+  url?: string;
+  headers?: Record<string, string>;
+}
 
 /** The entry's transport, or undefined when its keys are invalid (reported to `ctx.issues`). */
-export function readTransport(
-  entry: Record<string, unknown>,
-  ctx: TransportContext,
-  settings: TransportSettings,
-): TransportConfig | undefined {
+export function readTransport(entry: TransportEntry, ctx: TransportContext, settings: TransportSettings): TransportConfig | undefined {
   const type = readTransportType(entry, ctx);
   if (type === null) return undefined;
   if (entry.command !== undefined) return readStdioTransport(entry, ctx, settings);
@@ -62,20 +58,10 @@ export function readTransport(
  * The entry's `type` (undefined when not written), checked against which of `command` and `url` it has;
  * null when they disagree or neither or both are given (reported).
  */
-function readTransportType(entry: Record<string, unknown>, ctx: TransportContext): TransportType | undefined | null {
+function readTransportType(entry: TransportEntry, ctx: TransportContext): TransportType | undefined | null {
   const { issues, where } = ctx;
-  let type: TransportType | undefined;
-  if (entry.type !== undefined) {
-    type = typeof entry.type === "string" && Object.hasOwn(TYPE_ALIASES, entry.type) ? TYPE_ALIASES[entry.type] : undefined;
-    if (type === undefined) {
-      const hint = typeof entry.type === "string" ? hintFor(entry.type, Object.keys(TYPE_ALIASES)) : "";
-      issues.error(
-        where,
-        `"type" must be one of "stdio", "http", "sse", "ws" (or "streamable-http"), got ${describeValue(entry.type)}${hint}`,
-      );
-      return null;
-    }
-  }
+  // The schema allowed only the spellings TRANSPORT_TYPE_ALIASES maps.
+  const type = entry.type === undefined ? undefined : TRANSPORT_TYPE_ALIASES[entry.type];
   const hasCommand = entry.command !== undefined;
   const hasUrl = entry.url !== undefined;
   if (hasCommand && hasUrl) {
@@ -91,30 +77,24 @@ function readTransportType(entry: Record<string, unknown>, ctx: TransportContext
     return null;
   }
   if (type !== undefined && type !== "stdio" && hasCommand) {
-    issues.error(where, `"type" is "${entry.type as string}" but it has "command" instead of "url"`);
+    issues.error(where, `"type" is "${entry.type}" but it has "command" instead of "url"`);
     return null;
   }
   return type;
 }
 
 /** A local process: `command`, `args`, `env`, `cwd`. */
-function readStdioTransport(
-  entry: Record<string, unknown>,
-  ctx: TransportContext,
-  settings: TransportSettings,
-): TransportConfig | undefined {
+function readStdioTransport(entry: TransportEntry, ctx: TransportContext, settings: TransportSettings): TransportConfig | undefined {
   const { issues, where } = ctx;
   for (const key of ["url", "headers"] as const) {
     if (entry[key] !== undefined) issues.warn(where, `"${key}" is ignored for a stdio server`);
   }
-  const command = entry.command;
-  if (typeof command !== "string" || command.trim() === "") {
-    issues.error(where, `"command" must be a non-empty string, got ${describeValue(command)}`);
-  }
-  const args = readArgs(entry.args, ctx);
-  const env = readRecord(entry.env, "env", ENV_NAME, ctx);
+  const command = entry.command ?? "";
+  // The schema saw the text as written; a variable may have expanded to nothing.
+  if (command.trim() === "") issues.error(where, `"command" must be a non-empty string, got ${describeValue(command)}`);
   const cwd = readCwd(entry.cwd, ctx);
-  if (typeof command !== "string" || !args || !env || cwd === null) return undefined;
+  if (command.trim() === "" || cwd === null) return undefined;
+  const { args = [], env = {} } = entry;
   const stdio: TransportConfig = { type: "stdio", command, args, env, timeout: settings.timeout, envMode: settings.envMode };
   if (cwd !== undefined) stdio.cwd = cwd;
   return stdio;
@@ -122,7 +102,7 @@ function readStdioTransport(
 
 /** A remote server: `url` (its scheme decides `type` when none is written) and `headers`. */
 function readRemoteTransport(
-  entry: Record<string, unknown>,
+  entry: TransportEntry,
   written: RemoteType | undefined,
   ctx: TransportContext,
   settings: TransportSettings,
@@ -132,15 +112,10 @@ function readRemoteTransport(
     if (entry[key] !== undefined) issues.warn(where, `"${key}" is ignored for a remote (url) server`);
   }
   if (settings.envModeGiven) issues.warn(where, `"envMode" is ignored for a remote (url) server`);
-  const url = entry.url;
-  if (typeof url !== "string") {
-    issues.error(where, `"url" must be a string, got ${describeValue(url)}`);
-    return undefined;
-  }
+  const url = entry.url ?? "";
   const type = settings.urlUnresolved ? (written ?? "http") : remoteType(url, written, ctx);
   if (type === undefined) return undefined;
-  const headers = readRecord(entry.headers, "headers", HEADER_NAME, ctx);
-  if (!headers) return undefined;
+  const headers = entry.headers ?? {};
   // Header values with CR/LF would let a config smuggle extra headers; undici refuses them too late.
   for (const [key, value] of Object.entries(headers)) {
     if (/[\r\n\0]/.test(value)) issues.error(where, `"headers.${key}" must not contain line breaks`);
@@ -171,59 +146,10 @@ function remoteType(url: string, written: RemoteType | undefined, ctx: Transport
   return type;
 }
 
-function readArgs(value: unknown, ctx: TransportContext): string[] | undefined {
-  if (value === undefined) return [];
-  if (!Array.isArray(value)) {
-    ctx.issues.error(ctx.where, `"args" must be an array of strings, got ${describeValue(value)}`);
-    return undefined;
-  }
-  let ok = true;
-  value.forEach((arg, index) => {
-    if (typeof arg !== "string") {
-      ctx.issues.error(
-        ctx.where,
-        `"args[${index}]" must be a string, got ${describeValue(arg)}${typeof arg === "number" ? ` (write "${arg}")` : ""}`,
-      );
-      ok = false;
-    }
-  });
-  return ok ? (value as string[]) : undefined;
-}
-
-function readRecord(
-  value: unknown,
-  key: "env" | "headers",
-  namePattern: RegExp,
-  ctx: TransportContext,
-): Record<string, string> | undefined {
-  if (value === undefined) return {};
-  if (!isPlainObject(value)) {
-    ctx.issues.error(ctx.where, `"${key}" must be an object of string values, got ${describeValue(value)}`);
-    return undefined;
-  }
-  let ok = true;
-  for (const [name, v] of Object.entries(value)) {
-    if (!namePattern.test(name)) {
-      ctx.issues.error(ctx.where, `"${key}" has an invalid name ${JSON.stringify(name)}`);
-      ok = false;
-    }
-    if (typeof v !== "string") {
-      // Never echo a value from env/headers: it may be a secret.
-      const quoted = typeof v === "number" || typeof v === "boolean" ? " (put the value in quotes)" : "";
-      ctx.issues.error(
-        ctx.where,
-        `"${key}.${name}" must be a string, got a ${v === null ? "null" : Array.isArray(v) ? "array" : typeof v}${quoted}`,
-      );
-      ok = false;
-    }
-  }
-  return ok ? (Object.fromEntries(Object.entries(value)) as Record<string, string>) : undefined;
-}
-
 /** undefined = not given; null = invalid (reported). Relative paths resolve against the config file's directory. */
-function readCwd(value: unknown, ctx: TransportContext): string | undefined | null {
+function readCwd(value: string | undefined, ctx: TransportContext): string | undefined | null {
   if (value === undefined) return undefined;
-  if (typeof value !== "string" || value === "") {
+  if (value === "") {
     ctx.issues.error(ctx.where, `"cwd" must be a non-empty path, got ${describeValue(value)}`);
     return null;
   }

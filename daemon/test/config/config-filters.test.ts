@@ -153,7 +153,7 @@ describe("a server's filters in the config", () => {
     expect(errors).toEqual([
       `${FILE}: server "a": "tools" must be an object such as {"include": ["search_*"], "exclude": ["delete_*"]}, got an array (["read_*"])`,
       `${FILE}: server "b": "tools.include" must be an array of glob strings such as ["github__*"], got "read_*"`,
-      `${FILE}: server "c": "prompts.exclude" must be an array of glob strings such as ["github__*"], got an array (["ok",3])`,
+      `${FILE}: server "c": "prompts.exclude[1]" must be a glob string such as "github__*", got 3`,
       `${FILE}: server "d": "resources.include[0]" "bad\\\\" is not a usable glob: it ends with a lone "\\" (write "\\\\" for a backslash)`,
       `${FILE}: server "e": "tools.include[0]" "${"x".repeat(80)}" is not a usable glob: longer than 256 characters`,
     ]);

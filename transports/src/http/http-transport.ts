@@ -10,7 +10,7 @@ export type { HttpTransportOptions } from "./http-config.js";
 export type { HttpTransportMode } from "./http-outbox.js";
 
 /**
- * MCP over HTTP with undici (one keep-alive Agent per transport) and eventsource-parser.
+ * MCP over HTTP with undici (one keep-alive Agent per transport) and the protocol's SSE reader.
  *
  * **Streamable HTTP** (`type: "http"`, MCP 2025-03-26 .. 2025-11-25): every message is a POST with
  * `Accept: application/json, text/event-stream`, the configured headers, `Mcp-Session-Id` once assigned

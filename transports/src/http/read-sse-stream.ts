@@ -25,7 +25,7 @@ export interface ReadSseOptions {
 }
 
 /**
- * Reads an SSE response body to its end through {@link SseReader} (eventsource-parser), delivering events
+ * Reads an SSE response body to its end through {@link SseReader}, delivering events
  * as they arrive. Resolves when the server ends the stream; rejects with the body's error when the
  * connection breaks or the request's signal aborts, with `MessageTooLargeError` (`MCPD_MESSAGE_TOO_LARGE`)
  * when one event grows past `maxEventBytes` (it is never buffered whole), or with whatever `onEvent` threw.

@@ -8,7 +8,7 @@ import { displayEntry } from "../../config-import/display-entry.js";
 import { IMPORT_SOURCES, WHOLE_ENVIRONMENT_SOURCES, type ImportSource } from "../../config-import/import-types.js";
 import { explicitConfigOrigin, loadConfig, redactServerConfig, type LoadedConfig } from "../../config/index.js";
 
-const SUBCOMMANDS = ["path", "validate", "import"] as const;
+const SUBCOMMANDS = ["path", "validate", "schema", "import"] as const;
 
 function printPaths(ctx: CliContext): number {
   const p = resolvePaths(ctx.env, { cwd: ctx.cwd });
@@ -59,6 +59,16 @@ async function validate(ctx: CliContext, file: string | undefined): Promise<numb
   });
   println(ctx, `${ctx.out.green("valid")}: ${config.file} (${config.servers.length} server${config.servers.length === 1 ? "" : "s"})`);
   if (rows.length > 0) println(ctx, table(["SERVER", "TYPE", "ENABLED", "TARGET"], rows, ctx.out));
+  return 0;
+}
+
+/**
+ * The config file's JSON Schema, as published in daemon/config.schema.json: for an editor, through the
+ * file's `"$schema"` key (docs/configuration.md, *The schema, and editors*).
+ */
+async function printSchema(ctx: CliContext): Promise<number> {
+  const { configJsonSchema } = await import("../../config/config-file-schema.js");
+  println(ctx, JSON.stringify(configJsonSchema(), null, 2));
   return 0;
 }
 
@@ -135,12 +145,12 @@ async function runImport(ctx: CliContext, values: Record<string, unknown>): Prom
   return 0;
 }
 
-/** `mcpd config path|validate|import`. */
+/** `mcpd config path|validate|schema|import`. */
 export const configCommand: Command = {
   spec: {
     name: "config",
-    usage: "config path | validate [FILE] | import --from SOURCE [--file PATH] [--dry-run]",
-    summary: "Show mcpd's paths, validate a config file, or import servers from another client",
+    usage: "config path | validate [FILE] | schema | import --from SOURCE [--file PATH] [--dry-run]",
+    summary: "Show mcpd's paths, validate a config file, print its JSON Schema, or import servers from another client",
     options: {
       from: { type: "string", value: "SOURCE", description: `import: ${IMPORT_SOURCES.join(" | ")}` },
       file: { type: "string", value: "PATH", description: "import: read this file instead of the client's default locations" },
@@ -151,6 +161,7 @@ export const configCommand: Command = {
     details: [
       "config path             every path mcpd uses (config, socket, pid file, log, state)",
       "config validate [FILE]  load and check a config file (default: the active one); exit 1 when invalid",
+      'config schema           print the config file\'s JSON Schema (for an editor: save it, point "$schema" at it)',
       "config import           merge another client's servers into mcpd's config file:",
       "  claude-desktop  ~/.config/Claude/claude_desktop_config.json (macOS: ~/Library/Application Support/Claude/)",
       "  claude-code     ~/.claude.json (user and per-project servers) and ./.mcp.json",
@@ -172,6 +183,7 @@ export const configCommand: Command = {
     if (sub !== "validate" && positionals.length > 1) throw new UsageError(`unexpected argument: ${positionals[1]}`, "config");
     if (sub === "path") return printPaths(ctx);
     if (sub === "validate") return validate(ctx, positionals[1]);
+    if (sub === "schema") return printSchema(ctx);
     return runImport(ctx, values);
   },
 };
