@@ -156,6 +156,14 @@ describe("raw 2026-era POSTs", () => {
     expect(await unknown.json()).toMatchObject({ id: 8, error: { code: -32601 } });
   });
 
+  it("regression: the endpoint's view cannot be swapped by an mcpd/select in the request (it reached another server's view)", async () => {
+    const r = await modernPost("/mcp", 9, "mcpd/select", { server: "fx" });
+    const body = await r.json();
+    expect(body.id).toBe(9);
+    expect(body.result).toBeUndefined();
+    expect(body.error.message).toMatch(/its endpoint serves and cannot be changed/);
+  });
+
   it("sends mcpd's own codes as standard ones with data.mcpdCode kept", async () => {
     // fx__add exists, but the profile hides it: mcpd's -32075 (MCPD_HIDDEN) becomes -32602.
     const r = await modernPost("/profiles/coding/mcp", 3, "tools/call", { name: "fx__add", arguments: { a: 1, b: 2 } });

@@ -133,13 +133,11 @@ export const MCPD_OPTIONS_SHAPE = {
   logLevel: oneOf(LOG_LEVEL_VALUES)
     .optional()
     .describe("The level of this server's lines in the daemon's log; unset: the daemon's `mcpd.logLevel`."),
-  protocolEra: oneOf(PROTOCOL_ERA_SETTINGS)
-    .optional()
-    .meta({
-      default: D.protocolEra,
-      description:
-        "The MCP era mcpd speaks to the server: `2025` (`initialize` first), `2026` (no handshake; 2026-07-28), or `auto` (probed with `server/discover`, remembered).",
-    }),
+  protocolEra: oneOf(PROTOCOL_ERA_SETTINGS).optional().meta({
+    default: D.protocolEra,
+    description:
+      "The MCP era mcpd speaks to the server: `2025` (`initialize` first), `2026` (no handshake; 2026-07-28), or `auto` (probed with `server/discover`, remembered).",
+  }),
   restart: RestartSchema.optional().describe("Restart backoff and crash-loop breaker."),
   roots: z
     .array(RootSchema, { error: mustBe(`an array of {"uri": "file:///...", "name": "..."}`) })

@@ -1,5 +1,13 @@
 import type { ServerResponse } from "node:http";
-import { WireCode, isMcpdErrorCode, type HttpFrontStatus, type JsonObject, type Logger, type McpdErrorCode } from "@mcpd/protocol";
+import {
+  WireCode,
+  isMcpdErrorCode,
+  type HttpFrontStatus,
+  type JsonObject,
+  type JsonRpcErrorObject,
+  type Logger,
+  type McpdErrorCode,
+} from "@mcpd/protocol";
 import type { ViewChoice } from "./http-routes.js";
 import type { Outbound } from "../router/ports.js";
 import type { Router } from "../router/router.js";
@@ -42,7 +50,7 @@ export interface OpenRefusal {
 }
 
 /** The view could not be chosen (an unknown server or profile): 404 with the router's own answer. */
-function selectRefusal(err: JsonObject): OpenRefusal {
+function selectRefusal(err: JsonRpcErrorObject): OpenRefusal {
   const data = err.data as { mcpdCode?: unknown } | undefined;
   const mcpdCode = isMcpdErrorCode(data?.mcpdCode) ? data.mcpdCode : "MCPD_UNKNOWN_SERVER";
   return { status: 404, error: { code: Number(err.code), message: String(err.message), mcpdCode } };
@@ -123,7 +131,7 @@ export class HttpSessions {
     const refused = this.refusal(view);
     if (refused) return refused;
     const s = new StreamableSession(this.router, path, this.limits, this.log, this.owner);
-    const err = s.select(view);
+    const err = s.session.chooseView(view);
     if (err) {
       this.drop(s.session);
       return selectRefusal(err);
@@ -147,9 +155,9 @@ export class HttpSessions {
    * A router session for one 2026-era POST (no `Mcp-Session-Id`, nothing kept past its response), its view
    * chosen by `select` (the error answer when it cannot be); ended with {@link closeModern}.
    */
-  openModern(outbound: Outbound, select: (session: Session) => JsonObject | undefined): Session | OpenRefusal {
+  openModern(outbound: Outbound, view: ViewChoice): Session | OpenRefusal {
     const session = this.router.attach(outbound, "http");
-    const err = select(session);
+    const err = session.chooseView(view);
     if (!err) return session;
     this.drop(session);
     return selectRefusal(err);
@@ -171,7 +179,7 @@ export class HttpSessions {
     const refused = this.refusal(view);
     if (refused) return refused;
     const s = new LegacySseSession(this.router, res, this.limits.maxOutgoingBytes, this.log, this.buffers);
-    const err = s.select(view);
+    const err = s.session.chooseView(view);
     if (err) {
       this.drop(s.session);
       return selectRefusal(err);

@@ -7,7 +7,6 @@ import { encodeOutgoing } from "../infra/encode-outgoing.js";
 import type { HttpBuffers } from "./http-buffers.js";
 import type { ViewChoice } from "./http-routes.js";
 import { OutputMeter } from "./output-meter.js";
-import { ViewSelection } from "./view-selection.js";
 
 /**
  * One session of the legacy HTTP+SSE transport (protocol 2024-11-05): the client holds `GET .../sse` open,
@@ -22,7 +21,6 @@ export class LegacySseSession {
   private readonly res: ServerResponse;
   private readonly maxOutgoingBytes: number;
   private readonly log: Logger;
-  private readonly view = new ViewSelection();
   /** What waits for the reader, charged to the daemon-wide budget. */
   private readonly meter: OutputMeter;
   private closed = false;
@@ -42,11 +40,6 @@ export class LegacySseSession {
     this.session = router.attach({ send: (message) => this.deliver(message) }, "sse");
   }
 
-  /** Chooses the view before anything else reaches the session; the error answer when it cannot. */
-  select(view: ViewChoice): JsonObject | undefined {
-    return this.view.select(this.session, view);
-  }
-
   /** Opens the stream: headers, then the `endpoint` event naming where to POST (`messagesPath?sessionId=...`). */
   start(messagesPath: string): void {
     this.messagesPath = messagesPath;
@@ -64,7 +57,6 @@ export class LegacySseSession {
 
   private deliver(message: object): boolean {
     if (this.closed) return false;
-    if (this.view.intercept(message)) return true;
     // A server's answer goes on as the server wrote it, with only its id the client's (no second encoding).
     const text = encodeOutgoing(message, this.log, encodeRelayed);
     if (text === undefined) return true;

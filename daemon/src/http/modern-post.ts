@@ -16,13 +16,12 @@ import type { HttpBuffers } from "./http-buffers.js";
 import type { ViewChoice } from "./http-routes.js";
 import { onGone } from "./http-respond.js";
 import { OutputMeter } from "./output-meter.js";
-import { ViewSelection } from "./view-selection.js";
 
 /** What opens and ends a POST's router session (the front end's sessions, see http-sessions.ts). */
 export interface ModernOpener {
   openModern(
     outbound: Outbound,
-    select: (session: Session) => JsonObject | undefined,
+    view: ViewChoice,
   ): Session | { status: number; error: { code: number; message: string; mcpdCode: string } };
   closeModern(session: Session): void;
 }
@@ -50,7 +49,6 @@ export function sendRpcError(res: ServerResponse, status: number, id: RequestId 
  * keep-alive comments, until its client closes it.
  */
 export class ModernPost implements Outbound {
-  private readonly selection = new ViewSelection();
   private session: Session | undefined;
   private streaming = false;
   private done = false;
@@ -69,7 +67,7 @@ export class ModernPost implements Outbound {
 
   /** Opens its router session on `view` and hands it the request; answered at once (404) when the view cannot be chosen. */
   start(sessions: ModernOpener, view: ViewChoice, message: unknown): void {
-    const opened = sessions.openModern(this, (s) => this.selection.select(s, view));
+    const opened = sessions.openModern(this, view);
     if ("status" in opened) {
       const { code, message: text, mcpdCode } = opened.error;
       return sendRpcError(this.res, opened.status, this.id, { code, message: text, data: { mcpdCode } });
@@ -87,7 +85,7 @@ export class ModernPost implements Outbound {
 
   /** The router's {@link Outbound}: the request's answer ends the response; anything else streams before it. */
   send(message: object): boolean {
-    if (this.done || this.selection.intercept(message)) return !this.done;
+    if (this.done) return false;
     const m = message as { id?: RequestId; method?: unknown; error?: { code?: unknown } };
     const text = encodeOutgoing(message, this.log, encodeRelayed);
     if (text === undefined) return true;

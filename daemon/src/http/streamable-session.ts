@@ -12,7 +12,6 @@ import { afterPendingHangUp, clientGone, onGone } from "./http-respond.js";
 import { OutputMeter } from "./output-meter.js";
 import { SessionStreams, type StreamableSessionLimits } from "./session-streams.js";
 import type { SseStream } from "./sse-stream.js";
-import { ViewSelection } from "./view-selection.js";
 
 export type { StreamableSessionLimits } from "./session-streams.js";
 
@@ -72,7 +71,6 @@ export class StreamableSession implements Outbound {
   private readonly progressTokens = new Map<string | number, RequestId>();
   /** Its resumable streams (the standalone GET stream and its POSTs') and the events they keep. */
   private readonly streams: SessionStreams;
-  private readonly view = new ViewSelection();
   private closed = false;
   private readonly log: Logger;
   private readonly owner: SessionOwner;
@@ -92,11 +90,6 @@ export class StreamableSession implements Outbound {
     this.log = log;
     this.session = router.attach(this, "http");
     this.streams = new SessionStreams(limits, owner.buffers, log, this.session.id);
-  }
-
-  /** Chooses the view before anything else reaches the session; the error answer when it cannot. */
-  select(view: ViewChoice): JsonObject | undefined {
-    return this.view.select(this.session, view);
   }
 
   /**
@@ -199,7 +192,6 @@ export class StreamableSession implements Outbound {
   send(message: object): boolean {
     if (this.closed) return false;
     const m = message as { id?: RequestId; method?: unknown; params?: JsonObject };
-    if (this.view.intercept(message)) return true;
     // A server's answer goes on as the server wrote it, with only its id the client's (no second encoding).
     const text = encodeOutgoing(message, this.log, encodeRelayed);
     if (text === undefined) return true;

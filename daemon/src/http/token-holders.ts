@@ -54,8 +54,8 @@ export class TokenHolders {
       if (!("status" in opened)) confine(opened.session);
       return opened;
     };
-    const openModern: HttpSessions["openModern"] = (outbound, select) => {
-      const opened = target.openModern(outbound, select);
+    const openModern: HttpSessions["openModern"] = (outbound, view) => {
+      const opened = target.openModern(outbound, view);
       if (!("status" in opened)) confine(opened);
       return opened;
     };

@@ -29,7 +29,7 @@ import { gateOnServer } from "./server-view-gate.js";
 import { handlingError, messageId, scrubbedError } from "./session-errors.js";
 import { SubscribedForms, changeSubscription, subscriptionKey } from "./subscribed-forms.js";
 import type { ViewFilter } from "./view-filter.js";
-import { noViewError, selectResult, selectView, type View } from "./view-selection.js";
+import { applySelect, chooseFaceView, noViewError, type View } from "./view-selection.js";
 
 /** What every downstream session (one agent's connection) is configured with, from the router. */
 export interface DownstreamSessionOptions {
@@ -58,6 +58,8 @@ export class Session implements Downstream, AggregateHost, ModernHost {
   filter: ViewFilter | undefined;
   events = false;
   initialized = false;
+  /** Its face (an HTTP endpoint) chose its view: it refuses `mcpd/select`. */
+  viewChosenByFace = false;
   /**
    * A control connection: its first message was `mcpd/select {"control": true}` (the mcpd command, `@mcpd/client`
    * with `control: true`); only those may call privileged control methods. An agent's session never is one.
@@ -204,17 +206,15 @@ export class Session implements Downstream, AggregateHost, ModernHost {
   }
 
   private select(req: JsonRpcRequest): void {
-    const first = this.received === 1;
-    const made = selectView(req.params, first, this, this.ctx);
-    if ("error" in made) {
-      if (first) this.selectFailed = made.error.message;
-      return this.replyError(req.id, made.error);
-    }
-    this.view = made.chosen.view;
-    this.filter = made.chosen.filter;
-    this.events = made.selection.events;
-    if (made.selection.control) this.control = true;
-    this.reply(req.id, selectResult(made.chosen, this.control));
+    const made = applySelect(this, req.params, this.received === 1, this.ctx);
+    if ("result" in made) return this.reply(req.id, made.result);
+    if (this.received === 1 && !this.viewChosenByFace) this.selectFailed = made.error.message;
+    this.replyError(req.id, made.error);
+  }
+
+  /** Its view as its face chose it (an HTTP endpoint); the error when it cannot be chosen. See chooseFaceView. */
+  chooseView(choice: { server?: string; profile?: string }): JsonRpcErrorObject | undefined {
+    return chooseFaceView(this, choice, this.ctx);
   }
 
   private async initialize(req: JsonRpcRequest): Promise<JsonObject> {

@@ -1,8 +1,9 @@
 /**
  * What `mcpd/select` chooses for a connection, checked against the running daemon: its view (a server's
  * transparent view, or the aggregate) and its {@link ViewFilter} (a profile and/or one-off tool globs).
- * Every face selects the same way (the socket, `mcpd connect --profile/--tools`, `@mcpd/client`'s
- * `profile`/`tools`, an HTTP front end): by this message.
+ * The socket's clients select by this message (`mcpd connect --profile/--tools`, `@mcpd/client`'s
+ * `profile`/`tools`); an HTTP endpoint chooses its sessions' views itself ({@link chooseFaceView}), after
+ * which the session refuses any `mcpd/select`.
  */
 import {
   McpdError,
@@ -114,4 +115,62 @@ export function noViewError(reason: string): JsonRpcErrorObject {
     message: `this connection has no view: its ${McpdSelect.method} failed (${quote(reason, PROTOCOL_DEFAULTS.quotedDescriptionChars)}); open a new connection`,
     data: { mcpdCode: "MCPD_PROTOCOL_VIOLATION" },
   };
+}
+
+/** What a selection sets on a connection (a router Session). */
+export interface SelectingConnection {
+  view: View;
+  filter: ViewFilter | undefined;
+  events: boolean;
+  control: boolean;
+  readonly initialized: boolean;
+  /** The view was chosen by the connection's face (its HTTP endpoint): no `mcpd/select` may change it. */
+  viewChosenByFace: boolean;
+}
+
+/**
+ * Applies a connection's `mcpd/select` (`first`: whether it is the connection's first message): the answer,
+ * or the error (also when its face already chose its view).
+ */
+export function applySelect(
+  conn: SelectingConnection,
+  params: JsonObject | undefined,
+  first: boolean,
+  daemon: { readonly servers: ServerDirectory; readonly profiles: Profiles },
+): { result: JsonObject } | { error: JsonRpcErrorObject } {
+  if (conn.viewChosenByFace) {
+    return {
+      error: {
+        code: WireCode.InvalidRequest,
+        message: `${McpdSelect.method}: this session's view is the one its endpoint serves and cannot be changed; open the endpoint of the view you want (/mcp, /servers/<name>/mcp, /profiles/<name>/mcp)`,
+        data: { mcpdCode: "MCPD_PROTOCOL_VIOLATION" },
+      },
+    };
+  }
+  const made = selectView(params, first, conn, daemon);
+  if ("error" in made) return made;
+  conn.view = made.chosen.view;
+  conn.filter = made.chosen.filter;
+  conn.events = made.selection.events;
+  if (made.selection.control) conn.control = true;
+  return { result: selectResult(made.chosen, conn.control) };
+}
+
+/**
+ * Sets the view a connection's face chose for it (an HTTP endpoint's: a server's, a profile's, or the
+ * aggregate view) before anything else reaches it; from then on it refuses `mcpd/select`. The error (as
+ * {@link chooseView} gives it) when the server or profile is unknown.
+ */
+export function chooseFaceView(
+  conn: SelectingConnection,
+  choice: { server?: string; profile?: string },
+  daemon: { readonly servers: ServerDirectory; readonly profiles: Profiles },
+): JsonRpcErrorObject | undefined {
+  const selection: Selection = { server: choice.server, profile: choice.profile, tools: undefined, events: false, control: false };
+  const chosen = chooseView(selection, daemon.servers, daemon.profiles, conn.filter);
+  if ("error" in chosen) return chosen.error;
+  conn.view = chosen.view;
+  conn.filter = chosen.filter;
+  conn.viewChosenByFace = true;
+  return undefined;
 }

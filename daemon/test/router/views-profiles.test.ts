@@ -112,3 +112,30 @@ describe("a server's own filter", () => {
     expect(r.upstream("a").callsOf("tools/call")).toEqual([]);
   });
 });
+
+describe("a view its face chose (an HTTP endpoint's: Session.chooseView)", () => {
+  it("serves that view and refuses any mcpd/select after it, the client's own first message included", async () => {
+    r = router();
+    const c = r.attach();
+    expect(c.session.chooseView({ server: "a" })).toBeUndefined();
+    const select = await c.request("mcpd/select", { server: "secret" });
+    expect(select.error?.code).toBe(-32600);
+    expect(select.error?.message).toMatch(/its endpoint serves and cannot be changed/);
+    const init = await c.request("initialize", { protocolVersion: "2025-11-25", capabilities: {}, clientInfo: { name: "h", version: "1" } });
+    expect(init.error).toBeUndefined();
+    expect(names(await c.request("tools/list"), "tools")).toEqual(["echo", "add", "rm"]);
+  });
+
+  it("takes a profile, and answers an unknown server or profile with the error naming what is configured, changing nothing", async () => {
+    r = router();
+    const p = r.attach();
+    expect(p.session.chooseView({ profile: "coding" })).toBeUndefined();
+    await p.request("initialize", { protocolVersion: "2025-11-25", capabilities: {}, clientInfo: { name: "h", version: "1" } });
+    expect(names(await p.request("tools/list"), "tools")).toEqual(["a__echo", "a__add"]);
+    const u = r.attach();
+    expect(u.session.chooseView({ server: "nope" })?.message).toMatch(/Unknown server "nope"; configured: a, secret/);
+    expect(u.session.chooseView({ profile: "nope" })?.data).toMatchObject({ mcpdCode: "MCPD_UNKNOWN_PROFILE" });
+    expect(u.session.view).toEqual({ kind: "aggregate" });
+    expect(u.session.viewChosenByFace).toBe(false);
+  });
+});
