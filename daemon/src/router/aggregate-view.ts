@@ -8,17 +8,20 @@ import {
   type JsonRpcErrorObject,
   type Prompt,
   type RequestId,
-  type ServerCapabilities,
+  type ClientCapabilities,
   type Tool,
 } from "@mcpd/protocol";
+import { appToolRoute, listedTools } from "./aggregate-tools.js";
+import { declaresUi } from "./app-meta.js";
 import type { Catalog, CatalogEntry } from "./catalog.js";
 import { notFound, quoted } from "./close-matches.js";
 import { ServerFilters } from "./server-filters.js";
-import { VERSION } from "../version.js";
+import { aggregateInitializeResult } from "./aggregate-initialize.js";
 import { RUNTIME_DEFAULTS } from "../defaults.js";
 import type { ViewFilter } from "./view-filter.js";
 import type { ServerDirectory, Upstream } from "./upstream-port.js";
 import { resolveInView, viewResources, viewTemplates } from "./view-resources.js";
+import { viewUriForm } from "./view-uris.js";
 
 /** A field that must be a string was not; never echoes the value (it may be huge or nested too deep to print). */
 function notString(method: string, field: string): JsonRpcErrorObject {
@@ -37,6 +40,8 @@ const PROMPTS = { noun: "prompt", method: "prompts/list" };
 export interface AggregateHost {
   /** What the connection's selection hides (a profile, tool globs); undefined: nothing. */
   readonly filter: ViewFilter | undefined;
+  /** What its client declared in initialize (the UI extension decides what it sees of MCP Apps). */
+  readonly clientCapabilities: ClientCapabilities;
   send(message: object): void;
   replyError(id: RequestId | null, error: JsonRpcErrorObject): void;
   /**
@@ -74,6 +79,12 @@ export class AggregateView {
     return f === undefined ? all : f.narrow(all, (e) => f.allowsTool(e.server, e.exposed));
   }
 
+  /** The tools/list answer: app-only tools for UI clients alone, views in the view's form (aggregate-tools.ts). */
+  private listTools(f: ViewFilter | undefined): Tool[] {
+    const ui = declaresUi(this.host.clientCapabilities);
+    return listedTools(this.shared.catalog.tools(), this.tools(f), f, ui, viewUriForm(this.shared.catalog, f));
+  }
+
   /** The prompts this connection sees. */
   private prompts(f: ViewFilter | undefined): readonly CatalogEntry<Prompt>[] {
     const all = this.shared.catalog.prompts();
@@ -103,28 +114,9 @@ export class AggregateView {
     return filters?.hidden(kind === "tool" ? "tools" : "prompts", name);
   }
 
-  /**
-   * mcpd's own initialize answer. Capabilities are the full set mcpd can route (tools, prompts,
-   * resources with subscribe, logging, completions, all with list_changed), not only those of the servers
-   * ready at this instant: servers still starting, added by reload or restarted later join the same
-   * session, and an empty list is harmless where a missing capability would hide them for good.
-   */
+  /** mcpd's own initialize answer (aggregate-initialize.ts). */
   initializeResult(protocolVersion: string): JsonObject {
-    const caps: ServerCapabilities = {
-      tools: { listChanged: true },
-      prompts: { listChanged: true },
-      resources: { subscribe: true, listChanged: true },
-      logging: {},
-      completions: {},
-    };
-    const instructions: string[] = [];
-    for (const h of this.shared.servers.servers) {
-      const c = h.state === "ready" ? h.client : undefined;
-      if (c?.instructions) instructions.push(`## ${h.name}\n${c.instructions}`);
-    }
-    const result: JsonObject = { protocolVersion, capabilities: caps as JsonObject, serverInfo: { name: "mcpd", version: VERSION } };
-    if (instructions.length > 0) result.instructions = instructions.join("\n\n");
-    return result;
+    return aggregateInitializeResult(this.shared.servers.servers, protocolVersion);
   }
 
   /**
@@ -199,7 +191,7 @@ export class AggregateView {
     switch (method) {
       case "tools/list":
         this.settle(false).then(
-          () => s.send({ jsonrpc: "2.0", id, result: { tools: this.tools(s.filter).map((e) => ({ ...e.item, name: e.exposed })) } }),
+          () => s.send({ jsonrpc: "2.0", id, result: { tools: this.listTools(s.filter) } }),
           (err: unknown) => this.fail(id, method, params, retried, err),
         );
         return;
@@ -260,6 +252,13 @@ export class AggregateView {
     const s = this.host;
     const entry = kind === "tool" ? this.shared.catalog.tool(name) : this.shared.catalog.prompt(name);
     const f = s.filter;
+    // An app's own call: its server's unprefixed name, or a tool the selection picking the app leaves out.
+    const app =
+      kind === "tool" && (f !== undefined || !entry)
+        ? appToolRoute(this.shared.catalog, f, declaresUi(s.clientCapabilities), name, entry as CatalogEntry<Tool>)
+        : undefined;
+    if (app !== undefined && "refuse" in app) return s.replyError(id, toWireError(app.refuse));
+    if (app !== undefined) return s.serveOnServer(id, app.entry.server, method, renamed(params, app.entry.item.name, ref), undefined, true);
     if (f !== undefined || !entry) {
       const refusal = this.hidden(kind, name, entry, f);
       if (refusal) return s.replyError(id, toWireError(refusal));

@@ -20,11 +20,13 @@ import { InFlightRequests } from "./in-flight.js";
 import { levelOf } from "./log-levels.js";
 import { OutgoingRequests } from "./outgoing-requests.js";
 import type { Downstream, Outbound, SessionContext } from "./ports.js";
+import { declaresUi } from "./app-meta.js";
 import { renamespaced } from "./resource-uris.js";
 import { routedServer, withServerMeta, withoutRoute } from "./server-meta.js";
 import { gateOnServer } from "./server-view-gate.js";
 import { SubscribedForms, subscriptionKey } from "./subscribed-forms.js";
 import type { ViewFilter } from "./view-filter.js";
+import { aggregateAnswer } from "./view-uris.js";
 import { noViewError, selectResult, selectView, type View } from "./view-selection.js";
 
 /** What every downstream session (one agent's connection) is configured with, from the router. */
@@ -263,7 +265,7 @@ export class Session implements Downstream, AggregateHost {
   }
 
   private async resolveHandle(server: string): Promise<Upstream> {
-    const handle = await this.ctx.servers.handleFor(server, this.id);
+    const handle = await this.ctx.servers.handleFor(server, this.id, this.clientCapabilities);
     if (handle !== this.ctx.servers.get(server)) (this.privates ??= new Set()).add(handle);
     return handle;
   }
@@ -281,9 +283,11 @@ export class Session implements Downstream, AggregateHost {
       return;
     }
     // Filters are checked before any process is started for the request; `checked`: the aggregate view did.
-    const gate = checked ? undefined : gateOnServer(handle.config, this.filter, method, params);
+    const app = { ui: declaresUi(this.clientCapabilities), tools: handle.tools };
+    const gate = checked ? undefined : gateOnServer(handle.config, this.filter, method, params, app);
     if (gate !== undefined && "refuse" in gate) return this.replyError(id, toWireError(gate.refuse));
-    const adapt = gate?.adapt;
+    const adapt =
+      this.view.kind === "aggregate" ? aggregateAnswer(this.ctx.catalog, this.filter, server, method, gate?.adapt) : gate?.adapt;
     if (handle.config.sharing === "per-client") {
       this.resolveHandle(server).then(
         (h) => this.dispatchOnServer(id, h, method, params, clientUri, adapt),
@@ -313,8 +317,7 @@ export class Session implements Downstream, AggregateHost {
       return;
     }
     if (method === "resources/read" && clientUri !== undefined && typeof params?.uri === "string") {
-      const prefix = clientUri.slice(0, clientUri.length - params.uri.length);
-      this.inFlight.forward(id, handle, method, params, (result) => renamespaced(result, prefix));
+      this.inFlight.forward(id, handle, method, params, (result) => renamespaced(result, clientUri, params.uri as string));
       return;
     }
     // A tool the server does not list goes to the server all the same: in a server's view mcpd does not

@@ -14,6 +14,7 @@ import type { MCPTransport, TransportConfig } from "@mcpd/transports";
 import type { LoadedConfig, ResolvedServerConfig } from "../config/config-schema.js";
 import { ChildRegistry } from "./child-registry.js";
 import { ServerHandle, type StateChange } from "./server-handle.js";
+import { relayedCapabilities } from "./relayed-capabilities.js";
 import { ToolCache } from "./tool-cache.js";
 import type { ListKind } from "./upstream-client.js";
 import { disabledInConfig } from "./disable-reasons.js";
@@ -109,14 +110,14 @@ export class MCPManager {
   }
 
   /** A handle for `config`, made in one step (no await): see {@link reload}. */
-  private makeHandle(config: ResolvedServerConfig, owner?: string, cachedTools?: Tool[]): ServerHandle {
+  private makeHandle(config: ResolvedServerConfig, owner?: string, cachedTools?: Tool[], caps?: ClientCapabilities): ServerHandle {
     // Every line about the server names it (and the client owning a per-client session).
     const bindings = { server: config.name, ...(owner ? { owner } : {}) };
     const log = this.log.child(bindings, config.logLevel ? { level: config.logLevel } : undefined);
     const handle = new ServerHandle(config, {
       createTransport: this.opts.createTransport,
       logger: log,
-      clientCapabilities: this.opts.clientCapabilities ?? {},
+      clientCapabilities: caps ? relayedCapabilities(this.opts.clientCapabilities ?? {}, caps) : (this.opts.clientCapabilities ?? {}),
       ...(cachedTools ? { cachedTools } : {}),
       onToolsListed: (tools) => {
         if (!owner) {
@@ -179,9 +180,10 @@ export class MCPManager {
 
   /**
    * The handle a connection should use for a server: the shared one, or for `sharing: "per-client"` a
-   * private session owned by that connection (started on first use, ended by {@link releaseConnection}).
+   * private session owned by that connection (started on first use, ended by {@link releaseConnection}),
+   * which declares `capabilities`, the client's own, upstream (as far as mcpd relays them).
    */
-  async handleFor(name: string, connectionId: string): Promise<ServerHandle> {
+  async handleFor(name: string, connectionId: string, capabilities: ClientCapabilities = {}): Promise<ServerHandle> {
     const shared = this.require(name);
     if (shared.config.sharing !== "per-client" || shared.state === "disabled") return shared;
     const key = `${name}\0${connectionId}`;
@@ -189,7 +191,7 @@ export class MCPManager {
     if (!h) {
       if (this.shuttingDown) throw shuttingDownError();
       // No await between the lookup and the set: two requests of one connection share one private session.
-      h = this.makeHandle(shared.config, connectionId);
+      h = this.makeHandle(shared.config, connectionId, undefined, capabilities);
       this.privateHandles.set(key, h);
     }
     return h;
