@@ -87,17 +87,21 @@ function withContentUri(block: unknown, form: (uri: string) => string): unknown 
 
 /**
  * A tools/call or prompts/get answer with the URIs of its resource links and embedded resources in the
- * form `form` gives (a prompt's messages each hold one content block). The rest is kept as it is.
+ * form `form` gives (a prompt's messages each hold one content block). The rest is kept as it is, and an
+ * answer with nothing to change is the same object: it goes on as the server wrote it, never encoded again.
  */
 export function withResultUris(result: JsonObject, form: (uri: string) => string): JsonObject {
   const content = result.content;
   const messages = result.messages;
-  if (Array.isArray(content)) return { ...result, content: content.map((b) => withContentUri(b, form)) };
-  if (Array.isArray(messages)) {
-    return {
-      ...result,
-      messages: messages.map((m) => (isObject(m) ? { ...m, content: withContentUri(m.content, form) } : m)),
-    };
+  if (Array.isArray(content)) {
+    const next = content.map((b) => withContentUri(b, form));
+    return next.some((b, i) => b !== content[i]) ? { ...result, content: next } : result;
   }
-  return { ...result };
+  if (!Array.isArray(messages)) return result;
+  const next = messages.map((m) => {
+    if (!isObject(m)) return m;
+    const c = withContentUri(m.content, form);
+    return c === m.content ? m : { ...m, content: c };
+  });
+  return next.some((m, i) => m !== messages[i]) ? { ...result, messages: next } : result;
 }
