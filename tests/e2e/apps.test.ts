@@ -130,6 +130,22 @@ describe("an app server that offers its UI tool to UI clients only", () => {
     expect(await names(text)).toEqual(["board-text"]);
   });
 
+  it("per-client, aggregate view: a UI client lists and calls what its own session offers, and opens the app by the URI its tool names", async () => {
+    const ui = await client(true);
+    expect((await names(ui)).filter((n) => n.startsWith("pc__"))).toEqual(["pc__board-text", "pc__move", "pc__show-board"]);
+    const uri = (await metaOf(ui, "pc__show-board"))?.ui?.resourceUri as string;
+    expect(uri).toBe("ui://pc/board/view.html");
+    const shown = await ui.callTool({ name: "pc__show-board", arguments: {} });
+    expect(shown.structuredContent).toEqual({ server: "pc", pieces: 3 });
+    expect(shown.content).toContainEqual({ type: "resource_link", uri, name: "board", mimeType: MIME });
+    expect(shown.content).toContainEqual(expect.objectContaining({ type: "resource", resource: expect.objectContaining({ uri }) }));
+    // The view is not in the server's resources/list (--unlisted): read all the same, by the tool's URI.
+    const read = await ui.readResource({ uri });
+    expect(read.contents[0]).toMatchObject({ uri, mimeType: MIME, _meta: { ui: VIEW_META } });
+    const text = await client(false);
+    expect((await names(text)).filter((n) => n.startsWith("pc__"))).toEqual(["pc__board-text"]);
+  });
+
   it("shared, aggregate view: its app-only tool reaches UI clients alone; the app's unprefixed call resolves, or names both servers", async () => {
     const ui = await client(true);
     const text = await client(false);

@@ -25,3 +25,17 @@ export function aggregateInitializeResult(servers: readonly Upstream[], protocol
   if (instructions.length > 0) result.instructions = instructions.join("\n\n");
   return result;
 }
+
+/**
+ * Opens a connection's own sessions of the per-client servers (`host.resolveHandle`) and starts them,
+ * without waiting: the aggregate tools/list waits for them (bounded), as for any server coming up.
+ */
+export function openOwnSessions(host: { resolveHandle(server: string): Promise<Upstream> }, servers: readonly Upstream[]): void {
+  for (const h of servers) {
+    if (h.config.sharing !== "per-client" || h.state === "disabled") continue;
+    host.resolveHandle(h.name).then(
+      (own) => own.whenReady(own.config.timeout).catch(() => {}),
+      () => {},
+    );
+  }
+}

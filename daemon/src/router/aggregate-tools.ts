@@ -8,7 +8,7 @@
 import { McpdError, WireCode, type Tool } from "@mcpd/protocol";
 import { appListsTool, appMayCall } from "./app-access.js";
 import { isAppOnly, withToolUris } from "./app-meta.js";
-import type { Catalog, CatalogEntry } from "./catalog.js";
+import type { CatalogEntry } from "./catalog.js";
 import { quoted } from "./close-matches.js";
 import { exposedName } from "./exposed-names.js";
 import type { ViewFilter } from "./view-filter.js";
@@ -46,18 +46,17 @@ export function listedTools(
 }
 
 /**
- * Where an app's call goes when the catalog has no tool `name`, or the selection hides it (`entry`): an
+ * Where an app's call goes when the view's tools (`all`) have no tool `name`, or the selection hides it (`entry`): an
  * app-callable tool of an app the view shows (UI clients); an unprefixed name to the one server of the
  * view that offers a tool of that name. Several servers: refused, naming them. Undefined: the usual path.
  */
 export function appToolRoute(
-  catalog: Catalog,
+  all: readonly CatalogEntry<Tool>[],
   f: ViewFilter | undefined,
   ui: boolean,
   name: string,
   entry: CatalogEntry<Tool> | undefined,
 ): { entry: CatalogEntry<Tool> } | { refuse: McpdError } | undefined {
-  const all = catalog.tools();
   const reachable = (e: CatalogEntry<Tool>): boolean =>
     f === undefined ||
     f.allowsTool(e.server, e.exposed) ||

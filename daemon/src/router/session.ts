@@ -73,7 +73,7 @@ export class Session implements Downstream, AggregateHost {
   readonly inFlight: InFlightRequests;
   private closed = false;
   /** Private (per-client) sessions this connection owns; made by the first (most connections have none). */
-  private privates: Set<Upstream> | undefined;
+  privates: Set<Upstream> | undefined;
   // Made on first use, ~0.1 KB per connection each: most connections are never asked anything, never subscribe, or use one server's view.
   private subscribed: Set<string> | undefined;
   private asked: OutgoingRequests | undefined;
@@ -264,7 +264,7 @@ export class Session implements Downstream, AggregateHost {
     this.inFlight.failAll(error);
   }
 
-  private async resolveHandle(server: string): Promise<Upstream> {
+  async resolveHandle(server: string): Promise<Upstream> {
     const handle = await this.ctx.servers.handleFor(server, this.id, this.clientCapabilities);
     if (handle !== this.ctx.servers.get(server)) (this.privates ??= new Set()).add(handle);
     return handle;

@@ -179,6 +179,24 @@ describe("app-only tools and an app's own calls", () => {
     expect((await plainServer.call("tick")).error?.data?.mcpdCode).toBe("MCPD_HIDDEN");
   });
 
+  it("a per-client server in the aggregate view: a UI client's own session opens at initialize, and its tools are the ones listed and called", async () => {
+    const shared = appServer();
+    r = memoryRouter({ servers: { a: { ...shared, config: { sharing: "per-client" } }, b: { tools: ["echo"] } } });
+    const ui = await r.connect({ capabilities: UI_CAPS });
+    const id = [...r.router.sessions.keys()][0] as string;
+    const own = r.directory.privateOf("a", id);
+    expect(own?.clientCapabilities).toEqual(UI_CAPS);
+    // Its own session offers one more tool (as an app server does to a UI client), under the server's filters and name.
+    own?.setList("tools", [...shared.tools, { name: "ui-only", inputSchema: { type: "object" } }]);
+    expect(names(await ui.request("tools/list"))).toEqual(["a__show-clock", "a__tick", "a__plain", "a__ui-only", "b__echo"]);
+    expect((await ui.call("a__ui-only")).result?.content).toEqual([{ type: "text", text: "a/ui-only {}" }]);
+    expect(own?.callsOf("tools/call", "ui-only")).toHaveLength(1);
+    // A client without the extension opens no session at initialize, and lists the shared session's tools.
+    const plain = await r.connect();
+    expect(r.directory.privateSessions).toHaveLength(1);
+    expect(names(await plain.request("tools/list"))).toEqual(["a__show-clock", "a__plain", "b__echo"]);
+  });
+
   it("gives a per-client server's private session its client's own capabilities", async () => {
     r = memoryRouter({ servers: { a: { ...appServer(), config: { sharing: "per-client" } } } });
     const ui = await r.connect({ select: { server: "a" }, capabilities: UI_CAPS });
