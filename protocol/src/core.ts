@@ -34,6 +34,7 @@ export {
   isReservedModernCode,
   type ModernProtocolVersion,
 } from "./era.js";
+export { UI_EXTENSION, uiExtensionOf } from "./extensions.js";
 export { MAX_TIMER_MS, checkTimeoutMs, hasDeadline, type TimeoutRule } from "./timers.js";
 export { Deadline } from "./deadline.js";
 export { quote } from "./quote.js";

@@ -5,6 +5,7 @@
  * extension, an app-only tool), the official SDK Client behind `mcpd connect`, declaring the extension or
  * not. The routing rules one by one are in daemon/test/router/apps.test.ts.
  */
+import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
@@ -69,6 +70,19 @@ type ToolMeta = { ui?: { resourceUri?: string; visibility?: string[] }; "ui/reso
 const metaOf = async (c: Client, name: string): Promise<ToolMeta | undefined> =>
   (await c.listTools()).tools.find((t) => t.name === name)?._meta as ToolMeta | undefined;
 const names = async (c: Client): Promise<string[]> => (await c.listTools()).tools.map((t) => t.name).sort();
+
+/** How many app-server processes named `name` run (their command lines, from /proc). */
+function appProcesses(name: string): number {
+  let n = 0;
+  for (const pid of readdirSync("/proc").filter((p) => /^\d+$/.test(p))) {
+    try {
+      if (readFileSync(`/proc/${pid}/cmdline`, "utf8").includes(`${APP}\0--name\0${name}\0`)) n++;
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return n;
+}
 
 async function refusal(p: Promise<unknown>): Promise<McpError> {
   try {
@@ -146,12 +160,25 @@ describe("an app server that offers its UI tool to UI clients only", () => {
     expect((await names(text)).filter((n) => n.startsWith("pc__"))).toEqual(["pc__board-text"]);
   });
 
-  it("shared, aggregate view: its app-only tool reaches UI clients alone; the app's unprefixed call resolves, or names both servers", async () => {
+  it("shared: a UI client sees what the server offers a UI client, the others the rest, over one extra session at most", async () => {
     const ui = await client(true);
     const text = await client(false);
-    expect((await names(ui)).filter((n) => n.startsWith("app__"))).toEqual(["app__board-text", "app__move"]);
+    expect((await names(ui)).filter((n) => n.startsWith("app__"))).toEqual(["app__board-text", "app__move", "app__show-board"]);
     expect((await names(text)).filter((n) => n.startsWith("app__"))).toEqual(["app__board-text"]);
     expect((await metaOf(ui, "app__move"))?.ui?.visibility).toEqual(["app"]);
+    const shown = await ui.callTool({ name: "app__show-board", arguments: {} });
+    expect(shown.structuredContent).toEqual({ server: "app", pieces: 3 });
+    const read = await ui.readResource({ uri: "ui://app/board/view.html" });
+    expect(read.contents[0]).toMatchObject({ uri: "ui://app/board/view.html", mimeType: MIME, _meta: { ui: VIEW_META } });
+    const uiServer = await client(true, "app");
+    expect(await names(uiServer)).toEqual(["board-text", "move", "show-board"]);
+    expect(await names(await client(false, "app"))).toEqual(["board-text"]);
+    // Two UI clients and two others: the shared session and one UI session.
+    expect(appProcesses("app")).toBe(2);
+  });
+
+  it("an app's unprefixed call resolves to the one server of the view offering it, or names both servers", async () => {
+    const ui = await client(true);
     // `move` is offered by app and pc: the app's unprefixed name is ambiguous in the whole view...
     const both = await refusal(ui.callTool({ name: "move", arguments: { to: "a1" } }));
     expect(both.code).toBe(-32602);

@@ -27,12 +27,13 @@ export function aggregateInitializeResult(servers: readonly Upstream[], protocol
 }
 
 /**
- * Opens a connection's own sessions of the per-client servers (`host.resolveHandle`) and starts them,
- * without waiting: the aggregate tools/list waits for them (bounded), as for any server coming up.
+ * Opens the sessions a UI client uses (`host.resolveHandle`: its own of the per-client servers, the shared
+ * servers' UI sessions) and starts them, without waiting: the aggregate tools/list waits for them
+ * (bounded), as for any server coming up.
  */
 export function openOwnSessions(host: { resolveHandle(server: string): Promise<Upstream> }, servers: readonly Upstream[]): void {
   for (const h of servers) {
-    if (h.config.sharing !== "per-client" || h.state === "disabled") continue;
+    if (h.state === "disabled" || (h.config.startup === "lazy" && h.config.sharing !== "per-client")) continue;
     host.resolveHandle(h.name).then(
       (own) => own.whenReady(own.config.timeout).catch(() => {}),
       () => {},

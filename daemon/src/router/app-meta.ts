@@ -5,18 +5,14 @@
  * tool or a result rewritten into a view's form with every other `_meta` key (CSP, permissions, domain,
  * prefersBorder, ...) and `structuredContent` left exactly as the server gave them.
  */
-import { isObject, type JsonObject, type Tool } from "@mcpd/protocol";
-
-/** The extension's id in `capabilities.extensions`. */
-export const UI_EXTENSION = "io.modelcontextprotocol/ui";
+import { isObject, uiExtensionOf, type JsonObject, type Tool } from "@mcpd/protocol";
 
 /** The older, flat `_meta` key of a tool's view. */
 const LEGACY_URI_KEY = "ui/resourceUri";
 
 /** Whether a client's initialize capabilities declare the UI extension. */
 export function declaresUi(capabilities: unknown): boolean {
-  const ext = isObject(capabilities) ? capabilities.extensions : undefined;
-  return isObject(ext) && isObject(ext[UI_EXTENSION]);
+  return uiExtensionOf(capabilities) !== undefined;
 }
 
 function uiMeta(tool: object): JsonObject | undefined {

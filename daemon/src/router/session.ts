@@ -244,7 +244,7 @@ export class Session implements Downstream, AggregateHost {
         // Only to this connection's own (per-client) processes: a shared server's roots are its configured
         // `roots`, the same for every agent, so one agent's change means nothing to it.
         for (const h of this.privates ?? []) {
-          if (h.state === "ready") h.client?.notify(method, params).catch(() => {});
+          if (h.state === "ready" && h.config.sharing === "per-client") h.client?.notify(method, params).catch(() => {});
         }
         return;
       default:
@@ -288,7 +288,7 @@ export class Session implements Downstream, AggregateHost {
     if (gate !== undefined && "refuse" in gate) return this.replyError(id, toWireError(gate.refuse));
     const adapt =
       this.view.kind === "aggregate" ? aggregateAnswer(this.ctx.catalog, this.filter, server, method, gate?.adapt) : gate?.adapt;
-    if (handle.config.sharing === "per-client") {
+    if (handle.config.sharing === "per-client" || app.ui) {
       this.resolveHandle(server).then(
         (h) => this.dispatchOnServer(id, h, method, params, clientUri, adapt),
         (err: unknown) => this.replyError(id, toWireError(err)),
