@@ -98,6 +98,10 @@ export const ERROR_CODES = {
     wire: WireCode.InvalidParams,
     meaning: "A plain resource URI that several servers of the view offer; the message names the prefixed forms.",
   },
+  MCPD_AMBIGUOUS_TOOL: {
+    wire: WireCode.InvalidParams,
+    meaning: "An app's unprefixed tool name that several servers of the aggregate view offer; the message names them.",
+  },
   MCPD_CAPABILITY_NOT_SUPPORTED: {
     wire: WireCode.CapabilityNotSupported,
     raisedBy: "CapabilityError",

@@ -4,6 +4,7 @@
  * the compiler), so a relayed call goes from the router to the handle with nothing in between; what the
  * manager tells its listeners goes to the router's {@link UpstreamEvents}, typed, with the handle.
  */
+import type { ClientCapabilities } from "@mcpd/protocol";
 import type { ServerDirectory, Upstream, UpstreamEvents } from "../router/upstream-port.js";
 import type { MCPManager } from "../supervision/manager.js";
 import type { ServerHandle } from "../supervision/server-handle.js";
@@ -27,8 +28,8 @@ export class ManagerDirectory implements ServerDirectory {
     return asUpstream(this.manager.require(name));
   }
 
-  handleFor(name: string, connectionId: string): Promise<Upstream> {
-    return this.manager.handleFor(name, connectionId);
+  handleFor(name: string, connectionId: string, capabilities?: ClientCapabilities): Promise<Upstream> {
+    return this.manager.handleFor(name, connectionId, capabilities);
   }
 
   releaseConnection(connectionId: string): Promise<void> {

@@ -8,17 +8,21 @@ import {
   type JsonRpcErrorObject,
   type Prompt,
   type RequestId,
-  type ServerCapabilities,
+  type ClientCapabilities,
   type Tool,
 } from "@mcpd/protocol";
+import { appToolRoute, listedTools } from "./aggregate-tools.js";
+import { declaresUi } from "./app-meta.js";
 import type { Catalog, CatalogEntry } from "./catalog.js";
 import { notFound, quoted } from "./close-matches.js";
-import { ServerFilters } from "./server-filters.js";
-import { VERSION } from "../version.js";
+import { aggregateInitializeResult, openOwnSessions } from "./aggregate-initialize.js";
+import { hiddenInView } from "./aggregate-hidden.js";
+import { OwnTools } from "./own-tools.js";
 import { RUNTIME_DEFAULTS } from "../defaults.js";
 import type { ViewFilter } from "./view-filter.js";
 import type { ServerDirectory, Upstream } from "./upstream-port.js";
 import { resolveInView, viewResources, viewTemplates } from "./view-resources.js";
+import { viewUriForm } from "./view-uris.js";
 
 /** A field that must be a string was not; never echoes the value (it may be huge or nested too deep to print). */
 function notString(method: string, field: string): JsonRpcErrorObject {
@@ -37,6 +41,12 @@ const PROMPTS = { noun: "prompt", method: "prompts/list" };
 export interface AggregateHost {
   /** What the connection's selection hides (a profile, tool globs); undefined: nothing. */
   readonly filter: ViewFilter | undefined;
+  /** What its client declared in initialize (the UI extension decides what it sees of MCP Apps). */
+  readonly clientCapabilities: ClientCapabilities;
+  /** Its own sessions (of per-client servers), if it has any. */
+  readonly privates: ReadonlySet<Upstream> | undefined;
+  /** The session it uses for a server (its own for a per-client server, made on first use). */
+  resolveHandle(server: string): Promise<Upstream>;
   send(message: object): void;
   replyError(id: RequestId | null, error: JsonRpcErrorObject): void;
   /**
@@ -63,6 +73,8 @@ export interface AggregateShared {
  * hides is refused (-32075 `MCPD_HIDDEN`) with a Set or Map lookup, so a call without one costs nothing more.
  */
 export class AggregateView {
+  private readonly own = new OwnTools();
+
   constructor(
     private readonly host: AggregateHost,
     private readonly shared: AggregateShared,
@@ -70,8 +82,14 @@ export class AggregateView {
 
   /** The tools this connection sees. */
   private tools(f: ViewFilter | undefined): readonly CatalogEntry<Tool>[] {
-    const all = this.shared.catalog.tools();
+    const all = this.allTools();
     return f === undefined ? all : f.narrow(all, (e) => f.allowsTool(e.server, e.exposed));
+  }
+
+  /** The tools/list answer: app-only tools for UI clients alone, views in the view's form (aggregate-tools.ts). */
+  private listTools(f: ViewFilter | undefined): Tool[] {
+    const ui = declaresUi(this.host.clientCapabilities);
+    return listedTools(this.allTools(), this.tools(f), f, ui, viewUriForm(this.shared.catalog, f));
   }
 
   /** The prompts this connection sees. */
@@ -80,51 +98,26 @@ export class AggregateView {
     return f === undefined ? all : f.narrow(all, (e) => f.allowsPrompt(e.server, e.exposed));
   }
 
-  /**
-   * The refusal of a tool or prompt name the catalog does not have because its server's own filter hides
-   * it, or of one it has that the connection's filter hides; undefined when neither hides it.
-   */
+  /** The refusal of a name hidden by its server's own filter or the connection's (aggregate-hidden.ts). */
   private hidden(
     kind: "tool" | "prompt",
     name: string,
     entry: CatalogEntry<unknown> | undefined,
     f: ViewFilter | undefined,
   ): McpdError | undefined {
-    if (entry !== undefined)
-      return f !== undefined && !(kind === "tool" ? f.allowsTool(entry.server, name) : f.allowsPrompt(entry.server, name))
-        ? f.hidden(kind, name, entry.server)
-        : undefined;
-    const server = this.shared.catalog.hiddenBy(kind === "tool" ? "tools" : "prompts", name);
-    if (server === undefined) return undefined;
-    // A client that does not see the server at all is not told what its filter hides.
-    if (f !== undefined && !f.viewsServer(server)) return f.hidden(kind, name, server);
-    const h = this.shared.servers.servers.find((x) => x.name === server);
-    const filters = h ? ServerFilters.of(h.config) : undefined;
-    return filters?.hidden(kind === "tool" ? "tools" : "prompts", name);
+    return hiddenInView(this.shared.catalog, this.shared.servers.servers, kind, name, entry, f);
   }
 
-  /**
-   * mcpd's own initialize answer. Capabilities are the full set mcpd can route (tools, prompts,
-   * resources with subscribe, logging, completions, all with list_changed), not only those of the servers
-   * ready at this instant: servers still starting, added by reload or restarted later join the same
-   * session, and an empty list is harmless where a missing capability would hide them for good.
-   */
+  /** The tools this connection's view starts from: the catalog's, its own sessions' in place of their servers' (own-tools.ts). */
+  private allTools(): readonly CatalogEntry<Tool>[] {
+    return this.own.tools(this.shared.catalog.tools(), this.host.privates);
+  }
+
+  /** mcpd's own initialize answer (aggregate-initialize.ts). */
   initializeResult(protocolVersion: string): JsonObject {
-    const caps: ServerCapabilities = {
-      tools: { listChanged: true },
-      prompts: { listChanged: true },
-      resources: { subscribe: true, listChanged: true },
-      logging: {},
-      completions: {},
-    };
-    const instructions: string[] = [];
-    for (const h of this.shared.servers.servers) {
-      const c = h.state === "ready" ? h.client : undefined;
-      if (c?.instructions) instructions.push(`## ${h.name}\n${c.instructions}`);
-    }
-    const result: JsonObject = { protocolVersion, capabilities: caps as JsonObject, serverInfo: { name: "mcpd", version: VERSION } };
-    if (instructions.length > 0) result.instructions = instructions.join("\n\n");
-    return result;
+    // A UI client's own sessions of per-client servers start now: their tools, not the shared session's, are what it lists.
+    if (declaresUi(this.host.clientCapabilities)) openOwnSessions(this.host, this.shared.servers.servers);
+    return aggregateInitializeResult(this.shared.servers.servers, protocolVersion);
   }
 
   /**
@@ -137,7 +130,7 @@ export class AggregateView {
    */
   private async settle(all: boolean, found?: () => boolean): Promise<void> {
     const waits: Promise<unknown>[] = [];
-    for (const h of this.shared.servers.servers) {
+    for (const h of [...this.shared.servers.servers, ...(this.host.privates ?? [])]) {
       const unknown = !h.cachedTools && (h.state === "starting" || (h.state === "stopped" && h.config.startup === "lazy"));
       const pending = all && (h.state === "starting" || h.state === "restarting");
       if (unknown || pending) waits.push(h.whenReady(Math.min(h.config.timeout, RUNTIME_DEFAULTS.aggregateSettleMs)).catch(() => {}));
@@ -199,7 +192,7 @@ export class AggregateView {
     switch (method) {
       case "tools/list":
         this.settle(false).then(
-          () => s.send({ jsonrpc: "2.0", id, result: { tools: this.tools(s.filter).map((e) => ({ ...e.item, name: e.exposed })) } }),
+          () => s.send({ jsonrpc: "2.0", id, result: { tools: this.listTools(s.filter) } }),
           (err: unknown) => this.fail(id, method, params, retried, err),
         );
         return;
@@ -258,8 +251,16 @@ export class AggregateView {
     retried: boolean,
   ): void {
     const s = this.host;
-    const entry = kind === "tool" ? this.shared.catalog.tool(name) : this.shared.catalog.prompt(name);
+    const catalog = this.shared.catalog;
+    const entry = kind === "tool" ? (this.own.tool(catalog.tools(), s.privates, name) ?? catalog.tool(name)) : catalog.prompt(name);
     const f = s.filter;
+    // An app's own call: its server's unprefixed name, or a tool the selection picking the app leaves out.
+    const app =
+      kind === "tool" && (f !== undefined || !entry)
+        ? appToolRoute(this.allTools(), f, declaresUi(s.clientCapabilities), name, entry as CatalogEntry<Tool>)
+        : undefined;
+    if (app !== undefined && "refuse" in app) return s.replyError(id, toWireError(app.refuse));
+    if (app !== undefined) return s.serveOnServer(id, app.entry.server, method, renamed(params, app.entry.item.name, ref), undefined, true);
     if (f !== undefined || !entry) {
       const refusal = this.hidden(kind, name, entry, f);
       if (refusal) return s.replyError(id, toWireError(refusal));

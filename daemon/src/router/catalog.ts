@@ -1,7 +1,8 @@
 import { MCPD_SERVER_META, isObject, type JsonObject, type Prompt, type Resource, type ResourceTemplate, type Tool } from "@mcpd/protocol";
 import type { Upstream } from "./upstream-port.js";
 import { exposedName } from "./exposed-names.js";
-import { namespacedUri, parseNamespacedUri } from "./resource-uris.js";
+import { parseNamespacedUri, viewedUri } from "./resource-uris.js";
+import { toolUiUris } from "./app-meta.js";
 import { ServerFilters } from "./server-filters.js";
 
 export interface CatalogEntry<T> {
@@ -46,7 +47,7 @@ function tagged<T extends { [key: string]: unknown }>(item: T, server: string): 
  *
  * Resources: a URI (or URI template) only one server lists is exposed as it is; one that several servers
  * list is exposed once per server as `mcpd://<server>/<uri>` (resource-uris.ts), so each copy can be
- * told apart and read. Every exposed resource and template carries `_meta["mcpd/server"]`.
+ * told apart and read; a `ui://` one is always exposed as `ui://<server>/<rest>`. Every exposed resource and template carries `_meta["mcpd/server"]`.
  *
  * What a server's own filters (its config's `tools`, `prompts`, `resources`) hide is left out, and
  * remembered by name, so that asking for it is refused as hidden rather than unknown.
@@ -112,14 +113,14 @@ export class Catalog {
         this.promptsByName.set(e.exposed, e);
         this.promptList.push(e);
       }
+      // A `ui://` view a tool names is offered by its server even when its resources/list leaves it out.
+      for (const uri of toolUiUris(h.tools)) this.addOwner(uri, h.name);
       for (const r of client.resources) {
         if (f !== undefined && !f.allowsResource(r.uri)) {
           this.hiddenByServer.resources.set(r.uri, h.name);
           continue;
         }
-        const owners = this.resourceOwners.get(r.uri);
-        if (!owners) this.resourceOwners.set(r.uri, [h.name]);
-        else if (!owners.includes(h.name)) owners.push(h.name);
+        this.addOwner(r.uri, h.name);
         this.resourceList.push({ server: h.name, item: r });
       }
       for (const t of client.resourceTemplates) {
@@ -133,7 +134,8 @@ export class Catalog {
     }
     for (const { server, item } of this.resourceList) {
       const shared = (this.resourceOwners.get(item.uri)?.length ?? 0) > 1;
-      const listed = tagged(shared ? { ...item, uri: namespacedUri(server, item.uri) } : item, server);
+      const uri = viewedUri(server, item.uri, shared);
+      const listed = tagged(uri === item.uri ? item : { ...item, uri }, server);
       this.exposedResources.push({ server, own: item.uri, item: listed });
     }
     const templateServers = new Map<string, Set<string>>();
@@ -144,9 +146,16 @@ export class Catalog {
     }
     for (const t of this.templates) {
       const shared = (templateServers.get(t.item.uriTemplate)?.size ?? 0) > 1;
-      const item = shared ? { ...t.item, uriTemplate: namespacedUri(t.server, t.item.uriTemplate) } : t.item;
+      const uriTemplate = viewedUri(t.server, t.item.uriTemplate, shared);
+      const item = uriTemplate === t.item.uriTemplate ? t.item : { ...t.item, uriTemplate };
       this.exposedTemplates.push({ server: t.server, own: t.item.uriTemplate, item: tagged(item, t.server) });
     }
+  }
+
+  private addOwner(uri: string, server: string): void {
+    const owners = this.resourceOwners.get(uri);
+    if (!owners) this.resourceOwners.set(uri, [server]);
+    else if (!owners.includes(server)) owners.push(server);
   }
 
   tools(): CatalogEntry<Tool>[] {
@@ -202,7 +211,7 @@ export class Catalog {
     }
   }
   /**
-   * Where a URI goes: a namespaced `mcpd://<server>/<uri>` (any configured server, ready or not) to that
+   * Where a URI goes: a namespaced `mcpd://<server>/<uri>` or `ui://<server>/<rest>` (any configured server, ready or not) to that
    * server; else the servers that list it; else the servers whose templates match it. One server routes;
    * several are ambiguous (never guessed); none is undefined. Also takes a namespaced URI template (for
    * completion/complete).

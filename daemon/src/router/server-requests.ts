@@ -80,13 +80,14 @@ export class ServerRequests {
    * than over stdio, where the same request goes to that client.
    */
   private candidatesFor(handle: Upstream, ctx: MessageContext): Session[] {
-    const isPrivate = handle !== this.servers.get(handle.name);
+    // A shared server's UI session (a second shared session) follows the shared rules, not a private one's.
+    const isPrivate = handle !== this.servers.get(handle.name) && handle.config.sharing === "per-client";
     const related = ctx.relatedRequestId;
     const out: Session[] = [];
     for (const s of this.sessions()) {
       if (
         isPrivate
-          ? s.ownsPrivate(handle)
+          ? s.privates?.has(handle) === true
           : related !== undefined
             ? s.inFlight.hasUpstreamRequest(handle, related)
             : s.inFlight.hasInFlightTo(handle)

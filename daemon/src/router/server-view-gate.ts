@@ -1,8 +1,16 @@
-import { McpdError, WireCode, isObject, mcpMethod, targetOf, type ItemKind, type JsonObject } from "@mcpd/protocol";
+import { McpdError, WireCode, isObject, mcpMethod, targetOf, type ItemKind, type JsonObject, type Tool } from "@mcpd/protocol";
+import { appListsTool, appMayCall } from "./app-access.js";
+import { isAppOnly } from "./app-meta.js";
 import { exposedName } from "./exposed-names.js";
 import { ServerFilters } from "./server-filters.js";
 import type { ResolvedServerConfig } from "../config/config-schema.js";
 import { reachOf, type ViewFilter } from "./view-filter.js";
+
+/** A connection's MCP Apps side of a request to one server: whether it declared the UI extension, and the server's tools. */
+export interface AppContext {
+  readonly ui: boolean;
+  readonly tools: readonly Tool[];
+}
 
 /** What the filters say about one request served as a server's own view. */
 export type Gate = { refuse: McpdError } | { adapt: (result: JsonObject) => JsonObject } | undefined;
@@ -60,13 +68,15 @@ export function gateOnServer(
   view: ViewFilter | undefined,
   method: string,
   params: JsonObject | undefined,
+  app: AppContext = { ui: true, tools: [] },
 ): Gate {
   const server = config.name;
   // A confined session (a scoped HTTP token's) reaches no server outside its view by any method, not
   // only by the named items judged below (a method routed with `_meta["mcpd/server"]` included).
   if (view?.confinement !== undefined && !view.viewsServer(server)) return { refuse: outOfReach(view, server, method) };
   const sf = ServerFilters.of(config);
-  if (sf === undefined && view === undefined) return undefined;
+  const toolAllowed = (name: string): boolean => allows(server, sf, view, "tool", name);
+  if (sf === undefined && view === undefined && (app.ui || method !== "tools/list")) return undefined;
   const listed = mcpMethod(method)?.list;
   if (listed !== undefined) {
     const list = { key: listed.key, ...ITEM[listed.item] };
@@ -76,10 +86,16 @@ export function gateOnServer(
         // A copy even so: what mcpd judged is encoded afresh, never passed on as the server wrote it (a
         // duplicate member in that text could still hold what the filter would have removed).
         if (!Array.isArray(items)) return { ...result };
-        const kept = items.filter(
-          (item) =>
-            !isObject(item) || typeof item[list.field] !== "string" || allows(server, sf, view, list.kind, item[list.field] as string),
-        );
+        const kept = items.filter((item) => {
+          if (!isObject(item) || typeof item[list.field] !== "string") return true;
+          if (list.kind !== "tool") return allows(server, sf, view, list.kind, item[list.field] as string);
+          const tool = item as unknown as Tool;
+          if (!app.ui) return !isAppOnly(tool) && toolAllowed(tool.name);
+          return (
+            toolAllowed(tool.name) ||
+            (view !== undefined && sf?.allowsTool(tool.name) !== false && appListsTool(tool, items as Tool[], toolAllowed))
+          );
+        });
         return { ...result, [list.key]: kept };
       },
     };
@@ -89,7 +105,9 @@ export function gateOnServer(
   if (target === undefined) return undefined;
   const kind = ITEM[target.kind].kind;
   if (allows(server, sf, view, kind, target.name)) return undefined;
-  return { refuse: refusal(server, sf, view, kind, target.name) };
+  // An app's call to its server's tool, which the selection picking the app leaves out.
+  const byApp = kind === "tool" && app.ui && sf?.allowsTool(target.name) !== false && appMayCall(target.name, app.tools, toolAllowed);
+  return byApp ? undefined : { refuse: refusal(server, sf, view, kind, target.name) };
 }
 
 /** The refusal of a request to a server a confined session's view does not show. */

@@ -23,12 +23,14 @@ import { levelOf } from "./log-levels.js";
 import { ModernCalls, type ModernHost } from "./modern-calls.js";
 import { OutgoingRequests } from "./outgoing-requests.js";
 import type { Downstream, Outbound, SessionContext } from "./ports.js";
+import { declaresUi } from "./app-meta.js";
 import { renamespaced } from "./resource-uris.js";
 import { routedServer, withServerMeta, withoutRoute } from "./server-meta.js";
 import { gateOnServer } from "./server-view-gate.js";
 import { handlingError, messageId, scrubbedError } from "./session-errors.js";
 import { SubscribedForms, changeSubscription, subscriptionKey } from "./subscribed-forms.js";
 import type { ViewFilter } from "./view-filter.js";
+import { aggregateAnswer } from "./view-uris.js";
 import { applySelect, chooseFaceView, noViewError, type View } from "./view-selection.js";
 
 /** What every downstream session (one agent's connection) is configured with, from the router. */
@@ -78,7 +80,7 @@ export class Session implements Downstream, AggregateHost, ModernHost {
   readonly inFlight: InFlightRequests;
   private closed = false;
   /** Private (per-client) sessions this connection owns; made by the first (most connections have none). */
-  private privates: Set<Upstream> | undefined;
+  privates: Set<Upstream> | undefined;
   // Made on first use, ~0.1 KB per connection each: most connections are never asked anything, never subscribe, or use one server's view.
   private subscribed: Set<string> | undefined;
   private asked: OutgoingRequests | undefined;
@@ -250,7 +252,7 @@ export class Session implements Downstream, AggregateHost, ModernHost {
         // Only to this connection's own (per-client) processes: a shared server's roots are its configured
         // `roots`, the same for every agent, so one agent's change means nothing to it.
         for (const h of this.privates ?? []) {
-          if (h.state === "ready") h.client?.notify(method, params).catch(() => {});
+          if (h.state === "ready" && h.config.sharing === "per-client") h.client?.notify(method, params).catch(() => {});
         }
         return;
       default:
@@ -270,8 +272,8 @@ export class Session implements Downstream, AggregateHost, ModernHost {
     this.inFlight.failAll(error);
   }
 
-  private async resolveHandle(server: string): Promise<Upstream> {
-    const handle = await this.ctx.servers.handleFor(server, this.id);
+  async resolveHandle(server: string): Promise<Upstream> {
+    const handle = await this.ctx.servers.handleFor(server, this.id, this.clientCapabilities);
     if (handle !== this.ctx.servers.get(server)) (this.privates ??= new Set()).add(handle);
     return handle;
   }
@@ -289,10 +291,12 @@ export class Session implements Downstream, AggregateHost, ModernHost {
       return;
     }
     // Filters are checked before any process is started for the request; `checked`: the aggregate view did.
-    const gate = checked ? undefined : gateOnServer(handle.config, this.filter, method, params);
+    const app = { ui: declaresUi(this.clientCapabilities), tools: handle.tools };
+    const gate = checked ? undefined : gateOnServer(handle.config, this.filter, method, params, app);
     if (gate !== undefined && "refuse" in gate) return this.replyError(id, toWireError(gate.refuse));
-    const adapt = gate?.adapt;
-    if (handle.config.sharing === "per-client") {
+    const adapt =
+      this.view.kind === "aggregate" ? aggregateAnswer(this.ctx.catalog, this.filter, server, method, gate?.adapt) : gate?.adapt;
+    if (handle.config.sharing === "per-client" || app.ui) {
       this.resolveHandle(server).then(
         (h) => this.dispatchOnServer(id, h, method, params, clientUri, adapt),
         (err: unknown) => this.replyError(id, toWireError(err)),
@@ -325,8 +329,7 @@ export class Session implements Downstream, AggregateHost, ModernHost {
       return;
     }
     if (method === "resources/read" && clientUri !== undefined && typeof params?.uri === "string") {
-      const prefix = clientUri.slice(0, clientUri.length - params.uri.length);
-      this.inFlight.forward(id, handle, method, params, (result) => renamespaced(result, prefix));
+      this.inFlight.forward(id, handle, method, params, (result) => renamespaced(result, clientUri, params.uri as string));
       return;
     }
     // A tool the server does not list goes to the server all the same: in a server's view mcpd does not
@@ -388,10 +391,5 @@ export class Session implements Downstream, AggregateHost, ModernHost {
   /** Whether its client declared that capability (`sampling`, `elicitation`, `roots`) in initialize. */
   declared(capability: string): boolean {
     return isObject((this.clientCapabilities as JsonObject)[capability]);
-  }
-
-  /** Whether this connection owns that private (per-client) session. */
-  ownsPrivate(handle: Upstream): boolean {
-    return this.privates?.has(handle) === true;
   }
 }

@@ -8,6 +8,7 @@
  */
 import type {
   Cancellation,
+  ClientCapabilities,
   InitializeResult,
   JsonObject,
   JsonRpcRequest,
@@ -129,8 +130,11 @@ export interface ServerDirectory {
   get(name: string): Upstream | undefined;
   /** @throws NotFoundError (MCPD_UNKNOWN_SERVER) naming the servers that exist. */
   require(name: string): Upstream;
-  /** The session one connection uses for a server: the shared one, or its own for a per-client server. */
-  handleFor(name: string, connectionId: string): Promise<Upstream>;
+  /**
+   * The session one connection uses for a server: the shared one, or its own for a per-client server,
+   * made with the connection's client `capabilities` (what it declared in initialize).
+   */
+  handleFor(name: string, connectionId: string, capabilities?: ClientCapabilities): Promise<Upstream>;
   /** A connection ended: its private sessions end. */
   releaseConnection(connectionId: string): Promise<void>;
   /** Installs the one listener of what the servers say (the router, once, when it is made). */

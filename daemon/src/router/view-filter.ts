@@ -1,7 +1,7 @@
 import { HiddenError, type HiddenKind, PROTOCOL_DEFAULTS, quote } from "@mcpd/protocol";
 import type { ProfileSpec } from "../config/config-schema.js";
 import { NameFilter } from "./name-filter.js";
-import { namespacedUri } from "./resource-uris.js";
+import { namespacedUri, viewedUri } from "./resource-uris.js";
 
 /** A profile of the config, compiled once per definition: its servers as a Set, each filter as a {@link NameFilter}. */
 export class CompiledProfile {
@@ -126,7 +126,7 @@ export class ViewFilter {
   allowsResource(server: string, uri: string): boolean {
     if (!this.viewsServer(server)) return false;
     const p = this.profile?.resources;
-    return p === undefined || p.allowsAny(uri, namespacedUri(server, uri));
+    return p === undefined || p.allowsAny(uri, namespacedUri(server, uri), viewedUri(server, uri, false));
   }
 
   /** The selection in words: `profile "coding"`, `tools selection (a*, b*)`, or both. */

@@ -9,7 +9,7 @@ import { McpdError, WireCode, type NotFoundError, type Resource, type ResourceTe
 import type { Upstream } from "./upstream-port.js";
 import type { Catalog, ExposedResource } from "./catalog.js";
 import { notFound, quoted } from "./close-matches.js";
-import { namespacedUri } from "./resource-uris.js";
+import { viewedUri } from "./resource-uris.js";
 import { ServerFilters } from "./server-filters.js";
 import type { ViewFilter } from "./view-filter.js";
 
@@ -34,14 +34,15 @@ function ambiguous(uri: string, servers: readonly string[]): McpdError {
   return new McpdError(
     "MCPD_AMBIGUOUS_RESOURCE",
     `Resource ${quoted(uri)} is offered by ${servers.length} servers (${named.join(", ")}${more}); address one of them: ` +
-      `${named.map((s) => namespacedUri(s, uri)).join(", ")}${more ? ", ..." : ""} (or route the request with _meta["mcpd/server"])`,
+      `${named.map((s) => viewedUri(s, uri, true)).join(", ")}${more ? ", ..." : ""} (or route the request with _meta["mcpd/server"])`,
     { wireCode: WireCode.InvalidParams, data: { servers: [...servers] } },
   );
 }
 
 /**
  * The entries a view keeps of a catalog list, each in the form the view lists it: namespaced
- * (`mcpd://<server>/<uri>`) only when more than one server of the view lists the same URI or template.
+ * (`mcpd://<server>/<uri>`) only when more than one server of the view lists the same URI or template,
+ * `ui://` ones always (`ui://<server>/<rest>`).
  */
 function asViewed<T extends Resource | ResourceTemplate>(
   all: readonly ExposedResource<T>[],
@@ -56,10 +57,9 @@ function asViewed<T extends Resource | ResourceTemplate>(
     owners.set(e.own, set);
   }
   return kept.map((e) => {
-    const shared = (owners.get(e.own)?.size ?? 0) > 1;
-    const listed = (e.item as Record<string, unknown>)[field];
-    if (shared || listed === e.own) return e;
-    return { ...e, item: { ...e.item, [field]: e.own } };
+    const viewed = viewedUri(e.server, e.own, (owners.get(e.own)?.size ?? 0) > 1);
+    if ((e.item as Record<string, unknown>)[field] === viewed) return e;
+    return { ...e, item: { ...e.item, [field]: viewed } };
   });
 }
 

@@ -13,7 +13,9 @@ import type { MCPTransport, TransportConfig } from "@mcpd/transports";
 import type { LoadedConfig, ResolvedServerConfig } from "../config/config-schema.js";
 import { ChildRegistry } from "./child-registry.js";
 import { ServerHandle, type StateChange } from "./server-handle.js";
+import { relayedCapabilities } from "./relayed-capabilities.js";
 import { ToolCache, type CachedServer } from "./tool-cache.js";
+import { UiSessions } from "./ui-sessions.js";
 import type { ListKind } from "./upstream-client.js";
 import { disabledInConfig } from "./disable-reasons.js";
 import { RUNTIME_DEFAULTS } from "../defaults.js";
@@ -70,6 +72,8 @@ export class MCPManager {
   /** Each handle's logger (a child of {@link log}), whose level follows its config. */
   private readonly logs = new WeakMap<ServerHandle, DaemonLogger>();
   private readonly cache: ToolCache | undefined;
+  /** Shared servers' second sessions, for clients that declared the UI extension (ui-sessions.ts). */
+  private readonly ui: UiSessions;
   readonly children: ChildRegistry | undefined;
   private shuttingDown = false;
 
@@ -78,6 +82,7 @@ export class MCPManager {
     this.log = options.logger ?? silentDaemonLogger;
     this.cache = options.cacheDir ? new ToolCache(options.cacheDir, this.log) : undefined;
     this.children = options.childrenFile ? new ChildRegistry(options.childrenFile, this.log) : undefined;
+    this.ui = new UiSessions(options.clientCapabilities ?? {}, (shared, caps) => this.makeHandle(shared.config, "ui", undefined, caps));
   }
 
   /** Adds a listener of every server's events; returns the function that removes it. */
@@ -108,14 +113,14 @@ export class MCPManager {
   }
 
   /** A handle for `config`, made in one step (no await): see {@link reload}. */
-  private makeHandle(config: ResolvedServerConfig, owner?: string, cached?: CachedServer): ServerHandle {
+  private makeHandle(config: ResolvedServerConfig, owner?: string, cached?: CachedServer, caps?: ClientCapabilities): ServerHandle {
     // Every line about the server names it (and the client owning a per-client session).
     const bindings = { server: config.name, ...(owner ? { owner } : {}) };
     const log = this.log.child(bindings, config.logLevel ? { level: config.logLevel } : undefined);
     const handle = new ServerHandle(config, {
       createTransport: this.opts.createTransport,
       logger: log,
-      clientCapabilities: this.opts.clientCapabilities ?? {},
+      clientCapabilities: caps ? relayedCapabilities(this.opts.clientCapabilities ?? {}, caps) : (this.opts.clientCapabilities ?? {}),
       ...(cached?.tools ? { cachedTools: cached.tools } : {}),
       ...(cached?.era ? { knownEra: cached.era } : {}),
       onToolsListed: (tools) => {
@@ -182,17 +187,20 @@ export class MCPManager {
 
   /**
    * The handle a connection should use for a server: the shared one, or for `sharing: "per-client"` a
-   * private session owned by that connection (started on first use, ended by {@link releaseConnection}).
+   * private session owned by that connection (started on first use, ended by {@link releaseConnection}),
+   * which declares `capabilities`, the client's own, upstream (as far as mcpd relays them). A client that
+   * declared the UI extension uses a shared server's UI session (ui-sessions.ts).
    */
-  async handleFor(name: string, connectionId: string): Promise<ServerHandle> {
+  async handleFor(name: string, connectionId: string, capabilities: ClientCapabilities = {}): Promise<ServerHandle> {
     const shared = this.require(name);
-    if (shared.config.sharing !== "per-client" || shared.state === "disabled") return shared;
+    if (shared.state === "disabled") return shared;
+    if (shared.config.sharing !== "per-client") return (this.shuttingDown ? undefined : this.ui.for(shared, capabilities)) ?? shared;
     const key = `${name}\0${connectionId}`;
     let h = this.privateHandles.get(key);
     if (!h) {
       if (this.shuttingDown) throw shuttingDownError();
       // No await between the lookup and the set: two requests of one connection share one private session.
-      h = this.makeHandle(shared.config, connectionId, shared.eras.known ? { era: shared.eras.known } : undefined);
+      h = this.makeHandle(shared.config, connectionId, shared.eras.known ? { era: shared.eras.known } : undefined, capabilities);
       this.privateHandles.set(key, h);
     }
     return h;
@@ -241,10 +249,11 @@ export class MCPManager {
         result.removed.push(name);
         this.handles.delete(name);
         for (const l of this.listeners) l.removed?.(handle);
-        work.push(handle.stop("stopped", "removed from config", drainMs));
+        work.push(handle.stop("stopped", "removed from config", drainMs), this.ui.drop(name, "removed from config"));
         for (const p of this.privateSessions(name)) work.push(p.stop("stopped", "removed from config"));
       } else if (cfg.hash !== handle.config.hash) {
         result.changed.push(name);
+        work.push(this.ui.drop(name, "config changed"));
         const transportChanged = cfg.transportHash !== handle.config.transportHash || cfg.protocolEra !== handle.config.protocolEra;
         const wasEnabled = handle.config.enabled;
         handle.updateConfig(cfg);
@@ -264,7 +273,7 @@ export class MCPManager {
       if (cfg.enabled && cfg.startup === "eager") work.push(handle.start("added by reload"));
     }
     // The daemon's level may have changed too: a server without a level of its own takes it.
-    for (const h of [...this.handles.values(), ...this.privateHandles.values()]) {
+    for (const h of [...this.handles.values(), ...this.privateHandles.values(), ...this.ui.all]) {
       const log = this.logs.get(h);
       if (log) log.level = next.get(h.name)?.logLevel ?? this.log.level;
     }
@@ -280,7 +289,8 @@ export class MCPManager {
     if (this.shuttingDown) return;
     this.shuttingDown = true;
     // Closed, not only stopped: a restart under way (a reload's, `mcpd restart`) must not start it again.
-    await Promise.all([...this.handles.values(), ...this.privateHandles.values()].map((h) => h.close("mcpd shutting down", drainMs)));
+    const all = [...this.handles.values(), ...this.privateHandles.values(), ...this.ui.all];
+    await Promise.all(all.map((h) => h.close("mcpd shutting down", drainMs)));
     this.privateHandles.clear();
     await this.cache?.settled();
   }

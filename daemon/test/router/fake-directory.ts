@@ -2,7 +2,7 @@
  * The router's {@link ServerDirectory} over fake servers: the configured servers' shared fakes, and a
  * private fake per connection for a `sharing: "per-client"` server, as the manager makes them.
  */
-import { NotFoundError } from "@mcpd/protocol";
+import { NotFoundError, type ClientCapabilities } from "@mcpd/protocol";
 import type { ResolvedServerConfig } from "../../src/config/config-schema.js";
 import type { ServerDirectory, UpstreamEvents } from "../../src/router/upstream-port.js";
 import { FakeUpstream, type FakeServerSpec } from "./fake-upstream.js";
@@ -54,13 +54,14 @@ export class FakeDirectory implements ServerDirectory {
     throw new NotFoundError("MCPD_UNKNOWN_SERVER", `Unknown server "${name}"; configured: ${known.length ? known.join(", ") : "(none)"}`);
   }
 
-  async handleFor(name: string, connectionId: string): Promise<FakeUpstream> {
+  async handleFor(name: string, connectionId: string, capabilities?: ClientCapabilities): Promise<FakeUpstream> {
     const shared = this.require(name);
     if (shared.config.sharing !== "per-client" || shared.state === "disabled") return shared;
     const key = `${name}\0${connectionId}`;
     let fake = this.privates.get(key);
     if (!fake) {
       fake = new FakeUpstream(shared.config, this.specs.get(name));
+      fake.clientCapabilities = capabilities;
       fake.events = this.events;
       this.privates.set(key, fake);
     }

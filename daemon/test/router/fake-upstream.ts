@@ -12,6 +12,7 @@ import {
   TransportClosedError,
   Cancellation,
   type CancelById,
+  type ClientCapabilities,
   type InitializeResult,
   type JsonObject,
   type MessageContext,
@@ -90,6 +91,8 @@ export class FakeUpstream implements Upstream, UpstreamSession, CancelById {
   readonly received: Array<{ method: string; params: JsonObject | undefined }> = [];
   /** Where what it says goes: the router's callbacks. */
   events: UpstreamEvents | undefined;
+  /** A private (per-client) session's: what its client declared, as the directory was given it. */
+  clientCapabilities: ClientCapabilities | undefined;
   private liveTools: Tool[];
   private readonly scripts = new Map<string, FakeScript>();
   private readonly waiting = new Set<{ resolve: () => void; reject: (e: unknown) => void }>();
