@@ -203,7 +203,8 @@ export const RUNTIME_DEFAULTS = {
    * (http/body-chunks.ts), reused from body to body: a mapping of its own each (over the allocator's mmap
    * threshold), given back whole. Left as Node's parser hands them over, the reads of 100 bodies of 4 MiB
    * refused over the budget were garbage until V8 next collected, and their small ones kept the brk heap
-   * from shrinking (measured: peak +211 MiB, +44 MiB after forced collections).
+   * from shrinking (measured: peak +205 to +225 MiB, +21 to +66 MiB after forced collections; with the
+   * blocks +168 to +173 and +5 to +22 MiB).
    */
   httpBodyBlockBytes: 256 * 1024,
   /** HTTP front end: most body blocks kept idle for the next bodies (64: 16 MiB). */
