@@ -149,6 +149,15 @@ export const RUNTIME_DEFAULTS = {
    */
   gcPaceIntervalMs: 250,
   /**
+   * ...and once nothing was let go for {@link gcPaceCompactQuietMs} after one, when V8's heap has this much
+   * room beyond what is in use (and what is in use is under half of it), a compacting collection, so that
+   * V8 gives back the pages a load grew its heap to (measured: 10 never-read GET streams under a flood left
+   * 20 MiB in use in 150 MiB of heap, +130 to +141 MiB of RSS 5 s after the load; +19 MiB compacted).
+   */
+  gcPaceCompactRoomBytes: 32 * 1024 * 1024,
+  /** The quiet time before that compacting collection, in ms (compacting under a load makes its peak higher). */
+  gcPaceCompactQuietMs: 1_000,
+  /**
    * `mcpd.partialLineTimeoutMs`: a line from a client must be finished (its newline received) within this
    * many ms of its first byte, or the connection is closed (-32074, MCPD_LINE_TIMEOUT). Clients write
    * each message whole, so on a local socket a line takes microseconds; the deadline only ends stalls.
@@ -225,6 +234,19 @@ export const RUNTIME_DEFAULTS = {
    * tools/call were ~40% of the daemon's CPU on this path.
    */
   httpSseCoalesceMs: 2,
+  /**
+   * HTTP front end: a request body arriving in more than one read is copied into blocks of this many bytes
+   * (http/body-chunks.ts), reused from body to body: a mapping of its own each (over the allocator's mmap
+   * threshold), given back whole. Left as Node's parser hands them over, the reads of 100 bodies of 4 MiB
+   * refused over the budget were garbage until V8 next collected, and their small ones kept the brk heap
+   * from shrinking (measured: peak +205 to +225 MiB, +21 to +66 MiB after forced collections; with the
+   * blocks +168 to +173 and +5 to +22 MiB).
+   */
+  httpBodyBlockBytes: 256 * 1024,
+  /** HTTP front end: most body blocks kept idle for the next bodies (64: 16 MiB). */
+  httpBodyBlocksIdle: 64,
+  /** HTTP front end: idle body blocks no body took within this many ms are let go (the garbage pacer told), in ms. */
+  httpBodyBlocksIdleMs: 1_000,
   /** HTTP front end: the `retry:` advertised on SSE streams (how soon a client reconnects), in ms. */
   httpSseRetryMs: 1_000,
   /**

@@ -74,6 +74,8 @@ export class McpdDaemon {
   private readonly pacer = new GarbagePacer({
     minIntervalMs: RUNTIME_DEFAULTS.gcPaceIntervalMs,
     minReleasedBytes: RUNTIME_DEFAULTS.gcPaceReleasedBytes,
+    minRoomBytes: RUNTIME_DEFAULTS.gcPaceCompactRoomBytes,
+    quietMs: RUNTIME_DEFAULTS.gcPaceCompactQuietMs,
   });
   private readonly control: ControlHandler;
   /** `/metrics` on the HTTP front end. */

@@ -1,5 +1,7 @@
 import type { HttpFrontDropped, Logger } from "@mcpd/protocol";
+import { RUNTIME_DEFAULTS } from "../defaults.js";
 import type { BudgetAccount, BufferBudget } from "../infra/buffer-budget.js";
+import { BodyBlocks } from "./body-blocks.js";
 
 /**
  * One thing of the HTTP front end that holds bytes for a client: a response's output not yet read
@@ -32,6 +34,13 @@ export class HttpBuffers implements BudgetAccount {
   readonly dropped: HttpFrontDropped = { overBudget: 0, replayTrims: 0, droppedEvents: 0, bodyTooLarge: 0, bodyTimeout: 0 };
   /** Told of bytes let go, now garbage (a GarbagePacer's `release`): bodies read or refused, output written, kept events trimmed. */
   released: (bytes: number) => void = () => {};
+  /** The blocks request bodies are kept in, reused from body to body (body-blocks.ts). */
+  readonly bodyBlocks = new BodyBlocks({
+    blockBytes: RUNTIME_DEFAULTS.httpBodyBlockBytes,
+    maxIdle: RUNTIME_DEFAULTS.httpBodyBlocksIdle,
+    idleMs: RUNTIME_DEFAULTS.httpBodyBlocksIdleMs,
+    released: (bytes) => this.released(bytes),
+  });
 
   constructor(budget: BufferBudget, log: Logger) {
     this.budget = budget;
@@ -44,8 +53,11 @@ export class HttpBuffers implements BudgetAccount {
     return this.total;
   }
 
-  /** `holder` now holds `bytes`: the difference is charged to (or released from) the budget. */
-  set(holder: HttpHolder, bytes: number): void {
+  /**
+   * `holder` now holds `bytes`: the difference is charged to (or released from) the budget. Bytes released
+   * are told to {@link released} as garbage, or only `garbage` of them (the rest is reused: body blocks).
+   */
+  set(holder: HttpHolder, bytes: number, garbage?: number): void {
     const delta = bytes - holder.held;
     if (delta === 0) return;
     holder.held = bytes;
@@ -53,7 +65,7 @@ export class HttpBuffers implements BudgetAccount {
     else this.holders.delete(holder);
     this.total += delta;
     this.budget.charge(delta);
-    if (delta < 0) this.released(-delta);
+    if (delta < 0 && (garbage ?? -delta) > 0) this.released(garbage ?? -delta);
   }
 
   largestHolder(): number {

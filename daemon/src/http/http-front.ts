@@ -162,6 +162,7 @@ export class HttpFront {
     if (this.sweepTimer) clearInterval(this.sweepTimer);
     this.sweepTimer = undefined;
     this.sessions.closeAll();
+    this.buffers.bodyBlocks.clear();
     await this.stopListening();
   }
 

@@ -1,5 +1,6 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { WireCode, classify, type McpdErrorCode } from "@mcpd/protocol";
+import { BodyChunks } from "./body-chunks.js";
 import type { HttpBuffers, HttpHolder } from "./http-buffers.js";
 import { sendError } from "./http-respond.js";
 
@@ -32,14 +33,13 @@ const tooLarge = (size: number, max: number, close: boolean): BodyRefusal => ({
 });
 
 /**
- * One body being read: its chunks, charged to the daemon-wide budget as they arrive, and a deadline from
- * its headers. Settles once: with the body, with a refusal (the caller answers it and the connection
+ * One body being read: its chunks (body-chunks.ts), charged to the daemon-wide budget at what they take as
+ * they arrive, and a deadline from its headers. Settles once: with the body, with a refusal (the caller answers it and the connection
  * closes: the rest of the body is never read), or with undefined when the client went away.
  */
 class BodyRead implements HttpHolder {
   held = 0;
-  private chunks: Buffer[] = [];
-  private size = 0;
+  private readonly chunks: BodyChunks;
   private readonly timer: NodeJS.Timeout;
   private done = false;
 
@@ -48,24 +48,26 @@ class BodyRead implements HttpHolder {
     private readonly limits: BodyLimits,
     private readonly settle: (outcome: Buffer | BodyRefusal | undefined) => void,
   ) {
+    this.chunks = new BodyChunks(limits.buffers.bodyBlocks);
     this.timer = setTimeout(() => this.timedOut(), limits.timeoutMs);
     req.on("data", this.onData);
-    req.once("end", () => this.finish(Buffer.concat(this.chunks, this.size)));
+    req.once("end", () => this.finish(this.done ? undefined : this.chunks.toBuffer()));
     req.once("error", () => this.finish(undefined));
     req.once("close", () => this.finish(undefined));
   }
 
   private readonly onData = (chunk: Buffer): void => {
     if (this.done) return;
-    this.size += chunk.length;
     const { maxBytes, buffers } = this.limits;
-    if (this.size > maxBytes) {
+    const size = this.chunks.size + chunk.length;
+    if (size > maxBytes) {
       buffers.dropped.bodyTooLarge++;
-      return this.finish(tooLarge(this.size, maxBytes, true));
+      return this.finish(tooLarge(size, maxBytes, true));
     }
-    this.chunks.push(chunk);
+    const copied = this.chunks.push(chunk);
+    if (copied > 0) buffers.released(copied);
     // Charging may shed this very body (it holds the most): it is then settled already.
-    buffers.set(this, this.size);
+    buffers.set(this, this.chunks.cost);
   };
 
   private timedOut(): void {
@@ -77,14 +79,14 @@ class BodyRead implements HttpHolder {
       close: true,
       message:
         `Request Timeout: the body was not finished within ${this.limits.timeoutMs} ms of its headers ` +
-        `(mcpd.http.requestTimeoutMs; ${this.size} bytes arrived)`,
+        `(mcpd.http.requestTimeoutMs; ${this.chunks.size} bytes arrived)`,
     });
   }
 
   shed(total: number, max: number): void {
     this.limits.buffers.dropped.overBudget++;
     this.limits.buffers.log.warn(
-      { heldBytes: this.size, totalBytes: total, budgetBytes: max },
+      { heldBytes: this.held, bodyBytes: this.chunks.size, totalBytes: total, budgetBytes: max },
       "over the daemon-wide buffer budget; refusing the HTTP request body holding the most",
     );
     this.finish({
@@ -93,7 +95,7 @@ class BodyRead implements HttpHolder {
       mcpdCode: "MCPD_BUFFER_BUDGET_EXCEEDED",
       message:
         `Service Unavailable: mcpd holds ${total} bytes for its clients, over mcpd.maxBufferedBytesTotal (${max} bytes), ` +
-        `and this request body held the most (${this.size} bytes so far); retry later`,
+        `and this request body held the most (${this.chunks.size} bytes so far); retry later`,
       close: true,
     });
   }
@@ -104,8 +106,9 @@ class BodyRead implements HttpHolder {
     clearTimeout(this.timer);
     this.req.off("data", this.onData);
     if (!Buffer.isBuffer(outcome)) this.req.pause();
-    this.chunks = [];
-    this.limits.buffers.set(this, 0);
+    // Garbage now: what the blocks' pool does not take back, and a body read once it is parsed.
+    const garbage = this.chunks.clear() + (Buffer.isBuffer(outcome) ? outcome.length : 0);
+    this.limits.buffers.set(this, 0, garbage);
     this.settle(outcome);
   }
 }

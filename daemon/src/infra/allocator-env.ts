@@ -13,6 +13,31 @@ export const DAEMON_ALLOCATOR_ENV = {
   MALLOC_TRIM_THRESHOLD_: "131072",
 } as const;
 
+/** glibc's bookkeeping ahead of each block it hands out (two size words on 64-bit). */
+const MALLOC_HEADER_BYTES = 16;
+/** The page size of the mappings large blocks get (4 KiB on the platforms the daemon runs on). */
+const PAGE_BYTES = 4096;
+const MMAP_THRESHOLD_BYTES = Number(DAEMON_ALLOCATOR_ENV.MALLOC_MMAP_THRESHOLD_);
+
+/**
+ * Whether a block of `bytes` gets a mapping of its own under {@link DAEMON_ALLOCATOR_ENV} (and so goes back
+ * to the system whole when freed) rather than a place in the brk heap, which only shrinks from its top.
+ */
+function isMappedAlone(bytes: number): boolean {
+  return bytes + MALLOC_HEADER_BYTES >= MMAP_THRESHOLD_BYTES;
+}
+
+/**
+ * The memory a block of `bytes` takes from the C allocator under {@link DAEMON_ALLOCATOR_ENV}, in bytes, of
+ * which only the first `touched` bytes were written: a mapped block takes whole pages, and only those
+ * written (64 KiB read from a socket: 68 KiB); a heap block takes its header besides. An estimate for other
+ * allocators, near enough for a budget.
+ */
+export function allocationBytes(bytes: number, touched = bytes): number {
+  if (!isMappedAlone(bytes)) return bytes + MALLOC_HEADER_BYTES;
+  return Math.ceil((touched + MALLOC_HEADER_BYTES) / PAGE_BYTES) * PAGE_BYTES;
+}
+
 /** `env` plus {@link DAEMON_ALLOCATOR_ENV}, where the user has not set those variables themselves. */
 export function withAllocatorEnv(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
   const out: NodeJS.ProcessEnv = { ...env };
