@@ -94,6 +94,15 @@ export const CONFIG_DEFAULTS = {
   maxGlobChars: 256,
   /** Most profiles under `mcpd.profiles`. */
   maxProfiles: 256,
+  /** A profile's `toolSearch` (docs/tool-search.md): the search mode of the views that select it. */
+  toolSearch: {
+    /** `off`: the view lists its tools; `on`: `search_tools` (and found tools) instead; `auto`: on past `autoThreshold`. */
+    mode: "off",
+    /** `auto` switches search mode on when the view would list more tools than this (VS Code refuses more than 128). */
+    autoThreshold: 100,
+    /** Whether search mode also lists `call_tool` (for clients that never re-read `tools/list`). */
+    callTool: false,
+  },
 } as const;
 
 /** The type of {@link CONFIG_DEFAULTS}. */
@@ -235,4 +244,14 @@ export const RUNTIME_DEFAULTS = {
    * store, the child records), in bytes; a larger one is ignored, and replaced by the next write.
    */
   stateFileMaxBytes: 64 * 1024 * 1024,
+  /** Tool search: matches `search_tools` answers when asked for no `limit`, and the most it answers. */
+  toolSearchLimit: 5,
+  toolSearchMaxLimit: 20,
+  /** Longest `search_tools` query read, in characters (the rest is ignored). */
+  toolSearchMaxQueryChars: 500,
+  /**
+   * Tools a session in search mode keeps in its `tools/list` (found by a search or used), beside
+   * `search_tools`: past this, those found longest ago and not used leave it first.
+   */
+  toolSearchKeptTools: 32,
 } as const;
