@@ -68,13 +68,28 @@ export const FILTER_KINDS = ["tools", "prompts", "resources"] as const;
 export interface ProfileSpec extends ItemFilters {
   /** Only these configured servers; absent: every server. */
   readonly servers?: readonly string[];
+  /** Search mode of the views that select it (docs/tool-search.md); absent: `off`. */
+  readonly toolSearch?: ToolSearchSetting;
+}
+
+/** The modes of tool search: list the tools, list `search_tools` instead, or that past a number of tools. */
+export const TOOL_SEARCH_MODES = ["off", "on", "auto"] as const;
+export type ToolSearchMode = (typeof TOOL_SEARCH_MODES)[number];
+
+/** A profile's `toolSearch`: `"on"`, or `{"mode": "auto", "autoThreshold": 60, "callTool": true}`. */
+export interface ToolSearchSetting {
+  readonly mode: ToolSearchMode;
+  /** `auto`: search mode when the view would list more tools than this. Default CONFIG_DEFAULTS.toolSearch.autoThreshold. */
+  readonly autoThreshold?: number;
+  /** Also list `call_tool`. Default false. */
+  readonly callTool?: boolean;
 }
 
 /** Profile names: like server names (they appear in paths such as `/profiles/<name>/mcp`). */
 export const PROFILE_NAME_PATTERN = /^[A-Za-z0-9_-]{1,48}$/;
 
 /** Keys of a profile. */
-export const PROFILE_KEYS = ["servers", ...FILTER_KINDS] as const;
+export const PROFILE_KEYS = ["servers", ...FILTER_KINDS, "toolSearch"] as const;
 
 /** One server, validated, with every variable expanded and every default applied. */
 export interface ResolvedServerConfig {

@@ -5,6 +5,7 @@ import { FILTER_KINDS, PROFILE_KEYS, PROFILE_NAME_PATTERN } from "./config-schem
 import { describeValue, isPlainObject, type ConfigIssues } from "./config-issues.js";
 import { hintFor, suggestKey } from "./did-you-mean.js";
 import { globProblem } from "./globs.js";
+import { readToolSearch } from "./tool-search-setting.js";
 
 /** Keys of a filter object. */
 const FILTER_KEYS = ["include", "exclude"] as const;
@@ -141,6 +142,7 @@ export function readProfiles(
         profile.servers = [...new Set(servers as string[])];
       }
     }
+    if (raw.toolSearch !== undefined) profile.toolSearch = readToolSearch(raw.toolSearch, at, issues);
     if (issues.errors.length === before) out[name] = profile;
   }
   return out;

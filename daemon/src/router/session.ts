@@ -14,7 +14,7 @@ import {
   type RequestId,
 } from "@mcpd/protocol";
 import type { Upstream } from "./upstream-port.js";
-import { AggregateView, type AggregateHost } from "./aggregate-view.js";
+import { SearchView, type SearchHost } from "./tool-search/search-view.js";
 import { boundedClientInfo, NOT_INITIALIZED, NOT_JSON_RPC, negotiateVersion, serverViewInitializeResult } from "./handshake.js";
 import { InFlightRequests } from "./in-flight.js";
 import { levelOf } from "./log-levels.js";
@@ -44,7 +44,7 @@ export interface DownstreamSessionOptions {
  * its {@link SessionContext}; what servers send it is delivered by the Router (upstream-delivery.ts,
  * server-requests.ts).
  */
-export class Session implements Downstream, AggregateHost {
+export class Session implements Downstream, SearchHost {
   readonly id: string;
   private readonly out: Outbound;
   private readonly ctx: SessionContext;
@@ -52,6 +52,8 @@ export class Session implements Downstream, AggregateHost {
   view: View = { kind: "aggregate" };
   /** What its selection (a profile, one-off tool globs) hides of the view; undefined: nothing. The router swaps it on reload. */
   filter: ViewFilter | undefined;
+  /** The tool-search mode its selection asked for (docs/tool-search.md); undefined: its profile's. */
+  toolSearch: SearchHost["toolSearch"];
   events = false;
   initialized = false;
   /**
@@ -76,7 +78,7 @@ export class Session implements Downstream, AggregateHost {
   private subscribed: Set<string> | undefined;
   private asked: OutgoingRequests | undefined;
   private uriForms: SubscribedForms | undefined;
-  private aggregateView: AggregateView | undefined;
+  private aggregateView: SearchView | undefined;
 
   constructor(id: string, out: Outbound, context: SessionContext, options: DownstreamSessionOptions) {
     this.id = id;
@@ -92,8 +94,8 @@ export class Session implements Downstream, AggregateHost {
   }
 
   /** The aggregate view it serves; the session is the view's host (no closures per connection). */
-  private get aggregate(): AggregateView {
-    return (this.aggregateView ??= new AggregateView(this, this.ctx));
+  get aggregate(): SearchView {
+    return (this.aggregateView ??= new SearchView(this, this.ctx));
   }
 
   /** The `<server>\0<uri>` keys it is subscribed to; made on first use (a Set costs ~0.2 KB per connection). */
@@ -208,6 +210,7 @@ export class Session implements Downstream, AggregateHost {
     }
     this.view = made.chosen.view;
     this.filter = made.chosen.filter;
+    this.toolSearch = made.selection.toolSearch;
     this.events = made.selection.events;
     if (made.selection.control) this.control = true;
     this.reply(req.id, selectResult(made.chosen, this.control));
