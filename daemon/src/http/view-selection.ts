@@ -29,6 +29,7 @@ export class ViewSelection {
     const params: JsonObject = {};
     if (view.server !== undefined) params.server = view.server;
     if (view.profile !== undefined) params.profile = view.profile;
+    if (view.toolSearch !== undefined) params.toolSearch = view.toolSearch;
     this.selecting = true;
     try {
       session.handle({ jsonrpc: "2.0", id: SELECT_ID, method: McpdSelect.method, params });

@@ -1,4 +1,4 @@
-import { isObject, type JsonObject, type RequestId, type Tool } from "@mcpd/protocol";
+import { MCPD_CALLED_TOOL_META, isObject, type JsonObject, type RequestId, type Tool } from "@mcpd/protocol";
 import type { ToolSearchMode } from "../../config/config-schema.js";
 import { RUNTIME_DEFAULTS } from "../../defaults.js";
 import { type AggregateHost, type AggregateShared, AggregateView } from "../aggregate-view.js";
@@ -40,12 +40,16 @@ function textResult(text: string, isError = false, structuredContent?: JsonObjec
   return result;
 }
 
-/** `call_tool`'s answer: the tool's own, which says first which tool was called (also in `_meta["mcpd/calledTool"]`). */
+/** `call_tool`'s answer: the tool's own, which says first which tool was called (also in its `_meta`, MCPD_CALLED_TOOL_META). */
 function labelled(name: string): (result: JsonObject) => JsonObject {
   return (result) => {
     const content = Array.isArray(result.content) ? result.content : [];
     const meta = isObject(result._meta) ? result._meta : {};
-    return { ...result, content: [{ type: "text", text: `[called ${name}]` }, ...content], _meta: { ...meta, "mcpd/calledTool": name } };
+    return {
+      ...result,
+      content: [{ type: "text", text: `[called ${name}]` }, ...content],
+      _meta: { ...meta, [MCPD_CALLED_TOOL_META]: name },
+    };
   };
 }
 
