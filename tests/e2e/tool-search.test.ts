@@ -3,7 +3,9 @@
  * the HTTP front end's `/search/mcp`, the client lists only search_tools, finds a tool by search, sees it
  * join its list after notifications/tools/list_changed and calls it; with a profile whose toolSearch turns
  * call_tool on (`--profile`, `/profiles/<name>/search/mcp`), call_tool calls a tool of the view and says which.
+ * `mcpd tools` says which mode a selection is in, and why.
  */
+import { spawn } from "node:child_process";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { ToolListChangedNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
@@ -101,5 +103,35 @@ describe("tool search over HTTP", () => {
 
   it("/profiles/<name>/search/mcp: call_tool calls a tool of the view and says which", async () => {
     await callThrough(await viaHttp("/profiles/finder/search/mcp"));
+  });
+});
+
+/** Runs the built `mcpd` command against the test's daemon. */
+function cli(...args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    const p = spawn(process.execPath, [MCPD_BIN, ...args], {
+      env: { ...process.env, MCPD_HOME: d.home, MCPD_CONFIG: d.configFile },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    let stdout = "";
+    let stderr = "";
+    p.stdout.on("data", (b: Buffer) => (stdout += b.toString()));
+    p.stderr.on("data", (b: Buffer) => (stderr += b.toString()));
+    p.once("close", (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+describe("mcpd tools", () => {
+  it("says which tool-search mode a selection is in and why; nothing for the default", async () => {
+    const profile = await cli("tools", "--profile", "finder");
+    expect(profile.code, profile.stderr).toBe(0);
+    expect(profile.stderr).toContain('Tool search: on (profile "finder"); agents get search_tools and call_tool in place of these tools.');
+    const auto = await cli("tools", "--tool-search", "auto");
+    expect(auto.stderr).toMatch(
+      /Tool search: auto \(asked by the connection\): \d+ tools <= 100, search mode off; agents get these tools\./,
+    );
+    const plain = await cli("tools");
+    expect(plain.stderr).not.toContain("Tool search");
+    expect(plain.stdout).toContain("fx__echo");
   });
 });

@@ -143,6 +143,12 @@ export interface ResourceTemplateInfo extends ResourceTemplate {
 /** Result of `mcpd/tools`. */
 export interface ToolsResult {
   tools: ToolInfo[];
+  /**
+   * Without `server`: the view's tool-search mode (docs/tool-search.md): whether agents with this selection
+   * get `search_tools` (and `call_tool`) in place of `tools`, and why (`off (the default)`, `on (profile "x")`,
+   * `auto (...): 140 tools > 100, search mode on`).
+   */
+  toolSearch?: { on: boolean; callTool: boolean; reason: string };
 }
 
 /** Result of `mcpd/prompts`. */
