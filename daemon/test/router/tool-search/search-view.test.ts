@@ -7,7 +7,8 @@
 import type { JsonObject, Tool } from "@mcpd/protocol";
 import { afterEach, describe, expect, it } from "vitest";
 import type { MemoryClient, Message } from "../memory-client.js";
-import { memoryRouter, type MemoryRouter } from "../memory-router.js";
+import { parseConfig } from "../../../src/config/index.js";
+import { configText, memoryRouter, type MemoryRouter } from "../memory-router.js";
 
 let r: MemoryRouter;
 afterEach(() => r?.close());
@@ -102,5 +103,18 @@ describe("search mode", () => {
     await c.waitFor((m) => m.method === "notifications/tools/list_changed" && m.params?._meta !== undefined, "github's list_changed");
     expect(found(await search(c, { query: "branches" }))).toEqual(["github__list_branches"]);
     expect(found(await search(c, { query: "merge pull request" }))).not.toContain("github__merge_pull_request");
+  });
+
+  it("follows a reload that turns a profile's search mode off: its connections hear list_changed and list every tool", async () => {
+    r = router();
+    const [c, other] = [await r.connect({ select: { profile: "search" } }), await r.connect({ select: { profile: "auto" } })];
+    expect(await toolNames(c)).toEqual(["search_tools"]);
+    const before = r.router.filtersSnapshot();
+    const profiles = { ...PROFILES, search: { servers: ["github", "k8s"], toolSearch: "off" } };
+    r.router.applyFilters(parseConfig(configText({ servers: SERVERS, mcpd: { profiles } }), "/memory/config.json", {}).settings, before);
+    await Promise.all([c.marker(), other.marker()]);
+    expect(c.notifications().map((m) => m.method)).toEqual(["notifications/tools/list_changed"]);
+    expect(other.notifications()).toEqual([]);
+    expect(await toolNames(c)).toHaveLength(4);
   });
 });
