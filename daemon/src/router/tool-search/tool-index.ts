@@ -4,7 +4,8 @@ import type { CatalogEntry } from "../catalog.js";
 import { SEARCH_FIELDS, type SearchField, type ToolDocument, toolDocument } from "./tool-words.js";
 
 /**
- * The weight of a match in each field (tuned on tests/fixtures/tool-search-tasks/tuning.json only): a
+ * The weight of a match in each field (set before measuring; only ever checked on the tuning set,
+ * tests/fixtures/tool-search-tasks/tuning.json): a
  * tool's name says what it does in a few words, its server names the system it acts on, its
  * description says more with more noise, and its parameters least.
  */
