@@ -11,7 +11,7 @@ const MAX_LINES = 300;
 
 /** Files over {@link MAX_LINES} when this check came in -> the most lines each may have until split. */
 const KNOWN_LONG_FILES: Readonly<Record<string, number>> = {
-  "daemon/src/router/session.ts": 395,
+  "daemon/src/router/session.ts": 392,
   "daemon/src/supervision/server-handle.ts": 395,
 };
 

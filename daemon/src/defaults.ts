@@ -99,6 +99,8 @@ export const CONFIG_DEFAULTS = {
   maxGlobChars: 256,
   /** Most profiles under `mcpd.profiles`. */
   maxProfiles: 256,
+  /** A profile's `toolSearch` (docs/tool-search.md): `auto` is on past `autoThreshold` tools (VS Code refuses over 128). */
+  toolSearch: { mode: "off", autoThreshold: 100, callTool: false },
 } as const;
 
 /** The type of {@link CONFIG_DEFAULTS}. */
@@ -286,4 +288,12 @@ export const RUNTIME_DEFAULTS = {
    * store, the child records), in bytes; a larger one is ignored, and replaced by the next write.
    */
   stateFileMaxBytes: 64 * 1024 * 1024,
+  /**
+   * Tool search: the matches `search_tools` answers without a `limit` and at most, the longest query read (characters), and
+   * the tools a search-mode session keeps listed beside it (found or used; past it, the oldest found and unused leave first).
+   */
+  toolSearchLimit: 5,
+  toolSearchMaxLimit: 20,
+  toolSearchMaxQueryChars: 500,
+  toolSearchKeptTools: 32,
 } as const;

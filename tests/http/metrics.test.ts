@@ -55,7 +55,7 @@ function histogramOf(text: string, name: string, server: string): Family["metric
   return family?.metrics[0];
 }
 
-const valueOf = (f: Family | undefined, labels: Record<string, string>): number | undefined => {
+const sampleOf = (f: Family | undefined, labels: Record<string, string>): number | undefined => {
   const m = f?.metrics.find((x) => Object.entries(labels).every(([k, v]) => x.labels?.[k] === v));
   return m?.value === undefined ? undefined : Number(m.value);
 };
@@ -75,28 +75,30 @@ describe("/metrics", () => {
       expect(status).toBe(200);
       expect(type).toMatch(/^text\/plain; version=0\.0\.4/);
       for (const s of st.servers) {
-        expect(valueOf(families.get("mcpd_server_requests_total"), { server: s.name })).toBe(s.requests);
-        expect(valueOf(families.get("mcpd_server_errors_total"), { server: s.name })).toBe(s.errors);
-        expect(valueOf(families.get("mcpd_server_in_flight"), { server: s.name })).toBe(s.inFlight);
-        expect(valueOf(families.get("mcpd_server_state"), { server: s.name, state: s.state })).toBe(1);
+        expect(sampleOf(families.get("mcpd_server_requests_total"), { server: s.name })).toBe(s.requests);
+        expect(sampleOf(families.get("mcpd_server_errors_total"), { server: s.name })).toBe(s.errors);
+        expect(sampleOf(families.get("mcpd_server_in_flight"), { server: s.name })).toBe(s.inFlight);
+        expect(sampleOf(families.get("mcpd_server_state"), { server: s.name, state: s.state })).toBe(1);
         expect(families.get("mcpd_server_state")?.metrics.filter((m) => m.labels?.server === s.name && m.value === "1")).toHaveLength(1);
       }
       const fx = st.servers.find((s: any) => s.name === "fx");
       expect(fx.requests).toBeGreaterThanOrEqual(3);
       const dies = st.servers.find((s: any) => s.name === "dies");
-      expect(valueOf(families.get("mcpd_server_restarts_total"), { server: "dies" })).toBeGreaterThanOrEqual(1);
-      expect(valueOf(families.get("mcpd_server_restarts_total"), { server: "dies" })).toBeLessThanOrEqual(dies.restarts);
+      expect(sampleOf(families.get("mcpd_server_restarts_total"), { server: "dies" })).toBeGreaterThanOrEqual(1);
+      expect(sampleOf(families.get("mcpd_server_restarts_total"), { server: "dies" })).toBeLessThanOrEqual(dies.restarts);
       expect(families.get("mcpd_server_request_duration_seconds")?.type).toBe("HISTOGRAM");
       const fxHist = histogramOf(text, "mcpd_server_request_duration_seconds", "fx");
       expect(Number(fxHist?.count)).toBe(fx.requests - fx.inFlight);
       expect(Number(fxHist?.buckets?.["+Inf"])).toBe(Number(fxHist?.count));
       const httpClients = st.clients.filter((c: any) => c.face === "http").length;
       expect(httpClients).toBeGreaterThanOrEqual(1);
-      expect(valueOf(families.get("mcpd_clients"), { face: "http" })).toBe(httpClients);
+      expect(sampleOf(families.get("mcpd_clients"), { face: "http" })).toBe(httpClients);
       // mcpd status leaves out the connection asking it (this test's control connection); /metrics counts it.
-      expect(valueOf(families.get("mcpd_clients"), { face: "socket" })).toBe(st.clients.filter((c: any) => c.face === "socket").length + 1);
-      expect(valueOf(families.get("mcpd_buffered_bytes_budget"), {})).toBe(st.daemon.maxBufferedBytesTotal);
-      expect(valueOf(families.get("mcpd_process_resident_memory_bytes"), {})).toBeGreaterThan(0);
+      expect(sampleOf(families.get("mcpd_clients"), { face: "socket" })).toBe(
+        st.clients.filter((c: any) => c.face === "socket").length + 1,
+      );
+      expect(sampleOf(families.get("mcpd_buffered_bytes_budget"), {})).toBe(st.daemon.maxBufferedBytesTotal);
+      expect(sampleOf(families.get("mcpd_process_resident_memory_bytes"), {})).toBeGreaterThan(0);
     } finally {
       await client.close();
     }

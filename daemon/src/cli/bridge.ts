@@ -84,6 +84,7 @@ export function runBridge(opts: BridgeOptions): Promise<number> {
       if (opts.server !== undefined) params.server = opts.server;
       if (opts.profile !== undefined) params.profile = opts.profile;
       if (opts.tools !== undefined) params.tools = opts.tools;
+      if (opts.toolSearch !== undefined) params.toolSearch = opts.toolSearch;
       socket.write(encodeLine({ jsonrpc: "2.0", id: SELECT_ID, method: McpdSelect.method, params }));
       const endSocket = (): void => void socket.end();
       opts.stdin.on("end", endSocket);

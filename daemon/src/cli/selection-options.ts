@@ -1,14 +1,23 @@
 import type { ViewSelection } from "@mcpd/protocol/core";
 import { UsageError, type OptionSpec, type ParsedCommand } from "./args.js";
 
-/** `--profile NAME` and `--tools GLOB[,GLOB]` (repeatable), as `mcpd connect` and `mcpd tools` take them. */
-export const SELECTION_OPTIONS: Record<"profile" | "tools", OptionSpec> = {
+/**
+ * `--profile NAME`, `--tools GLOB[,GLOB]` (repeatable) and `--tool-search on|off|auto`, as `mcpd connect`
+ * and `mcpd tools` take them.
+ */
+export const SELECTION_OPTIONS: Record<"profile" | "tools" | "tool-search", OptionSpec> = {
   profile: { type: "string", value: "NAME", description: "Only what this profile of the config (mcpd.profiles.NAME) selects" },
   tools: {
     type: "string",
     multiple: true,
     value: "GLOB[,GLOB]",
     description: "Only the tools these globs match, over the aggregate names (`github__*`, `*__search`); repeatable",
+  },
+  "tool-search": {
+    type: "string",
+    value: "on|off|auto",
+    description:
+      "Tool search (docs/tool-search.md): list search_tools and the tools found instead of every tool; auto: past the profile's threshold",
   },
 };
 
@@ -31,6 +40,12 @@ export function selectionOf(values: ParsedCommand["values"], command: string): V
       throw new UsageError(`--tools needs comma-separated globs such as "github__*,*__search", got ${JSON.stringify(raw)}`, command);
     }
     out.tools = globs;
+  }
+  const mode = values["tool-search"];
+  if (mode !== undefined) {
+    if (mode !== "on" && mode !== "off" && mode !== "auto")
+      throw new UsageError(`--tool-search must be on, off or auto, got ${JSON.stringify(mode)}`, command);
+    out.toolSearch = mode;
   }
   return out;
 }

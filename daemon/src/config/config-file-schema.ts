@@ -8,7 +8,7 @@
 import { MAX_TIMER_MS } from "@mcpd/protocol";
 import { z } from "zod";
 import { CONFIG_DEFAULTS, RUNTIME_DEFAULTS } from "../defaults.js";
-import { LOG_LEVEL_VALUES, PROFILE_NAME_PATTERN, SERVER_NAME_PATTERN } from "./config-names.js";
+import { LOG_LEVEL_VALUES, PROFILE_NAME_PATTERN, SERVER_NAME_PATTERN, TOOL_SEARCH_MODES } from "./config-names.js";
 import { FILTER_SHAPE, McpdOptionsSchema, RootSchema, ServerEntrySchema } from "./server-entry-schema.js";
 import { bool, intIn, keys, mustBe, oneOf } from "./schema-rules.js";
 
@@ -50,6 +50,16 @@ export const HttpSettingsSchema = keys(
 );
 
 /** One profile: a named view over the aggregate view. */
+/**
+ * A profile's `toolSearch`, checked by readToolSearch (its texts name the key and a close one for a
+ * misspelt key); its JSON Schema is written out in {@link configJsonSchema}.
+ */
+const ToolSearchSchema = z.unknown().optional().meta({
+  default: "off",
+  description:
+    "Tool search for the views that select the profile: `on`, `off`, `auto` (past `autoThreshold` tools), and `callTool`; see docs/tool-search.md.",
+});
+
 export const ProfileSchema = keys(
   {
     servers: z
@@ -57,6 +67,7 @@ export const ProfileSchema = keys(
       .optional()
       .describe("The servers the profile sees, by name; absent: every server."),
     ...FILTER_SHAPE,
+    toolSearch: ToolSearchSchema,
   },
   `an object such as {"servers": ["github"], "tools": {"include": ["github__*"]}}`,
 );
@@ -127,6 +138,21 @@ export function configJsonSchema(): Record<string, unknown> {
       const meta = z.globalRegistry.get(ctx.zodSchema as unknown as z.ZodType);
       if (meta?.default !== undefined && ctx.jsonSchema.default === undefined) ctx.jsonSchema.default = meta.default as never;
       // A root may be a bare path string as well as an object; the preprocessing step is not representable.
+      if (ctx.zodSchema === ToolSearchSchema) {
+        ctx.jsonSchema.anyOf = [
+          { type: "string", enum: [...TOOL_SEARCH_MODES] },
+          {
+            type: "object",
+            properties: {
+              mode: { type: "string", enum: [...TOOL_SEARCH_MODES] },
+              autoThreshold: { type: "integer", minimum: 0, default: CONFIG_DEFAULTS.toolSearch.autoThreshold },
+              callTool: { type: "boolean", default: false },
+            },
+            required: ["mode"],
+            additionalProperties: false,
+          },
+        ];
+      }
       if (ctx.zodSchema === RootSchema) {
         const object = ctx.jsonSchema.anyOf ?? [{ ...ctx.jsonSchema }];
         for (const k of Object.keys(ctx.jsonSchema)) delete ctx.jsonSchema[k];

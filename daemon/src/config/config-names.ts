@@ -24,3 +24,6 @@ export const TRANSPORT_TYPE_ALIASES: Readonly<Record<string, "stdio" | "http" | 
   streamable_http: "http",
   websocket: "ws",
 };
+
+/** The modes of tool search: list the tools, list `search_tools` instead, or that past a number of tools. */
+export const TOOL_SEARCH_MODES = ["off", "on", "auto"] as const;

@@ -57,6 +57,20 @@ export const FILTER_KINDS = ["tools", "prompts", "resources"] as const;
 export interface ProfileSpec extends ItemFilters {
   /** Only these configured servers; absent: every server. */
   readonly servers?: readonly string[];
+  /** Search mode of the views that select it (docs/tool-search.md); absent: `off`. */
+  readonly toolSearch?: ToolSearchSetting;
+}
+
+export { TOOL_SEARCH_MODES } from "./config-names.js";
+export type ToolSearchMode = typeof import("./config-names.js").TOOL_SEARCH_MODES[number];
+
+/** A profile's `toolSearch`: `"on"`, or `{"mode": "auto", "autoThreshold": 60, "callTool": true}`. */
+export interface ToolSearchSetting {
+  readonly mode: ToolSearchMode;
+  /** `auto`: search mode when the view would list more tools than this. Default CONFIG_DEFAULTS.toolSearch.autoThreshold. */
+  readonly autoThreshold?: number;
+  /** Also list `call_tool`. Default false. */
+  readonly callTool?: boolean;
 }
 
 /** One server, validated, with every variable expanded and every default applied. */

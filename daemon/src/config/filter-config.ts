@@ -5,6 +5,7 @@ import { describeValue, isPlainObject, type ConfigIssues } from "./config-issues
 import { suggestKey } from "./did-you-mean.js";
 import { ProfileSchema } from "./config-file-schema.js";
 import { readWithSchema } from "./read-with-schema.js";
+import { readToolSearch } from "./tool-search-setting.js";
 
 /** What each kind's globs are matched against, for messages. */
 const MATCHED: Readonly<Record<(typeof FILTER_KINDS)[number], string>> = {
@@ -80,6 +81,7 @@ export function readProfiles(
       if (servers.length === 0) issues.warn(at, `"servers" is empty: the profile sees no server at all`);
       profile.servers = [...new Set(servers)];
     }
+    if (read.toolSearch !== undefined) profile.toolSearch = readToolSearch(read.toolSearch, at, issues);
     if (issues.errors.length === before) out[name] = profile;
   }
   return out;

@@ -3,6 +3,8 @@
  * with the server of each item, as a connection sees it. The servers' own filters always apply; a
  * connection's selection (a profile, tool globs) too, or the one `mcpd/tools` is asked about.
  */
+import { isToolSearchMode } from "../config/tool-search-setting.js";
+import { searchMode } from "../router/tool-search/search-mode.js";
 import {
   ProtocolError,
   type JsonObject,
@@ -41,6 +43,12 @@ export function toolsParams(params: JsonObject | undefined): ToolsParams {
   if (server !== undefined) out.server = server;
   if (profile !== undefined) out.profile = profile;
   if (tools !== undefined) out.tools = tools;
+  const toolSearch = params?.toolSearch;
+  if (toolSearch !== undefined) {
+    if (!isToolSearchMode(toolSearch))
+      throw new ProtocolError(`"toolSearch" must be "on", "off" or "auto"`, { data: { mcpdCode: "MCPD_PROTOCOL_VIOLATION" } });
+    out.toolSearch = toolSearch;
+  }
   return out;
 }
 
@@ -76,7 +84,7 @@ async function settled(hs: ServerHandle[], toolsOnly: boolean): Promise<ServerHa
  * @throws NotFoundError (MCPD_UNKNOWN_SERVER, MCPD_UNKNOWN_PROFILE).
  */
 export async function listTools(
-  { server, profile, tools }: ToolsParams,
+  { server, profile, tools, toolSearch }: ToolsParams,
   { manager, router, session }: ListingContext,
 ): Promise<ToolsResult> {
   const hs = pick(manager, server);
@@ -89,7 +97,10 @@ export async function listTools(
     // The catalog is rebuilt only when a server's state or lists changed; server filters are applied in it.
     const all = router.catalog.tools();
     const seen = own === undefined && asked === undefined ? all : all.filter((e) => keeps(e.server, e.exposed));
-    return { tools: seen.map((e) => ({ server: e.server, exposedName: e.exposed, ...e.item })) };
+    // The mode of the selection asked about, else the asking connection's own.
+    const mode =
+      asked !== undefined || toolSearch !== undefined ? searchMode(toolSearch, asked, () => seen.length) : session.aggregate.mode();
+    return { tools: seen.map((e) => ({ server: e.server, exposedName: e.exposed, ...e.item })), toolSearch: mode };
   }
   return {
     tools: hs.flatMap((h) =>

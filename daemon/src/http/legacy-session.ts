@@ -1,11 +1,10 @@
 import { randomBytes } from "node:crypto";
 import type { ServerResponse } from "node:http";
-import { encodeRelayed, type JsonObject, type Logger } from "@mcpd/protocol";
+import { encodeRelayed, type Logger } from "@mcpd/protocol";
 import type { Router } from "../router/router.js";
 import type { Session } from "../router/session.js";
 import { encodeOutgoing } from "../infra/encode-outgoing.js";
 import type { HttpBuffers } from "./http-buffers.js";
-import type { ViewChoice } from "./http-routes.js";
 import { OutputMeter } from "./output-meter.js";
 
 /**

@@ -1,13 +1,5 @@
 import type { ServerResponse } from "node:http";
-import {
-  ModernErrorCode,
-  WireCode,
-  encodeRelayed,
-  type JsonObject,
-  type JsonRpcErrorObject,
-  type Logger,
-  type RequestId,
-} from "@mcpd/protocol";
+import { ModernErrorCode, WireCode, encodeRelayed, type JsonRpcErrorObject, type Logger, type RequestId } from "@mcpd/protocol";
 import { RUNTIME_DEFAULTS } from "../defaults.js";
 import { encodeOutgoing } from "../infra/encode-outgoing.js";
 import type { Outbound } from "../router/ports.js";

@@ -6,7 +6,6 @@ import type { Outbound } from "../router/ports.js";
 import type { Session } from "../router/session.js";
 import { RUNTIME_DEFAULTS } from "../defaults.js";
 import { encodeOutgoing } from "../infra/encode-outgoing.js";
-import type { ViewChoice } from "./http-routes.js";
 import type { HttpBuffers } from "./http-buffers.js";
 import { afterPendingHangUp, clientGone, onGone } from "./http-respond.js";
 import { OutputMeter } from "./output-meter.js";

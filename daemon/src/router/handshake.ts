@@ -17,6 +17,8 @@ import {
   quote,
 } from "@mcpd/protocol";
 import { globProblem } from "../config/globs.js";
+import type { ToolSearchMode } from "../config/config-schema.js";
+import { isToolSearchMode } from "../config/tool-search-setting.js";
 import { CONFIG_DEFAULTS, RUNTIME_DEFAULTS } from "../defaults.js";
 
 /** What a valid `mcpd/select` asks for. */
@@ -31,6 +33,8 @@ export interface Selection {
   profile: string | undefined;
   /** One-off tool globs, each checked to be a usable glob. */
   tools: string[] | undefined;
+  /** The tool-search mode asked for (docs/tool-search.md); undefined: its profile's, else off. */
+  toolSearch: ToolSearchMode | undefined;
 }
 
 /** The answer to a message that is no JSON-RPC 2.0 message at all. */
@@ -116,7 +120,9 @@ export function parseSelect(
   if (profile !== undefined && (typeof profile !== "string" || profile === "")) return badParam(`"profile" must be a profile's name`);
   const tools = parseToolGlobs(params?.tools);
   if (tools !== undefined && "error" in tools) return tools;
-  return { server, events: params?.events === true, control: control === true, profile, tools };
+  const toolSearch = params?.toolSearch;
+  if (toolSearch !== undefined && !isToolSearchMode(toolSearch)) return badParam(`"toolSearch" must be "on", "off" or "auto"`);
+  return { server, events: params?.events === true, control: control === true, profile, tools, toolSearch };
 }
 
 /** The protocol version answered: the client's when mcpd supports it, else the latest. */

@@ -41,6 +41,8 @@ export class Profiles {
     for (const [name, spec] of Object.entries(specs ?? {})) {
       const old = this.byName.get(name);
       const kinds = new Set(FILTER_KINDS.filter((k) => kindKey(old?.spec, k) !== kindKey(spec, k)));
+      // Another search mode changes what tools/list holds.
+      if (old !== undefined && canonicalJson(old.spec.toolSearch ?? null) !== canonicalJson(spec.toolSearch ?? null)) kinds.add("tools");
       next.set(name, kinds.size === 0 && old !== undefined ? old : new CompiledProfile(name, spec));
       // A profile new to the config has no connection yet: nobody to tell.
       if (kinds.size > 0 && old !== undefined) changed.set(name, kinds);

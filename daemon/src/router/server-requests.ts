@@ -107,7 +107,7 @@ export class ServerRequests {
     const cap = REQUEST_CAPABILITY[req.method];
     const candidates = this.candidatesFor(handle, ctx);
     const only = candidates.length === 1 ? (candidates[0] as Session) : undefined;
-    if (only && (!cap || only.declared(cap))) {
+    if (only && (!cap || declares(only, cap))) {
       const key = `${handle.name}\0${String(req.id)}`;
       try {
         return await only.outgoing.request(req.method, only.tag(handle, req.params), (id) =>
@@ -148,4 +148,10 @@ export class ServerRequests {
     this.hints.set(handle.name, hint);
     this.log.warn({ server: handle.name, hint }, "server-to-client request could not be routed");
   }
+}
+
+/** Whether a connection's client declared that capability (`sampling`, `elicitation`, `roots`) in initialize. */
+function declares(s: Session, capability: string): boolean {
+  const declared = (s.clientCapabilities as Record<string, unknown>)[capability];
+  return typeof declared === "object" && declared !== null && !Array.isArray(declared);
 }

@@ -16,7 +16,7 @@ import {
   type RequestId,
 } from "@mcpd/protocol";
 import type { Upstream } from "./upstream-port.js";
-import { AggregateView, type AggregateHost } from "./aggregate-view.js";
+import { SearchView, type SearchHost } from "./tool-search/search-view.js";
 import { boundedClientInfo, NOT_INITIALIZED, NOT_JSON_RPC, negotiateVersion, serverViewInitializeResult } from "./handshake.js";
 import { InFlightRequests } from "./in-flight.js";
 import { levelOf } from "./log-levels.js";
@@ -50,7 +50,7 @@ export interface DownstreamSessionOptions {
  * its {@link SessionContext}; what servers send it is delivered by the Router (upstream-delivery.ts,
  * server-requests.ts).
  */
-export class Session implements Downstream, AggregateHost, ModernHost {
+export class Session implements Downstream, SearchHost, ModernHost {
   readonly id: string;
   private readonly out: Outbound;
   private readonly ctx: SessionContext;
@@ -58,6 +58,8 @@ export class Session implements Downstream, AggregateHost, ModernHost {
   view: View = { kind: "aggregate" };
   /** What its selection (a profile, one-off tool globs) hides of the view; undefined: nothing. The router swaps it on reload. */
   filter: ViewFilter | undefined;
+  /** The tool-search mode its selection asked for (docs/tool-search.md); undefined: its profile's. */
+  toolSearch: SearchHost["toolSearch"];
   events = false;
   initialized = false;
   /** Its face (an HTTP endpoint) chose its view: it refuses `mcpd/select`. */
@@ -85,7 +87,7 @@ export class Session implements Downstream, AggregateHost, ModernHost {
   private subscribed: Set<string> | undefined;
   private asked: OutgoingRequests | undefined;
   private uriForms: SubscribedForms | undefined;
-  private aggregateView: AggregateView | undefined;
+  private aggregateView: SearchView | undefined;
   /** Its 2026-era requests, made by the first (see modern-calls.ts). */
   private modern: ModernCalls | undefined;
 
@@ -103,8 +105,8 @@ export class Session implements Downstream, AggregateHost, ModernHost {
   }
 
   /** The aggregate view it serves; the session is the view's host (no closures per connection). */
-  private get aggregate(): AggregateView {
-    return (this.aggregateView ??= new AggregateView(this, this.ctx));
+  get aggregate(): SearchView {
+    return (this.aggregateView ??= new SearchView(this, this.ctx));
   }
 
   /** The `<server>\0<uri>` keys it is subscribed to; made on first use (a Set costs ~0.2 KB per connection). */
@@ -215,7 +217,7 @@ export class Session implements Downstream, AggregateHost, ModernHost {
   }
 
   /** Its view as its face chose it (an HTTP endpoint); the error when it cannot be chosen. See chooseFaceView. */
-  chooseView(choice: { server?: string; profile?: string }): JsonRpcErrorObject | undefined {
+  chooseView(choice: Parameters<typeof chooseFaceView>[1]): JsonRpcErrorObject | undefined {
     return chooseFaceView(this, choice, this.ctx);
   }
 
@@ -386,10 +388,5 @@ export class Session implements Downstream, AggregateHost, ModernHost {
   get label(): string {
     const name = this.clientInfo?.name;
     return typeof name === "string" ? `${this.id} "${name.slice(0, 100)}"` : this.id;
-  }
-
-  /** Whether its client declared that capability (`sampling`, `elicitation`, `roots`) in initialize. */
-  declared(capability: string): boolean {
-    return isObject((this.clientCapabilities as JsonObject)[capability]);
   }
 }

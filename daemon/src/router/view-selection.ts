@@ -123,6 +123,8 @@ export interface SelectingConnection {
   filter: ViewFilter | undefined;
   events: boolean;
   control: boolean;
+  /** The tool-search mode its selection asked for; undefined: its profile's. */
+  toolSearch: Selection["toolSearch"];
   readonly initialized: boolean;
   /** The view was chosen by the connection's face (its HTTP endpoint): no `mcpd/select` may change it. */
   viewChosenByFace: boolean;
@@ -151,6 +153,7 @@ export function applySelect(
   if ("error" in made) return made;
   conn.view = made.chosen.view;
   conn.filter = made.chosen.filter;
+  conn.toolSearch = made.selection.toolSearch;
   conn.events = made.selection.events;
   if (made.selection.control) conn.control = true;
   return { result: selectResult(made.chosen, conn.control) };
@@ -163,14 +166,16 @@ export function applySelect(
  */
 export function chooseFaceView(
   conn: SelectingConnection,
-  choice: { server?: string; profile?: string },
+  choice: { server?: string; profile?: string; toolSearch?: Selection["toolSearch"] },
   daemon: { readonly servers: ServerDirectory; readonly profiles: Profiles },
 ): JsonRpcErrorObject | undefined {
-  const selection: Selection = { server: choice.server, profile: choice.profile, tools: undefined, events: false, control: false };
+  const { server, profile, toolSearch } = choice;
+  const selection: Selection = { server, profile, toolSearch, tools: undefined, events: false, control: false };
   const chosen = chooseView(selection, daemon.servers, daemon.profiles, conn.filter);
   if ("error" in chosen) return chosen.error;
   conn.view = chosen.view;
   conn.filter = chosen.filter;
+  conn.toolSearch = toolSearch;
   conn.viewChosenByFace = true;
   return undefined;
 }

@@ -121,7 +121,11 @@ describe("a view its face chose (an HTTP endpoint's: Session.chooseView)", () =>
     const select = await c.request("mcpd/select", { server: "secret" });
     expect(select.error?.code).toBe(-32600);
     expect(select.error?.message).toMatch(/its endpoint serves and cannot be changed/);
-    const init = await c.request("initialize", { protocolVersion: "2025-11-25", capabilities: {}, clientInfo: { name: "h", version: "1" } });
+    const init = await c.request("initialize", {
+      protocolVersion: "2025-11-25",
+      capabilities: {},
+      clientInfo: { name: "h", version: "1" },
+    });
     expect(init.error).toBeUndefined();
     expect(names(await c.request("tools/list"), "tools")).toEqual(["echo", "add", "rm"]);
   });

@@ -17,6 +17,9 @@ export const CONTROL_METHOD_PREFIX = "mcpd/";
  */
 export const MCPD_SERVER_META = "mcpd/server";
 
+/** The `_meta` key of a `call_tool` answer (tool search) that names the tool it called, as `<server>__<tool>`. */
+export const MCPD_CALLED_TOOL_META = "mcpd/calledTool";
+
 /** Whether `method` is a control method's name (`mcpd/...`), declared or not. */
 export function isControlMethod(method: string): boolean {
   return method.startsWith(CONTROL_METHOD_PREFIX);

@@ -102,7 +102,10 @@ export const McpdServers = controlMethod("mcpd/servers")<NoParams, ServersResult
  * Tools with their server; without `server`, exactly the aggregate view's `tools/list` as the given
  * profile or tool globs select it (by default, as the asking connection's own selection does).
  */
-export const McpdTools = controlMethod("mcpd/tools")<ToolsParams, ToolsResult>({ privileged: false, result: { tools: "required" } });
+export const McpdTools = controlMethod("mcpd/tools")<ToolsParams, ToolsResult>({
+  privileged: false,
+  result: { tools: "required", toolSearch: "optional" },
+});
 
 /** Prompts with their server. */
 export const McpdPrompts = controlMethod("mcpd/prompts")<ServerFilter, PromptsResult>({

@@ -48,6 +48,11 @@ export interface ViewSelection {
   profile?: string;
   /** Tool globs, such as `["github__*", "*__search"]`: only the tools one of them matches. */
   tools?: string[];
+  /**
+   * Tool search's mode for this connection's aggregate view (`on`, `off`, `auto`), in place of its
+   * profile's `toolSearch`: in search mode, tools/list holds `search_tools` and the tools found.
+   */
+  toolSearch?: "on" | "off" | "auto";
 }
 
 /** Params of `mcpd/select`, the first message of a connection, before `initialize`. */
@@ -75,6 +80,7 @@ export const SELECT_RESULT_FIELDS: Fields<SelectResult> = {
   control: "optional",
   profile: "optional",
   tools: "optional",
+  toolSearch: "optional",
 };
 
 /** Params of `mcpd/tools`: one server's tools, or what a profile or tool globs select (the asking connection's own selection when neither is given). */
@@ -137,6 +143,12 @@ export interface ResourceTemplateInfo extends ResourceTemplate {
 /** Result of `mcpd/tools`. */
 export interface ToolsResult {
   tools: ToolInfo[];
+  /**
+   * Without `server`: the view's tool-search mode (docs/tool-search.md): whether agents with this selection
+   * get `search_tools` (and `call_tool`) in place of `tools`, and why (`off (the default)`, `on (profile "x")`,
+   * `auto (...): 140 tools > 100, search mode on`).
+   */
+  toolSearch?: { on: boolean; callTool: boolean; reason: string };
 }
 
 /** Result of `mcpd/prompts`. */

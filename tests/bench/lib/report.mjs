@@ -2,7 +2,8 @@
  * The report: one console table of every headline ratio (with PASS/MISS against the targets), and
  * docs/benchmarks.md, regenerated from the results while keeping the hand-written sections between
  * `<!-- intro:start -->`/`<!-- intro:end -->`, `<!-- http-front:start -->`/`<!-- http-front:end -->` and
- * `<!-- analysis:start -->`/`<!-- analysis:end -->`.
+ * `<!-- analysis:start -->`/`<!-- analysis:end -->`, and the tool-search section (`<!-- tool-search:start -->`/`end`),
+ * which tests/bench/tool-search.mjs writes.
  *
  * Scenarios may return `front`: rows comparing the daemon's HTTP front end with the other ways in
  * (`{figure, format, better: "lower"|"higher", values: {a, c, d, e, "e-ht"}, ratio}`, each value a summary over
@@ -16,6 +17,7 @@ const DEFAULT_INTRO = `mcpd is worth running only if sharing servers through it 
 start-up time, processes and memory. These benchmarks measure that against the alternatives an agent has:
 spawning servers itself with the official MCP SDK, or with mcpd's own transports.`;
 const DEFAULT_ANALYSIS = `(Nothing written yet: what the profiles showed goes here, by hand. The harness keeps this section.)`;
+const DEFAULT_TOOL_SEARCH = `(Not measured yet: \`node tests/bench/tool-search.mjs --write\` writes this section.)`;
 const DEFAULT_FRONT = `(Nothing written yet: what the figures mean against \`mcpd connect\` goes here, by hand. The harness keeps this section.)`;
 /** The columns of the HTTP front-end section: the ways an agent reaches a server. */
 const FRONT_PATHS = [
@@ -182,6 +184,8 @@ export function markdown(results, meta, previous) {
     }
   }
   out.push(...frontSection(results, meta, previous));
+  out.push("## Tool search", "");
+  out.push("<!-- tool-search:start -->", section(previous, "tool-search") ?? DEFAULT_TOOL_SEARCH, "<!-- tool-search:end -->", "");
   out.push("## Analysis", "");
   out.push("<!-- analysis:start -->", analysis, "<!-- analysis:end -->", "");
   return out.join("\n");

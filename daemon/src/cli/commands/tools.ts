@@ -43,7 +43,16 @@ export const toolsCommand: Command = {
   },
   async run(ctx, { values, positionals }) {
     const params: ToolsParams = { ...selectionOf(values, "tools"), ...(positionals[0] !== undefined ? { server: positionals[0] } : {}) };
-    const tools = (await askDaemon(ctx, McpdTools, params)).tools ?? [];
+    const answer = await askDaemon(ctx, McpdTools, params);
+    const tools = answer.tools ?? [];
+    // Said (on stderr: stdout stays the table or the JSON) unless it is the default: what agents see instead of these tools.
+    const search = answer.toolSearch;
+    if (search !== undefined && search.reason !== "off (the default)") {
+      const instead = search.on
+        ? `agents get search_tools${search.callTool ? " and call_tool" : ""} in place of these tools`
+        : "agents get these tools";
+      ctx.stderr.write(`Tool search: ${search.reason}; ${instead}.\n`);
+    }
     if (values.json) {
       printJson(ctx, tools);
       return 0;
