@@ -212,6 +212,16 @@ export const RUNTIME_DEFAULTS = {
    * main token's, so the list stays short.
    */
   httpMaxScopedTokens: 64,
+  /** Dashboard: how long a login link of `mcpd dashboard` may be opened (once), in ms. */
+  dashboardLoginTtlMs: 60_000,
+  /** Dashboard: how long a session cookie opens the dashboard after its login, in ms. */
+  dashboardSessionTtlMs: 12 * 60 * 60 * 1000,
+  /** Dashboard: login links not yet used, and sessions, kept at once (the oldest goes first). */
+  dashboardMaxLogins: 16,
+  /** Dashboard: the live stream's low-rate refresh while someone watches (state changes are pushed at once), in ms. */
+  dashboardTickMs: 1_000,
+  /** Dashboard: lines of the daemon's log, and of a server's stderr, the page is sent. */
+  dashboardLogLines: 200,
   /**
    * `mcpd auth`: how long the daemon waits for the browser to come back to its loopback listener after
    * the authorization URL was handed out, in ms.
