@@ -12,7 +12,7 @@ import type { Status } from "./types.js";
 const app = document.getElementById("app") as HTMLElement;
 const live = h("span", { class: "live", role: "status" }, "connecting…");
 const result = h("p", { class: "result", role: "status", "aria-live": "polite" });
-const showResult = (text: string, ok: boolean): void => {
+const showResult = (text: string | Node, ok: boolean): void => {
   result.classList.toggle("error", !ok);
   replace(result, text);
 };

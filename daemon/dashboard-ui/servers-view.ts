@@ -5,7 +5,7 @@ import type { ClientRow, ServerRow, Status } from "./types.js";
 
 /** What the page shows of an action's result, and where it opens a server's details. */
 export interface ServersHooks {
-  result(text: string, ok: boolean): void;
+  result(text: string | Node, ok: boolean): void;
   open(server: string): void;
 }
 
@@ -81,11 +81,16 @@ export class ServersView {
   private updateRow(s: ServerRow): void {
     const row = this.rows.get(s.name) ?? this.makeRow(s.name);
     const c = row.cells;
-    replace(c.state as HTMLElement, h("span", { class: `state state-${s.state}` }, s.state));
-    if (s.state === "needs-auth") (c.state as HTMLElement).append(" ", h("span", { class: "hint" }, `run: mcpd auth ${s.name}`));
-    if (s.stateReason && s.state !== "ready") (c.state as HTMLElement).append(h("div", { class: "reason" }, s.stateReason));
+    // Redrawn only when it changes: its Authorize button keeps the focus across updates.
+    const shown = `${s.state}\n${s.stateReason ?? ""}`;
+    if (row.tr.dataset.shown !== shown) {
+      row.tr.dataset.shown = shown;
+      replace(c.state as HTMLElement, h("span", { class: `state state-${s.state}` }, s.state));
+      if (s.state === "needs-auth") (c.state as HTMLElement).append(" ", this.authorizeButton(s.name));
+      if (s.stateReason && s.state !== "ready") (c.state as HTMLElement).append(h("div", { class: "reason" }, s.stateReason));
+    }
     row.tr.dataset.state = s.state;
-    replace(c.transport as HTMLElement, s.mode ? `${s.transport} (${s.mode})` : s.transport);
+    replace(c.transport as HTMLElement, s.mode && s.mode !== s.transport ? `${s.transport} (${s.mode})` : s.transport);
     replace(c.pid as HTMLElement, s.pid === null ? "–" : String(s.pid));
     replace(c.uptime as HTMLElement, duration(s.uptimeMs));
     replace(c.restarts as HTMLElement, String(s.restarts));
@@ -100,6 +105,24 @@ export class ServersView {
     );
     replace(c.last as HTMLElement, s.lastError ?? "");
     row.toggle.textContent = s.enabled ? "Disable" : "Enable";
+  }
+
+  /** The Authorize button of a `needs-auth` server: runs `mcpd auth`'s flow and links its authorization page. */
+  private authorizeButton(name: string): HTMLButtonElement {
+    const run = async (): Promise<void> => {
+      this.hooks.result(`authorizing ${name}…`, true);
+      const r = await post("/dashboard/api/action", { action: "authorize", server: name });
+      if (!r.ok) return this.hooks.result(`authorize ${name} failed: ${r.error}`, false);
+      const url = typeof r.result.url === "string" && /^https?:\/\//i.test(r.result.url) ? r.result.url : undefined;
+      if (url === undefined) return this.hooks.result(`authorize ${name}: no browser step needed; waiting for the server`, true);
+      const link = h(
+        "a",
+        { href: url, target: "_blank", rel: "noopener noreferrer", class: "authorize-link" },
+        "open the authorization page",
+      );
+      this.hooks.result(h("span", {}, `authorize ${name}: `, link, " (this page updates once it is done)"), true);
+    };
+    return h("button", { type: "button", "data-action": "authorize", click: () => void run() }, "Authorize");
   }
 
   private makeRow(name: string): { tr: HTMLTableRowElement; cells: Record<string, HTMLElement>; toggle: HTMLButtonElement } {

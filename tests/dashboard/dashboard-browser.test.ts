@@ -4,11 +4,14 @@
  * the log, and checks that server-supplied text stays text and that a page on another origin can neither
  * read nor act. Skipped, saying so, where no chromium is installed (`apt-get install chromium`).
  */
+import { type ChildProcess, spawn } from "node:child_process";
 import { existsSync } from "node:fs";
+import { createInterface } from "node:readline";
 import { createServer, type Server } from "node:http";
 import { type Browser, type Page, chromium } from "playwright-core";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { fixture, startTestDaemon, type TestDaemon } from "../e2e/harness.js";
+import { fixturePath } from "../helpers/process.js";
 import { httpFront } from "../http/http-harness.js";
 import { loginLink } from "./dashboard-harness.js";
 
@@ -19,6 +22,7 @@ const XSS = '<img src=x onerror="window.__xss=1">';
 let browser: Browser | undefined;
 let d: TestDaemon | undefined;
 let other: Server | undefined;
+let oauth: ChildProcess | undefined;
 beforeAll(async () => {
   if (HAS_CHROMIUM) browser = await chromium.launch({ executablePath: CHROMIUM });
 });
@@ -28,6 +32,12 @@ afterAll(async () => {
 afterEach(async () => {
   await new Promise<void>((r) => (other ? other.close(() => r()) : r()));
   other = undefined;
+  if (oauth && oauth.exitCode === null && oauth.signalCode === null) {
+    const gone = new Promise((r) => oauth?.once("exit", r));
+    oauth.kill("SIGKILL");
+    await gone;
+  }
+  oauth = undefined;
   await d?.stop();
   d = undefined;
 });
@@ -174,5 +184,24 @@ describe.skipIf(!HAS_CHROMIUM)(`the dashboard in chromium (skipped when ${CHROMI
     expect((await (await withToken.newPage()).goto(`${origin}/`))?.status()).toBe(401);
     await withToken.close();
     await page.close();
+  });
+
+  it("a needs-auth server's Authorize button runs mcpd auth's flow: its page approves, and the server comes up", async () => {
+    oauth = spawn(process.execPath, [fixturePath("oauth-mcp.mjs")], { stdio: ["ignore", "pipe", "inherit"] });
+    const child = oauth;
+    const line = await new Promise<string>((resolve, reject) => {
+      createInterface({ input: child.stdout as NodeJS.ReadableStream }).once("line", resolve);
+      child.once("exit", (code) => reject(new Error(`oauth fixture exited with ${code}`)));
+    });
+    d = await startTestDaemon({ oauthy: { type: "http", url: (JSON.parse(line) as { url: string }).url } });
+    const page = await (browser as Browser).newPage();
+    await page.goto(await loginLink(d));
+    await page.click('tr[data-server="oauthy"][data-state="needs-auth"] button[data-action="authorize"]');
+    const href = await page.getAttribute(".result a.authorize-link", "href");
+    expect(href).toMatch(/^http:\/\/127\.0\.0\.1:\d+\//);
+    // The fixture's authorization server approves at once and sends the browser back to mcpd.
+    const approval = await (browser as Browser).newPage();
+    await approval.goto(href as string);
+    await page.waitForSelector('tr[data-server="oauthy"][data-state="ready"]');
   });
 });

@@ -1,5 +1,7 @@
 import {
   LATEST_PROTOCOL_VERSION,
+  McpdAuthStart,
+  McpdAuthWait,
   McpdDisable,
   McpdEnable,
   McpdLogs,
@@ -36,6 +38,7 @@ const ACTIONS: Record<string, { method: string; needsServer: boolean }> = {
   enable: { method: McpdEnable.method, needsServer: true },
   disable: { method: McpdDisable.method, needsServer: true },
   reload: { method: McpdReload.method, needsServer: false },
+  authorize: { method: McpdAuthStart.method, needsServer: true },
 };
 
 /** Runs action `{action, server?}` through the control handlers, as `mcpd restart` and the others do. */
@@ -48,7 +51,15 @@ export function runAction(ask: Ask, body: JsonObject): Promise<ApiAnswer> {
   const server = str(body.server);
   if (spec.needsServer && server === undefined) return Promise.resolve({ ok: false, error: `${action} needs a server` });
   const params = action === "reload" || server === undefined ? {} : { server };
-  return answer(ask(spec.method, params));
+  const started = answer(ask(spec.method, params));
+  // `mcpd auth`'s flow: the answer holds the URL the user opens; the wait for the browser's return (and
+  // the server's restart with its tokens) goes on here, and the live stream shows the server's new state.
+  if (action === "authorize") {
+    void started.then(async (r) => {
+      if (r.ok) await ask(McpdAuthWait.method, { server: server as string }).catch(() => undefined);
+    });
+  }
+  return started;
 }
 
 /** One server's page: its tools, prompts, resources and stderr tail, each an answer of its own. */
