@@ -44,6 +44,7 @@ function toolItem(server: string, t: Tool): HTMLLIElement {
     "li",
     { "data-tool": t.name },
     h("strong", {}, t.name),
+    t.profiles && t.profiles.length > 0 ? h("span", { class: "profiles" }, ` profiles: ${t.profiles.join(", ")}`) : null,
     h("p", { class: "description" }, t.description ?? ""),
     h("details", {}, h("summary", {}, "Try it"), form, out),
   );

@@ -39,5 +39,7 @@ export interface Tool {
   name: string;
   exposedName?: string;
   description?: string;
+  /** The configured profiles that select it. */
+  profiles?: string[];
   inputSchema?: { properties?: Record<string, { type?: string; description?: string }>; required?: string[] };
 }

@@ -4,7 +4,7 @@
  * Origin; the agents' bearer token never opens the dashboard, and the cookie never opens /mcp.
  */
 import { afterEach, describe, expect, it } from "vitest";
-import { fixture, startTestDaemon, type TestDaemon } from "../e2e/harness.js";
+import { fixture, startTestDaemon, until, type TestDaemon } from "../e2e/harness.js";
 import { httpFront, openSession } from "../http/http-harness.js";
 import { logIn, loginLink } from "./dashboard-harness.js";
 
@@ -83,5 +83,27 @@ describe("the dashboard's access", () => {
     const ok = await action({ origin: front.origin, "x-mcpd-csrf": csrf });
     expect(ok.status).toBe(200);
     expect(await ok.json()).toMatchObject({ ok: true, result: { added: [], removed: [] } });
+  });
+
+  it("a server's page lists its tools with the profiles that select each, its prompts, resources and stderr", async () => {
+    const profiles = {
+      coding: { tools: { include: ["fx__echo", "fx__add"] } },
+      ops: { tools: { include: ["fx__echo"] } },
+      other: { tools: { include: ["none__here"] } },
+    };
+    d = await startTestDaemon({ fx: fixture("fx") }, { settings: { profiles } });
+    const front = await httpFront(d);
+    const { cookie } = await logIn(d, front);
+    const c = await d.control();
+    await until(async () => (await c.request("mcpd/servers")).result?.servers?.[0]?.state === "ready", "fx ready");
+    c.close();
+    const detail = await (await fetch(`${front.origin}/dashboard/api/server?name=fx`, { headers: { cookie } })).json();
+    const byName = new Map((detail.tools.result.tools as any[]).map((t) => [t.name, t.profiles]));
+    expect(byName.get("echo")).toEqual(["coding", "ops"]);
+    expect(byName.get("add")).toEqual(["coding"]);
+    expect(byName.get("slow")).toEqual([]);
+    expect(detail.prompts.result.prompts.map((p: any) => p.name)).toContain("greet");
+    expect(detail.resources.ok).toBe(true);
+    expect(detail.stderr.result.lines.join("\n")).toContain("fixture fx ready");
   });
 });

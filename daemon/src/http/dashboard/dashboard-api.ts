@@ -62,15 +62,36 @@ export function runAction(ask: Ask, body: JsonObject): Promise<ApiAnswer> {
   return started;
 }
 
-/** One server's page: its tools, prompts, resources and stderr tail, each an answer of its own. */
-export async function serverDetail(ask: Ask, server: string): Promise<Record<string, ApiAnswer>> {
+/**
+ * One server's page: its tools (each with `profiles`, the configured profiles that select it), prompts,
+ * resources and stderr tail, each an answer of its own.
+ */
+export async function serverDetail(ask: Ask, server: string, profiles: readonly string[]): Promise<Record<string, ApiAnswer>> {
   const [tools, prompts, resources, stderr] = await Promise.all([
-    answer(ask(McpdTools.method, { server })),
+    toolsWithProfiles(ask, server, profiles),
     answer(ask(McpdPrompts.method, { server })),
     answer(ask(McpdResources.method, { server })),
     answer(ask(McpdLogs.method, { server, lines: RUNTIME_DEFAULTS.dashboardLogLines })),
   ]);
   return { tools, prompts, resources, stderr };
+}
+
+/** A server's tools, each marked with the profiles whose selection lets it through (`mcpd/tools` per profile). */
+async function toolsWithProfiles(ask: Ask, server: string, profiles: readonly string[]): Promise<ApiAnswer> {
+  const all = await answer(ask(McpdTools.method, { server }));
+  if (!all.ok) return all;
+  const selected = await Promise.all(
+    profiles.map(async (profile) => {
+      const r = await answer(ask(McpdTools.method, { server, profile }));
+      const names = r.ok ? (r.result.tools as JsonObject[]).map((t) => t.name) : [];
+      return { profile, names: new Set(names) };
+    }),
+  );
+  const tools = (all.result.tools as JsonObject[]).map((t) => ({
+    ...t,
+    profiles: selected.filter((p) => p.names.has(t.name)).map((p) => p.profile),
+  }));
+  return { ok: true, result: { tools } };
 }
 
 /**

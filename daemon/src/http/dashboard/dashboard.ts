@@ -128,7 +128,8 @@ export class Dashboard {
     if (url.pathname === "/dashboard/events") return this.events.open(res);
     if (url.pathname === "/dashboard/api/server") {
       const name = url.searchParams.get("name") ?? "";
-      void serverDetail((m, p) => this.ask(m, p), name).then((detail) => sendJson(res, 200, detail));
+      const profiles = this.opts.router.profiles.names();
+      void serverDetail((m, p) => this.ask(m, p), name, profiles).then((detail) => sendJson(res, 200, detail));
       return;
     }
     sendText(res, 404, "Not found");
