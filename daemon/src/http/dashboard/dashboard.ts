@@ -104,7 +104,7 @@ export class Dashboard {
     if (method !== "POST") return sendText(res, 405, "Method Not Allowed");
     const refused = refusal(req, session);
     if (refused) return sendText(res, 403, `Forbidden: ${refused}`, { "x-mcpd-code": "MCPD_DASHBOARD_FORBIDDEN" });
-    void this.act(req, res, url.pathname);
+    this.act(req, res, url.pathname).catch((err: Error) => this.failed(res, err));
   }
 
   private redeem(res: ServerResponse, url: URL, cookieName: string): void {
@@ -129,7 +129,10 @@ export class Dashboard {
     if (url.pathname === "/dashboard/api/server") {
       const name = url.searchParams.get("name") ?? "";
       const profiles = this.opts.router.profiles.names();
-      void serverDetail((m, p) => this.ask(m, p), name, profiles).then((detail) => sendJson(res, 200, detail));
+      serverDetail((m, p) => this.ask(m, p), name, profiles).then(
+        (detail) => sendJson(res, 200, detail),
+        (err: Error) => this.failed(res, err),
+      );
       return;
     }
     sendText(res, 404, "Not found");
@@ -144,6 +147,13 @@ export class Dashboard {
     else return sendText(res, 404, "Not found");
     this.log.info({ path, action: body.action ?? body.tool, server: body.server, ok: out.ok }, "dashboard action");
     sendJson(res, 200, out);
+  }
+
+  /** A request that failed past its checks (a bug, or the daemon shutting down): logged, answered 500. */
+  private failed(res: ServerResponse, err: Error): void {
+    this.log.error({ err: err.message }, "dashboard request failed");
+    if (!res.headersSent) sendJson(res, 500, { ok: false, error: err.message });
+    else if (!res.writableEnded) res.end();
   }
 
   /** Asks the dashboard's own control connection (opened at first use). */
