@@ -64,7 +64,7 @@ const complete: ControlHandlers<null> = {
   "mcpd/status": stub, "mcpd/servers": stub, "mcpd/tools": stub, "mcpd/prompts": stub, "mcpd/resources": stub,
   "mcpd/restart": stub, "mcpd/enable": stub, "mcpd/disable": stub, "mcpd/reload": stub, "mcpd/logs": stub,
   "mcpd/shutdown": stub, "mcpd/authStart": stub, "mcpd/authWait": stub, "mcpd/authLogout": stub,
-  "mcpd/httpTokenIssue": stub, "mcpd/httpTokenList": stub, "mcpd/httpTokenRevoke": stub,
+  "mcpd/httpTokenIssue": stub, "mcpd/httpTokenList": stub, "mcpd/httpTokenRevoke": stub, "mcpd/dashboardLogin": stub,
 };
 const missing: ControlHandlers<null> = { // error
   "mcpd/status": stub, "mcpd/servers": stub, "mcpd/tools": stub, "mcpd/prompts": stub, "mcpd/resources": stub,
@@ -74,7 +74,7 @@ const extra: ControlHandlers<null> = {
   "mcpd/status": stub, "mcpd/servers": stub, "mcpd/tools": stub, "mcpd/prompts": stub, "mcpd/resources": stub,
   "mcpd/restart": stub, "mcpd/enable": stub, "mcpd/disable": stub, "mcpd/reload": stub, "mcpd/logs": stub,
   "mcpd/shutdown": stub, "mcpd/authStart": stub, "mcpd/authWait": stub, "mcpd/authLogout": stub,
-  "mcpd/httpTokenIssue": stub, "mcpd/httpTokenList": stub, "mcpd/httpTokenRevoke": stub,
+  "mcpd/httpTokenIssue": stub, "mcpd/httpTokenList": stub, "mcpd/httpTokenRevoke": stub, "mcpd/dashboardLogin": stub,
   "mcpd/select": stub, // error
 };
 void [restart, wrongResult, wrongParams, wrongState, complete, missing, extra];

@@ -12,7 +12,8 @@ import { ROOT, findImports, loadWorkspace } from "./helpers/workspace-sources.js
 
 /** Each folder of daemon/src (or top-level file) and its layer: higher layers may import lower ones. */
 export const DAEMON_LAYERS: Readonly<Record<string, number>> = {
-  "defaults.ts": 0,
+  "defaults-http.ts": 0,
+  "defaults.ts": 1,
   "version.ts": 1,
   config: 1,
   secrets: 1,

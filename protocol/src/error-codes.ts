@@ -231,6 +231,18 @@ export const ERROR_CODES = {
     wire: WireCode.InvalidParams,
     meaning: "`mcpd/httpTokenIssue` with the maximum of scoped HTTP tokens already issued; revoke one.",
   },
+  MCPD_DASHBOARD_UNAUTHORIZED: {
+    wire: WireCode.Forbidden,
+    meaning: "HTTP 401 from the dashboard: no valid dashboard session cookie, or a login link used twice, late or never issued.",
+  },
+  MCPD_DASHBOARD_FORBIDDEN: {
+    wire: WireCode.Forbidden,
+    meaning: "HTTP 403 from the dashboard: an action without its CSRF token or from another Origin than the dashboard's own.",
+  },
+  MCPD_DASHBOARD_UNAVAILABLE: {
+    wire: WireCode.InvalidRequest,
+    meaning: "`mcpd/dashboardLogin` while the HTTP front end is off or not listening (the dashboard is served by it).",
+  },
   MCPD_UNKNOWN_HTTP_TOKEN: {
     wire: WireCode.InvalidParams,
     meaning: "`mcpd/httpTokenRevoke` of an id no token has; the message names the ids there are.",

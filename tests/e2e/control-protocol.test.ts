@@ -105,6 +105,7 @@ const PARAMS: Record<string, object | undefined> = {
   "mcpd/httpTokenList": undefined,
   // The id of the token mcpd/httpTokenIssue answered, before this is sent (see below).
   "mcpd/httpTokenRevoke": { id: "000000000000" },
+  "mcpd/dashboardLogin": undefined,
 };
 
 const FORBIDDEN = -32071;

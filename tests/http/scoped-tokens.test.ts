@@ -63,7 +63,11 @@ async function tryPath(token: string, path: string): Promise<{ status: number; c
   return { status: r.status, code: body.error?.data?.mcpdCode, message: body.error?.message };
 }
 
-/** Every path a scoped token must not open: other views, non-endpoints, and paths that may come later. */
+/**
+ * Every path a scoped token must not open: other views, non-endpoints, and paths that may come later. The
+ * dashboard's paths (`/`, `/dashboard/...`) are not here: they take no token at all, only the dashboard's
+ * own session cookie, and answer any token 401 (tests/dashboard/dashboard-access.test.ts).
+ */
 const EVERYWHERE = [
   "/mcp",
   "/sse",
@@ -79,10 +83,8 @@ const EVERYWHERE = [
   "/servers/other/sse",
   "/profiles/coding%2Fx/mcp",
   "/profiles/nope/mcp",
-  "/",
   "/status",
   "/metrics",
-  "/dashboard",
   "/control",
 ];
 

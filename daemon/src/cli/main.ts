@@ -27,6 +27,7 @@ export const COMMANDS: readonly CommandEntry[] = [
   { name: "call", load: async () => (await import("./commands/call.js")).callCommand },
   { name: "connect", load: async () => (await import("./commands/connect.js")).connectCommand },
   { name: "http", load: async () => (await import("./commands/http.js")).httpCommand },
+  { name: "dashboard", load: async () => (await import("./commands/dashboard.js")).dashboardCommand },
   { name: "auth", load: async () => (await import("./commands/auth.js")).authCommand },
   { name: "config", load: async () => (await import("./commands/config.js")).configCommand },
   { name: "install-service", load: async () => (await import("./commands/install-service.js")).installServiceCommand },

@@ -12,6 +12,7 @@ import type { DaemonControl } from "../control/daemon-control.js";
 import { metricsSnapshot } from "../metrics/metrics-snapshot.js";
 import { PrometheusMetrics } from "../metrics/prometheus.js";
 import { HttpFront } from "../http/http-front.js";
+import { Dashboard } from "../http/dashboard/dashboard.js";
 import type { DaemonLogger } from "../infra/daemon-logger.js";
 import { isoTime } from "../infra/iso-time.js";
 import { writePrivateFile } from "../infra/private-file.js";
@@ -67,6 +68,7 @@ export class McpdDaemon {
   private readonly authFlows: AuthFlows;
   private readonly socket: SocketServer;
   private readonly http: HttpFront;
+  private readonly dashboard: Dashboard;
   private readonly budget = new ConnectionBudget();
   /** Bytes held for clients by both faces (socket lines and output, HTTP bodies, output and kept events). */
   private readonly buffers: BufferBudget;
@@ -135,7 +137,9 @@ export class McpdDaemon {
       budget: this.buffers,
       pacer: this.pacer,
     });
+    this.dashboard = new Dashboard({ router: this.router, watch: (l) => this.manager.watch(l), logger: this.log });
     this.http = new HttpFront({
+      dashboard: this.dashboard,
       router: this.router,
       tokenFile: join(paths.stateDir, "http-token"),
       scopedTokens: { file: join(paths.stateDir, "http-tokens.json"), max: RUNTIME_DEFAULTS.httpMaxScopedTokens },
@@ -213,10 +217,7 @@ export class McpdDaemon {
     return { ...result, warnings: [...next.warnings, ...unmatched] };
   }
 
-  /**
-   * Ends every part, in reverse order; in-flight requests may finish within the grace, the rest are failed.
-   * Both waits are woken by the requests' own ends (the router's drain, each server's queue), never by polling.
-   */
+  /** Ends every part, in reverse order: in-flight requests may finish within the grace (each wait woken by their ends, never polled). */
   private async teardown(): Promise<void> {
     this.socketWatch.stop();
     this.socket.stopAccepting();
@@ -224,6 +225,7 @@ export class McpdDaemon {
     await this.router.whenIdle(RUNTIME_DEFAULTS.shutdownGraceMs);
     const err = shuttingDownError();
     for (const s of this.router.sessions.values()) s.failAll(err);
+    await this.dashboard.close();
     await this.http.close();
     this.socket.closeAll();
     this.authFlows.close();
@@ -268,6 +270,7 @@ export class McpdDaemon {
       info: () => this.info(),
       http: () => this.http.status(),
       httpTokens: this.http.tokens,
+      dashboardLogin: () => this.dashboard.login(this.http.status().url),
       reload: () => this.lifecycle.reload(),
       shutdown: () => void this.lifecycle.shutdown(McpdShutdown.method),
       logTail: (n) => sink.tail(n),

@@ -28,6 +28,7 @@ import { visibleTools } from "../router/server-filters.js";
 import { listPrompts, listResources, listTools, pick, toolsParams } from "./listings.js";
 import { disabledByCommand } from "../supervision/disable-reasons.js";
 import { HTTP_TOKEN_HANDLERS } from "./http-token-control.js";
+import { DASHBOARD_HANDLERS } from "./dashboard-control.js";
 import { logsParams, noParams, serverFilter, serverParams } from "./control-params.js";
 import type { ControlContext, DaemonControl } from "./daemon-control.js";
 import { agentStatus, clientStatus, serverStatus, shows } from "./status-report.js";
@@ -173,6 +174,7 @@ export const CONTROL_HANDLERS: ControlHandlers<ControlContext> = {
     },
   },
   ...HTTP_TOKEN_HANDLERS,
+  ...DASHBOARD_HANDLERS,
 };
 
 /** A handler as the dispatcher calls it: the table above is checked per method, the call site cannot be. */

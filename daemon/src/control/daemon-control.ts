@@ -1,4 +1,4 @@
-import type { DaemonInfo, HttpFrontStatus, ReloadDiff } from "@mcpd/protocol";
+import type { DashboardLoginResult, DaemonInfo, HttpFrontStatus, ReloadDiff } from "@mcpd/protocol";
 import type { AuthFlows } from "../auth/auth-flows.js";
 import type { Router } from "../router/router.js";
 import type { Session } from "../router/session.js";
@@ -14,6 +14,8 @@ export interface DaemonControl {
   http?: () => HttpFrontStatus;
   /** The HTTP front end's scoped tokens, when the daemon has one. */
   httpTokens?: HttpTokenAdmin;
+  /** A one-time login link into the dashboard, when the daemon has an HTTP front end. */
+  dashboardLogin?: () => DashboardLoginResult;
   reload: () => Promise<ReloadDiff & { warnings: readonly string[] }>;
   shutdown: () => void;
   logTail: (lines: number) => string[];

@@ -16,6 +16,8 @@ import { loadOrCreateToken } from "./http-token.js";
 import { handleLegacyPost, handleLegacyStream } from "./legacy-handler.js";
 import { ScopedAccess } from "./scoped-access.js";
 import { handleDelete, handleGet, handlePost, type EndpointContext } from "./streamable-handler.js";
+import { serveMetrics } from "./metrics-route.js";
+import type { Dashboard } from "./dashboard/dashboard.js";
 
 export interface HttpFrontOptions {
   router: Router;
@@ -31,6 +33,8 @@ export interface HttpFrontOptions {
   budget: BufferBudget;
   /** The daemon's metrics for `/metrics` (main token only); without it that path is not found. */
   metrics?: () => Promise<MetricsPage>;
+  /** The dashboard, served at `/` and under `/dashboard/` with its own access (no token opens it). */
+  dashboard?: Dashboard;
   /** Told of the bytes the front end lets go (bodies read, output written, kept events trimmed): the daemon's garbage pacer. */
   released?: (bytes: number) => void;
   limits: Omit<HttpSessionLimits, "maxSessions" | "idleTimeoutMs" | "unusedIdleMs" | "streamAfterMs"> & {
@@ -194,6 +198,7 @@ export class HttpFront {
 
   private handle(req: IncomingMessage, res: ServerResponse): void {
     try {
+      if (this.opts.dashboard?.owns(req.url)) return this.opts.dashboard.serve(req, res, this.allowed);
       this.route(req, res);
     } catch (err) {
       this.log.error({ err: (err as Error).message }, "HTTP request failed");
@@ -277,7 +282,7 @@ export class HttpFront {
     }
     if (route.kind === "metrics") {
       if (method !== "GET") return this.notAllowed(res, "GET");
-      return void this.serveMetrics(res).catch(onError);
+      return void serveMetrics(res, this.opts.metrics).catch(onError);
     }
     if (route.kind === "legacy-stream") {
       if (method !== "GET") return this.notAllowed(res, "GET");
@@ -285,13 +290,6 @@ export class HttpFront {
     }
     if (method !== "POST") return this.notAllowed(res, "POST");
     void handleLegacyPost(req, res, sessions, route.path, url.searchParams, body).catch(onError);
-  }
-
-  private async serveMetrics(res: ServerResponse): Promise<void> {
-    const page = await this.opts.metrics?.();
-    if (!page) return sendError(res, 404, WireCode.InvalidRequest, "Not found: this daemon serves no metrics", "MCPD_HTTP_NOT_FOUND");
-    res.writeHead(200, { "content-type": page.contentType, "content-length": Buffer.byteLength(page.body), "cache-control": "no-store" });
-    res.end(page.body);
   }
 
   private notAllowed(res: ServerResponse, allow: string): void {

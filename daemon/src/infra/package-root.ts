@@ -51,3 +51,8 @@ export function packageVersion(): string {
 export function binPath(): string {
   return join(daemonPackage().dir, "bin", "mcpd.js");
 }
+
+/** Absolute path of a file of the daemon package (`dist/dashboard/app.js`), from its root. */
+export function packagePath(...parts: string[]): string {
+  return join(daemonPackage().dir, ...parts);
+}

@@ -39,6 +39,7 @@ import {
   type HttpTokenRevokeResult,
 } from "./http-token-types.js";
 import { HTTP_FRONT_STATUS_FIELDS } from "./http-front-status.js";
+import type { DashboardLoginResult } from "./dashboard-types.js";
 
 /**
  * Chooses the connection's view (a server's, or the aggregate) before `initialize`, and whether it is a
@@ -195,6 +196,15 @@ export const McpdHttpTokenRevoke = controlMethod("mcpd/httpTokenRevoke")<HttpTok
   result: HTTP_TOKEN_REVOKE_RESULT_FIELDS,
 });
 
+/**
+ * Issues a one-time login link into the dashboard (`mcpd dashboard`): single use, valid one minute. The
+ * link exchanges itself for the dashboard's session cookie; no token of the HTTP front end opens the dashboard.
+ */
+export const McpdDashboardLogin = controlMethod("mcpd/dashboardLogin")<NoParams, DashboardLoginResult>({
+  privileged: true,
+  result: { url: "required", expiresAt: "required" },
+});
+
 /** A server's state changed; sent to connections that selected `events: true`. */
 export const McpdServerStateNotification = controlNotification("notifications/mcpd/serverState")<ServerStateParams>({
   params: { server: "required", state: "required", previous: "required", reason: "required" },
@@ -220,6 +230,7 @@ export const CONTROL_METHODS = [
   McpdHttpTokenIssue,
   McpdHttpTokenList,
   McpdHttpTokenRevoke,
+  McpdDashboardLogin,
 ] as const;
 
 /** Any declared control method. */

@@ -7,3 +7,4 @@ export type { Fields, FieldSpec, Presence } from "./fields.js";
 export * from "./http-front-status.js";
 export * from "./auth-types.js";
 export * from "./http-token-types.js";
+export * from "./dashboard-types.js";

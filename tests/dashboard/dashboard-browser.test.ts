@@ -1,0 +1,207 @@
+/**
+ * The dashboard in a real browser (issue 36): Debian's chromium driven by playwright-core. Logs in through
+ * `mcpd dashboard --print-url`, watches servers crash and restart, runs actions and "try a tool", filters
+ * the log, and checks that server-supplied text stays text and that a page on another origin can neither
+ * read nor act. Skipped, saying so, where no chromium is installed (`apt-get install chromium`).
+ */
+import { type ChildProcess, spawn } from "node:child_process";
+import { existsSync } from "node:fs";
+import { createInterface } from "node:readline";
+import { createServer, type Server } from "node:http";
+import { type Browser, type Page, chromium } from "playwright-core";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { fixture, startTestDaemon, type TestDaemon } from "../e2e/harness.js";
+import { fixturePath } from "../helpers/process.js";
+import { httpFront } from "../http/http-harness.js";
+import { loginLink } from "./dashboard-harness.js";
+
+const CHROMIUM = "/usr/bin/chromium";
+const HAS_CHROMIUM = existsSync(CHROMIUM);
+const XSS = '<img src=x onerror="window.__xss=1">';
+
+let browser: Browser | undefined;
+let d: TestDaemon | undefined;
+let other: Server | undefined;
+let oauth: ChildProcess | undefined;
+beforeAll(async () => {
+  if (HAS_CHROMIUM) browser = await chromium.launch({ executablePath: CHROMIUM });
+});
+afterAll(async () => {
+  await browser?.close();
+});
+afterEach(async () => {
+  await new Promise<void>((r) => (other ? other.close(() => r()) : r()));
+  other = undefined;
+  if (oauth && oauth.exitCode === null && oauth.signalCode === null) {
+    const gone = new Promise((r) => oauth?.once("exit", r));
+    oauth.kill("SIGKILL");
+    await gone;
+  }
+  oauth = undefined;
+  await d?.stop();
+  d = undefined;
+});
+
+/** A daemon with two fixture servers, one with a tool whose description holds markup, and a page logged in. */
+async function loggedIn(): Promise<{ page: Page; origin: string; link: string }> {
+  d = await startTestDaemon({ fx: fixture("fx"), fy: fixture("fy", ["--tool", "marked", "--tool-description", XSS]) });
+  const front = await httpFront(d);
+  const link = await loginLink(d);
+  const page = await (browser as Browser).newPage();
+  const res = await page.goto(link);
+  expect(res?.status()).toBe(200);
+  expect(new URL(page.url()).pathname).toBe("/");
+  return { page, origin: front.origin, link };
+}
+
+async function serverStatus(server: string): Promise<any> {
+  const c = await (d as TestDaemon).control();
+  try {
+    return (await c.request("mcpd/status")).result.servers.find((s: any) => s.name === server);
+  } finally {
+    c.close();
+  }
+}
+
+describe.skipIf(!HAS_CHROMIUM)(`the dashboard in chromium (skipped when ${CHROMIUM} is missing: apt-get install chromium)`, () => {
+  it("logs in once through `mcpd dashboard --print-url`, shows every server with its state, a SIGKILLed server's crash then its restart, and restarts one by its button", async () => {
+    const { page, link } = await loggedIn();
+    await page.waitForSelector('tr[data-server="fx"][data-state="ready"]');
+    await page.waitForSelector('tr[data-server="fy"][data-state="ready"]');
+    // The link was used: in a fresh browser context it opens nothing.
+    const fresh = await (browser as Browser).newContext();
+    expect((await (await fresh.newPage()).goto(link))?.status()).toBe(401);
+    await fresh.close();
+
+    await page.evaluate(() => {
+      const w = window as unknown as { seen: string[] };
+      w.seen = [];
+      const row = document.querySelector('tr[data-server="fx"]') as HTMLElement;
+      new MutationObserver(() => w.seen.push(row.dataset.state ?? "")).observe(row, { attributes: true, attributeFilter: ["data-state"] });
+    });
+    const before = await serverStatus("fx");
+    process.kill(before.pid, "SIGKILL");
+    await page.waitForFunction(() => {
+      const seen = (window as unknown as { seen: string[] }).seen;
+      const crashed = seen.findIndex((s) => s !== "ready");
+      return crashed >= 0 && seen.slice(crashed).includes("ready");
+    });
+    await page.waitForFunction(
+      (n) => document.querySelector('tr[data-server="fx"] [data-field="restarts"]')?.textContent === String(n),
+      before.restarts + 1,
+    );
+    expect(await page.textContent('tr[data-server="fx"] [data-field="last"]')).not.toBe("");
+
+    const pid = (await serverStatus("fx")).pid;
+    await page.click('tr[data-server="fx"] button[data-action="restart"]');
+    await page.waitForFunction(() => /^restart fx: .*"restarted":\["fx"\]/.test(document.querySelector(".result")?.textContent ?? ""));
+    await page.waitForSelector('tr[data-server="fx"][data-state="ready"]');
+    expect((await serverStatus("fx")).pid).not.toBe(pid);
+    expect(await page.textContent(`tr[data-server="fx"] [data-field="pid"]`)).toBe(String((await serverStatus("fx")).pid));
+  });
+
+  it("try a tool calls echo through mcpd and shows the answer; a tool description and a stderr line holding markup render as text; the log filters by level and server", async () => {
+    const { page } = await loggedIn();
+    await page.waitForSelector('tr[data-server="fy"][data-state="ready"]');
+    await page.click('tr[data-server="fy"] th button');
+    const marked = page.locator('li[data-tool="marked"] .description');
+    await marked.waitFor();
+    expect(await marked.textContent()).toBe(XSS);
+
+    await page.click('tr[data-server="fx"] th button');
+    const echo = page.locator('li[data-tool="echo"]');
+    await echo.locator("summary").click();
+    await echo.locator('input[name="text"]').fill("hello from the browser");
+    await echo.locator('button[type="submit"]').click();
+    await page.waitForFunction(() =>
+      document.querySelector('li[data-tool="echo"] .tool-result')?.textContent?.startsWith("hello from the browser\n"),
+    );
+
+    const stderr = page.locator('li[data-tool="stderr"]');
+    await stderr.locator("summary").click();
+    await stderr.locator('input[name="text"]').fill(XSS);
+    await stderr.locator('button[type="submit"]').click();
+    await page.waitForFunction(() => document.querySelector('li[data-tool="stderr"] .tool-result')?.textContent?.startsWith("written"));
+    await page.click('tr[data-server="fx"] th button');
+    await page.waitForFunction((x) => document.querySelector(".stderr")?.textContent?.includes(x), XSS);
+    expect(await page.evaluate(() => ({ xss: (window as unknown as { __xss?: number }).__xss, imgs: document.images.length }))).toEqual({
+      xss: undefined,
+      imgs: 0,
+    });
+
+    await page.waitForFunction(() => (document.querySelector(".log")?.textContent ?? "").includes(" INFO "));
+    await page.selectOption("#log-level", "warn");
+    expect(await page.textContent(".log")).not.toContain(" INFO ");
+    await page.selectOption("#log-level", "trace");
+    await page.fill("#log-server", "fy");
+    const lines = ((await page.textContent(".log")) ?? "").split("\n").filter((l) => l !== "");
+    expect(lines.length).toBeGreaterThan(0);
+    for (const l of lines) expect(l).toContain('"server":"fy"');
+  });
+
+  it("a page on another origin (another 127.0.0.1 port) can neither read nor act, and the bearer token does not open the dashboard", async () => {
+    const { page, origin } = await loggedIn();
+    other = createServer((_req, res) => {
+      res.writeHead(200, { "content-type": "text/html" });
+      res.end(
+        `<form id="f" method="POST" action="${origin}/dashboard/api/action" enctype="text/plain">` +
+          `<input name='{"action":"restart","server":"fx","x":"' value='"}'><button>go</button></form>`,
+      );
+    });
+    await new Promise<void>((r) => (other as Server).listen(0, "127.0.0.1", () => r()));
+    const port = (other.address() as { port: number }).port;
+    await page.waitForSelector('tr[data-server="fx"][data-state="ready"]');
+    const restarts = (await serverStatus("fx")).restarts;
+
+    await page.goto(`http://127.0.0.1:${port}/`);
+    const read = await page.evaluate(async (o) => {
+      try {
+        const r = await fetch(`${o}/dashboard/api/server?name=fx`, { credentials: "include" });
+        return `read ${r.status}`;
+      } catch (err) {
+        return `failed: ${(err as Error).name}`;
+      }
+    }, origin);
+    expect(read).toBe("failed: TypeError");
+    const acted = await page.evaluate(async (o) => {
+      await fetch(`${o}/dashboard/api/action`, {
+        method: "POST",
+        mode: "no-cors",
+        credentials: "include",
+        headers: { "content-type": "text/plain" },
+        body: JSON.stringify({ action: "restart", server: "fx" }),
+      }).catch(() => undefined);
+      return "sent";
+    }, origin);
+    expect(acted).toBe("sent");
+    const [forged] = await Promise.all([page.waitForNavigation(), page.click("#f button")]);
+    expect(forged?.status()).toBe(403);
+    expect((await serverStatus("fx")).restarts).toBe(restarts);
+
+    const withToken = await (browser as Browser).newContext({
+      extraHTTPHeaders: { authorization: `Bearer ${(await httpFront(d as TestDaemon)).token}` },
+    });
+    expect((await (await withToken.newPage()).goto(`${origin}/`))?.status()).toBe(401);
+    await withToken.close();
+    await page.close();
+  });
+
+  it("a needs-auth server's Authorize button runs mcpd auth's flow: its page approves, and the server comes up", async () => {
+    oauth = spawn(process.execPath, [fixturePath("oauth-mcp.mjs")], { stdio: ["ignore", "pipe", "inherit"] });
+    const child = oauth;
+    const line = await new Promise<string>((resolve, reject) => {
+      createInterface({ input: child.stdout as NodeJS.ReadableStream }).once("line", resolve);
+      child.once("exit", (code) => reject(new Error(`oauth fixture exited with ${code}`)));
+    });
+    d = await startTestDaemon({ oauthy: { type: "http", url: (JSON.parse(line) as { url: string }).url } });
+    const page = await (browser as Browser).newPage();
+    await page.goto(await loginLink(d));
+    await page.click('tr[data-server="oauthy"][data-state="needs-auth"] button[data-action="authorize"]');
+    const href = await page.getAttribute(".result a.authorize-link", "href");
+    expect(href).toMatch(/^http:\/\/127\.0\.0\.1:\d+\//);
+    // The fixture's authorization server approves at once and sends the browser back to mcpd.
+    const approval = await (browser as Browser).newPage();
+    await approval.goto(href as string);
+    await page.waitForSelector('tr[data-server="oauthy"][data-state="ready"]');
+  });
+});
