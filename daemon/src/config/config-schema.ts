@@ -141,6 +141,8 @@ export interface DaemonSettings {
   readonly maxBufferedBytesTotal?: number;
   /** A client's line must be finished within this many ms of its first byte. Default `RUNTIME_DEFAULTS.partialLineTimeoutMs` (30000). */
   readonly partialLineTimeoutMs?: number;
+  /** `input_required` rounds mcpd runs for one call of a 2025-era client. Default `CONFIG_DEFAULTS.maxInputRounds` (8). */
+  readonly maxInputRounds?: number;
   /** `mcpd.profiles`: named views a connection selects (`mcpd/select {"profile": NAME}`). Default none. */
   readonly profiles?: Readonly<Record<string, ProfileSpec>>;
 }

@@ -12,8 +12,10 @@ import {
   type RequestId,
   type RequestReply,
 } from "@mcpd/protocol";
+import { CONFIG_DEFAULTS } from "../defaults.js";
+import { answersInput, askForInput, retryParams, type RoundCall } from "./input-rounds.js";
 import type { Upstream } from "./upstream-port.js";
-import type { Downstream, InFlightWatcher, ProgressRegistry } from "./ports.js";
+import type { Downstream, InFlightWatcher, InputAsker, ProgressRegistry } from "./ports.js";
 
 /** The daemon's deadline of one request passed: it is given up upstream (the client gets the timeout error). */
 function expire(entry: InFlight): void {
@@ -29,12 +31,16 @@ function expire(entry: InFlight): void {
  * answer comes back to ({@link RequestReply}): a relayed call makes this one object and its timer, and no
  * promise, closure or microtask between the server's answer and the client's.
  */
-export class InFlight implements RequestReply<JsonObject> {
+export class InFlight implements RequestReply<JsonObject>, RoundCall {
   readonly cancellation = new Cancellation();
   timer: NodeJS.Timeout | undefined;
   progressToken: string | undefined;
   /** The id the upstream transport gave this request. */
   upstreamId: RequestId | undefined;
+  /** Its params upstream (what a retry after `input_required` sends again). */
+  params: JsonObject | undefined;
+  /** `input_required` answers so far (see input-rounds.ts). */
+  rounds = 0;
   cancelled = false;
   /** The transport's own deadline: none, the daemon's {@link timer} is the request's deadline. */
   readonly timeout = 0;
@@ -48,6 +54,7 @@ export class InFlight implements RequestReply<JsonObject> {
   constructor(
     readonly id: RequestId,
     readonly handle: Upstream,
+    readonly method: string,
     private readonly list: InFlightRequests,
     private readonly adapt: ((result: JsonObject) => JsonObject) | undefined,
   ) {
@@ -85,8 +92,14 @@ export class InFlight implements RequestReply<JsonObject> {
     this.upstreamId = id;
   }
 
-  /** The server answered: the client gets the answer, as its view shows it, unless it was cancelled. */
+  /**
+   * The server answered: the client gets the answer, as its view shows it, unless it was cancelled. A 2026
+   * server's `input_required` for a 2025-era client is answered by asking that client (input-rounds.ts).
+   */
   resolve(result: JsonObject): void {
+    const owner = this.list.owner;
+    if (result.resultType === "input_required" && !this.cancelled && answersInput(owner, this.id))
+      return askForInput(this, owner, result, this.list.maxInputRounds);
     this.end();
     if (!this.cancelled) this.list.owner.send({ jsonrpc: "2.0", id: this.id, result: this.adapt ? this.adapt(result) : result });
   }
@@ -95,6 +108,12 @@ export class InFlight implements RequestReply<JsonObject> {
   reject(reason: unknown): void {
     this.end();
     if (!this.cancelled) this.list.owner.replyError(this.id, toWireError(reason));
+  }
+
+  /** Sends it upstream again after a round of input (a new upstream id; the same progress token, timer and cancellation). */
+  retry(inputResponses: JsonObject, requestState: string | undefined): void {
+    this.params = retryParams(this.params, inputResponses, requestState);
+    this.handle.relay(this.method, this.params, this, this);
   }
 
   /** Settled: its timer, progress token and entry go. */
@@ -119,10 +138,15 @@ export class InFlightRequests {
    * @param watcher told when the last request in flight here settled
    */
   constructor(
-    readonly owner: Downstream,
+    readonly owner: Downstream | InputAsker,
     private readonly progress: ProgressRegistry,
     private readonly watcher?: InFlightWatcher,
   ) {}
+
+  /** How many `input_required` answers one call may get (`mcpd.maxInputRounds`). */
+  get maxInputRounds(): number {
+    return this.watcher?.input?.maxRounds ?? CONFIG_DEFAULTS.maxInputRounds;
+  }
 
   get size(): number {
     return this.entries.size;
@@ -156,7 +180,7 @@ export class InFlightRequests {
     params: JsonObject | undefined,
     adapt?: (result: JsonObject) => JsonObject,
   ): void {
-    const entry = new InFlight(id, handle, this, adapt);
+    const entry = new InFlight(id, handle, method, this, adapt);
     this.entries.set(id, entry);
     let upstreamParams = params;
     const meta = params?._meta;
@@ -165,6 +189,7 @@ export class InFlightRequests {
       entry.progressToken = token;
       upstreamParams = { ...params, _meta: { ...meta, progressToken: token } };
     }
+    entry.params = upstreamParams;
     // The entry is the call's options and its reply; it may settle before relay() returns (a refusal).
     handle.relay(method, upstreamParams, entry, entry);
   }

@@ -68,6 +68,11 @@ export class ModernCalls {
     return LOG_LEVELS[best] as LogLevel;
   }
 
+  /** Whether `id` is one of its calls in flight. */
+  has(id: RequestId): boolean {
+    return this.calls.has(id);
+  }
+
   /** Whether it has a listen open (its connection then takes list changes). */
   get listening(): boolean {
     return (this.listenStreams?.size ?? 0) > 0;

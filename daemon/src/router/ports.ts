@@ -5,6 +5,7 @@
  */
 import type { JsonObject, JsonRpcErrorObject, Logger, RequestCaller, RequestId } from "@mcpd/protocol";
 import type { Catalog } from "./catalog.js";
+import type { OutgoingRequests } from "./outgoing-requests.js";
 import type { Profiles } from "./profiles.js";
 import type { ServerDirectory, Upstream } from "./upstream-port.js";
 
@@ -37,6 +38,27 @@ export interface Downstream extends RequestCaller {
   send(message: object): void;
   /** Sends an error answer, with configured secret values masked. */
   replyError(id: RequestId | null, error: JsonRpcErrorObject): void;
+}
+
+/**
+ * A connection that mcpd can ask for input on a server's behalf (a Session): where the requests go, what
+ * its client declared, and which of its calls are 2026-era (those take `input_required` as it is).
+ */
+export interface InputAsker extends Downstream {
+  readonly outgoing: OutgoingRequests;
+  /** Its id and client name, for messages. */
+  readonly label: string;
+  /** Its 2026-era calls, once it made one. */
+  readonly modern: { has(id: RequestId): boolean } | undefined;
+  /** Whether its client declared that capability (`sampling`, `elicitation`, `roots`). */
+  declared(capability: string): boolean;
+  /** A server's params as its view shows them. */
+  tag(handle: Upstream, params: JsonObject | undefined): JsonObject | undefined;
+}
+
+/** The `input_required` limits (`mcpd.maxInputRounds`), followed as reloads change them. */
+export interface InputLimits {
+  maxRounds: number;
 }
 
 /** A request in flight as its progress sees it: the server it went to, and its timeout to restart. */
@@ -73,6 +95,8 @@ export interface SubscriptionRegistry {
 /** Hears that a connection's last request in flight to a server settled (the shutdown's drain waits for that). */
 export interface InFlightWatcher {
   inFlightEmptied(): void;
+  /** The `input_required` limits; absent: the defaults. */
+  readonly input?: InputLimits;
 }
 
 /** Everything a downstream session uses that is not its own. */

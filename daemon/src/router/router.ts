@@ -1,11 +1,12 @@
 import { silentLogger, type ClientFace, type Logger } from "@mcpd/protocol";
 import type { DaemonSettings } from "../config/config-schema.js";
+import { CONFIG_DEFAULTS } from "../defaults.js";
 import { SecretScrubber } from "../secrets/index.js";
 import { Catalog } from "./catalog.js";
 import { filterWarnings } from "./filter-warnings.js";
 import { InFlightDrain } from "./in-flight-drain.js";
 import { LogLevels } from "./log-levels.js";
-import type { Outbound, Scrubber, SessionContext } from "./ports.js";
+import type { InputLimits, Outbound, Scrubber, SessionContext } from "./ports.js";
 import { Profiles } from "./profiles.js";
 import { ProgressRoutes } from "./progress-routes.js";
 import { ServerRequests } from "./server-requests.js";
@@ -45,6 +46,8 @@ export class Router {
   private readonly requests: ServerRequests;
   private readonly context: SessionContext;
   private sessionCounter = 0;
+  /** The `input_required` limits every session reads; {@link applyFilters} sets them from the config. */
+  private readonly input: InputLimits = { maxRounds: CONFIG_DEFAULTS.maxInputRounds };
   /** How each session's client reached the daemon, when not by the socket. */
   private readonly faces = new Map<string, ClientFace>();
   private readonly drain = new InFlightDrain(() => this.inFlightTotal());
@@ -70,6 +73,7 @@ export class Router {
       subscriptions: this.subscriptions,
       relevel: (server) => this.levels.relevel(server),
       inFlightEmptied: () => this.drain.check(),
+      input: this.input,
     };
     const delivery = new UpstreamDelivery({
       sessions,
@@ -128,6 +132,7 @@ export class Router {
    * kind's list_changed. `before`: {@link filtersSnapshot} taken before the manager reloaded.
    */
   applyFilters(settings: DaemonSettings, before: FiltersSnapshot): void {
+    this.input.maxRounds = settings.maxInputRounds ?? CONFIG_DEFAULTS.maxInputRounds;
     const changed = this.profiles.update(settings.profiles);
     this.catalog.invalidate();
     const sent = applyViewChanges(this.sessions.values(), this.manager.servers, before, this.profiles, changed);

@@ -1,13 +1,7 @@
 import { McpRemoteError, WireCode, type JsonObject, type JsonRpcRequest, type Logger, type MessageContext } from "@mcpd/protocol";
+import { INPUT_CAPABILITY as REQUEST_CAPABILITY } from "./input-rounds.js";
 import type { ServerDirectory, Upstream } from "./upstream-port.js";
 import type { Session } from "./session.js";
-
-/** Which client capability a server-to-client request needs. */
-const REQUEST_CAPABILITY: Record<string, string> = {
-  "sampling/createMessage": "sampling",
-  "elicitation/create": "elicitation",
-  "roots/list": "roots",
-};
 
 /** Most candidate clients a refusal names. */
 const MAX_NAMED_CLIENTS = 5;

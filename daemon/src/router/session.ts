@@ -22,7 +22,7 @@ import { InFlightRequests } from "./in-flight.js";
 import { levelOf } from "./log-levels.js";
 import { ModernCalls, type ModernHost } from "./modern-calls.js";
 import { OutgoingRequests } from "./outgoing-requests.js";
-import type { Downstream, Outbound, SessionContext } from "./ports.js";
+import type { InputAsker, Outbound, SessionContext } from "./ports.js";
 import { renamespaced } from "./resource-uris.js";
 import { routedServer, withServerMeta, withoutRoute } from "./server-meta.js";
 import { gateOnServer } from "./server-view-gate.js";
@@ -48,7 +48,7 @@ export interface DownstreamSessionOptions {
  * its {@link SessionContext}; what servers send it is delivered by the Router (upstream-delivery.ts,
  * server-requests.ts).
  */
-export class Session implements Downstream, AggregateHost, ModernHost {
+export class Session implements InputAsker, AggregateHost, ModernHost {
   readonly id: string;
   private readonly out: Outbound;
   private readonly ctx: SessionContext;
@@ -82,8 +82,8 @@ export class Session implements Downstream, AggregateHost, ModernHost {
   private asked: OutgoingRequests | undefined;
   private uriForms: SubscribedForms | undefined;
   private aggregateView: AggregateView | undefined;
-  /** Its 2026-era requests, made by the first (see modern-calls.ts). */
-  private modern: ModernCalls | undefined;
+  /** Its 2026-era requests, made by the first (see modern-calls.ts); a call among them takes `input_required` as it is. */
+  modern: ModernCalls | undefined;
 
   constructor(id: string, out: Outbound, context: SessionContext, options: DownstreamSessionOptions) {
     this.id = id;
