@@ -55,7 +55,7 @@ export class TokenHolders {
       return opened;
     };
     const openModern: HttpSessions["openModern"] = (outbound, select) => {
-      const opened = target.openModern(outbound, select);
+      const opened = target.openModern(outbound, select, `token:${id}`);
       if (!("status" in opened)) confine(opened);
       return opened;
     };

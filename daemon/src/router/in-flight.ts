@@ -52,10 +52,10 @@ export class InFlight implements RequestReply<JsonObject>, RoundCall {
 
   /** @param adapt rewrites a successful answer for this client (it must not throw) */
   constructor(
-    readonly id: RequestId,
+    public id: RequestId,
     readonly handle: Upstream,
     readonly method: string,
-    private readonly list: InFlightRequests,
+    private list: InFlightRequests,
     private readonly adapt: ((result: JsonObject) => JsonObject) | undefined,
   ) {
     this.timeoutMs = handle.config.timeout;
@@ -65,7 +65,9 @@ export class InFlight implements RequestReply<JsonObject>, RoundCall {
 
   /** The client the request is relayed for: its connection (a 2026 server is sent its capabilities and info). */
   get caller(): RequestCaller {
-    return this.list.owner;
+    const owner = this.list.owner;
+    // A 2026-era call goes with its own envelope's capabilities (a 2026 server may ask it for input).
+    return ("modern" in owner ? owner.modern?.callerOf(this.id) : undefined) ?? owner;
   }
 
   /** How long the request may wait for its server to become ready: the server's timeout. */
@@ -114,6 +116,12 @@ export class InFlight implements RequestReply<JsonObject>, RoundCall {
   retry(inputResponses: JsonObject, requestState: string | undefined): void {
     this.params = retryParams(this.params, inputResponses, requestState);
     this.handle.relay(this.method, this.params, this, this);
+  }
+
+  /** Taken over by another connection's list (held-calls.ts), under the id of that connection's retry. */
+  moveTo(list: InFlightRequests, id: RequestId): void {
+    this.list = list;
+    this.id = id;
   }
 
   /** Settled: its timer, progress token and entry go. */
@@ -200,6 +208,27 @@ export class InFlightRequests {
     if (this.entries.get(entry.id) !== entry) return;
     this.entries.delete(entry.id);
     if (this.entries.size === 0) this.watcher?.inFlightEmptied();
+  }
+
+  /** Gives `entry` up without settling it (held for a retry, see held-calls.ts): its connection's end no longer cancels it. */
+  release(entry: InFlight): void {
+    if (this.entries.get(entry.id) !== entry) return;
+    this.entries.delete(entry.id);
+    if (this.entries.size === 0) this.watcher?.inFlightEmptied();
+  }
+
+  /** Takes over `entry` (a held call) as this connection's request `id`: its answer comes here. */
+  adopt(entry: InFlight, id: RequestId): void {
+    entry.moveTo(this, id);
+    this.entries.set(id, entry);
+  }
+
+  /** Its requests in flight to `handle`: the one with that upstream id when given, else all. */
+  callsTo(handle: Upstream, upstreamId: RequestId | undefined): InFlight[] {
+    const out: InFlight[] = [];
+    for (const e of this.entries.values())
+      if (e.handle === handle && (upstreamId === undefined || e.upstreamId === upstreamId)) out.push(e);
+    return out;
   }
 
   /** Cancels one request: the upstream gets notifications/cancelled, the client no answer. */

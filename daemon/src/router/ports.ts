@@ -49,16 +49,27 @@ export interface InputAsker extends Downstream {
   /** Its id and client name, for messages. */
   readonly label: string;
   /** Its 2026-era calls, once it made one. */
-  readonly modern: { has(id: RequestId): boolean } | undefined;
+  readonly modern: { has(id: RequestId): boolean; callerOf(id: RequestId): RequestCaller | undefined } | undefined;
   /** Whether its client declared that capability (`sampling`, `elicitation`, `roots`). */
   declared(capability: string): boolean;
   /** A server's params as its view shows them. */
   tag(handle: Upstream, params: JsonObject | undefined): JsonObject | undefined;
 }
 
-/** The `input_required` limits (`mcpd.maxInputRounds`), followed as reloads change them. */
+/** The `input_required` limits (`mcpd.maxInputRounds`, `mcpd.requestStateTtlMs`), followed as reloads change them. */
 export interface InputLimits {
   maxRounds: number;
+  stateTtlMs: number;
+}
+
+/** Where a 2026-era retry carrying mcpd's own `requestState` is served (held-calls.ts `HeldCalls.claim`). */
+export interface HeldRetries {
+  /** True when the retry was mcpd's to serve (and was); false: a server's state, to route as any call. */
+  claim(
+    conn: { readonly id: string; readonly inFlight: unknown; send(message: object): void },
+    id: RequestId,
+    params: JsonObject | undefined,
+  ): boolean;
 }
 
 /** A request in flight as its progress sees it: the server it went to, and its timeout to restart. */
@@ -107,6 +118,8 @@ export interface SessionContext extends InFlightWatcher {
   readonly log: Logger;
   /** The aggregate view's lookup tables. */
   readonly catalog: Catalog;
+  /** 2025 servers' requests held for 2026-era clients' retries (held-calls.ts `HeldCalls`). */
+  readonly held: HeldRetries;
   /** The config's profiles, which `mcpd/select` picks from. */
   readonly profiles: Profiles;
   readonly progress: ProgressRegistry;

@@ -4,6 +4,7 @@ import { CONFIG_DEFAULTS } from "../defaults.js";
 import { SecretScrubber } from "../secrets/index.js";
 import { Catalog } from "./catalog.js";
 import { filterWarnings } from "./filter-warnings.js";
+import { HeldCalls } from "./held-calls.js";
 import { InFlightDrain } from "./in-flight-drain.js";
 import { LogLevels } from "./log-levels.js";
 import type { InputLimits, Outbound, Scrubber, SessionContext } from "./ports.js";
@@ -44,10 +45,12 @@ export class Router {
   private readonly subscriptions: Subscriptions;
   private readonly levels: LogLevels;
   private readonly requests: ServerRequests;
+  /** 2025 servers' requests held for 2026-era clients' retries; the HTTP front binds its requests' states to their token. */
+  readonly held: HeldCalls;
   private readonly context: SessionContext;
   private sessionCounter = 0;
   /** The `input_required` limits every session reads; {@link applyFilters} sets them from the config. */
-  private readonly input: InputLimits = { maxRounds: CONFIG_DEFAULTS.maxInputRounds };
+  private readonly input: InputLimits = { maxRounds: CONFIG_DEFAULTS.maxInputRounds, stateTtlMs: CONFIG_DEFAULTS.requestStateTtlMs };
   /** How each session's client reached the daemon, when not by the socket. */
   private readonly faces = new Map<string, ClientFace>();
   private readonly drain = new InFlightDrain(() => this.inFlightTotal());
@@ -62,13 +65,15 @@ export class Router {
     this.progress = new ProgressRoutes(this.log);
     this.subscriptions = new Subscriptions(manager);
     this.levels = new LogLevels(manager, sessions, this.log);
-    this.requests = new ServerRequests(manager, sessions, this.log);
+    const held = (this.held = new HeldCalls(() => this.input.stateTtlMs));
+    this.requests = new ServerRequests(manager, sessions, this.log, held);
     this.context = {
       servers: manager,
       secrets: this.secrets,
       log: this.log,
       catalog: this.catalog,
       profiles: this.profiles,
+      held,
       progress: this.progress,
       subscriptions: this.subscriptions,
       relevel: (server) => this.levels.relevel(server),
@@ -133,6 +138,7 @@ export class Router {
    */
   applyFilters(settings: DaemonSettings, before: FiltersSnapshot): void {
     this.input.maxRounds = settings.maxInputRounds ?? CONFIG_DEFAULTS.maxInputRounds;
+    this.input.stateTtlMs = settings.requestStateTtlMs ?? CONFIG_DEFAULTS.requestStateTtlMs;
     const changed = this.profiles.update(settings.profiles);
     this.catalog.invalidate();
     const sent = applyViewChanges(this.sessions.values(), this.manager.servers, before, this.profiles, changed);

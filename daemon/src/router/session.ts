@@ -180,7 +180,7 @@ export class Session implements InputAsker, AggregateHost, ModernHost {
       );
       return;
     }
-    if (claimedVersion(req.params) !== undefined) return (this.modern ??= new ModernCalls(this, this.ctx.servers)).serve(req);
+    if (claimedVersion(req.params) !== undefined) return (this.modern ??= new ModernCalls(this, this.ctx)).serve(req);
     if (method === "ping") return this.reply(id, {});
     if (method === "initialize") {
       this.initialize(req).then(
