@@ -41,6 +41,10 @@ export class InFlight implements RequestReply<JsonObject>, RoundCall {
   params: JsonObject | undefined;
   /** `input_required` answers so far (see input-rounds.ts). */
   rounds = 0;
+  /** Held for a 2026-era client's retry (held-calls.ts): an answer now waits for the retry ({@link parked}). */
+  held = false;
+  /** The answer that came while it was held: the retry that takes it over gets it. */
+  private parked: { result: JsonObject } | { error: JsonRpcErrorObject } | undefined;
   cancelled = false;
   /** The transport's own deadline: none, the daemon's {@link timer} is the request's deadline. */
   readonly timeout = 0;
@@ -103,13 +107,16 @@ export class InFlight implements RequestReply<JsonObject>, RoundCall {
     if (result.resultType === "input_required" && !this.cancelled && answersInput(owner, this.id))
       return askForInput(this, owner, result, this.list.maxInputRounds);
     this.end();
-    if (!this.cancelled) this.list.owner.send({ jsonrpc: "2.0", id: this.id, result: this.adapt ? this.adapt(result) : result });
+    const out = this.adapt ? this.adapt(result) : result;
+    if (this.held) this.parked = { result: out };
+    else if (!this.cancelled) this.list.owner.send({ jsonrpc: "2.0", id: this.id, result: out });
   }
 
   /** The request failed upstream (or was given up): the client gets the error, unless it was cancelled. */
   reject(reason: unknown): void {
     this.end();
-    if (!this.cancelled) this.list.owner.replyError(this.id, toWireError(reason));
+    if (this.held) this.parked = { error: toWireError(reason) };
+    else if (!this.cancelled) this.list.owner.replyError(this.id, toWireError(reason));
   }
 
   /** Sends it upstream again after a round of input (a new upstream id; the same progress token, timer and cancellation). */
@@ -118,10 +125,17 @@ export class InFlight implements RequestReply<JsonObject>, RoundCall {
     this.handle.relay(this.method, this.params, this, this);
   }
 
-  /** Taken over by another connection's list (held-calls.ts), under the id of that connection's retry. */
-  moveTo(list: InFlightRequests, id: RequestId): void {
+  /** Taken over by another connection's list (held-calls.ts), under the id of that connection's retry; true: it had settled, and the retry got its answer. */
+  moveTo(list: InFlightRequests, id: RequestId): boolean {
     this.list = list;
     this.id = id;
+    this.held = false;
+    const parked = this.parked;
+    if (parked === undefined) return false;
+    // The server answered the call before the retry came: the retry gets that answer.
+    if ("result" in parked) list.owner.send({ jsonrpc: "2.0", id, result: parked.result });
+    else list.owner.replyError(id, parked.error);
+    return true;
   }
 
   /** Settled: its timer, progress token and entry go. */
@@ -212,6 +226,7 @@ export class InFlightRequests {
 
   /** Gives `entry` up without settling it (held for a retry, see held-calls.ts): its connection's end no longer cancels it. */
   release(entry: InFlight): void {
+    entry.held = true;
     if (this.entries.get(entry.id) !== entry) return;
     this.entries.delete(entry.id);
     if (this.entries.size === 0) this.watcher?.inFlightEmptied();
@@ -219,8 +234,7 @@ export class InFlightRequests {
 
   /** Takes over `entry` (a held call) as this connection's request `id`: its answer comes here. */
   adopt(entry: InFlight, id: RequestId): void {
-    entry.moveTo(this, id);
-    this.entries.set(id, entry);
+    if (!entry.moveTo(this, id)) this.entries.set(id, entry);
   }
 
   /** Its requests in flight to `handle`: the one with that upstream id when given, else all. */
