@@ -144,6 +144,24 @@ describe("a 2025 server's mid-call request for a 2026-era client", () => {
     expect(again.error?.message).toMatch(/expired or was used already/);
   });
 
+  it("two 2026-era calls of one connection in flight to the server: its request cannot be matched to one, and is refused with -32066 (never a guess)", async () => {
+    const { d } = await legacyDaemon();
+    const r = await raw(d);
+    const call = (id: number) => ({
+      jsonrpc: "2.0",
+      id,
+      method: "tools/call",
+      params: { name: "fx__elicit", arguments: {}, _meta: envelope({ elicitation: {} }) },
+    });
+    // One write: both calls are in flight before the server's first request comes back.
+    r.writeLine(`${JSON.stringify(call(1))}\n${JSON.stringify(call(2))}`);
+    const answers = await Promise.all([1, 2].map((id) => r.waitFor((m) => m.id === id && m.result !== undefined, `call ${id}`)));
+    for (const a of answers) {
+      expect(a.result.resultType).toBe("complete");
+      expect(textOf(a.result)).toMatch(/client error -32066: .*2 calls in flight to it/);
+    }
+  });
+
   it("a client that never retries: after mcpd.requestStateTtlMs the server's request is answered with an error and the call cancelled; a late retry is refused", async () => {
     const { d, log } = await legacyDaemon({ requestStateTtlMs: 300 });
     const r = await raw(d);
