@@ -84,7 +84,12 @@ describe("a 2026 server's input_required for a 2025-era client", () => {
       content: { type: "text", text: "hi there" },
       model: "test-model",
     }));
-    const named = await client.callTool({ name: "ms__ask_name", arguments: {} });
+    const progress: number[] = [];
+    const named = await client.callTool({ name: "ms__ask_name", arguments: {} }, undefined, {
+      onprogress: (p) => progress.push(p.progress),
+    });
+    // Progress of both rounds reaches the client under its own token.
+    expect(progress).toEqual([1, 2]);
     expect(textOf(named)).toBe('hello Ada (state asked:ms:\u00e9")');
     expect(seen).toEqual(["Your name?"]);
     expect(textOf(await client.callTool({ name: "ms__ask_sample", arguments: {} }))).toBe("sampled: hi there");
