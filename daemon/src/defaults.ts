@@ -91,6 +91,18 @@ export const CONFIG_DEFAULTS = {
      */
     requestTimeoutMs: 30_000,
   },
+  /**
+   * `mcpd.maxInputRounds`: how many times a 2026-era server may answer one call relayed for a 2025-era
+   * client with `input_required` (mcpd asks the client, then retries); one more and the call fails
+   * (MCPD_INPUT_ROUNDS_EXCEEDED).
+   */
+  maxInputRounds: 8,
+  /**
+   * `mcpd.requestStateTtlMs`: how long a 2026-era client has to retry with the `requestState` mcpd gave it
+   * for a 2025-era server's mid-call request, in ms; then the server's request is answered with an error
+   * and the call is cancelled.
+   */
+  requestStateTtlMs: 60_000,
   /** Largest config file read, in bytes; a bigger file is refused (MCPD_CONFIG_INVALID). */
   maxConfigFileBytes: 4 * 1024 * 1024,
   /** Deepest nesting of arrays/objects accepted in a config file. */

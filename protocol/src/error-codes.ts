@@ -194,6 +194,14 @@ export const ERROR_CODES = {
     wire: WireCode.NoClientForRequest,
     meaning: "A server-to-client request had no single connection that could answer it.",
   },
+  MCPD_INPUT_ROUNDS_EXCEEDED: {
+    wire: WireCode.InternalError,
+    meaning: "A 2026-era server answered `input_required` more times than `mcpd.maxInputRounds` allows for one call.",
+  },
+  MCPD_REQUEST_STATE_INVALID: {
+    wire: WireCode.InvalidParams,
+    meaning: "A retry's `requestState` is not one mcpd issued to this connection, was altered, has expired or was used already.",
+  },
   MCPD_METHOD_NOT_FOUND: { wire: WireCode.MethodNotFound, meaning: "A method mcpd does not serve here." },
   MCPD_INTERNAL: { wire: WireCode.InternalError, meaning: "Anything unexpected; the message says what." },
   MCPD_ALREADY_RUNNING: {

@@ -100,6 +100,12 @@ export const SettingsSchema = keys(
     partialLineTimeoutMs: intIn(1, MAX_TIMER_MS, `an integer from 1 to ${MAX_TIMER_MS} (milliseconds)`)
       .optional()
       .meta({ default: R.partialLineTimeoutMs, description: "A client's line must be finished within this many ms of its first byte." }),
+    maxInputRounds: intIn(1, 1_000, "an integer from 1 to 1000")
+      .optional()
+      .meta({ default: CONFIG_DEFAULTS.maxInputRounds, description: "`input_required` rounds mcpd runs for a 2025-era client's call." }),
+    requestStateTtlMs: intIn(1, MAX_TIMER_MS, `an integer from 1 to ${MAX_TIMER_MS} (milliseconds)`)
+      .optional()
+      .meta({ default: CONFIG_DEFAULTS.requestStateTtlMs, description: "A `requestState` mcpd issues expires after this many ms." }),
     http: HttpSettingsSchema.optional().describe("The HTTP front end (Streamable HTTP and legacy SSE on loopback)."),
     profiles: ProfilesSchema.optional(),
   },

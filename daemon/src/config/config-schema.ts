@@ -155,6 +155,10 @@ export interface DaemonSettings {
   readonly maxBufferedBytesTotal?: number;
   /** A client's line must be finished within this many ms of its first byte. Default `RUNTIME_DEFAULTS.partialLineTimeoutMs` (30000). */
   readonly partialLineTimeoutMs?: number;
+  /** `input_required` rounds mcpd runs for one call of a 2025-era client. Default `CONFIG_DEFAULTS.maxInputRounds` (8). */
+  readonly maxInputRounds?: number;
+  /** Lifetime of a `requestState` mcpd issues to a 2026-era client, in ms. Default `CONFIG_DEFAULTS.requestStateTtlMs` (60000). */
+  readonly requestStateTtlMs?: number;
   /** `mcpd.profiles`: named views a connection selects (`mcpd/select {"profile": NAME}`). Default none. */
   readonly profiles?: Readonly<Record<string, ProfileSpec>>;
 }

@@ -155,8 +155,10 @@ export class HttpSessions {
    * A router session for one 2026-era POST (no `Mcp-Session-Id`, nothing kept past its response), its view
    * chosen by `select` (the error answer when it cannot be); ended with {@link closeModern}.
    */
-  openModern(outbound: Outbound, view: ViewChoice): Session | OpenRefusal {
+  openModern(outbound: Outbound, view: ViewChoice, token = "main"): Session | OpenRefusal {
     const session = this.router.attach(outbound, "http");
+    // A requestState issued to one POST is retried in another, with the same token (held-calls.ts).
+    this.router.held.bindTo(session, `http:${token}`);
     const err = session.chooseView(view);
     if (!err) return session;
     this.drop(session);

@@ -55,7 +55,7 @@ export class TokenHolders {
       return opened;
     };
     const openModern: HttpSessions["openModern"] = (outbound, view) => {
-      const opened = target.openModern(outbound, view);
+      const opened = target.openModern(outbound, view, `token:${id}`);
       if (!("status" in opened)) confine(opened);
       return opened;
     };

@@ -12,8 +12,10 @@ import {
   type RequestId,
   type RequestReply,
 } from "@mcpd/protocol";
+import { CONFIG_DEFAULTS } from "../defaults.js";
+import { answersInput, askForInput, retryParams, type RoundCall } from "./input-rounds.js";
 import type { Upstream } from "./upstream-port.js";
-import type { Downstream, InFlightWatcher, ProgressRegistry } from "./ports.js";
+import type { Downstream, InFlightWatcher, InputAsker, ProgressRegistry } from "./ports.js";
 
 /** The daemon's deadline of one request passed: it is given up upstream (the client gets the timeout error). */
 function expire(entry: InFlight): void {
@@ -29,12 +31,20 @@ function expire(entry: InFlight): void {
  * answer comes back to ({@link RequestReply}): a relayed call makes this one object and its timer, and no
  * promise, closure or microtask between the server's answer and the client's.
  */
-export class InFlight implements RequestReply<JsonObject> {
+export class InFlight implements RequestReply<JsonObject>, RoundCall {
   readonly cancellation = new Cancellation();
   timer: NodeJS.Timeout | undefined;
   progressToken: string | undefined;
   /** The id the upstream transport gave this request. */
   upstreamId: RequestId | undefined;
+  /** Its params upstream (what a retry after `input_required` sends again). */
+  params: JsonObject | undefined;
+  /** `input_required` answers so far (see input-rounds.ts). */
+  rounds = 0;
+  /** Held for a 2026-era client's retry (held-calls.ts): an answer now waits for the retry ({@link parked}). */
+  held = false;
+  /** The answer that came while it was held: the retry that takes it over gets it. */
+  private parked: { result: JsonObject } | { error: JsonRpcErrorObject } | undefined;
   cancelled = false;
   /** The transport's own deadline: none, the daemon's {@link timer} is the request's deadline. */
   readonly timeout = 0;
@@ -46,9 +56,10 @@ export class InFlight implements RequestReply<JsonObject> {
 
   /** @param adapt rewrites a successful answer for this client (it must not throw) */
   constructor(
-    readonly id: RequestId,
+    public id: RequestId,
     readonly handle: Upstream,
-    private readonly list: InFlightRequests,
+    readonly method: string,
+    private list: InFlightRequests,
     private readonly adapt: ((result: JsonObject) => JsonObject) | undefined,
   ) {
     this.timeoutMs = handle.config.timeout;
@@ -58,7 +69,9 @@ export class InFlight implements RequestReply<JsonObject> {
 
   /** The client the request is relayed for: its connection (a 2026 server is sent its capabilities and info). */
   get caller(): RequestCaller {
-    return this.list.owner;
+    const owner = this.list.owner;
+    // A 2026-era call goes with its own envelope's capabilities (a 2026 server may ask it for input).
+    return ("modern" in owner ? owner.modern?.callerOf(this.id) : undefined) ?? owner;
   }
 
   /** How long the request may wait for its server to become ready: the server's timeout. */
@@ -85,16 +98,44 @@ export class InFlight implements RequestReply<JsonObject> {
     this.upstreamId = id;
   }
 
-  /** The server answered: the client gets the answer, as its view shows it, unless it was cancelled. */
+  /**
+   * The server answered: the client gets the answer, as its view shows it, unless it was cancelled. A 2026
+   * server's `input_required` for a 2025-era client is answered by asking that client (input-rounds.ts).
+   */
   resolve(result: JsonObject): void {
+    const owner = this.list.owner;
+    if (result.resultType === "input_required" && !this.cancelled && answersInput(owner, this.id))
+      return askForInput(this, owner, result, this.list.maxInputRounds);
     this.end();
-    if (!this.cancelled) this.list.owner.send({ jsonrpc: "2.0", id: this.id, result: this.adapt ? this.adapt(result) : result });
+    const out = this.adapt ? this.adapt(result) : result;
+    if (this.held) this.parked = { result: out };
+    else if (!this.cancelled) this.list.owner.send({ jsonrpc: "2.0", id: this.id, result: out });
   }
 
   /** The request failed upstream (or was given up): the client gets the error, unless it was cancelled. */
   reject(reason: unknown): void {
     this.end();
-    if (!this.cancelled) this.list.owner.replyError(this.id, toWireError(reason));
+    if (this.held) this.parked = { error: toWireError(reason) };
+    else if (!this.cancelled) this.list.owner.replyError(this.id, toWireError(reason));
+  }
+
+  /** Sends it upstream again after a round of input (a new upstream id; the same progress token, timer and cancellation). */
+  retry(inputResponses: JsonObject, requestState: string | undefined): void {
+    this.params = retryParams(this.params, inputResponses, requestState);
+    this.handle.relay(this.method, this.params, this, this);
+  }
+
+  /** Taken over by another connection's list (held-calls.ts), under the id of that connection's retry; true: it had settled, and the retry got its answer. */
+  moveTo(list: InFlightRequests, id: RequestId): boolean {
+    this.list = list;
+    this.id = id;
+    this.held = false;
+    const parked = this.parked;
+    if (parked === undefined) return false;
+    // The server answered the call before the retry came: the retry gets that answer.
+    if ("result" in parked) list.owner.send({ jsonrpc: "2.0", id, result: parked.result });
+    else list.owner.replyError(id, parked.error);
+    return true;
   }
 
   /** Settled: its timer, progress token and entry go. */
@@ -119,10 +160,15 @@ export class InFlightRequests {
    * @param watcher told when the last request in flight here settled
    */
   constructor(
-    readonly owner: Downstream,
+    readonly owner: Downstream | InputAsker,
     private readonly progress: ProgressRegistry,
     private readonly watcher?: InFlightWatcher,
   ) {}
+
+  /** How many `input_required` answers one call may get (`mcpd.maxInputRounds`). */
+  get maxInputRounds(): number {
+    return this.watcher?.input?.maxRounds ?? CONFIG_DEFAULTS.maxInputRounds;
+  }
 
   get size(): number {
     return this.entries.size;
@@ -156,7 +202,7 @@ export class InFlightRequests {
     params: JsonObject | undefined,
     adapt?: (result: JsonObject) => JsonObject,
   ): void {
-    const entry = new InFlight(id, handle, this, adapt);
+    const entry = new InFlight(id, handle, method, this, adapt);
     this.entries.set(id, entry);
     let upstreamParams = params;
     const meta = params?._meta;
@@ -165,6 +211,7 @@ export class InFlightRequests {
       entry.progressToken = token;
       upstreamParams = { ...params, _meta: { ...meta, progressToken: token } };
     }
+    entry.params = upstreamParams;
     // The entry is the call's options and its reply; it may settle before relay() returns (a refusal).
     handle.relay(method, upstreamParams, entry, entry);
   }
@@ -175,6 +222,27 @@ export class InFlightRequests {
     if (this.entries.get(entry.id) !== entry) return;
     this.entries.delete(entry.id);
     if (this.entries.size === 0) this.watcher?.inFlightEmptied();
+  }
+
+  /** Gives `entry` up without settling it (held for a retry, see held-calls.ts): its connection's end no longer cancels it. */
+  release(entry: InFlight): void {
+    entry.held = true;
+    if (this.entries.get(entry.id) !== entry) return;
+    this.entries.delete(entry.id);
+    if (this.entries.size === 0) this.watcher?.inFlightEmptied();
+  }
+
+  /** Takes over `entry` (a held call) as this connection's request `id`: its answer comes here. */
+  adopt(entry: InFlight, id: RequestId): void {
+    if (!entry.moveTo(this, id)) this.entries.set(id, entry);
+  }
+
+  /** Its requests in flight to `handle`: the one with that upstream id when given, else all. */
+  callsTo(handle: Upstream, upstreamId: RequestId | undefined): InFlight[] {
+    const out: InFlight[] = [];
+    for (const e of this.entries.values())
+      if (e.handle === handle && (upstreamId === undefined || e.upstreamId === upstreamId)) out.push(e);
+    return out;
   }
 
   /** Cancels one request: the upstream gets notifications/cancelled, the client no answer. */

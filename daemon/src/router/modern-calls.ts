@@ -12,17 +12,19 @@ import {
   type JsonObject,
   type JsonRpcRequest,
   type LogLevel,
+  type RequestCaller,
   type RequestId,
 } from "@mcpd/protocol";
 import { RUNTIME_DEFAULTS } from "../defaults.js";
 import { VERSION } from "../version.js";
 import { boundedClientInfo } from "./handshake.js";
 import { ListenStreams, type ListenHost } from "./listen-streams.js";
-import type { ServerDirectory } from "./upstream-port.js";
+import type { HoldingConnection } from "./held-calls.js";
+import type { SessionContext } from "./ports.js";
 import type { View } from "./view-selection.js";
 
 /** What a connection's 2026-era requests need from it (its Session). */
-export interface ModernHost extends ListenHost {
+export interface ModernHost extends ListenHost, HoldingConnection {
   readonly view: View;
   /** The client's name and version for status and logs: a 2026 client's from its first request's envelope. */
   clientInfo: JsonObject | undefined;
@@ -34,6 +36,8 @@ export interface ModernHost extends ListenHost {
 interface ModernCall {
   readonly method: string;
   readonly logLevel: LogLevel | undefined;
+  /** The capabilities its envelope declared. */
+  readonly capabilities: JsonObject;
 }
 
 /**
@@ -53,7 +57,7 @@ export class ModernCalls {
 
   constructor(
     private readonly host: ModernHost,
-    private readonly servers: Pick<ServerDirectory, "get">,
+    private readonly ctx: Pick<SessionContext, "servers" | "held">,
   ) {}
 
   private get listens(): ListenStreams {
@@ -66,6 +70,23 @@ export class ModernCalls {
     let best: number = LOG_LEVELS.length - 1;
     for (const c of this.calls.values()) if (c.logLevel !== undefined) best = Math.min(best, LOG_LEVELS.indexOf(c.logLevel));
     return LOG_LEVELS[best] as LogLevel;
+  }
+
+  /** Whether `id` is one of its calls in flight. */
+  has(id: RequestId): boolean {
+    return this.calls.has(id);
+  }
+
+  /** Who its call `id` is relayed for: the capabilities, info and log level of that request's own envelope. */
+  callerOf(id: RequestId): RequestCaller | undefined {
+    const call = this.calls.get(id);
+    if (call === undefined) return undefined;
+    return { clientCapabilities: call.capabilities, clientInfo: this.host.clientInfo, logLevel: call.logLevel };
+  }
+
+  /** Whether its call `id` declared that client capability in its envelope. */
+  declared(id: RequestId, capability: string): boolean {
+    return isObject(this.calls.get(id)?.capabilities[capability]);
   }
 
   /** Whether it has a listen open (its connection then takes list changes). */
@@ -93,12 +114,14 @@ export class ModernCalls {
       this.host.clientInfo = boundedClientInfo(envelope.clientInfo);
     const params = withoutEnvelope(req.params);
     if (method === "subscriptions/listen") return this.listens.open(id, params);
-    this.calls.set(id, { method, logLevel: envelope.logLevel });
+    this.calls.set(id, { method, logLevel: envelope.logLevel, capabilities: envelope.clientCapabilities });
     if (envelope.logLevel !== undefined) {
       this.levelled++;
       this.host.relevelViewed();
     }
     if (method === "server/discover") return this.discover(id);
+    // A retry with the requestState mcpd issued for a 2025 server's request (held-calls.ts).
+    if (this.ctx.held.claim(this.host, id, params)) return;
     this.host.route(id, method, params);
   }
 
@@ -154,7 +177,7 @@ export class ModernCalls {
   private serverInfo(): JsonObject {
     const view = this.host.view;
     if (view.kind === "aggregate") return { name: "mcpd", version: VERSION };
-    const info = this.servers.get(view.server)?.client?.initializeResult?.serverInfo;
+    const info = this.ctx.servers.get(view.server)?.client?.initializeResult?.serverInfo;
     return isObject(info) ? info : { name: view.server, version: "0" };
   }
 

@@ -3,8 +3,9 @@
  * the servers (upstream-port.ts), secret masking, and the tables every connection shares. Types only; the
  * Router provides them (router.ts), so a session never reaches through it into the manager or the scrubber.
  */
-import type { JsonObject, JsonRpcErrorObject, Logger, RequestCaller, RequestId } from "@mcpd/protocol";
+import type { ClientCapabilities, JsonObject, JsonRpcErrorObject, Logger, RequestCaller, RequestId } from "@mcpd/protocol";
 import type { Catalog } from "./catalog.js";
+import type { OutgoingRequests } from "./outgoing-requests.js";
 import type { Profiles } from "./profiles.js";
 import type { ServerDirectory, Upstream } from "./upstream-port.js";
 
@@ -37,6 +38,38 @@ export interface Downstream extends RequestCaller {
   send(message: object): void;
   /** Sends an error answer, with configured secret values masked. */
   replyError(id: RequestId | null, error: JsonRpcErrorObject): void;
+}
+
+/**
+ * A connection that mcpd can ask for input on a server's behalf (a Session): where the requests go, what
+ * its client declared, and which of its calls are 2026-era (those take `input_required` as it is).
+ */
+export interface InputAsker extends Downstream {
+  readonly outgoing: OutgoingRequests;
+  /** Its id and client name, for messages. */
+  readonly label: string;
+  /** Its 2026-era calls, once it made one. */
+  readonly modern: { has(id: RequestId): boolean; callerOf(id: RequestId): RequestCaller | undefined } | undefined;
+  /** What its client declared in initialize (see client-capabilities.ts `declares`). */
+  readonly clientCapabilities: ClientCapabilities;
+  /** A server's params as its view shows them. */
+  tag(handle: Upstream, params: JsonObject | undefined): JsonObject | undefined;
+}
+
+/** The `input_required` limits (`mcpd.maxInputRounds`, `mcpd.requestStateTtlMs`), followed as reloads change them. */
+export interface InputLimits {
+  maxRounds: number;
+  stateTtlMs: number;
+}
+
+/** Where a 2026-era retry carrying mcpd's own `requestState` is served (held-calls.ts `HeldCalls.claim`). */
+export interface HeldRetries {
+  /** True when the retry was mcpd's to serve (and was); false: a server's state, to route as any call. */
+  claim(
+    conn: { readonly id: string; readonly inFlight: unknown; send(message: object): void },
+    id: RequestId,
+    params: JsonObject | undefined,
+  ): boolean;
 }
 
 /** A request in flight as its progress sees it: the server it went to, and its timeout to restart. */
@@ -73,6 +106,8 @@ export interface SubscriptionRegistry {
 /** Hears that a connection's last request in flight to a server settled (the shutdown's drain waits for that). */
 export interface InFlightWatcher {
   inFlightEmptied(): void;
+  /** The `input_required` limits; absent: the defaults. */
+  readonly input?: InputLimits;
 }
 
 /** Everything a downstream session uses that is not its own. */
@@ -83,6 +118,8 @@ export interface SessionContext extends InFlightWatcher {
   readonly log: Logger;
   /** The aggregate view's lookup tables. */
   readonly catalog: Catalog;
+  /** 2025 servers' requests held for 2026-era clients' retries (held-calls.ts `HeldCalls`). */
+  readonly held: HeldRetries;
   /** The config's profiles, which `mcpd/select` picks from. */
   readonly profiles: Profiles;
   readonly progress: ProgressRegistry;

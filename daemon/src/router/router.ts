@@ -1,11 +1,13 @@
 import { silentLogger, type ClientFace, type Logger } from "@mcpd/protocol";
 import type { DaemonSettings } from "../config/config-schema.js";
+import { CONFIG_DEFAULTS } from "../defaults.js";
 import { SecretScrubber } from "../secrets/index.js";
 import { Catalog } from "./catalog.js";
 import { filterWarnings } from "./filter-warnings.js";
+import { HeldCalls } from "./held-calls.js";
 import { InFlightDrain } from "./in-flight-drain.js";
 import { LogLevels } from "./log-levels.js";
-import type { Outbound, Scrubber, SessionContext } from "./ports.js";
+import type { InputLimits, Outbound, Scrubber, SessionContext } from "./ports.js";
 import { Profiles } from "./profiles.js";
 import { ProgressRoutes } from "./progress-routes.js";
 import { ServerRequests } from "./server-requests.js";
@@ -43,8 +45,12 @@ export class Router {
   private readonly subscriptions: Subscriptions;
   private readonly levels: LogLevels;
   private readonly requests: ServerRequests;
+  /** 2025 servers' requests held for 2026-era clients' retries; the HTTP front binds its requests' states to their token. */
+  readonly held: HeldCalls;
   private readonly context: SessionContext;
   private sessionCounter = 0;
+  /** The `input_required` limits every session reads; {@link applyFilters} sets them from the config. */
+  private readonly input: InputLimits = { maxRounds: CONFIG_DEFAULTS.maxInputRounds, stateTtlMs: CONFIG_DEFAULTS.requestStateTtlMs };
   /** How each session's client reached the daemon, when not by the socket. */
   private readonly faces = new Map<string, ClientFace>();
   private readonly drain = new InFlightDrain(() => this.inFlightTotal());
@@ -59,17 +65,20 @@ export class Router {
     this.progress = new ProgressRoutes(this.log);
     this.subscriptions = new Subscriptions(manager);
     this.levels = new LogLevels(manager, sessions, this.log);
-    this.requests = new ServerRequests(manager, sessions, this.log);
+    const held = (this.held = new HeldCalls(() => this.input.stateTtlMs));
+    this.requests = new ServerRequests(manager, sessions, this.log, held);
     this.context = {
       servers: manager,
       secrets: this.secrets,
       log: this.log,
       catalog: this.catalog,
       profiles: this.profiles,
+      held,
       progress: this.progress,
       subscriptions: this.subscriptions,
       relevel: (server) => this.levels.relevel(server),
       inFlightEmptied: () => this.drain.check(),
+      input: this.input,
     };
     const delivery = new UpstreamDelivery({
       sessions,
@@ -128,6 +137,8 @@ export class Router {
    * kind's list_changed. `before`: {@link filtersSnapshot} taken before the manager reloaded.
    */
   applyFilters(settings: DaemonSettings, before: FiltersSnapshot): void {
+    this.input.maxRounds = settings.maxInputRounds ?? CONFIG_DEFAULTS.maxInputRounds;
+    this.input.stateTtlMs = settings.requestStateTtlMs ?? CONFIG_DEFAULTS.requestStateTtlMs;
     const changed = this.profiles.update(settings.profiles);
     this.catalog.invalidate();
     const sent = applyViewChanges(this.sessions.values(), this.manager.servers, before, this.profiles, changed);

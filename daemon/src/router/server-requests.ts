@@ -1,13 +1,9 @@
 import { McpRemoteError, WireCode, type JsonObject, type JsonRpcRequest, type Logger, type MessageContext } from "@mcpd/protocol";
+import type { HeldCalls } from "./held-calls.js";
+import { INPUT_CAPABILITY as REQUEST_CAPABILITY } from "./input-rounds.js";
 import type { ServerDirectory, Upstream } from "./upstream-port.js";
+import { declares } from "./client-capabilities.js";
 import type { Session } from "./session.js";
-
-/** Which client capability a server-to-client request needs. */
-const REQUEST_CAPABILITY: Record<string, string> = {
-  "sampling/createMessage": "sampling",
-  "elicitation/create": "elicitation",
-  "roots/list": "roots",
-};
 
 /** Most candidate clients a refusal names. */
 const MAX_NAMED_CLIENTS = 5;
@@ -37,6 +33,7 @@ export class ServerRequests {
     private readonly servers: Pick<ServerDirectory, "get">,
     private readonly sessions: () => Iterable<Session>,
     private readonly log: Logger,
+    private readonly held: HeldCalls,
   ) {}
 
   /** Requests relayed to a connection and not answered yet. */
@@ -107,6 +104,8 @@ export class ServerRequests {
     const cap = REQUEST_CAPABILITY[req.method];
     const candidates = this.candidatesFor(handle, ctx);
     const only = candidates.length === 1 ? (candidates[0] as Session) : undefined;
+    const held = only?.modern !== undefined ? this.holdFor(only, handle, req, ctx, cap) : undefined;
+    if (held !== undefined) return held;
     if (only && (!cap || declares(only, cap))) {
       const key = `${handle.name}\0${String(req.id)}`;
       try {
@@ -138,6 +137,33 @@ export class ServerRequests {
     });
   }
 
+  /**
+   * A 2026-era call of `session` that the request is for (the one on whose HTTP response stream it came,
+   * else its one call in flight to the server): it is answered `input_required` and held for its retry
+   * (held-calls.ts). Several calls: -32066, never a guess. Undefined: no 2026-era call (or one whose client
+   * did not declare the capability), which the 2025 rules then serve.
+   */
+  private holdFor(
+    session: Session,
+    handle: Upstream,
+    req: JsonRpcRequest,
+    ctx: MessageContext,
+    cap: string | undefined,
+  ): Promise<JsonObject> | undefined {
+    const modern = session.modern;
+    const calls = session.inFlight.callsTo(handle, ctx.relatedRequestId);
+    if (modern === undefined || !calls.some((c) => modern.has(c.id))) return undefined;
+    if (calls.length > 1)
+      throw new McpRemoteError({
+        code: WireCode.NoClientForRequest,
+        message: `No single call can answer ${req.method} for server "${handle.name}": ${session.label} has ${calls.length} calls in flight to it`,
+        data: { mcpdCode: "MCPD_NO_CLIENT_FOR_REQUEST" },
+      });
+    const call = calls[0] as (typeof calls)[number];
+    if (cap !== undefined && !modern.declared(call.id, cap)) return undefined;
+    return this.held.hold(session, call, req);
+  }
+
   /** A shared server asked while several clients were calling it: keep (and log, once) a hint for status. */
   private noteAmbiguous(handle: Upstream, method: string, clients: number): void {
     if (this.hints.has(handle.name)) return;
@@ -148,10 +174,4 @@ export class ServerRequests {
     this.hints.set(handle.name, hint);
     this.log.warn({ server: handle.name, hint }, "server-to-client request could not be routed");
   }
-}
-
-/** Whether a connection's client declared that capability (`sampling`, `elicitation`, `roots`) in initialize. */
-function declares(s: Session, capability: string): boolean {
-  const declared = (s.clientCapabilities as Record<string, unknown>)[capability];
-  return typeof declared === "object" && declared !== null && !Array.isArray(declared);
 }

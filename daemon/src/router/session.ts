@@ -22,7 +22,7 @@ import { InFlightRequests } from "./in-flight.js";
 import { levelOf } from "./log-levels.js";
 import { ModernCalls, type ModernHost } from "./modern-calls.js";
 import { OutgoingRequests } from "./outgoing-requests.js";
-import type { Downstream, Outbound, SessionContext } from "./ports.js";
+import type { InputAsker, Outbound, SessionContext } from "./ports.js";
 import { declaresUi } from "./app-meta.js";
 import { renamespaced } from "./resource-uris.js";
 import { routedServer, withServerMeta, withoutRoute } from "./server-meta.js";
@@ -50,7 +50,7 @@ export interface DownstreamSessionOptions {
  * its {@link SessionContext}; what servers send it is delivered by the Router (upstream-delivery.ts,
  * server-requests.ts).
  */
-export class Session implements Downstream, SearchHost, ModernHost {
+export class Session implements InputAsker, SearchHost, ModernHost {
   readonly id: string;
   private readonly out: Outbound;
   private readonly ctx: SessionContext;
@@ -88,8 +88,8 @@ export class Session implements Downstream, SearchHost, ModernHost {
   private asked: OutgoingRequests | undefined;
   private uriForms: SubscribedForms | undefined;
   private aggregateView: SearchView | undefined;
-  /** Its 2026-era requests, made by the first (see modern-calls.ts). */
-  private modern: ModernCalls | undefined;
+  /** Its 2026-era requests, made by the first (see modern-calls.ts); a call among them takes `input_required` as it is. */
+  modern: ModernCalls | undefined;
 
   constructor(id: string, out: Outbound, context: SessionContext, options: DownstreamSessionOptions) {
     this.id = id;
@@ -186,7 +186,7 @@ export class Session implements Downstream, SearchHost, ModernHost {
       );
       return;
     }
-    if (claimedVersion(req.params) !== undefined) return (this.modern ??= new ModernCalls(this, this.ctx.servers)).serve(req);
+    if (claimedVersion(req.params) !== undefined) return (this.modern ??= new ModernCalls(this, this.ctx)).serve(req);
     if (method === "ping") return this.reply(id, {});
     if (method === "initialize") {
       this.initialize(req).then(

@@ -1,0 +1,121 @@
+import { randomUUID } from "node:crypto";
+import { McpdError, WireCode, isObject, type JsonObject, type JsonRpcRequest, type RequestId } from "@mcpd/protocol";
+import type { InFlight, InFlightRequests } from "./in-flight.js";
+import { StateSealer, type StateRefusal } from "./sealed-state.js";
+
+/** The key mcpd gives the one request of an `input_required` it makes (the retry's `inputResponses` answer under it). */
+export const HELD_KEY = "mcpd";
+
+/** A connection whose 2026-era call a 2025-era server asks something of (a Session). */
+export interface HoldingConnection {
+  readonly id: string;
+  readonly inFlight: InFlightRequests;
+  send(message: object): void;
+}
+
+/** A 2025 server's request waiting for a 2026-era client's retry. */
+interface Held {
+  readonly call: InFlight;
+  readonly timer: NodeJS.Timeout;
+  answer(result: JsonObject): void;
+  fail(error: unknown): void;
+}
+
+const REFUSED: Record<StateRefusal, string> = {
+  tampered: "requestState was not issued by mcpd, or was altered",
+  foreign: "requestState was issued to another connection",
+  expired: "requestState has expired",
+};
+
+/**
+ * A 2025-era server's mid-call request (elicitation, sampling, roots) for a 2026-era client, which takes no
+ * server-to-client requests: the client's call is answered `input_required` carrying the request and a
+ * `requestState` mcpd seals (sealed-state.ts); the call itself stays in flight upstream, held here, apart
+ * from its connection (over HTTP the response that carried `input_required` has ended). The retry with that
+ * state answers the server with its `inputResponses` and takes the call over: the server's final answer
+ * goes to the retry. No retry within the state's lifetime: the server's request fails and the call is
+ * cancelled upstream.
+ */
+export class HeldCalls {
+  private readonly sealer = new StateSealer();
+  private readonly held = new Map<string, Held>();
+  /** What a connection's states are bound to, when not the connection itself: an HTTP request's token. */
+  private readonly bindings = new WeakMap<HoldingConnection, string>();
+
+  /** @param ttlMs a state's lifetime now (`mcpd.requestStateTtlMs`) */
+  constructor(private readonly ttlMs: () => number) {}
+
+  /** Server requests waiting for a retry. */
+  get size(): number {
+    return this.held.size;
+  }
+
+  /**
+   * Binds the states issued to `conn` to `binding` instead of `conn` alone: each 2026-era HTTP request is a
+   * connection of its own, so its retry (another request) is recognised by the token both were sent with.
+   */
+  bindTo(conn: HoldingConnection, binding: string): void {
+    this.bindings.set(conn, binding);
+  }
+
+  private bindingOf(conn: HoldingConnection): string {
+    return this.bindings.get(conn) ?? `socket:${conn.id}`;
+  }
+
+  /** Holds `call` of `conn` for the server's request `req`; the promise is the server's answer. */
+  hold(conn: HoldingConnection, call: InFlight, req: JsonRpcRequest): Promise<JsonObject> {
+    const ref = randomUUID();
+    const ttl = this.ttlMs();
+    return new Promise<JsonObject>((answer, fail) => {
+      const timer = setTimeout(() => this.expire(ref), ttl);
+      timer.unref();
+      this.held.set(ref, { call, timer, answer, fail });
+      // The call is no longer its connection's: an HTTP response ending must not cancel it.
+      conn.inFlight.release(call);
+      const requestState = this.sealer.seal({ ref, bind: this.bindingOf(conn), exp: Date.now() + ttl });
+      const inputRequests = { [HELD_KEY]: { method: req.method, params: req.params ?? {} } };
+      conn.send({ jsonrpc: "2.0", id: call.id, result: { resultType: "input_required", inputRequests, requestState } });
+    });
+  }
+
+  /**
+   * A 2026-era request carrying `params.requestState`: when the state is mcpd's, the retry is served here
+   * (true): refused with -32602 (MCPD_REQUEST_STATE_INVALID) when altered, another connection's, expired or
+   * used already; else the server gets the answer and `conn` the call, under `id`. False: a server's state.
+   */
+  claim(conn: HoldingConnection, id: RequestId, params: JsonObject | undefined): boolean {
+    const state = params?.requestState;
+    if (!StateSealer.isOurs(state)) return false;
+    const claims = this.sealer.open(state, this.bindingOf(conn));
+    const held = typeof claims === "string" ? undefined : this.held.get(claims.ref);
+    if (typeof claims === "string" || held === undefined) {
+      const why = typeof claims === "string" ? REFUSED[claims] : "requestState has expired or was used already";
+      const error = new McpdError("MCPD_REQUEST_STATE_INVALID", `${why}; call again without it`);
+      conn.send({ jsonrpc: "2.0", id, error: { code: WireCode.InvalidParams, message: error.message, data: { mcpdCode: error.code } } });
+      return true;
+    }
+    this.held.delete(claims.ref);
+    clearTimeout(held.timer);
+    conn.inFlight.adopt(held.call, id);
+    const responses = params?.inputResponses;
+    const answer = isObject(responses) ? responses[HELD_KEY] : undefined;
+    if (isObject(answer)) held.answer(answer);
+    else held.fail(new McpdError("MCPD_NO_CLIENT_FOR_REQUEST", `The client retried without an answer under inputResponses["${HELD_KEY}"]`));
+    return true;
+  }
+
+  /** No retry in time: the server's request fails, and the call is given up upstream. */
+  private expire(ref: string): void {
+    const held = this.held.get(ref);
+    if (!held) return;
+    this.held.delete(ref);
+    held.fail(
+      new McpdError(
+        "MCPD_NO_CLIENT_FOR_REQUEST",
+        "The 2026-era client did not retry with its requestState in time (mcpd.requestStateTtlMs)",
+      ),
+    );
+    held.call.cancelled = true;
+    held.call.cancellation.cancel(new McpdError("MCPD_ABORTED", "the client did not retry in time"));
+  }
+}

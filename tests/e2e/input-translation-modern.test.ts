@@ -1,0 +1,176 @@
+/**
+ * Translation between the eras (issue 32, part 4), the other way: a 2025-era server's mid-call request
+ * (the fixture's `elicit`, `sample`, `roots` tools ask the client) for a 2026-era client becomes an
+ * `input_required` answer with a `requestState` mcpd seals; the client's retry answers the server and gets
+ * the call's result. The official v2 SDK Client pinned to 2026-07-28 (which fulfils `input_required` itself)
+ * through `mcpd connect`, and raw 2026-era requests on the socket for what a well-behaved client never does.
+ */
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { Client } from "@modelcontextprotocol/client";
+import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
+import { afterEach, describe, expect, it } from "vitest";
+import { fixturePath } from "../helpers/process.js";
+import { MCPD_BIN, fixture, readLog, startTestDaemon, until, type RawClient, type TestDaemon } from "./harness.js";
+
+let daemon: TestDaemon | undefined;
+const clients: Client[] = [];
+const raws: RawClient[] = [];
+const dirs: string[] = [];
+
+afterEach(async () => {
+  for (const c of clients.splice(0)) await c.close().catch(() => {});
+  for (const r of raws.splice(0)) r.close();
+  await daemon?.stop();
+  if (daemon) rmSync(daemon.home, { recursive: true, force: true });
+  daemon = undefined;
+  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
+});
+
+/** A daemon with the 2025 fixture `fx` (logging what it receives to the returned file), ready. */
+async function legacyDaemon(settings?: Record<string, unknown>): Promise<{ d: TestDaemon; log: string }> {
+  const dir = mkdtempSync(join(tmpdir(), "mcpd-fxlog-"));
+  dirs.push(dir);
+  const log = join(dir, "fx.log");
+  const d = (daemon = await startTestDaemon({ fx: fixture("fx", ["--log", log]) }, settings ? { settings } : {}));
+  const probe = await raw(d);
+  await until(async () => (await probe.request("tools/list", { _meta: envelope() })).result?.tools?.length > 0, "fx ready");
+  return { d, log };
+}
+
+async function raw(d: TestDaemon): Promise<RawClient> {
+  const r = await d.raw();
+  raws.push(r);
+  return r;
+}
+
+const envelope = (capabilities: Record<string, unknown> = {}) => ({
+  "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+  "io.modelcontextprotocol/clientCapabilities": capabilities,
+  "io.modelcontextprotocol/clientInfo": { name: "raw-modern", version: "1" },
+});
+
+/** The v2 SDK client pinned to 2026-07-28 through `mcpd connect`. */
+async function modernClient(d: TestDaemon, name: string): Promise<Client> {
+  const transport = new StdioClientTransport({
+    command: process.execPath,
+    args: [MCPD_BIN, "connect", "--no-autostart"],
+    env: { ...(process.env as Record<string, string>), MCPD_HOME: d.home, MCPD_CONFIG: d.configFile },
+    stderr: "pipe",
+  });
+  const client = new Client(
+    { name, version: "1.0.0" },
+    { capabilities: { elicitation: {}, sampling: {} }, versionNegotiation: { mode: { pin: "2026-07-28" } } },
+  );
+  clients.push(client);
+  await client.connect(transport);
+  return client;
+}
+
+const textOf = (r: any): string => r.content?.[0]?.text ?? "";
+
+/** A raw 2026-era `tools/call` of fx__elicit, answered input_required; returns its requestState. */
+async function askedState(r: RawClient, id: number): Promise<string> {
+  const first = await r.request("tools/call", { name: "fx__elicit", arguments: {}, _meta: envelope({ elicitation: {} }) }, id);
+  expect(first.result?.resultType).toBe("input_required");
+  const ask = Object.values(first.result.inputRequests as Record<string, any>)[0];
+  expect(ask).toMatchObject({ method: "elicitation/create", params: { message: "Please provide a name" } });
+  return first.result.requestState as string;
+}
+
+const retry = (r: RawClient, id: number, requestState: string) =>
+  r.request(
+    "tools/call",
+    {
+      name: "fx__elicit",
+      arguments: {},
+      inputResponses: { mcpd: { action: "accept", content: { name: "Raw" } } },
+      requestState,
+      _meta: envelope({ elicitation: {} }),
+    },
+    id,
+  );
+
+describe("between two 2026-era peers", () => {
+  it("a 2026 server's input_required reaches the v2 client as it is, and its retry reaches the server with the requestState untouched", async () => {
+    const d = (daemon = await startTestDaemon({
+      ms: { command: process.execPath, args: [fixturePath("modern-fixture.mjs"), "--name", "ms"] },
+    }));
+    const client = await modernClient(d, "modern-peer");
+    await until(async () => (await client.listTools()).tools.some((t) => t.name === "ms__ask_name"), "ms ready");
+    client.setRequestHandler("elicitation/create", async () => ({ action: "accept", content: { name: "Peer" } }));
+    const r = await client.callTool({ name: "ms__ask_name", arguments: {} });
+    expect(textOf(r)).toBe('hello Peer (state asked:ms:\u00e9")');
+  });
+});
+
+describe("a 2025 server's mid-call request for a 2026-era client", () => {
+  it("the v2 client pinned to 2026-07-28 is asked through input_required and its call completes with the elicited answer (and a sampled one)", async () => {
+    const { d } = await legacyDaemon();
+    const client = await modernClient(d, "modern-asker");
+    const asked: string[] = [];
+    client.setRequestHandler("elicitation/create", async (req) => {
+      asked.push(String((req.params as { message?: string }).message));
+      return { action: "accept", content: { name: "Ada" } };
+    });
+    client.setRequestHandler("sampling/createMessage", async () => ({
+      role: "assistant",
+      content: { type: "text", text: "sampled words" },
+      model: "m",
+    }));
+    const r = await client.callTool({ name: "fx__elicit", arguments: {} });
+    expect(JSON.parse(textOf(r))).toEqual({ action: "accept", content: { name: "Ada" } });
+    expect(asked).toEqual(["Please provide a name"]);
+    expect(textOf(await client.callTool({ name: "fx__sample", arguments: { prompt: "hi" } }))).toBe("sampled words");
+  });
+
+  it("a tampered requestState and one from another connection are refused (-32602, MCPD_REQUEST_STATE_INVALID); the genuine retry completes", async () => {
+    const { d } = await legacyDaemon();
+    const r = await raw(d);
+    const state = await askedState(r, 1);
+    const flipped = state.slice(0, -2) + (state.at(-2) === "A" ? "B" : "A") + state.at(-1);
+    const tampered = await retry(r, 2, flipped);
+    expect(tampered.error).toMatchObject({ code: -32602, data: { mcpdCode: "MCPD_REQUEST_STATE_INVALID" } });
+    expect(tampered.error.message).toMatch(/not issued by mcpd, or was altered/);
+    const other = await raw(d);
+    const foreign = await retry(other, 3, state);
+    expect(foreign.error?.message).toMatch(/issued to another connection/);
+    const done = await retry(r, 4, state);
+    expect(JSON.parse(textOf(done.result))).toEqual({ action: "accept", content: { name: "Raw" } });
+    expect(done.result.resultType).toBe("complete");
+    // Used once: the same state again is refused.
+    const again = await retry(r, 5, state);
+    expect(again.error?.message).toMatch(/expired or was used already/);
+  });
+
+  it("two 2026-era calls of one connection in flight to the server: its request cannot be matched to one, and is refused with -32066 (never a guess)", async () => {
+    const { d } = await legacyDaemon();
+    const r = await raw(d);
+    const call = (id: number) => ({
+      jsonrpc: "2.0",
+      id,
+      method: "tools/call",
+      params: { name: "fx__elicit", arguments: {}, _meta: envelope({ elicitation: {} }) },
+    });
+    // One write: both calls are in flight before the server's first request comes back.
+    r.writeLine(`${JSON.stringify(call(1))}\n${JSON.stringify(call(2))}`);
+    const answers = await Promise.all([1, 2].map((id) => r.waitFor((m) => m.id === id && m.result !== undefined, `call ${id}`)));
+    for (const a of answers) {
+      expect(a.result.resultType).toBe("complete");
+      expect(textOf(a.result)).toMatch(/client error -32066: .*2 calls in flight to it/);
+    }
+  });
+
+  it("a client that never retries: after mcpd.requestStateTtlMs the server's request is answered with an error and the call cancelled; a late retry is refused", async () => {
+    const { d, log } = await legacyDaemon({ requestStateTtlMs: 300 });
+    const r = await raw(d);
+    const state = await askedState(r, 1);
+    const elicitId = () => readLog(log).find((m) => m.method === undefined && m.error !== undefined && typeof m.id === "number");
+    const answered = await until(elicitId, "the fixture's elicitation answered with an error");
+    expect(answered.error.message).toMatch(/did not retry with its requestState in time/);
+    await until(() => readLog(log).some((m) => m.method === "notifications/cancelled"), "the call cancelled upstream");
+    const late = await retry(r, 2, state);
+    expect(late.error?.data?.mcpdCode).toBe("MCPD_REQUEST_STATE_INVALID");
+  });
+});
