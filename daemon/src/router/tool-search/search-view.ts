@@ -1,4 +1,4 @@
-import { MCPD_CALLED_TOOL_META, isObject, type JsonObject, type RequestId, type Tool } from "@mcpd/protocol";
+import { MCPD_CALLED_TOOL_META, isObject, toWireError, type JsonObject, type RequestId, type Tool } from "@mcpd/protocol";
 import type { ToolSearchMode } from "../../config/config-schema.js";
 import { RUNTIME_DEFAULTS } from "../../defaults.js";
 import { type AggregateHost, type AggregateShared, AggregateView } from "../aggregate-view.js";
@@ -17,6 +17,8 @@ export interface SearchHost extends AggregateHost {
   readonly inFlight: {
     forward(id: RequestId, h: Upstream, method: string, p: JsonObject | undefined, adapt?: (r: JsonObject) => JsonObject): void;
   };
+  /** The server's process for this connection: the shared one, or its own for a per-client server (started on first use). */
+  resolveHandle(server: string): Promise<Upstream>;
 }
 
 /** The servers (to reach the one a `call_tool` names) and the catalog. */
@@ -170,9 +172,12 @@ export class SearchView extends AggregateView {
     if (isObject(params._meta)) upstream._meta = params._meta;
     if (this.keep().used(e.exposed)) this.searchHost.send({ jsonrpc: "2.0", method: "notifications/tools/list_changed" });
     const handle = this.searchShared.servers.get(e.server);
-    // A per-client server's own process is the session's to pick: that path answers unlabelled.
-    if (handle === undefined || handle.config.sharing === "per-client")
-      return this.searchHost.serveOnServer(id, e.server, "tools/call", upstream, undefined, true);
-    this.searchHost.inFlight.forward(id, handle, "tools/call", upstream, labelled(e.exposed));
+    if (handle === undefined) return this.searchHost.serveOnServer(id, e.server, "tools/call", upstream, undefined, true);
+    if (handle.config.sharing !== "per-client") return this.searchHost.inFlight.forward(id, handle, "tools/call", upstream, labelled(e.exposed));
+    // A per-client server: this connection's own process, started on first use.
+    this.searchHost.resolveHandle(e.server).then(
+      (own) => this.searchHost.inFlight.forward(id, own, "tools/call", upstream, labelled(e.exposed)),
+      (err: unknown) => this.searchHost.replyError(id, toWireError(err)),
+    );
   }
 }

@@ -80,6 +80,19 @@ describe("search mode", () => {
     expect(await toolNames(c)).toContain("k8s__kubectl_scale");
   });
 
+  it("regression: call_tool on a per-client server calls this connection's own process and says which tool it called (it answered unlabelled)", async () => {
+    r = memoryRouter({
+      servers: { ...SERVERS, k8s: { ...SERVERS.k8s, config: { sharing: "per-client" } } },
+      mcpd: { profiles: PROFILES },
+    });
+    const c = await r.connect({ select: { profile: "calls" } });
+    const answer = await c.call("call_tool", { name: "k8s__kubectl_scale", arguments: { replicas: 3 } });
+    expect(answer.result.content[0].text).toBe("[called k8s__kubectl_scale]");
+    expect(answer.result._meta["mcpd/calledTool"]).toBe("k8s__kubectl_scale");
+    expect(r.upstream("k8s").callsOf("tools/call")).toEqual([]);
+    expect(r.directory.privateOf("k8s", c.session.id)?.callsOf("tools/call")).toHaveLength(1);
+  });
+
   it("is asked for by the connection's selection, without a profile; without either the view lists every tool", async () => {
     r = router();
     const c = await r.connect({ select: { toolSearch: "on" } });
