@@ -173,7 +173,8 @@ export class SearchView extends AggregateView {
     if (this.keep().used(e.exposed)) this.searchHost.send({ jsonrpc: "2.0", method: "notifications/tools/list_changed" });
     const handle = this.searchShared.servers.get(e.server);
     if (handle === undefined) return this.searchHost.serveOnServer(id, e.server, "tools/call", upstream, undefined, true);
-    if (handle.config.sharing !== "per-client") return this.searchHost.inFlight.forward(id, handle, "tools/call", upstream, labelled(e.exposed));
+    if (handle.config.sharing !== "per-client")
+      return this.searchHost.inFlight.forward(id, handle, "tools/call", upstream, labelled(e.exposed));
     // A per-client server: this connection's own process, started on first use.
     this.searchHost.resolveHandle(e.server).then(
       (own) => this.searchHost.inFlight.forward(id, own, "tools/call", upstream, labelled(e.exposed)),
