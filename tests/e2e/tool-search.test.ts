@@ -51,8 +51,8 @@ async function viaConnect(...args: string[]): Promise<Client> {
   return client;
 }
 
-async function viaHttp(path: string): Promise<Client> {
-  const { client } = await httpClient(front, "streamable", path);
+async function viaHttp(path: string, kind: "streamable" | "sse" = "streamable"): Promise<Client> {
+  const { client } = await httpClient(front, kind, path);
   clients.push(client);
   return client;
 }
@@ -99,6 +99,10 @@ describe("tool search through mcpd connect", () => {
 describe("tool search over HTTP", () => {
   it("/search/mcp: search_tools finds a tool, which joins the list after list_changed and is called", async () => {
     await findAndCall(await viaHttp("/search/mcp"));
+  });
+
+  it("/search/sse (legacy HTTP+SSE): search_tools finds a tool, which joins the list after list_changed and is called", async () => {
+    await findAndCall(await viaHttp("/search/mcp", "sse"));
   });
 
   it("/profiles/<name>/search/mcp: call_tool calls a tool of the view and says which", async () => {
