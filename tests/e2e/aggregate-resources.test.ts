@@ -7,7 +7,7 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
-import { MCPD_BIN, fixture, startTestDaemon, until, type RawClient, type TestDaemon } from "./harness.js";
+import { fixture, startTestDaemon, until, type RawClient, type TestDaemon, connectCommand } from "./harness.js";
 
 let daemon: TestDaemon | undefined;
 const sdkClients: Client[] = [];
@@ -106,12 +106,7 @@ describe("aggregate resources shared by several servers", () => {
 
   it("gives the official SDK Client behind `mcpd connect` distinct, readable resources", async () => {
     const { d } = await threeInstances();
-    const transport = new StdioClientTransport({
-      command: process.execPath,
-      args: [MCPD_BIN, "connect", "--no-autostart"],
-      env: { ...(process.env as Record<string, string>), MCPD_HOME: d.home, MCPD_CONFIG: d.configFile },
-      stderr: "pipe",
-    });
+    const transport = new StdioClientTransport(connectCommand(d));
     const client = new Client({ name: "e2e", version: "1.0.0" });
     sdkClients.push(client);
     await client.connect(transport);

@@ -11,7 +11,7 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { McpError } from "@modelcontextprotocol/sdk/types.js";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { MCPD_BIN, ROOT, startTestDaemon, until, type TestDaemon } from "./harness.js";
+import { ROOT, startTestDaemon, until, type TestDaemon, connectCommand } from "./harness.js";
 
 const BASIC = join(ROOT, "node_modules/@modelcontextprotocol/server-basic-vanillajs/dist/index.js");
 const APP = join(ROOT, "tests/fixtures/servers/app-server.mjs");
@@ -53,12 +53,7 @@ afterEach(async () => {
 
 /** The official SDK Client behind `mcpd connect ARGS...`, declaring the UI extension when `ui`. */
 async function client(ui: boolean, ...args: string[]): Promise<Client> {
-  const transport = new StdioClientTransport({
-    command: process.execPath,
-    args: [MCPD_BIN, "connect", ...args, "--no-autostart"],
-    env: { ...(process.env as Record<string, string>), MCPD_HOME: d.home, MCPD_CONFIG: d.configFile },
-    stderr: "pipe",
-  });
+  const transport = new StdioClientTransport(connectCommand(d, args));
   const capabilities = ui ? { extensions: { [UI]: { mimeTypes: [MIME] } } } : {};
   const c = new Client({ name: ui ? "ui-host" : "text-host", version: "1.0.0" }, { capabilities });
   clients.push(c);

@@ -19,6 +19,22 @@ import { waitFor } from "../helpers/process.js";
 export { isAlive as alive } from "../helpers/process.js";
 
 /** A fixture server entry for config.json. */
+/**
+ * How an SDK client's stdio transport (v1's or v2's StdioClientTransport) runs `mcpd connect ARGS...` onto
+ * test daemon `d`: no autostart (the test's daemon is running), its home and config, stderr piped.
+ */
+export function connectCommand(
+  d: Pick<TestDaemon, "home" | "configFile">,
+  args: readonly string[] = [],
+): { command: string; args: string[]; env: Record<string, string>; stderr: "pipe" } {
+  return {
+    command: process.execPath,
+    args: [MCPD_BIN, "connect", ...args, "--no-autostart"],
+    env: { ...(process.env as Record<string, string>), MCPD_HOME: d.home, MCPD_CONFIG: d.configFile },
+    stderr: "pipe",
+  };
+}
+
 export function fixture(name: string, extraArgs: string[] = [], extra: Record<string, unknown> = {}): Record<string, unknown> {
   return { command: process.execPath, args: [FIXTURE, "--name", name, ...extraArgs], ...extra };
 }

@@ -12,7 +12,7 @@ import { Client } from "@modelcontextprotocol/client";
 import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
 import { afterEach, describe, expect, it } from "vitest";
 import { fixturePath } from "../helpers/process.js";
-import { MCPD_BIN, fixture, readLog, startTestDaemon, until, type RawClient, type TestDaemon } from "./harness.js";
+import { fixture, readLog, startTestDaemon, until, type RawClient, type TestDaemon, connectCommand } from "./harness.js";
 
 let daemon: TestDaemon | undefined;
 const clients: Client[] = [];
@@ -53,12 +53,7 @@ const envelope = (capabilities: Record<string, unknown> = {}) => ({
 
 /** The v2 SDK client pinned to 2026-07-28 through `mcpd connect`. */
 async function modernClient(d: TestDaemon, name: string): Promise<Client> {
-  const transport = new StdioClientTransport({
-    command: process.execPath,
-    args: [MCPD_BIN, "connect", "--no-autostart"],
-    env: { ...(process.env as Record<string, string>), MCPD_HOME: d.home, MCPD_CONFIG: d.configFile },
-    stderr: "pipe",
-  });
+  const transport = new StdioClientTransport(connectCommand(d));
   const client = new Client(
     { name, version: "1.0.0" },
     { capabilities: { elicitation: {}, sampling: {} }, versionNegotiation: { mode: { pin: "2026-07-28" } } },

@@ -13,7 +13,7 @@ import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
 import { CreateMessageRequestSchema, ElicitRequestSchema, type ClientCapabilities } from "@modelcontextprotocol/sdk/types.js";
 import { fixturePath } from "../helpers/process.js";
 import { writeScriptedServer } from "../helpers/scripted-server.js";
-import { MCPD_BIN, startTestDaemon, until, type TestDaemon } from "./harness.js";
+import { startTestDaemon, until, type TestDaemon, connectCommand } from "./harness.js";
 
 const MODERN = fixturePath("modern-fixture.mjs");
 
@@ -33,12 +33,7 @@ const modernStdio = () => ({ command: process.execPath, args: [MODERN, "--name",
 
 /** The v1 SDK client through `mcpd connect` (the aggregate view), declaring `capabilities`. */
 async function connect(d: TestDaemon, name: string, capabilities: ClientCapabilities): Promise<Client> {
-  const transport = new StdioClientTransport({
-    command: process.execPath,
-    args: [MCPD_BIN, "connect", "--no-autostart"],
-    env: { ...(process.env as Record<string, string>), MCPD_HOME: d.home, MCPD_CONFIG: d.configFile },
-    stderr: "pipe",
-  });
+  const transport = new StdioClientTransport(connectCommand(d));
   const client = new Client({ name, version: "1.0.0" }, { capabilities });
   clients.push(client);
   await client.connect(transport);

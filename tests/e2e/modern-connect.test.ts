@@ -7,7 +7,7 @@
 import { Client } from "@modelcontextprotocol/client";
 import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { MCPD_BIN, fixture, startTestDaemon, until, type RawClient, type TestDaemon } from "./harness.js";
+import { fixture, startTestDaemon, until, type RawClient, type TestDaemon, connectCommand } from "./harness.js";
 
 let d: TestDaemon;
 const clients: Client[] = [];
@@ -25,12 +25,7 @@ afterAll(async () => {
 
 /** A v2 SDK Client behind `mcpd connect ARGS...`, pinned to 2026-07-28 or in auto mode. */
 async function modernClient(mode: "pin" | "auto", ...args: string[]): Promise<Client> {
-  const transport = new StdioClientTransport({
-    command: process.execPath,
-    args: [MCPD_BIN, "connect", ...args, "--no-autostart"],
-    env: { ...(process.env as Record<string, string>), MCPD_HOME: d.home, MCPD_CONFIG: d.configFile },
-    stderr: "pipe",
-  });
+  const transport = new StdioClientTransport(connectCommand(d, args));
   const client = new Client(
     { name: "modern-e2e", version: "1.0.0" },
     { versionNegotiation: { mode: mode === "pin" ? { pin: "2026-07-28" } : "auto" } },

@@ -10,7 +10,7 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { McpError } from "@modelcontextprotocol/sdk/types.js";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { MCPD_BIN, fixture, startTestDaemon, until, type TestDaemon } from "./harness.js";
+import { MCPD_BIN, fixture, startTestDaemon, until, type TestDaemon, connectCommand } from "./harness.js";
 
 let d: TestDaemon;
 const sdkClients: Client[] = [];
@@ -48,12 +48,7 @@ afterEach(async () => {
 
 /** The official SDK Client behind `mcpd connect ARGS...` (no autostart: the test's daemon is running). */
 async function sdkClient(...args: string[]): Promise<Client> {
-  const transport = new StdioClientTransport({
-    command: process.execPath,
-    args: [MCPD_BIN, "connect", ...args, "--no-autostart"],
-    env: { ...(process.env as Record<string, string>), MCPD_HOME: d.home, MCPD_CONFIG: d.configFile },
-    stderr: "pipe",
-  });
+  const transport = new StdioClientTransport(connectCommand(d, args));
   const client = new Client({ name: "profiles-e2e", version: "1.0.0" });
   sdkClients.push(client);
   await client.connect(transport);

@@ -12,7 +12,7 @@ import { ToolListChangedNotificationSchema } from "@modelcontextprotocol/sdk/typ
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { type HttpFrontInfo, httpFront, sdkClient as httpClient } from "../http/http-harness.js";
 import { waitFor } from "../helpers/process.js";
-import { MCPD_BIN, fixture, startTestDaemon, until, type TestDaemon } from "./harness.js";
+import { MCPD_BIN, fixture, startTestDaemon, until, type TestDaemon, connectCommand } from "./harness.js";
 
 let d: TestDaemon;
 let front: HttpFrontInfo;
@@ -39,12 +39,7 @@ afterEach(async () => {
 
 /** The SDK Client behind `mcpd connect ARGS...` (the test's daemon is running). */
 async function viaConnect(...args: string[]): Promise<Client> {
-  const transport = new StdioClientTransport({
-    command: process.execPath,
-    args: [MCPD_BIN, "connect", ...args, "--no-autostart"],
-    env: { ...(process.env as Record<string, string>), MCPD_HOME: d.home, MCPD_CONFIG: d.configFile },
-    stderr: "pipe",
-  });
+  const transport = new StdioClientTransport(connectCommand(d, args));
   const client = new Client({ name: "tool-search-e2e", version: "1.0.0" });
   clients.push(client);
   await client.connect(transport);

@@ -15,7 +15,7 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { ToolListChangedNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
 import { fixturePath } from "../helpers/process.js";
-import { MCPD_BIN, fixture, startTestDaemon, until, type TestDaemon } from "./harness.js";
+import { MCPD_BIN, fixture, startTestDaemon, until, type TestDaemon, connectCommand } from "./harness.js";
 
 const MODERN = fixturePath("modern-fixture.mjs");
 const EXITS = fixturePath("exit-before-initialize.mjs");
@@ -51,12 +51,7 @@ async function modernHttp(): Promise<string> {
 
 /** The official v1 SDK client through `mcpd connect` (the aggregate view). */
 async function sdkClient(d: TestDaemon, info = { name: "era-e2e", version: "3.1.4" }): Promise<Client> {
-  const transport = new StdioClientTransport({
-    command: process.execPath,
-    args: [MCPD_BIN, "connect", "--no-autostart"],
-    env: { ...(process.env as Record<string, string>), MCPD_HOME: d.home, MCPD_CONFIG: d.configFile },
-    stderr: "pipe",
-  });
+  const transport = new StdioClientTransport(connectCommand(d));
   const client = new Client(info, { capabilities: { roots: {} } });
   sdkClients.push(client);
   await client.connect(transport);
