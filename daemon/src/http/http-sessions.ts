@@ -131,11 +131,8 @@ export class HttpSessions {
     const refused = this.refusal(view);
     if (refused) return refused;
     const s = new StreamableSession(this.router, path, this.limits, this.log, this.owner);
-    const err = s.session.chooseView(view);
-    if (err) {
-      this.drop(s.session);
-      return selectRefusal(err);
-    }
+    const refusal = this.chooseView(s.session, view);
+    if (refusal) return refusal;
     this.streamables.set(s.id, s);
     return s;
   }
@@ -159,8 +156,13 @@ export class HttpSessions {
     const session = this.router.attach(outbound, "http");
     // A requestState issued to one POST is retried in another, with the same token (held-calls.ts).
     this.router.held.bindTo(session, `http:${token}`);
+    return this.chooseView(session, view) ?? session;
+  }
+
+  /** Gives a new router session its endpoint's view; when it cannot be chosen, ends the session and says why (404). */
+  private chooseView(session: Session, view: ViewChoice): OpenRefusal | undefined {
     const err = session.chooseView(view);
-    if (!err) return session;
+    if (!err) return undefined;
     this.drop(session);
     return selectRefusal(err);
   }
@@ -181,11 +183,8 @@ export class HttpSessions {
     const refused = this.refusal(view);
     if (refused) return refused;
     const s = new LegacySseSession(this.router, res, this.limits.maxOutgoingBytes, this.log, this.buffers);
-    const err = s.session.chooseView(view);
-    if (err) {
-      this.drop(s.session);
-      return selectRefusal(err);
-    }
+    const refusal = this.chooseView(s.session, view);
+    if (refusal) return refusal;
     this.legacies.set(s.id, s);
     onGone(res, () => {
       if (s.slowReader) this.slowReadersOfEnded++;
