@@ -15,7 +15,8 @@ export default defineConfig({
     // default (cores - 1 = one worker) leaves the machine idle. Three workers keep both cores busy.
     maxWorkers: 3,
     // Tests spawn daemon/bin/mcpd.js, which runs the bundled command: rebuild it from the dist/ just compiled.
-    globalSetup: ["tests/helpers/bundle-cli-setup.ts"],
+    // The conformance suite 0.2.x needs Node 22: installed once into a cache directory (tests/helpers/node22-setup.ts).
+    globalSetup: ["tests/helpers/bundle-cli-setup.ts", "tests/helpers/node22-setup.ts"],
     // Every daemon a test starts binds its HTTP front end to a free port, not the fixed default: tests run in parallel.
     env: { MCPD_HTTP_PORT: "0" },
     // The default reporter, then the ten slowest files (where the suite's time goes, printed in CI too).
