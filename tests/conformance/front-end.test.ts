@@ -1,19 +1,16 @@
 /**
  * The official conformance suite's 32 server scenarios against mcpd's HTTP front end, in the transparent
  * view (`/servers/<name>/mcp`) of the conformance fixture: once with the fixture behind mcpd over stdio,
- * once with it behind mcpd over Streamable HTTP. The same fixture passes the suite on its own
+ * once with it behind mcpd over Streamable HTTP, serving only the 2025 era (`--era 2025`; its 2026 half is
+ * proven through mcpd by conformance-2026-front-end.test.ts). The same fixture passes the suite on its own
  * (fixture-direct.test.ts), so a failure here is mcpd's.
- *
- * The suite's CLI cannot send headers, and every request to mcpd needs the bearer token; a relay on
- * loopback adds `Authorization` to each request and passes everything else (Host and Origin included,
- * so the DNS-rebinding scenario reaches mcpd's own checks) through unchanged, streaming both ways.
+ * The suite's CLI reaches mcpd through tests/conformance/auth-relay.ts, which adds the bearer token.
  */
-import { type IncomingMessage, request as httpRequest, type Server, type ServerResponse, createServer } from "node:http";
-import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type TestDaemon, startTestDaemon } from "../e2e/harness.js";
-import { type HttpFrontInfo, httpFront } from "../http/http-harness.js";
+import { httpFront } from "../http/http-harness.js";
 import { isAlive } from "../helpers/process.js";
+import { type AuthRelay, authRelay } from "./auth-relay.js";
 import {
   CONFORMANCE_FIXTURE,
   describeFailures,
@@ -24,45 +21,19 @@ import {
   startConformanceFixture,
 } from "./server-scenarios.js";
 
-/** A loopback relay to `target` that adds the bearer token to every request. */
-function authRelay(target: HttpFrontInfo): Promise<{ server: Server; url: string }> {
-  const to = new URL(target.origin);
-  const server = createServer((req: IncomingMessage, res: ServerResponse) => {
-    const upstream = httpRequest(
-      {
-        host: to.hostname,
-        port: to.port,
-        method: req.method,
-        path: req.url,
-        headers: { ...req.headers, authorization: `Bearer ${target.token}` },
-      },
-      (up) => {
-        res.writeHead(up.statusCode ?? 502, up.headers);
-        up.pipe(res);
-      },
-    );
-    upstream.on("error", () => res.destroy());
-    res.on("close", () => upstream.destroy());
-    req.pipe(upstream);
-  });
-  return new Promise((resolve) =>
-    server.listen(0, "127.0.0.1", () => resolve({ server, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}` })),
-  );
-}
-
 let fixture: RunningFixture | undefined;
 let daemon: TestDaemon | undefined;
-let relay: Server | undefined;
+let relay: AuthRelay | undefined;
 const runs: Record<string, ServerSuiteRun> = {};
 
 beforeAll(async () => {
-  fixture = await startConformanceFixture();
+  fixture = await startConformanceFixture(["--era", "2025"]);
   daemon = await startTestDaemon({
-    conf: { command: process.execPath, args: [CONFORMANCE_FIXTURE, "--stdio"] },
+    conf: { command: process.execPath, args: [CONFORMANCE_FIXTURE, "--stdio", "--era", "2025"] },
     confhttp: { type: "http", url: fixture.url },
   });
   const r = await authRelay(await httpFront(daemon));
-  relay = r.server;
+  relay = r;
   const [stdio, http] = await Promise.all([
     runServerSuite(`${r.url}/servers/conf/mcp`, undefined, { timeoutMs: 150_000 }),
     runServerSuite(`${r.url}/servers/confhttp/mcp`, undefined, { timeoutMs: 150_000 }),
@@ -72,8 +43,7 @@ beforeAll(async () => {
 }, 200_000);
 
 afterAll(async () => {
-  await new Promise((r) => (relay ? relay.close(() => r(undefined)) : r(undefined)));
-  relay?.closeAllConnections();
+  await relay?.close();
   await daemon?.stop();
   await fixture?.stop();
   if (fixture !== undefined) expect(isAlive(fixture.pid)).toBe(false);

@@ -216,9 +216,13 @@ export interface RunningFixture {
   stop(): Promise<void>;
 }
 
-/** Starts `conformance-server.mjs --http --port 0` and waits (up to 30 s) for the URL it prints. */
-export async function startConformanceFixture(): Promise<RunningFixture> {
-  const child = spawn(process.execPath, [CONFORMANCE_FIXTURE, "--http", "--port", "0"], { stdio: ["ignore", "pipe", "pipe"] });
+/**
+ * Starts `conformance-server.mjs --http --port 0` (plus `extraArgs`, e.g. `--era 2025`) and waits (up to
+ * 30 s) for the URL it prints.
+ */
+export async function startConformanceFixture(extraArgs: readonly string[] = []): Promise<RunningFixture> {
+  const args = [CONFORMANCE_FIXTURE, "--http", "--port", "0", ...extraArgs];
+  const child = spawn(process.execPath, args, { stdio: ["ignore", "pipe", "pipe"] });
   const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
   const stop = async () => {
     if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
