@@ -32,13 +32,21 @@ const LISTEN_FILTERS = [
  * What a session with a 2026-era server adds to the 2025 one (docs/protocol.md, "Eras upstream"): every
  * request carries the envelope in its `_meta` (the calling client's capabilities, info and log level, else
  * mcpd's own); what the 2026 era removed is answered here (`logging/setLevel` becomes the level of later
- * requests) or refused; list changes come through one `subscriptions/listen` stream, opened for the lists
- * whose capability advertises `listChanged` and opened again when it ends while the session lives.
+ * requests) or refused; list changes and the updates of the resources 2025 clients subscribed to come through
+ * one `subscriptions/listen` stream, opened for the lists whose capability advertises `listChanged` and the
+ * subscribed URIs, opened anew when those change, and opened again when it ends while the session lives.
  */
 export class ModernUpstream {
   /** The level of `notifications/message` mcpd's own requests ask for (set by `logging/setLevel`); none: no log messages. */
   private logLevel: string | undefined;
-  private listenId: RequestId | undefined;
+  /** The ids of the listen streams opened (an old one's cancellation may still arrive). */
+  private readonly listenIds = new Set<RequestId>();
+  /** Ends the open listen stream. */
+  private listenAbort: AbortController | undefined;
+  /** The resource URIs 2025 clients subscribed to through mcpd (`resources/subscribe`), on the stream. */
+  private readonly uris = new Set<string>();
+  private capabilities: ServerCapabilities = {};
+  private refresh: () => void = () => {};
   private reopens = 0;
   private ended = false;
 
@@ -63,6 +71,7 @@ export class ModernUpstream {
       this.logLevel = typeof params?.level === "string" ? params.level : undefined;
       return {};
     }
+    if (method === "resources/subscribe" || method === "resources/unsubscribe") return this.subscription(method, params);
     if (mcpMethod(method) === undefined || inEra(method, "2026")) return undefined;
     return new McpRemoteError({
       code: WireCode.MethodNotFound,
@@ -77,33 +86,71 @@ export class ModernUpstream {
   }
 
   /**
-   * Opens the `subscriptions/listen` stream for the lists `capabilities` say may change (none: no stream).
-   * It has no deadline; its notifications reach the session like any other. `refresh` re-reads every list
-   * after a stream was opened again (changes may have been missed meanwhile).
+   * Opens the `subscriptions/listen` stream for the lists `capabilities` say may change and the resources
+   * subscribed to (none of either: no stream). It has no deadline; its notifications reach the session like
+   * any other. `refresh` re-reads every list after a stream was opened again (changes may have been missed
+   * meanwhile).
    */
   listen(capabilities: ServerCapabilities, refresh: () => void): void {
+    this.capabilities = capabilities;
+    this.refresh = refresh;
+    this.openListen();
+  }
+
+  /** The filter of the stream: the lists that may change, and the resource URIs subscribed to. */
+  private filter(): JsonObject {
     const filter: JsonObject = {};
     for (const [cap, field] of LISTEN_FILTERS)
-      if (isObject(capabilities[cap]) && capabilities[cap].listChanged === true) filter[field] = true;
-    if (Object.keys(filter).length === 0 || this.ended) return;
-    const options: TransportRequestOptions = { timeout: 0, onRequestId: (id) => (this.listenId = id) };
-    this.transport.request("subscriptions/listen", this.params({ notifications: filter }, undefined), options).then(
-      () => this.log.debug({}, "subscriptions/listen ended by the server"),
-      (err: Error) => {
-        this.listenId = undefined;
-        // The server refused it, or the session is over: nothing to open again.
-        if (err instanceof McpRemoteError || this.ended || !this.transport.connected) return;
-        if (this.reopens >= RUNTIME_DEFAULTS.listenReopenMax)
-          return this.log.warn({ err: err.message }, "subscriptions/listen ended; not opened again");
-        this.reopens++;
-        this.log.debug({ err: err.message }, "subscriptions/listen ended; opening it again");
-        setTimeout(() => {
-          if (this.ended || !this.transport.connected) return;
-          this.listen(capabilities, refresh);
-          refresh();
-        }, RUNTIME_DEFAULTS.listenReopenDelayMs).unref();
-      },
-    );
+      if (isObject(this.capabilities[cap]) && this.capabilities[cap].listChanged === true) filter[field] = true;
+    if (this.uris.size > 0) filter.resourceSubscriptions = [...this.uris];
+    return filter;
+  }
+
+  /** Opens the stream with today's filter, then ends the one it replaces (so no change falls in between). */
+  private openListen(): void {
+    const replaced = this.listenAbort;
+    this.listenAbort = undefined;
+    const filter = this.filter();
+    if (Object.keys(filter).length > 0 && !this.ended) {
+      const abort = new AbortController();
+      this.listenAbort = abort;
+      const options: TransportRequestOptions = { timeout: 0, signal: abort.signal, onRequestId: (id) => this.listenIds.add(id) };
+      this.transport.request("subscriptions/listen", this.params({ notifications: filter }, undefined), options).then(
+        () => this.log.debug({}, "subscriptions/listen ended by the server"),
+        (err: Error) => this.listenEnded(abort, err),
+      );
+    }
+    replaced?.abort(new Error("subscriptions/listen replaced"));
+  }
+
+  private listenEnded(abort: AbortController, err: Error): void {
+    // Replaced by a stream with another filter, refused by the server, or the session is over: not opened again.
+    if (abort.signal.aborted || this.listenAbort !== abort) return;
+    this.listenAbort = undefined;
+    if (err instanceof McpRemoteError || this.ended || !this.transport.connected) return;
+    if (this.reopens >= RUNTIME_DEFAULTS.listenReopenMax)
+      return this.log.warn({ err: err.message }, "subscriptions/listen ended; not opened again");
+    this.reopens++;
+    this.log.debug({ err: err.message }, "subscriptions/listen ended; opening it again");
+    setTimeout(() => {
+      if (this.ended || !this.transport.connected || this.listenAbort !== undefined) return;
+      this.openListen();
+      this.refresh();
+    }, RUNTIME_DEFAULTS.listenReopenDelayMs).unref();
+  }
+
+  /**
+   * `resources/subscribe` and `resources/unsubscribe` (which the 2026 era removed) from 2025 clients: the
+   * URI joins or leaves the stream's `resourceSubscriptions`, and the stream is opened again with them.
+   */
+  private subscription(method: string, params: JsonObject | undefined): JsonObject | McpRemoteError {
+    const uri = params?.uri;
+    if (typeof uri !== "string") return new McpRemoteError({ code: WireCode.InvalidParams, message: `${method} needs a string uri` });
+    const had = this.uris.has(uri);
+    if (method === "resources/subscribe") this.uris.add(uri);
+    else this.uris.delete(uri);
+    if (had !== this.uris.has(uri) && !this.ended) this.openListen();
+    return {};
   }
 
   /**
@@ -115,7 +162,7 @@ export class ModernUpstream {
       this.log.debug({ notifications: params?.notifications as JsonObject }, "subscriptions/listen acknowledged");
       return true;
     }
-    if (method === "notifications/cancelled" && params?.requestId !== undefined && params.requestId === this.listenId) {
+    if (method === "notifications/cancelled" && params?.requestId !== undefined && this.listenIds.has(params.requestId as RequestId)) {
       this.log.debug({}, "subscriptions/listen ended by the server");
       return true;
     }
@@ -125,6 +172,8 @@ export class ModernUpstream {
   /** The session ended: no stream is opened again. */
   end(): void {
     this.ended = true;
+    this.listenAbort?.abort(new Error("session ended"));
+    this.listenAbort = undefined;
   }
 }
 

@@ -271,8 +271,8 @@ export class UpstreamClient extends EventEmitter {
 
   private handleNotification(method: string, received: JsonObject | undefined, on: MessageContext): void {
     if (this.modern?.consumes(method, received)) return;
-    // A list change on a 2026 listen stream concerns every client, not the request the stream is (mcpd's own).
-    const listen = this.modern !== undefined && method.endsWith("/list_changed");
+    // A list change or resource update on a 2026 listen stream concerns clients, not the request the stream is (mcpd's own).
+    const listen = this.modern !== undefined && (method.endsWith("/list_changed") || method === "notifications/resources/updated");
     const [params, context] = listen ? [unstamped(received), {}] : [received, on];
     switch (method) {
       case "notifications/tools/list_changed":
