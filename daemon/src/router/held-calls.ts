@@ -3,8 +3,25 @@ import { McpdError, WireCode, isObject, type JsonObject, type JsonRpcRequest, ty
 import type { InFlight, InFlightRequests } from "./in-flight.js";
 import { StateSealer, type StateRefusal } from "./sealed-state.js";
 
-/** The key mcpd gives the one request of an `input_required` it makes (the retry's `inputResponses` answer under it). */
+/**
+ * The key mcpd gives the first request of an `input_required` it makes (the retry's `inputResponses` answer
+ * under it); the server's further requests in the same round are `mcpd-2`, `mcpd-3`, ...
+ */
 export const HELD_KEY = "mcpd";
+
+/** One request of the server's in a round: its key in `inputRequests`, and how its answer reaches the server. */
+interface Asked {
+  readonly key: string;
+  readonly req: JsonRpcRequest;
+  answer(result: JsonObject): void;
+  fail(error: unknown): void;
+}
+
+/** A round being gathered: the server's requests for one call that arrived in the same turn. */
+interface Gathering {
+  readonly conn: HoldingConnection;
+  readonly asked: Asked[];
+}
 
 /** A connection whose 2026-era call a 2025-era server asks something of (a Session). */
 export interface HoldingConnection {
@@ -13,12 +30,11 @@ export interface HoldingConnection {
   send(message: object): void;
 }
 
-/** A 2025 server's request waiting for a 2026-era client's retry. */
+/** A 2025 server's requests of one round, waiting for a 2026-era client's retry. */
 interface Held {
   readonly call: InFlight;
   readonly timer: NodeJS.Timeout;
-  answer(result: JsonObject): void;
-  fail(error: unknown): void;
+  readonly asked: readonly Asked[];
 }
 
 const REFUSED: Record<StateRefusal, string> = {
@@ -28,8 +44,9 @@ const REFUSED: Record<StateRefusal, string> = {
 };
 
 /**
- * A 2025-era server's mid-call request (elicitation, sampling, roots) for a 2026-era client, which takes no
- * server-to-client requests: the client's call is answered `input_required` carrying the request and a
+ * A 2025-era server's mid-call requests (elicitation, sampling, roots) for a 2026-era client, which takes no
+ * server-to-client requests: the client's call is answered `input_required` carrying the requests (those
+ * that arrived in the same turn as the first, each under its own key) and a
  * `requestState` mcpd seals (sealed-state.ts); the call itself stays in flight upstream, held here, apart
  * from its connection (over HTTP the response that carried `input_required` has ended). The retry with that
  * state answers the server with its `inputResponses` and takes the call over: the server's final answer
@@ -39,6 +56,8 @@ const REFUSED: Record<StateRefusal, string> = {
 export class HeldCalls {
   private readonly sealer = new StateSealer();
   private readonly held = new Map<string, Held>();
+  /** Calls whose round is being gathered (until the end of the turn its first request arrived in). */
+  private readonly gathering = new Map<InFlight, Gathering>();
   /** What a connection's states are bound to, when not the connection itself: an HTTP request's token. */
   private readonly bindings = new WeakMap<HoldingConnection, string>();
 
@@ -62,20 +81,39 @@ export class HeldCalls {
     return this.bindings.get(conn) ?? `socket:${conn.id}`;
   }
 
-  /** Holds `call` of `conn` for the server's request `req`; the promise is the server's answer. */
+  /**
+   * Holds `call` of `conn` for the server's request `req`; the promise is the server's answer. Requests for
+   * the same call that arrive in the same turn (a server asking for several things at once) go out together,
+   * in one `input_required`: the call stays its connection's until the turn ends, so they find it.
+   */
   hold(conn: HoldingConnection, call: InFlight, req: JsonRpcRequest): Promise<JsonObject> {
+    return new Promise<JsonObject>((answer, fail) => {
+      const gathering = this.gathering.get(call);
+      if (gathering !== undefined) {
+        gathering.asked.push({ key: `${HELD_KEY}-${gathering.asked.length + 1}`, req, answer, fail });
+        return;
+      }
+      this.gathering.set(call, { conn, asked: [{ key: HELD_KEY, req, answer, fail }] });
+      setImmediate(() => this.ask(call));
+    });
+  }
+
+  /** The turn ended: the call is answered `input_required` with every request gathered for it. */
+  private ask(call: InFlight): void {
+    const gathering = this.gathering.get(call);
+    if (gathering === undefined) return;
+    this.gathering.delete(call);
+    const { conn, asked } = gathering;
     const ref = randomUUID();
     const ttl = this.ttlMs();
-    return new Promise<JsonObject>((answer, fail) => {
-      const timer = setTimeout(() => this.expire(ref), ttl);
-      timer.unref();
-      this.held.set(ref, { call, timer, answer, fail });
-      // The call is no longer its connection's: an HTTP response ending must not cancel it.
-      conn.inFlight.release(call);
-      const requestState = this.sealer.seal({ ref, bind: this.bindingOf(conn), exp: Date.now() + ttl });
-      const inputRequests = { [HELD_KEY]: { method: req.method, params: req.params ?? {} } };
-      conn.send({ jsonrpc: "2.0", id: call.id, result: { resultType: "input_required", inputRequests, requestState } });
-    });
+    const timer = setTimeout(() => this.expire(ref), ttl);
+    timer.unref();
+    this.held.set(ref, { call, timer, asked });
+    // The call is no longer its connection's: an HTTP response ending must not cancel it.
+    conn.inFlight.release(call);
+    const requestState = this.sealer.seal({ ref, bind: this.bindingOf(conn), exp: Date.now() + ttl });
+    const inputRequests = Object.fromEntries(asked.map((a) => [a.key, { method: a.req.method, params: a.req.params ?? {} }]));
+    conn.send({ jsonrpc: "2.0", id: call.id, result: { resultType: "input_required", inputRequests, requestState } });
   }
 
   /**
@@ -98,9 +136,14 @@ export class HeldCalls {
     clearTimeout(held.timer);
     conn.inFlight.adopt(held.call, id);
     const responses = params?.inputResponses;
-    const answer = isObject(responses) ? responses[HELD_KEY] : undefined;
-    if (isObject(answer)) held.answer(answer);
-    else held.fail(new McpdError("MCPD_NO_CLIENT_FOR_REQUEST", `The client retried without an answer under inputResponses["${HELD_KEY}"]`));
+    for (const asked of held.asked) {
+      const answer = isObject(responses) ? responses[asked.key] : undefined;
+      if (isObject(answer)) asked.answer(answer);
+      else
+        asked.fail(
+          new McpdError("MCPD_NO_CLIENT_FOR_REQUEST", `The client retried without an answer under inputResponses["${asked.key}"]`),
+        );
+    }
     return true;
   }
 
@@ -109,12 +152,11 @@ export class HeldCalls {
     const held = this.held.get(ref);
     if (!held) return;
     this.held.delete(ref);
-    held.fail(
-      new McpdError(
-        "MCPD_NO_CLIENT_FOR_REQUEST",
-        "The 2026-era client did not retry with its requestState in time (mcpd.requestStateTtlMs)",
-      ),
+    const error = new McpdError(
+      "MCPD_NO_CLIENT_FOR_REQUEST",
+      "The 2026-era client did not retry with its requestState in time (mcpd.requestStateTtlMs)",
     );
+    for (const asked of held.asked) asked.fail(error);
     held.call.cancelled = true;
     held.call.cancellation.cancel(new McpdError("MCPD_ABORTED", "the client did not retry in time"));
   }
