@@ -60,3 +60,4 @@ export { deliverKept, encodeRelayed, encodeRelayedLine, keepResultText, keptResu
 export { TickBatch } from "./tick-batch.js";
 export { growBytes, maxBytesOf, releasableBytes, releaseBytes } from "./releasable-bytes.js";
 export * from "./control/index.js";
+export { paramHeadersOf, type ParamHeader } from "./x-mcp-header.js";

@@ -10,6 +10,7 @@ export { StdioTransport, type StdioTransportOptions } from "./stdio/stdio-transp
 export { WebSocketTransport, MCP_WS_SUBPROTOCOL, type WsTransportOptions } from "./ws/ws-transport.js";
 export { HttpTransport, type HttpTransportOptions, type HttpTransportMode } from "./http/http-transport.js";
 export { callMCP, type CallMcpOptions } from "./http/call-mcp.js";
+export { paramHeaderValue } from "./http/modern-headers.js";
 export { stderrHeadline, stderrErrorLine, lastStderrLine } from "./stdio/stderr-headline.js";
 export { TRUNCATED, cutToBytes } from "./stdio/stderr-ring.js";
 export {

@@ -28,6 +28,11 @@ export interface TransportRequestOptions {
    * above match messages that name it (e.g. `MessageContext.relatedRequestId`) to the caller.
    */
   onRequestId?: (id: RequestId) => void;
+  /**
+   * Headers added to this request's POST (Streamable HTTP only; other transports ignore them): the
+   * `Mcp-Param-*` headers of a 2026-era `tools/call`, which only the layer that knows the tool can tell.
+   */
+  headers?: Readonly<Record<string, string>>;
 }
 
 /** Why a transport closed. */

@@ -24,7 +24,8 @@ export function commandFound(command: string, env: NodeJS.ProcessEnv = process.e
 
 /**
  * One server's entry in `mcpd/status`. `hint` is what the router suggests for the server (e.g. that a
- * server-to-client request could not be routed, and `sharing: "per-client"`); null when none.
+ * server-to-client request could not be routed, and `sharing: "per-client"`), else which tools mcpd left
+ * out for an invalid `x-mcp-header` annotation; null when neither.
  */
 export function serverStatus(h: ServerHandle, sessions: number, hint?: string): ServerStatus {
   const t = h.config.transport;
@@ -51,9 +52,17 @@ export function serverStatus(h: ServerHandle, sessions: number, hint?: string): 
     commandFound: command === undefined ? null : commandFound(command),
     tools: visibleTools(h.config, h.tools).length,
     sessions,
-    hint: hint ?? null,
+    hint: hint ?? droppedToolsHint(h) ?? null,
     era: h.client?.era ?? (h.config.protocolEra === "auto" ? h.eras.known : h.config.protocolEra) ?? null,
   };
+}
+
+/** What status says of the tools mcpd dropped for an invalid `x-mcp-header` annotation; undefined: none. */
+function droppedToolsHint(h: ServerHandle): string | undefined {
+  const dropped = [...(h.client?.toolHeaders.dropped ?? [])];
+  if (dropped.length === 0) return undefined;
+  const each = dropped.slice(0, 5).map(([tool, why]) => `${tool} (${why})`);
+  return `${dropped.length} tool(s) left out, their x-mcp-header annotation is invalid: ${each.join("; ")}${dropped.length > 5 ? "; ..." : ""}`;
 }
 
 /**

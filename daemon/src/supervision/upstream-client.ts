@@ -25,6 +25,7 @@ import { RUNTIME_DEFAULTS } from "../defaults.js";
 import { openSession, type EraChoice } from "./era-handshake.js";
 import { ListRefresher, type ListKind } from "./list-refresher.js";
 import { ModernUpstream, unstamped, type UpstreamRequestOptions } from "./modern-upstream.js";
+import { ToolHeaders } from "./tool-headers.js";
 import { UpstreamLists, listAll } from "./upstream-lists.js";
 
 export type { ListKind, UpstreamRequestOptions };
@@ -72,6 +73,8 @@ export class UpstreamClient extends EventEmitter {
   /** Set when the session is in the 2026 era. */
   private modern: ModernUpstream | undefined;
   private readonly lists: UpstreamLists;
+  /** The `x-mcp-header` rules (and the tools dropped by them), applied while the session is a 2026-era one over HTTP. */
+  readonly toolHeaders: ToolHeaders;
   private readonly refresher: ListRefresher;
   /** The layer above (the router) answers sampling, elicitation and roots requests. */
   requestHandler: UpstreamRequestHandler | undefined;
@@ -86,6 +89,7 @@ export class UpstreamClient extends EventEmitter {
     this.transport = transport;
     this.opts = options;
     this.log = options.logger ?? silentLogger;
+    this.toolHeaders = new ToolHeaders(this.log, () => this.modern !== undefined && transport.info().mode === "streamable-http");
     this.lists = new UpstreamLists((method, params, opts) => this.request(method, params, opts), this.log);
     this.refresher = new ListRefresher({
       read: (kind) => this.readList(kind),
@@ -212,34 +216,35 @@ export class UpstreamClient extends EventEmitter {
    * @throws CapabilityError (MCPD_CAPABILITY_NOT_SUPPORTED), and whatever the transport throws.
    */
   request<T = JsonObject>(method: string, params?: JsonObject, options?: UpstreamRequestOptions): Promise<T> {
-    const refused = this.refusal(method);
+    const refused = this.refusal(method, params);
     if (refused) return Promise.reject(refused);
     const m = this.modern;
     if (m === undefined) return this.transport.request<T>(method, params, options);
     const answer = m.answer(method, params);
     if (answer !== undefined) return answer instanceof Error ? Promise.reject(answer) : Promise.resolve(answer as T);
-    return this.transport.request<T>(method, m.params(params, options?.caller), options);
+    const sent = this.toolHeaders.options(method, params, options, this.tools);
+    return this.toolHeaders.result(method, this.transport.request<T>(method, m.params(params, options?.caller), sent));
   }
 
   /** {@link request} without a promise: `reply` learns the outcome (see MCPTransport.call). */
-  call(method: string, params: JsonObject | undefined, options: UpstreamRequestOptions | undefined, reply: RequestReply): void {
-    const refused = this.refusal(method);
-    if (refused) return reply.reject(refused);
+  call(method: string, params: JsonObject | undefined, given: UpstreamRequestOptions | undefined, answered: RequestReply): void {
+    const refused = this.refusal(method, params);
+    if (refused) return answered.reject(refused);
     const m = this.modern;
     const answer = m?.answer(method, params);
-    if (answer !== undefined) return answer instanceof Error ? reply.reject(answer) : reply.resolve(answer);
-    const sent = m ? m.params(params, options?.caller) : params;
+    if (answer !== undefined) return answer instanceof Error ? answered.reject(answer) : answered.resolve(answer);
+    const sent = m ? m.params(params, given?.caller) : params;
+    const reply = this.toolHeaders.reply(method, answered);
+    const options = this.toolHeaders.options(method, params, given, this.tools);
     const t = this.transport;
     if (t.call) t.call(method, sent, options, reply);
-    else
-      t.request<JsonObject>(method, sent, options).then(
-        (result) => reply.resolve(result),
-        (err: unknown) => reply.reject(err),
-      );
+    else t.request<JsonObject>(method, sent, options).then(reply.resolve.bind(reply), reply.reject.bind(reply));
   }
 
-  /** Why `method` cannot be sent: the server did not declare its capability. Undefined: it can. */
-  private refusal(method: string): CapabilityError | undefined {
+  /** Why `method` cannot be sent: the server did not declare its capability, or the tool called was dropped. Undefined: it can. */
+  private refusal(method: string, params?: JsonObject): CapabilityError | McpRemoteError | undefined {
+    const dropped = method === "tools/call" ? this.toolHeaders.refusal(params?.name) : undefined;
+    if (dropped) return dropped;
     if (!this.initResult || hasCapability(method, "server", this.capabilities as JsonObject)) return undefined;
     const cap = mcpMethod(method)?.capability?.slice("server.".length);
     return new CapabilityError(`Server "${this.serverInfo?.name ?? "?"}" does not support ${method} (no "${cap}" capability)`);

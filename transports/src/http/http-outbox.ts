@@ -62,7 +62,7 @@ export class HttpOutbox {
   }
 
   /** One request: its POST and its reply, until the response was delivered (the rest may drain later). */
-  async request(message: JsonRpcRequest): Promise<void> {
+  async request(message: JsonRpcRequest, extraHeaders?: Readonly<Record<string, string>>): Promise<void> {
     const { inbox, session } = this.parts;
     const exchange = this.host.track(new HttpExchange(message.id, message.method, "request"));
     inbox.exchanges.set(message.id, exchange);
@@ -71,7 +71,9 @@ export class HttpOutbox {
     try {
       const body = encodeJson(message);
       const outcome =
-        this.mode === "legacy-sse" ? await this.legacyExchange(body, exchange) : await this.streamableExchange(message, body, exchange);
+        this.mode === "legacy-sse"
+          ? await this.legacyExchange(body, exchange)
+          : await this.streamableExchange(message, body, exchange, extraHeaders);
       draining = outcome.draining === true;
     } finally {
       exchange.dispose();
@@ -115,10 +117,17 @@ export class HttpOutbox {
   }
 
   /** POST + reply for Streamable HTTP, with session healing and the legacy fallback. */
-  private async streamableExchange(message: JsonRpcRequest, body: string, exchange: HttpExchange): Promise<ReplyOutcome> {
+  private async streamableExchange(
+    message: JsonRpcRequest,
+    body: string,
+    exchange: HttpExchange,
+    extraHeaders?: Readonly<Record<string, string>>,
+  ): Promise<ReplyOutcome> {
     const { cfg, session, log } = this.parts;
     let healed = false;
-    const modern = modernHeaders(message);
+    const headers = modernHeaders(message);
+    // Extra headers (a 2026 tools/call's Mcp-Param-*) only ever go with a 2026-era request.
+    const modern = headers === undefined ? undefined : { ...headers, ...extraHeaders };
     for (;;) {
       if (message.method !== "initialize") await this.sessionReady(exchange);
       const sessionId = session.id;

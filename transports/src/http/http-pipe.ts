@@ -1,5 +1,5 @@
 import type { Agent } from "undici";
-import { TransportClosedError, type JsonRpcMessage, type Logger, type TimeoutKind } from "@mcpd/protocol";
+import { TransportClosedError, type JsonRpcMessage, type Logger, type RequestId, type TimeoutKind } from "@mcpd/protocol";
 import type { MessagePipe, PipeEvents } from "../message-pipe.js";
 import type { TransportInfo } from "../transport.js";
 import type { ResolvedHttpConfig } from "./http-config.js";
@@ -36,6 +36,8 @@ export class HttpPipe implements MessagePipe {
   private readonly inflight = new Set<HttpExchange>();
   private readonly outbox: HttpOutbox;
   private state: State = "idle";
+  /** Headers a request's caller added (TransportRequestOptions.headers), by the request's id, until it is sent. */
+  readonly extraHeaders = new Map<RequestId, Readonly<Record<string, string>>>();
   private listener: SseListener | undefined;
   private closeReason: string | undefined;
   private closePromise: Promise<void> | undefined;
@@ -138,7 +140,11 @@ export class HttpPipe implements MessagePipe {
   send(message: JsonRpcMessage): Promise<void> {
     if (this.state !== "open") throw this.closedError();
     if ("method" in message) {
-      if ("id" in message) return this.outbox.request(message);
+      if ("id" in message) {
+        const extra = this.extraHeaders.get(message.id);
+        this.extraHeaders.delete(message.id);
+        return this.outbox.request(message, extra);
+      }
       return this.outbox.oneWay(encodeJson(message), message.method, "notify");
     }
     return this.outbox.oneWay(encodeJson(message), undefined, "request");
@@ -146,6 +152,7 @@ export class HttpPipe implements MessagePipe {
 
   /** The peer gave request `id` up: abort its exchange. True when its POST had started. */
   abandon(id: number, reason: unknown): boolean {
+    this.extraHeaders.delete(id);
     const exchange = this.inbox.exchanges.get(id);
     if (exchange === undefined) return false;
     exchange.abort(reason);

@@ -18,6 +18,18 @@ export function headerSafe(value: string): string {
   return `=?base64?${Buffer.from(value, "utf8").toString("base64")}?=`;
 }
 
+/**
+ * The value of an `Mcp-Param-*` header mirroring an argument: a string as {@link headerSafe} writes it, an
+ * integer in decimal, a boolean as `true`/`false`. Undefined (no header) for null, an absent argument, or a
+ * value of another type.
+ */
+export function paramHeaderValue(value: unknown): string | undefined {
+  if (typeof value === "string") return headerSafe(value);
+  if (typeof value === "boolean") return String(value);
+  if (typeof value === "number" && Number.isFinite(value)) return String(value);
+  return undefined;
+}
+
 /** The 2026 headers of `message`, or undefined when it is no 2026-era request. */
 export function modernHeaders(message: JsonRpcRequest): Record<string, string> | undefined {
   const version = envelopeVersion(message.params);
