@@ -141,11 +141,11 @@ export function runSuiteCli(
   });
 }
 
-/** scenario -> checks, from the `<kind>-<scenario>-<timestamp>/checks.json` directories the CLI wrote. */
+/** scenario -> checks, from the `server-<scenario>-<timestamp>/checks.json` (client: `<scenario>-<timestamp>`) directories the CLI wrote. */
 export async function readSuiteChecks(dir: string): Promise<Map<string, ConformanceCheck[]>> {
   const found = new Map<string, ConformanceCheck[]>();
   for (const entry of await readdir(dir)) {
-    const match = /^(?:server|client)-(.+)-\d{4}-\d{2}-\d{2}T\d{2}-\d{2}-\d{2}-\d{3}Z$/.exec(entry);
+    const match = /^(?:server-)?(.+)-\d{4}-\d{2}-\d{2}T\d{2}-\d{2}-\d{2}-\d{3}Z$/.exec(entry);
     const file = join(dir, entry, "checks.json");
     if (match === null || !existsSync(file)) continue;
     found.set(match[1]!, JSON.parse(await readFile(file, "utf8")) as ConformanceCheck[]);
