@@ -39,7 +39,7 @@ const LISTEN_FILTERS = [
 export class ModernUpstream {
   /** The level of `notifications/message` mcpd's own requests ask for (set by `logging/setLevel`); none: no log messages. */
   private logLevel: string | undefined;
-  /** The ids of the listen streams opened (an old one's cancellation may still arrive). */
+  /** The ids of the listen streams open (one, and for a moment the one it replaces). */
   private readonly listenIds = new Set<RequestId>();
   /** Ends the open listen stream. */
   private listenAbort: AbortController | undefined;
@@ -114,11 +114,15 @@ export class ModernUpstream {
     if (Object.keys(filter).length > 0 && !this.ended) {
       const abort = new AbortController();
       this.listenAbort = abort;
-      const options: TransportRequestOptions = { timeout: 0, signal: abort.signal, onRequestId: (id) => this.listenIds.add(id) };
-      this.transport.request("subscriptions/listen", this.params({ notifications: filter }, undefined), options).then(
-        () => this.log.debug({}, "subscriptions/listen ended by the server"),
-        (err: Error) => this.listenEnded(abort, err),
-      );
+      let id: RequestId | undefined;
+      const options: TransportRequestOptions = { timeout: 0, signal: abort.signal, onRequestId: (i) => this.listenIds.add((id = i)) };
+      this.transport
+        .request("subscriptions/listen", this.params({ notifications: filter }, undefined), options)
+        .then(
+          () => this.log.debug({}, "subscriptions/listen ended by the server"),
+          (err: Error) => this.listenEnded(abort, err),
+        )
+        .finally(() => id !== undefined && this.listenIds.delete(id));
     }
     replaced?.abort(new Error("subscriptions/listen replaced"));
   }
