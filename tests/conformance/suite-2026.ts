@@ -153,17 +153,45 @@ export async function readSuiteChecks(dir: string): Promise<Map<string, Conforma
   return found;
 }
 
-/** Runs the server scenarios `revision` requires against `url`; the output directory is removed after. */
-export async function runRequirements(node: string, url: string, revision: Revision, timeoutMs = 120_000): Promise<SuiteRun> {
+/**
+ * What a scenario says when something did not come within a fixed window it waits for: server-stateless
+ * reads a tools/call's or a listen's stream for 500 to 1500 ms; tools-call-with-logging counts the log
+ * messages 200 ms after the call's answer, and a log message that is not the answer to a request travels on
+ * the session's GET stream, in no order with the POST that carries the answer. On a loaded machine a
+ * correct reply can miss the window; a failure that is not timing fails every attempt, so one more run
+ * hides nothing.
+ */
+const MISSED_WINDOW =
+  /failed to yield frame structures|Failed to receive progressive stream chunk|Failed to open or receive frames|tracking frames are missing|failed to return communication frames|carried no notification frames|Expected at least 3 log messages, got [12]$/;
+
+/** Runs the CLI with `args` plus an output directory; scenario -> result, for every scenario it wrote checks for. */
+async function runWithChecks(node: string, args: string[], timeoutMs: number): Promise<SuiteRun> {
   const outDir = await createTempDir("mcpd-conformance26-");
   try {
-    const { code, output } = await runSuiteCli(node, ["server", "--url", url, "--requirements", revision, "-o", outDir.path], timeoutMs);
+    const { code, output } = await runSuiteCli(node, [...args, "-o", outDir.path], timeoutMs);
     const results = new Map<string, ScenarioResult>();
     for (const [scenario, checks] of await readSuiteChecks(outDir.path)) results.set(scenario, scenarioResult(scenario, checks));
     return { code, output, results };
   } finally {
     await outDir.remove();
   }
+}
+
+/**
+ * Runs the server scenarios `revision` requires against `url` (one CLI process); a scenario that failed
+ * only because a reply missed the suite's fixed frame window ({@link MISSED_WINDOW}) is run once more on
+ * its own, and that run's result is kept.
+ */
+export async function runRequirements(node: string, url: string, revision: Revision, timeoutMs = 120_000): Promise<SuiteRun> {
+  const run = await runWithChecks(node, ["server", "--url", url, "--requirements", revision], timeoutMs);
+  for (const [scenario, result] of run.results) {
+    if (result.outcome === "passed" || !result.problems.every((p) => MISSED_WINDOW.test(p))) continue;
+    const again = await runWithChecks(node, ["server", "--url", url, "--scenario", scenario, "--spec-version", revision], timeoutMs);
+    run.output += `\n[suite-2026] ${scenario} missed a frame window (${result.problems.join("; ")}); run again:\n${again.output}`;
+    const retried = again.results.get(scenario);
+    if (retried !== undefined) run.results.set(scenario, retried);
+  }
+  return run;
 }
 
 /** One scenario's verdict line for an assertion message: its problems, or that the CLI wrote none. */
