@@ -122,6 +122,12 @@ export type ConfigDefaults = typeof CONFIG_DEFAULTS;
 
 /** Defaults of the running daemon (socket, router, shutdown, logs). Units are in the names. */
 export const RUNTIME_DEFAULTS = {
+  /**
+   * How long mcpd gathers a 2025-era server's requests for one 2026-era call before answering it
+   * `input_required` with them, in ms: each request that comes within it of the one before joins (a server
+   * asking for several things at once writes them one after the other).
+   */
+  inputGatherMs: 10,
   ...HTTP_RUNTIME_DEFAULTS,
   /** Largest line accepted from a client on the socket, in bytes. */
   maxMessageBytes: 4 * 1024 * 1024,

@@ -36,6 +36,9 @@ export function authRelay(target: HttpFrontInfo): Promise<AuthRelay> {
     res.on("close", () => upstream.destroy());
     req.pipe(upstream);
   });
+  // Idle keep-alive sockets outlive the CLI's own (undici drops its after 4 s): with Node's 5 s, on a loaded
+  // machine the CLI can reuse a socket the relay is closing that moment, and its request fails.
+  server.keepAliveTimeout = 60_000;
   const close = () =>
     new Promise<void>((resolve) => {
       server.close(() => resolve());

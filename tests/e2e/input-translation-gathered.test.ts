@@ -4,8 +4,8 @@
  * Regression: mcpd answered the call `input_required` with the first request only, having let go of the
  * call, so the other two found no call (roots got the configured roots, sampling -32066) and the server's
  * tool failed (conformance 2026-07-28 input-required-result-multiple-input-requests through translation).
- * Now the requests that arrive in the same turn go out together, each under its own key, and the retry's
- * answers reach each.
+ * Now requests that come close together (within mcpd's gather window) go out together, each under its own
+ * key, and the retry's answers reach each.
  */
 import { afterEach, describe, expect, it } from "vitest";
 import { CONFORMANCE_FIXTURE } from "../conformance/server-scenarios.js";

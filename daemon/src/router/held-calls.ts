@@ -1,6 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { McpdError, WireCode, isObject, type JsonObject, type JsonRpcRequest, type RequestId } from "@mcpd/protocol";
 import type { InFlight, InFlightRequests } from "./in-flight.js";
+import { RUNTIME_DEFAULTS } from "../defaults.js";
 import { StateSealer, type StateRefusal } from "./sealed-state.js";
 
 /**
@@ -8,6 +9,9 @@ import { StateSealer, type StateRefusal } from "./sealed-state.js";
  * under it); the server's further requests in the same round are `mcpd-2`, `mcpd-3`, ...
  */
 export const HELD_KEY = "mcpd";
+
+/** Most requests one gathering waits for more after. */
+const MAX_GATHERED = 32;
 
 /** One request of the server's in a round: its key in `inputRequests`, and how its answer reaches the server. */
 interface Asked {
@@ -17,10 +21,11 @@ interface Asked {
   fail(error: unknown): void;
 }
 
-/** A round being gathered: the server's requests for one call that arrived in the same turn. */
+/** A round being gathered: the server's requests for one call, each within `inputGatherMs` of the one before. */
 interface Gathering {
   readonly conn: HoldingConnection;
   readonly asked: Asked[];
+  timer: NodeJS.Timeout;
 }
 
 /** A connection whose 2026-era call a 2025-era server asks something of (a Session). */
@@ -46,7 +51,7 @@ const REFUSED: Record<StateRefusal, string> = {
 /**
  * A 2025-era server's mid-call requests (elicitation, sampling, roots) for a 2026-era client, which takes no
  * server-to-client requests: the client's call is answered `input_required` carrying the requests (those
- * that arrived in the same turn as the first, each under its own key) and a
+ * that came close together, see {@link HeldCalls.hold}, each under its own key) and a
  * `requestState` mcpd seals (sealed-state.ts); the call itself stays in flight upstream, held here, apart
  * from its connection (over HTTP the response that carried `input_required` has ended). The retry with that
  * state answers the server with its `inputResponses` and takes the call over: the server's final answer
@@ -56,7 +61,7 @@ const REFUSED: Record<StateRefusal, string> = {
 export class HeldCalls {
   private readonly sealer = new StateSealer();
   private readonly held = new Map<string, Held>();
-  /** Calls whose round is being gathered (until the end of the turn its first request arrived in). */
+  /** Calls whose round is being gathered. */
   private readonly gathering = new Map<InFlight, Gathering>();
   /** What a connection's states are bound to, when not the connection itself: an HTTP request's token. */
   private readonly bindings = new WeakMap<HoldingConnection, string>();
@@ -83,22 +88,25 @@ export class HeldCalls {
 
   /**
    * Holds `call` of `conn` for the server's request `req`; the promise is the server's answer. Requests for
-   * the same call that arrive in the same turn (a server asking for several things at once) go out together,
-   * in one `input_required`: the call stays its connection's until the turn ends, so they find it.
+   * the same call that arrive within `inputGatherMs` of the one before (a server asking for several things at
+   * once) go out together, in one `input_required`: the call stays its connection's until then, so they find it.
    */
   hold(conn: HoldingConnection, call: InFlight, req: JsonRpcRequest): Promise<JsonObject> {
     return new Promise<JsonObject>((answer, fail) => {
       const gathering = this.gathering.get(call);
       if (gathering !== undefined) {
         gathering.asked.push({ key: `${HELD_KEY}-${gathering.asked.length + 1}`, req, answer, fail });
+        // Bounded: a server that keeps asking gets its round after MAX_GATHERED requests, at the latest.
+        if (gathering.asked.length < MAX_GATHERED) gathering.timer.refresh();
         return;
       }
-      this.gathering.set(call, { conn, asked: [{ key: HELD_KEY, req, answer, fail }] });
-      setImmediate(() => this.ask(call));
+      const timer = setTimeout(() => this.ask(call), RUNTIME_DEFAULTS.inputGatherMs);
+      timer.unref();
+      this.gathering.set(call, { conn, asked: [{ key: HELD_KEY, req, answer, fail }], timer });
     });
   }
 
-  /** The turn ended: the call is answered `input_required` with every request gathered for it. */
+  /** The gathering ended: the call is answered `input_required` with every request gathered for it. */
   private ask(call: InFlight): void {
     const gathering = this.gathering.get(call);
     if (gathering === undefined) return;
