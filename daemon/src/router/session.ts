@@ -21,7 +21,7 @@ import { levelOf } from "./log-levels.js";
 import { ModernCalls, type ModernHost } from "./modern-calls.js";
 import { OutgoingRequests } from "./outgoing-requests.js";
 import type { InputAsker, Outbound, SessionContext } from "./ports.js";
-import { serveOnServer } from "./server-calls.js";
+import { serveOnServer } from "./serve-on-server.js";
 import { routedServer, withServerMeta, withoutRoute } from "./server-meta.js";
 import { handlingError, messageId, scrubbedError } from "./session-errors.js";
 import { clientNotification, relayNotification, viewsServer } from "./session-notifications.js";
@@ -49,7 +49,7 @@ export interface DownstreamSessionOptions {
 export class Session implements InputAsker, SearchHost, ModernHost {
   readonly id: string;
   private readonly out: Outbound;
-  /** What it shares with the other connections (read by server-calls.ts and session-notifications.ts). */
+  /** What it shares with the other connections (read by serve-on-server.ts and session-notifications.ts). */
   readonly ctx: SessionContext;
   private readonly opts: DownstreamSessionOptions;
   view: View = { kind: "aggregate" };
