@@ -1,5 +1,5 @@
 import { printJson, println, type Command } from "../context.js";
-import { fullStatus } from "../daemon-control.js";
+import { fullStatus } from "../ask-daemon.js";
 import { renderStatus, statusJson } from "../status-view.js";
 
 /** `mcpd status`: the daemon, its servers and clients. */
