@@ -99,7 +99,7 @@ const GROUPS = [
   {
     name: "core",
     test: new RegExp(
-      `/protocol/dist/(?!index\\.js$|sse(-bytes)?\\.js$|peer/)|/client-sdk/dist/(${CORE_CLIENT_SDK})\\.js$|/daemon/dist/cli/daemon-control\\.js$`,
+      `/protocol/dist/(?!index\\.js$|sse(-bytes)?\\.js$|peer/)|/client-sdk/dist/(${CORE_CLIENT_SDK})\\.js$|/daemon/dist/cli/ask-daemon\\.js$`,
     ),
   },
   {

@@ -1,11 +1,28 @@
-import { WireCode, toWireError, type JsonObject, type RequestId } from "@mcpd/protocol";
+import { WireCode, toWireError, type ClientCapabilities, type JsonObject, type JsonRpcErrorObject, type RequestId } from "@mcpd/protocol";
 import { declaresUi } from "./app-meta.js";
 import { renamespaced } from "./resource-uris.js";
 import { gateOnServer } from "./server-view-gate.js";
-import type { Session } from "./session.js";
+import type { InFlightRequests } from "./in-flight.js";
+import type { SessionContext, Subscriber } from "./ports.js";
 import { SubscribedForms, changeSubscription } from "./subscribed-forms.js";
 import type { Upstream } from "./upstream-port.js";
+import type { ViewFilter } from "./view-filter.js";
+import type { View } from "./view-selection.js";
 import { aggregateAnswer } from "./view-uris.js";
+
+/** What of a session (session.ts) serving a request on one server reads and uses. */
+export interface ServingSession extends Subscriber {
+  readonly ctx: SessionContext;
+  readonly view: View;
+  readonly filter: ViewFilter | undefined;
+  readonly clientCapabilities: ClientCapabilities;
+  readonly inFlight: InFlightRequests;
+  uriForms: SubscribedForms | undefined;
+  resolveHandle(server: string): Promise<Upstream>;
+  setLevel(id: RequestId, params: JsonObject | undefined): void;
+  reply(id: RequestId | null, result: JsonObject): void;
+  replyError(id: RequestId | null, error: JsonRpcErrorObject): void;
+}
 
 /**
  * A session's request served on one server, with that server's own (unprefixed) names: the transparent
@@ -14,7 +31,7 @@ import { aggregateAnswer } from "./view-uris.js";
  * a subscription are given back in. `checked`: the aggregate view already passed the request's filters.
  */
 export function serveOnServer(
-  s: Session,
+  s: ServingSession,
   id: RequestId,
   server: string,
   method: string,
@@ -45,7 +62,7 @@ export function serveOnServer(
 }
 
 function dispatchOnServer(
-  s: Session,
+  s: ServingSession,
   id: RequestId,
   handle: Upstream,
   method: string,
