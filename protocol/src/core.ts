@@ -49,6 +49,14 @@ export {
   withoutEnvelope,
   type ModernEnvelope,
 } from "./modern-wire.js";
+export {
+  decodeHeaderValue,
+  encodeHeaderValue,
+  headerParams,
+  paramHeaderValues,
+  type HeaderParam,
+  type HeaderParams,
+} from "./param-headers.js";
 export { UI_EXTENSION, uiExtensionOf } from "./extensions.js";
 export { MAX_TIMER_MS, checkTimeoutMs, hasDeadline, type TimeoutRule } from "./timers.js";
 export { Deadline } from "./deadline.js";

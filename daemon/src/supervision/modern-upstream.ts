@@ -1,6 +1,7 @@
 import {
   McpRemoteError,
   META,
+  ModernErrorCode,
   WireCode,
   inEra,
   isObject,
@@ -10,10 +11,12 @@ import {
   type Logger,
   type RequestCaller,
   type RequestId,
+  type RequestReply,
   type ServerCapabilities,
 } from "@mcpd/protocol";
 import type { MCPTransport, TransportRequestOptions } from "@mcpd/transports";
 import { RUNTIME_DEFAULTS } from "../defaults.js";
+import { ToolHeaders } from "./tool-headers.js";
 
 /** A request's options upstream, with whom it is sent for (a 2026 server gets that client's envelope). */
 export interface UpstreamRequestOptions extends TransportRequestOptions {
@@ -41,13 +44,56 @@ export class ModernUpstream {
   private listenId: RequestId | undefined;
   private reopens = 0;
   private ended = false;
+  /** Over Streamable HTTP: the tools' `x-mcp-header` annotations (their `Mcp-Param-*` headers, the tools they invalidate). */
+  readonly headers: ToolHeaders | undefined;
 
   constructor(
     private readonly transport: MCPTransport,
     readonly version: string,
     private readonly own: RequestCaller,
     private readonly log: Logger,
-  ) {}
+  ) {
+    if (transport.info().mode !== "streamable-http") return;
+    const headers = (this.headers = new ToolHeaders(log));
+    transport.paramHeaders = (method, params) => headers.headersFor(method, params);
+  }
+
+  /**
+   * Sends a request with `caller`'s envelope (see {@link params}); `reply` learns the outcome. A tools/call
+   * the server refuses with HeaderMismatch (-32020) over HTTP is sent once more after `relist` read the
+   * tools again, as the spec advises (the tool's `inputSchema`, and so its `Mcp-Param-*` headers, may
+   * have changed); a second refusal is the caller's.
+   */
+  send(
+    method: string,
+    params: JsonObject | undefined,
+    options: UpstreamRequestOptions | undefined,
+    reply: RequestReply,
+    relist: () => Promise<void>,
+  ): void {
+    const sent = this.params(params, options?.caller);
+    if (method !== "tools/call" || this.headers === undefined) return this.dispatch(method, sent, options, reply);
+    this.dispatch(method, sent, options, {
+      resolve: (result) => reply.resolve(result),
+      reject: (err) => {
+        if (!(err instanceof McpRemoteError) || err.rpcCode !== ModernErrorCode.HeaderMismatch) return reply.reject(err);
+        this.log.info({ tool: sent.name as string, err: err.rpcMessage }, "header mismatch: listing the tools again, then retrying once");
+        relist().then(
+          () => this.dispatch(method, sent, options, reply),
+          () => reply.reject(err),
+        );
+      },
+    });
+  }
+
+  private dispatch(method: string, sent: JsonObject, options: UpstreamRequestOptions | undefined, reply: RequestReply): void {
+    const t = this.transport;
+    if (t.call) return t.call(method, sent, options, reply);
+    t.request<JsonObject>(method, sent, options).then(
+      (result) => reply.resolve(result),
+      (err: unknown) => reply.reject(err),
+    );
+  }
 
   /** `params` with the envelope for `caller` (absent: mcpd's own). */
   params(params: JsonObject | undefined, caller: RequestCaller | undefined): JsonObject {
