@@ -164,7 +164,7 @@ export class UpstreamClient extends EventEmitter {
     } finally {
       this.handshaking = false;
     }
-    if (this.modern) this.modern.listen(this.capabilities, () => void this.refreshAll());
+    if (this.modern) this.modern.listen.start(this.capabilities);
     else await this.transport.notify("notifications/initialized");
     await Promise.all((["tools", "prompts", "resources"] as const).map((k) => this.refresher.listOnce(k)));
     return this.initResult;
@@ -177,7 +177,7 @@ export class UpstreamClient extends EventEmitter {
     };
     const { result, era } = await openSession(this.transport, own, choice, this.opts.initializeTimeoutMs);
     if (era !== "2026") return result;
-    const modern = (this.modern = new ModernUpstream(this.transport, result.protocolVersion, own, this.log));
+    const modern = (this.modern = new ModernUpstream(this.transport, result.protocolVersion, own, this.log, () => void this.refreshAll()));
     if (modern.headers) this.lists.screen = (tools) => (modern.headers as ToolHeaders).screen(tools);
     return result;
   }
@@ -229,6 +229,7 @@ export class UpstreamClient extends EventEmitter {
     if (refused) return reply.reject(refused);
     const m = this.modern;
     const answer = m?.answer(method, params);
+    if (answer instanceof Promise) return void answer.then(reply.resolve.bind(reply), reply.reject.bind(reply));
     if (answer !== undefined) return answer instanceof Error ? reply.reject(answer) : reply.resolve(answer);
     if (m) return m.send(method, params, options, reply, () => this.refresh("tools"));
     const t = this.transport;
@@ -272,9 +273,10 @@ export class UpstreamClient extends EventEmitter {
   }
 
   private handleNotification(method: string, received: JsonObject | undefined, on: MessageContext): void {
-    if (this.modern?.consumes(method, received)) return;
-    // A list change on a 2026 listen stream concerns every client, not the request the stream is (mcpd's own).
-    const listen = this.modern !== undefined && method.endsWith("/list_changed");
+    if (this.modern?.listen.consumes(method, received, on)) return;
+    // A list change or resource update on a 2026 listen stream concerns the clients that see the server
+    // (or subscribed to the resource), not the request the stream is (mcpd's own).
+    const listen = this.modern !== undefined && mcpMethod(method)?.listenFilter !== undefined;
     const [params, context] = listen ? [unstamped(received), {}] : [received, on];
     switch (method) {
       case "notifications/tools/list_changed":
