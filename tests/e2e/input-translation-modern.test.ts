@@ -120,6 +120,28 @@ describe("a 2025 server's mid-call request for a 2026-era client", () => {
     expect(textOf(await client.callTool({ name: "fx__sample", arguments: { prompt: "hi" } }))).toBe("sampled words");
   });
 
+  it("a 2025 server's roots/list during the v2 client's call is asked through input_required, and the client's own roots come back to the server (not the configured ones)", async () => {
+    const { d, log } = await legacyDaemon();
+    const transport = new StdioClientTransport(connectCommand(d));
+    const client = new Client(
+      { name: "modern-roots", version: "1.0.0" },
+      { capabilities: { roots: {} }, versionNegotiation: { mode: { pin: "2026-07-28" } } },
+    );
+    clients.push(client);
+    await client.connect(transport);
+    let asked = 0;
+    client.setRequestHandler("roots/list", async () => {
+      asked++;
+      return { roots: [{ uri: "file:///work/client-root", name: "client root" }] };
+    });
+    const r = await client.callTool({ name: "fx__roots", arguments: {} });
+    expect(JSON.parse(textOf(r))).toEqual({ roots: [{ uri: "file:///work/client-root", name: "client root" }] });
+    expect(asked).toBe(1);
+    // The fixture's own request and the answer it got, as it logged them: the client's roots.
+    const answer = readLog(log).find((m) => m.method === undefined && m.result?.roots !== undefined);
+    expect(answer?.result).toEqual({ roots: [{ uri: "file:///work/client-root", name: "client root" }] });
+  });
+
   it("a tampered requestState and one from another connection are refused (-32602, MCPD_REQUEST_STATE_INVALID); the genuine retry completes", async () => {
     const { d } = await legacyDaemon();
     const r = await raw(d);
