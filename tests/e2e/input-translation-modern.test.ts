@@ -161,6 +161,40 @@ describe("a 2025 server's mid-call request for a 2026-era client", () => {
     expect(again.error?.message).toMatch(/expired or was used already/);
   });
 
+  it("a server that cancels its request held for the client's retry: the request is dropped (never answered), a retry with its requestState is refused saying so, and the call is cancelled upstream", async () => {
+    const { d, log } = await legacyDaemon();
+    const r = await raw(d);
+    const first = await r.request("tools/call", { name: "fx__elicit_cancel", arguments: {}, _meta: envelope({ elicitation: {} }) }, 1);
+    expect(first.result?.resultType).toBe("input_required");
+    expect(first.result.inputRequests.mcpd).toMatchObject({ method: "elicitation/create", params: { message: "Never mind" } });
+    // The server wrote its cancellation before it read this call: mcpd has handled it once the echo is answered.
+    expect(textOf((await r.request("tools/call", { name: "fx__echo", arguments: { text: "after" }, _meta: envelope() }, 2)).result)).toBe(
+      "after",
+    );
+    const late = await r.request(
+      "tools/call",
+      {
+        name: "fx__elicit_cancel",
+        arguments: {},
+        inputResponses: { mcpd: { action: "accept", content: {} } },
+        requestState: first.result.requestState,
+        _meta: envelope({ elicitation: {} }),
+      },
+      3,
+    );
+    expect(late.error).toMatchObject({ code: -32602, data: { mcpdCode: "MCPD_REQUEST_STATE_INVALID" } });
+    expect(late.error.message).toBe(
+      "the server cancelled the elicitation/create this requestState answers (the fixture no longer needs it); call again without it",
+    );
+    const call = readLog(log).find((m) => m.method === "tools/call" && m.params?.name === "elicit_cancel");
+    await until(
+      () => readLog(log).some((m) => m.method === "notifications/cancelled" && m.params?.requestId === call.id),
+      "the call cancelled upstream",
+    );
+    // Its cancelled request got no answer (a message without a method is an answer to one of the server's requests).
+    expect(readLog(log).filter((m) => m.method === undefined)).toEqual([]);
+  });
+
   it("two 2026-era calls of one connection in flight to the server: its request cannot be matched to one, and is refused with -32066 (never a guess)", async () => {
     const { d } = await legacyDaemon();
     const r = await raw(d);
