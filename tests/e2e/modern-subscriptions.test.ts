@@ -3,7 +3,8 @@
  * `unsubscribe` from the official v1 SDK Client (through `mcpd connect`) map onto the one
  * `subscriptions/listen` mcpd keeps per 2026 upstream (the official v2 SDK server with `legacy: "reject"`,
  * over stdio and over HTTP), and `notifications/resources/updated` reaches exactly the clients subscribed
- * to that resource.
+ * to that resource. A 2026-era client's own `subscriptions/listen` naming a 2026 server's resource is
+ * served the same way.
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { afterEach, describe, expect, it } from "vitest";
@@ -11,7 +12,7 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { ResourceUpdatedNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
 import { fixturePath } from "../helpers/process.js";
-import { connectCommand, startTestDaemon, until, type TestDaemon } from "./harness.js";
+import { connectCommand, startTestDaemon, until, type RawClient, type TestDaemon } from "./harness.js";
 
 const MODERN = fixturePath("modern-fixture.mjs");
 
@@ -95,5 +96,34 @@ describe("resources/subscribe from 2025-era clients to 2026-era servers", () => 
       await a.client.unsubscribeResource({ uri: other });
       await b.client.unsubscribeResource({ uri: other });
     }
+  });
+});
+
+describe("a 2026-era client's subscriptions/listen naming a 2026 server's resource", () => {
+  it("is honoured (the resource is subscribed on the server's one listen stream) and gets its updates, tagged with its own id", async () => {
+    const d = (daemon = await startTestDaemon({ ms: { command: process.execPath, args: [MODERN, "--name", "ms"] } }));
+    const envelope = {
+      "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+      "io.modelcontextprotocol/clientCapabilities": {},
+      "io.modelcontextprotocol/clientInfo": { name: "raw-listen", version: "1" },
+    };
+    const raw: RawClient = await d.raw();
+    const readme = await until(async () => {
+      const listed = await raw.request("resources/list", { _meta: envelope });
+      return (listed.result?.resources ?? []).map((r: any) => r.uri).find((u: string) => u.endsWith("fixture://modern/readme"));
+    }, "ms's readme listed");
+    raw.send({
+      jsonrpc: "2.0",
+      id: "listen-1",
+      method: "subscriptions/listen",
+      params: { _meta: envelope, notifications: { resourceSubscriptions: [readme] } },
+    });
+    const ack = await raw.waitFor((m) => m.method === "notifications/subscriptions/acknowledged", "the acknowledgement");
+    expect(ack.params.notifications).toEqual({ resourceSubscriptions: [readme] });
+    const touched = await raw.request("tools/call", { name: "ms__touch", arguments: { uri: "fixture://modern/readme" }, _meta: envelope });
+    expect(textOf(touched.result)).toMatch(/^touched /);
+    const updated = await raw.waitFor((m) => m.method === "notifications/resources/updated", "the update");
+    expect(updated.params.uri).toBe(readme);
+    expect(updated.params._meta["io.modelcontextprotocol/subscriptionId"]).toBe("listen-1");
   });
 });
