@@ -50,6 +50,14 @@ export {
   type ModernEnvelope,
 } from "./modern-wire.js";
 export { OLDER_DAEMON_NOTICE, RESTART_DAEMON_HINT, SOCKET_PROTOCOL_VERSIONS, olderDaemonAnswer, servesModern } from "./daemon-eras.js";
+export {
+  decodeHeaderValue,
+  encodeHeaderValue,
+  headerParams,
+  paramHeaderValues,
+  type HeaderParam,
+  type HeaderParams,
+} from "./param-headers.js";
 export { UI_EXTENSION, uiExtensionOf } from "./extensions.js";
 export { MAX_TIMER_MS, checkTimeoutMs, hasDeadline, type TimeoutRule } from "./timers.js";
 export { Deadline } from "./deadline.js";

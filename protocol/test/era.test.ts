@@ -116,4 +116,14 @@ describe("2026 envelopes and error codes", () => {
     expect(toModernError({ code: -32022, message: "u" })).toEqual({ code: -32022, message: "u" });
     expect(toModernError({ code: -32602, message: "p" })).toEqual({ code: -32602, message: "p" });
   });
+
+  it("gives 2026 clients none of the codes 2026-07-28 retired: a 2025 server's -32002 becomes -32602, -32042 becomes -32603", () => {
+    expect(toModernError({ code: -32002, message: "Resource not found: x", data: { uri: "x" } })).toEqual({
+      code: -32602,
+      message: "Resource not found: x",
+      data: { uri: "x", mcpdWireCode: -32002 },
+    });
+    expect(toModernError({ code: -32042, message: "url" })).toEqual({ code: -32603, message: "url", data: { mcpdWireCode: -32042 } });
+    expect(toModernError({ code: -32001, message: "t" })).toEqual({ code: -32001, message: "t" });
+  });
 });

@@ -172,6 +172,7 @@ describe("running daemon commands", () => {
         "mode",
         "name",
         "pid",
+        "rejectedTools",
         "requests",
         "restarts",
         "startedAt",

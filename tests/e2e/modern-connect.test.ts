@@ -123,6 +123,13 @@ describe("2026 requests on the raw socket", () => {
     expect(server.error.data.mcpdCode).toBe("MCPD_CAPABILITY_NOT_SUPPORTED");
   });
 
+  it("a 2025 server's resource not found (-32002, which 2026-07-28 retired) reaches a 2026 client as -32602", async () => {
+    const r = await raw.request("resources/read", { uri: "fixture://static/none", _meta: { ...ENVELOPE, "mcpd/server": "fx" } });
+    expect(r.error.code).toBe(-32602);
+    expect(r.error.message).toMatch(/Resource not found: fixture:\/\/static\/none/);
+    expect(r.error.data.mcpdWireCode).toBe(-32002);
+  });
+
   it("sends log messages for a request only when its _meta asked for a log level", async () => {
     const quiet = await raw.request("tools/call", { name: "fx__log", arguments: { level: "error", message: "unasked" }, _meta: ENVELOPE });
     expect(quiet.result.resultType).toBe("complete");

@@ -87,6 +87,12 @@ export interface MCPTransport {
   onError?: (error: Error) => void;
   onNotification?: (method: string, params: JsonObject | undefined, context: MessageContext) => void;
   onRequest?: ServerRequestHandler;
+  /**
+   * Streamable HTTP only: the `Mcp-Param-{Name}` headers a 2026-era request carries (MCP 2026-07-28,
+   * "Custom Headers from Tool Parameters"), given by the layer that knows the tools' `inputSchema`s.
+   * Other transports have no headers and ignore it.
+   */
+  paramHeaders?: (method: string, params: JsonObject | undefined) => Record<string, string> | undefined;
   info(): TransportInfo;
 }
 

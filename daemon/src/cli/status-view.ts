@@ -39,6 +39,7 @@ export interface StatusJsonServer
     | "commandFound"
     | "hint"
     | "era"
+    | "rejectedTools"
   > {
   stateReason: string | null;
 }
@@ -123,6 +124,9 @@ export function statusJson(s: DaemonStatus): StatusJson {
       commandFound: typeof v.commandFound === "boolean" ? v.commandFound : null,
       hint: text(v.hint),
       era: v.era === "2025" || v.era === "2026" ? v.era : null,
+      rejectedTools: Array.isArray(v.rejectedTools)
+        ? v.rejectedTools.filter((r) => typeof r?.name === "string").map((r) => ({ name: r.name, reason: text(r.reason) ?? "" }))
+        : [],
     })),
     clients: (s.clients ?? []).map((c) => ({
       id: c.id,
@@ -250,6 +254,7 @@ export function renderStatus(status: StatusJson, c: Palette, width = 100): strin
       if (v.lastStderr && PROBLEM_STATES.has(v.state)) notes.push(`  ${v.name}: stderr: ${truncate(v.lastStderr, room)}`);
       // Not truncated: the hint is the advice itself, and its end names the setting to use.
       if (v.hint) notes.push(`  ${v.name}: hint: ${v.hint}`);
+      for (const r of v.rejectedTools) notes.push(`  ${v.name}: tool "${r.name}" left out: ${truncate(r.reason, room)}`);
     }
     if (notes.length > 0) out.push("", ...notes);
   }

@@ -53,6 +53,7 @@ export function serverStatus(h: ServerHandle, sessions: number, hint?: string): 
     sessions,
     hint: hint ?? null,
     era: h.client?.era ?? (h.config.protocolEra === "auto" ? h.eras.known : h.config.protocolEra) ?? null,
+    rejectedTools: (h.client?.rejectedTools ?? []).map((r) => ({ name: r.name, reason: r.reason })),
   };
 }
 

@@ -17,6 +17,11 @@ export interface HoldingConnection {
 interface Held {
   readonly call: InFlight;
   readonly timer: NodeJS.Timeout;
+  /** `<server>\0<the server's request id>`: what its `notifications/cancelled` names. */
+  readonly key: string;
+  readonly method: string;
+  /** Set when the server cancelled its request: it is no longer answered, and a retry is refused saying why. */
+  cancelled?: string;
   answer(result: JsonObject): void;
   fail(error: unknown): void;
 }
@@ -34,11 +39,14 @@ const REFUSED: Record<StateRefusal, string> = {
  * from its connection (over HTTP the response that carried `input_required` has ended). The retry with that
  * state answers the server with its `inputResponses` and takes the call over: the server's final answer
  * goes to the retry. No retry within the state's lifetime: the server's request fails and the call is
- * cancelled upstream.
+ * cancelled upstream. A server that cancels its request (`notifications/cancelled`) gets no answer to it;
+ * a retry with its state is then refused saying so, and the call is cancelled upstream.
  */
 export class HeldCalls {
   private readonly sealer = new StateSealer();
   private readonly held = new Map<string, Held>();
+  /** The held requests by `<server>\0<request id>` (see {@link Held.key}), to their `ref`. */
+  private readonly byRequest = new Map<string, string>();
   /** What a connection's states are bound to, when not the connection itself: an HTTP request's token. */
   private readonly bindings = new WeakMap<HoldingConnection, string>();
 
@@ -69,7 +77,9 @@ export class HeldCalls {
     return new Promise<JsonObject>((answer, fail) => {
       const timer = setTimeout(() => this.expire(ref), ttl);
       timer.unref();
-      this.held.set(ref, { call, timer, answer, fail });
+      const key = `${call.handle.name}\0${String(req.id)}`;
+      this.held.set(ref, { call, timer, key, method: req.method, answer, fail });
+      this.byRequest.set(key, ref);
       // The call is no longer its connection's: an HTTP response ending must not cancel it.
       conn.inFlight.release(call);
       const requestState = this.sealer.seal({ ref, bind: this.bindingOf(conn), exp: Date.now() + ttl });
@@ -94,8 +104,17 @@ export class HeldCalls {
       conn.send({ jsonrpc: "2.0", id, error: { code: WireCode.InvalidParams, message: error.message, data: { mcpdCode: error.code } } });
       return true;
     }
-    this.held.delete(claims.ref);
-    clearTimeout(held.timer);
+    this.forget(claims.ref, held);
+    if (held.cancelled !== undefined) {
+      const why = `the server cancelled the ${held.method} this requestState answers (${held.cancelled}); call again without it`;
+      conn.send({
+        jsonrpc: "2.0",
+        id,
+        error: { code: WireCode.InvalidParams, message: why, data: { mcpdCode: "MCPD_REQUEST_STATE_INVALID" } },
+      });
+      giveUp(held.call, "the server cancelled the request the client was asked");
+      return true;
+    }
     conn.inFlight.adopt(held.call, id);
     const responses = params?.inputResponses;
     const answer = isObject(responses) ? responses[HELD_KEY] : undefined;
@@ -104,18 +123,44 @@ export class HeldCalls {
     return true;
   }
 
-  /** No retry in time: the server's request fails, and the call is given up upstream. */
+  /**
+   * The server cancelled its request `requestId` (its `notifications/cancelled`): when it is held here, it
+   * is dropped (never answered, as the spec asks of a cancelled request) and a retry with its state is
+   * refused. True when it was held.
+   */
+  serverCancelled(server: string, requestId: unknown, reason: string | undefined): boolean {
+    const ref = this.byRequest.get(`${server}\0${String(requestId)}`);
+    const held = ref === undefined ? undefined : this.held.get(ref);
+    if (held === undefined || held.cancelled !== undefined) return false;
+    this.byRequest.delete(held.key);
+    held.cancelled = reason === undefined || reason === "" ? "no reason given" : reason;
+    return true;
+  }
+
+  private forget(ref: string, held: Held): void {
+    this.held.delete(ref);
+    if (this.byRequest.get(held.key) === ref) this.byRequest.delete(held.key);
+    clearTimeout(held.timer);
+  }
+
+  /** No retry in time: the server's request fails (unless it cancelled it), and the call is given up upstream. */
   private expire(ref: string): void {
     const held = this.held.get(ref);
     if (!held) return;
-    this.held.delete(ref);
-    held.fail(
-      new McpdError(
-        "MCPD_NO_CLIENT_FOR_REQUEST",
-        "The 2026-era client did not retry with its requestState in time (mcpd.requestStateTtlMs)",
-      ),
-    );
-    held.call.cancelled = true;
-    held.call.cancellation.cancel(new McpdError("MCPD_ABORTED", "the client did not retry in time"));
+    this.forget(ref, held);
+    if (held.cancelled === undefined)
+      held.fail(
+        new McpdError(
+          "MCPD_NO_CLIENT_FOR_REQUEST",
+          "The 2026-era client did not retry with its requestState in time (mcpd.requestStateTtlMs)",
+        ),
+      );
+    giveUp(held.call, "the client did not retry in time");
   }
+}
+
+/** Cancels a held call upstream: no client will take its answer. */
+function giveUp(call: InFlight, reason: string): void {
+  call.cancelled = true;
+  call.cancellation.cancel(new McpdError("MCPD_ABORTED", reason));
 }

@@ -44,6 +44,11 @@ export interface ServerStatus extends ServerSummary {
    * found; null while not known (`protocolEra: "auto"` before its first start).
    */
   era: Era | null;
+  /**
+   * Tools the server lists that mcpd leaves out, and why: a 2026 server's tools over HTTP whose
+   * `x-mcp-header` annotations are invalid (the spec requires a client to reject them). Empty: none.
+   */
+  rejectedTools: { name: string; reason: string }[];
 }
 
 export const SERVER_STATUS_FIELDS: Fields<ServerStatus> = {
@@ -63,6 +68,7 @@ export const SERVER_STATUS_FIELDS: Fields<ServerStatus> = {
   sessions: "required",
   hint: "required",
   era: "required",
+  rejectedTools: { presence: "required", fields: { name: "required", reason: "required" } },
 };
 
 /** One connection in `mcpd/status`. */

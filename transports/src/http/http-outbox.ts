@@ -15,7 +15,7 @@ import type { HttpReplyReader, ReplyOutcome } from "./http-reply.js";
 import type { HttpSession } from "./http-session.js";
 import { discardBody, encodeJson, errorText, httpErrorFrom, ownDeadlineMs, waitOrAbort } from "./http-wire.js";
 import { openLegacyConnection } from "./legacy-open.js";
-import { inBandError, modernHeaders } from "./modern-headers.js";
+import { inBandError, modernHeaders, type ParamHeaders } from "./modern-headers.js";
 import type { LegacySseConnection } from "./legacy-sse.js";
 
 /** The wire mode an {@link HttpTransport} speaks. */
@@ -53,6 +53,8 @@ export class HttpOutbox {
   legacy: LegacySseConnection | undefined;
   /** A Streamable HTTP POST succeeded: never fall back to legacy after that. */
   private streamableConfirmed = false;
+  /** The `Mcp-Param-*` headers of 2026-era requests (see MCPTransport.paramHeaders). */
+  paramHeaders: ParamHeaders | undefined;
 
   constructor(
     private readonly parts: OutboxParts,
@@ -118,7 +120,7 @@ export class HttpOutbox {
   private async streamableExchange(message: JsonRpcRequest, body: string, exchange: HttpExchange): Promise<ReplyOutcome> {
     const { cfg, session, log } = this.parts;
     let healed = false;
-    const modern = modernHeaders(message);
+    const modern = modernHeaders(message, this.paramHeaders);
     for (;;) {
       if (message.method !== "initialize") await this.sessionReady(exchange);
       const sessionId = session.id;

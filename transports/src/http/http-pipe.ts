@@ -6,6 +6,7 @@ import type { ResolvedHttpConfig } from "./http-config.js";
 import { HttpExchange } from "./http-exchange.js";
 import { HttpInbox, STANDALONE } from "./http-inbox.js";
 import { HttpOutbox, type HttpTransportMode } from "./http-outbox.js";
+import type { ParamHeaders } from "./modern-headers.js";
 import { HttpReplyReader } from "./http-reply.js";
 import { HttpSession } from "./http-session.js";
 import { createHttpAgent, ownDeadlineMs, encodeJson } from "./http-wire.js";
@@ -84,6 +85,13 @@ export class HttpPipe implements MessagePipe {
 
   get mode(): HttpTransportMode {
     return this.outbox.mode;
+  }
+
+  get paramHeaders(): ParamHeaders | undefined {
+    return this.outbox.paramHeaders;
+  }
+  set paramHeaders(headers: ParamHeaders | undefined) {
+    this.outbox.paramHeaders = headers;
   }
 
   get listenerState(): "idle" | "running" | "disabled" | "stopped" {

@@ -5,6 +5,7 @@ import type { HttpServerConfig } from "../transport.js";
 import { checkHttpTimeoutMs, resolveHttpConfig, type HttpTransportOptions } from "./http-config.js";
 import type { HttpTransportMode } from "./http-outbox.js";
 import { HttpPipe } from "./http-pipe.js";
+import type { ParamHeaders } from "./modern-headers.js";
 
 export type { HttpTransportOptions } from "./http-config.js";
 export type { HttpTransportMode } from "./http-outbox.js";
@@ -56,6 +57,14 @@ export class HttpTransport extends PipeTransport<HttpPipe> {
   /** The wire mode: `legacy-sse` for `type: "sse"` or after a fallback, else `streamable-http`. */
   get mode(): HttpTransportMode {
     return this.pipe.mode;
+  }
+
+  /** The `Mcp-Param-*` headers of 2026-era requests (see MCPTransport.paramHeaders); unset: none. */
+  get paramHeaders(): ParamHeaders | undefined {
+    return this.pipe.paramHeaders;
+  }
+  set paramHeaders(headers: ParamHeaders | undefined) {
+    this.pipe.paramHeaders = headers;
   }
 
   /**
