@@ -65,7 +65,16 @@ export { quote } from "./quote.js";
 export { type Logger, silentLogger } from "./logger.js";
 export { JsonLineDecoder, type JsonLineDecoderOptions, type LineError } from "./jsonl.js";
 export { encodeLine } from "./jsonl-encode.js";
-export { deliverKept, encodeRelayed, encodeRelayedLine, keepResultText, keptResultText } from "./raw-results.js";
+export {
+  deliverKept,
+  encodeRelayed,
+  encodeRelayedLine,
+  keepMadeText,
+  keepResultText,
+  keptResultText,
+  resultTextOf,
+  withMembersFirst,
+} from "./raw-results.js";
 export { TickBatch } from "./tick-batch.js";
 export { growBytes, maxBytesOf, releasableBytes, releaseBytes } from "./releasable-bytes.js";
 export * from "./control/index.js";

@@ -1,4 +1,7 @@
 import {
+  keepMadeText,
+  resultTextOf,
+  withMembersFirst,
   LOG_LEVELS,
   META,
   MODERN_PROTOCOL_VERSIONS,
@@ -161,15 +164,22 @@ export class ModernCalls {
     this.host.relevelViewed();
   }
 
-  /** A result for a 2026-era client: `resultType`, cache hints on what the era caches, the view's serverInfo in `_meta`. */
+  /**
+   * A result for a 2026-era client: `resultType`, cache hints on what the era caches, the view's serverInfo
+   * in `_meta`. When the server's text of the result is at hand and lacks all of them (the common case),
+   * they are written before that text, so relaying it costs a scan, not a `JSON.stringify` of the result.
+   */
   private result(method: string, result: JsonObject): JsonObject {
-    const out: JsonObject = { ...result };
-    out.resultType ??= "complete";
+    const added: JsonObject = {};
+    if (result.resultType === undefined) added.resultType = "complete";
     if (mcpMethod(method)?.cacheable === true) {
-      if (typeof out.ttlMs !== "number" || out.ttlMs < 0) out.ttlMs = RUNTIME_DEFAULTS.modernTtlMs;
-      if (out.cacheScope !== "public" && out.cacheScope !== "private") out.cacheScope = RUNTIME_DEFAULTS.modernCacheScope;
+      if (typeof result.ttlMs !== "number" || result.ttlMs < 0) added.ttlMs = RUNTIME_DEFAULTS.modernTtlMs;
+      if (result.cacheScope !== "public" && result.cacheScope !== "private") added.cacheScope = RUNTIME_DEFAULTS.modernCacheScope;
     }
-    out._meta = { ...(isObject(result._meta) ? result._meta : {}), [META.serverInfo]: this.serverInfo() };
+    added._meta = { ...(isObject(result._meta) ? result._meta : {}), [META.serverInfo]: this.serverInfo() };
+    const out: JsonObject = { ...result, ...added };
+    const text = Object.keys(added).every((k) => !(k in result)) ? resultTextOf(result) : undefined;
+    if (text !== undefined) keepMadeText(out, withMembersFirst(text, added));
     return out;
   }
 
