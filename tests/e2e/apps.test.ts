@@ -172,6 +172,21 @@ describe("an app server that offers its UI tool to UI clients only", () => {
     expect(appProcesses("app")).toBe(2);
   });
 
+  it("an app-only tool called by a client without the UI extension is refused, in both views; a UI client's call goes through", async () => {
+    for (const [args, name] of [
+      [[], "app__move"],
+      [["app"], "move"],
+    ] as const) {
+      const text = await client(false, ...args);
+      const refused = await refusal(text.callTool({ name, arguments: { to: "b2" } }));
+      expect(refused.code).toBe(-32602);
+      expect(refused.message).toContain('Tool "move" of server "app" is app-only');
+      expect((await (await client(true, ...args)).callTool({ name, arguments: { to: "b2" } })).content).toEqual([
+        { type: "text", text: "app moved b2" },
+      ]);
+    }
+  });
+
   it("an app's unprefixed call resolves to the one server of the view offering it, or names both servers", async () => {
     const ui = await client(true);
     // `move` is offered by app and pc: the app's unprefixed name is ambiguous in the whole view...

@@ -23,10 +23,10 @@ import { levelOf } from "./log-levels.js";
 import { ModernCalls, type ModernHost } from "./modern-calls.js";
 import { OutgoingRequests } from "./outgoing-requests.js";
 import type { InputAsker, Outbound, SessionContext } from "./ports.js";
-import { declaresUi } from "./app-meta.js";
+import { callerDeclaresUi } from "./app-meta.js";
 import { renamespaced } from "./resource-uris.js";
 import { routedServer, withServerMeta, withoutRoute } from "./server-meta.js";
-import { gateOnServer } from "./server-view-gate.js";
+import { appOnlyGate, gateOnServer } from "./server-view-gate.js";
 import { handlingError, messageId, scrubbedError } from "./session-errors.js";
 import { SubscribedForms, changeSubscription, subscriptionKey } from "./subscribed-forms.js";
 import type { ViewFilter } from "./view-filter.js";
@@ -293,8 +293,8 @@ export class Session implements InputAsker, SearchHost, ModernHost {
       return;
     }
     // Filters are checked before any process is started for the request; `checked`: the aggregate view did.
-    const app = { ui: declaresUi(this.clientCapabilities), tools: handle.tools };
-    const gate = checked ? undefined : gateOnServer(handle.config, this.filter, method, params, app);
+    const app = { ui: callerDeclaresUi(this, id), tools: handle.tools };
+    const gate = checked ? appOnlyGate(server, method, params, app) : gateOnServer(handle.config, this.filter, method, params, app);
     if (gate !== undefined && "refuse" in gate) return this.replyError(id, toWireError(gate.refuse));
     const adapt =
       this.view.kind === "aggregate" ? aggregateAnswer(this.ctx.catalog, this.filter, server, method, gate?.adapt) : gate?.adapt;

@@ -2,6 +2,8 @@ import { MCPD_CALLED_TOOL_META, isObject, toWireError, type JsonObject, type Req
 import type { ToolSearchMode } from "../../config/config-schema.js";
 import { RUNTIME_DEFAULTS } from "../../defaults.js";
 import { type AggregateHost, type AggregateShared, AggregateView } from "../aggregate-view.js";
+import { appOnlyRefusal } from "../app-access.js";
+import { callerDeclaresUi } from "../app-meta.js";
 import type { Catalog, CatalogEntry } from "../catalog.js";
 import type { ServerDirectory, Upstream } from "../upstream-port.js";
 import { KeptTools } from "./kept-tools.js";
@@ -169,9 +171,12 @@ export class SearchView extends AggregateView {
       return this.searchHost.send({ jsonrpc: "2.0", id, result: textResult(text, true) });
     }
     const upstream: JsonObject = { name: e.item.name, arguments: isObject(args.arguments) ? args.arguments : {} };
+    const handle = this.searchShared.servers.get(e.server);
+    const app = { ui: callerDeclaresUi(this.searchHost, id), tools: handle?.tools ?? [e.item] };
+    const onlyApp = appOnlyRefusal(e.server, "tools/call", upstream, app);
+    if (onlyApp !== undefined) return this.searchHost.replyError(id, toWireError(onlyApp));
     if (isObject(params._meta)) upstream._meta = params._meta;
     if (this.keep().used(e.exposed)) this.searchHost.send({ jsonrpc: "2.0", method: "notifications/tools/list_changed" });
-    const handle = this.searchShared.servers.get(e.server);
     if (handle === undefined) return this.searchHost.serveOnServer(id, e.server, "tools/call", upstream, undefined, true);
     if (handle.config.sharing !== "per-client")
       return this.searchHost.inFlight.forward(id, handle, "tools/call", upstream, labelled(e.exposed));
