@@ -73,7 +73,7 @@ export class MCPManager {
   private readonly logs = new WeakMap<ServerHandle, DaemonLogger>();
   private readonly cache: ToolCache | undefined;
   /** Shared servers' second sessions, for clients that declared the UI extension (ui-sessions.ts). */
-  private readonly ui: UiSessions;
+  readonly ui: UiSessions;
   readonly children: ChildRegistry | undefined;
   private shuttingDown = false;
 

@@ -32,6 +32,11 @@ export class UiSessions {
     return h;
   }
 
+  /** The UI session of server `name`, while it has one. */
+  get(name: string): ServerHandle | undefined {
+    return this.sessions.get(name);
+  }
+
   /** Every UI session. */
   get all(): ServerHandle[] {
     return [...this.sessions.values()];
