@@ -7,8 +7,9 @@
  * of a server outside the view is reached.
  */
 import { McpdError, WireCode, type JsonObject, type Tool } from "@mcpd/protocol";
-import { isAppCallable, isAppOnly, uiResourceUri } from "./app-meta.js";
+import { declaresUi, isAppCallable, isAppOnly, uiResourceUri } from "./app-meta.js";
 import { quoted } from "./close-matches.js";
+import type { Upstream } from "./upstream-port.js";
 
 /** Whether the view (`allows`: its say on a tool, by the server's own name) shows one of the tools' apps. */
 export function viewShowsApp(tools: readonly Tool[], allows: (name: string) => boolean): boolean {
@@ -54,4 +55,23 @@ export function appOnlyRefusal(
       'client that declared the UI extension ("io.modelcontextprotocol/ui" in capabilities.extensions)',
     { wireCode: WireCode.InvalidParams, data: { server, name } },
   );
+}
+
+/** A connection as {@link uiUsers} counts it (a Session). */
+interface Connection {
+  readonly control: boolean;
+  readonly initialized: boolean;
+  readonly clientCapabilities: unknown;
+  views(handle: Upstream): boolean;
+}
+
+/**
+ * How many connections that declared the UI extension in initialize use server `shared` (its shared session):
+ * initialized ones, not control connections, whose view shows it. Its UI session serves them.
+ */
+export function uiUsers(connections: Iterable<Connection>, shared: Upstream | undefined): number {
+  let n = 0;
+  if (shared === undefined) return n;
+  for (const c of connections) if (!c.control && c.initialized && declaresUi(c.clientCapabilities) && c.views(shared)) n++;
+  return n;
 }

@@ -120,6 +120,11 @@ export interface UpstreamEvents {
   notification(upstream: Upstream, method: string, params: JsonObject | undefined, context: MessageContext): void;
   /** A server-to-client request (sampling, elicitation, roots): its answer, or a rejection the server gets as an error. */
   request(upstream: Upstream, request: JsonRpcRequest, context: MessageContext): Promise<JsonObject>;
+  /**
+   * How many connections that declared the MCP Apps UI extension use configured server `server` now (their
+   * view shows it): a shared server's UI session lives only while some do.
+   */
+  uiUsers(server: string): number;
 }
 
 /** The configured servers, as the router finds them (in the daemon: the MCPManager, through its adapter). */

@@ -215,6 +215,7 @@ export class MCPManager {
         ends.push(h.stop("stopped", "client disconnected"));
       }
     }
+    if (!this.shuttingDown) ends.push(this.ui.release());
     await Promise.all(ends);
   }
 
