@@ -243,6 +243,19 @@ describe("app-only tools called by a client that did not declare the UI extensio
     expect(r.upstream("a").callsOf("tools/call")).toHaveLength(7);
   });
 
+  it("tool search finds an app-only tool only for a client that declared the extension", async () => {
+    r = memoryRouter({ servers: { a: appServer() }, mcpd: { profiles } });
+    const found = async (capabilities: JsonObject): Promise<string[]> => {
+      const c = await r.connect({ select: { profile: "search" }, capabilities });
+      const answer = await c.call("search_tools", { query: "tick" });
+      const tools = ((answer.result?.structuredContent as JsonObject | undefined)?.tools ?? []) as Array<{ name: string }>;
+      expect(names(await c.request("tools/list"))).toEqual(expect.arrayContaining(tools.map((t) => t.name)));
+      return tools.map((t) => t.name);
+    };
+    expect(await found({})).not.toContain("a__tick");
+    expect(await found(UI_CAPS)).toContain("a__tick");
+  });
+
   it("2026 era: each request is judged by the capabilities of its own envelope", async () => {
     r = memoryRouter({ servers: { a: appServer() } });
     const c = r.attach();
