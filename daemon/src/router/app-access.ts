@@ -57,7 +57,7 @@ export function appOnlyRefusal(
   );
 }
 
-/** A connection as {@link uiUsers} counts it (a Session). */
+/** A connection as {@link usedByUiClient} looks at it (a Session). */
 interface Connection {
   readonly control: boolean;
   readonly initialized: boolean;
@@ -66,12 +66,11 @@ interface Connection {
 }
 
 /**
- * How many connections that declared the UI extension in initialize use server `shared` (its shared session):
- * initialized ones, not control connections, whose view shows it. Its UI session serves them.
+ * Whether a connection that declared the UI extension in initialize uses server `shared` (its shared session):
+ * an initialized one, not a control connection, whose view shows it. Its UI session serves such connections.
  */
-export function uiUsers(connections: Iterable<Connection>, shared: Upstream | undefined): number {
-  let n = 0;
-  if (shared === undefined) return n;
-  for (const c of connections) if (!c.control && c.initialized && declaresUi(c.clientCapabilities) && c.views(shared)) n++;
-  return n;
+export function usedByUiClient(connections: Iterable<Connection>, shared: Upstream | undefined): boolean {
+  if (shared === undefined) return false;
+  for (const c of connections) if (!c.control && c.initialized && declaresUi(c.clientCapabilities) && c.views(shared)) return true;
+  return false;
 }

@@ -121,10 +121,10 @@ export interface UpstreamEvents {
   /** A server-to-client request (sampling, elicitation, roots): its answer, or a rejection the server gets as an error. */
   request(upstream: Upstream, request: JsonRpcRequest, context: MessageContext): Promise<JsonObject>;
   /**
-   * How many connections that declared the MCP Apps UI extension use configured server `server` now (their
-   * view shows it): a shared server's UI session lives only while some do.
+   * Whether a connection that declared the MCP Apps UI extension uses configured server `server` now (its
+   * view shows it): a shared server's UI session lives only while one does.
    */
-  uiUsers(server: string): number;
+  usedByUiClient(server: string): boolean;
 }
 
 /** The configured servers, as the router finds them (in the daemon: the MCPManager, through its adapter). */

@@ -20,10 +20,10 @@ const UNUSED = "no client that declared the UI extension uses the server";
 export class UiSessions {
   private readonly sessions = new Map<string, ServerHandle>();
   /**
-   * How many connections that declared the UI extension use a server now (the router's count, through its
+   * Whether a connection that declared the UI extension uses a server now (the router's answer, through its
    * adapter); unset (no router): a UI session ends only with its server's config.
    */
-  users: ((server: string) => number) | undefined;
+  used: ((server: string) => boolean) | undefined;
 
   constructor(
     private readonly base: ClientCapabilities,
@@ -64,8 +64,8 @@ export class UiSessions {
 
   /** A connection closed: ends the UI sessions no connection that declared the UI extension uses any more. */
   async release(): Promise<void> {
-    const count = this.users;
-    if (count === undefined) return;
-    await Promise.all([...this.sessions.keys()].filter((name) => count(name) === 0).map((name) => this.drop(name, UNUSED)));
+    const used = this.used;
+    if (used === undefined || this.sessions.size === 0) return;
+    await Promise.all([...this.sessions.keys()].filter((name) => !used(name)).map((name) => this.drop(name, UNUSED)));
   }
 }
