@@ -5,18 +5,16 @@
  * read nor act. Skipped, saying so, where no chromium is installed (`apt-get install chromium`).
  */
 import { type ChildProcess, spawn } from "node:child_process";
-import { existsSync } from "node:fs";
 import { createInterface } from "node:readline";
 import { createServer, type Server } from "node:http";
-import { type Browser, type Page, chromium } from "playwright-core";
+import type { Browser, Page } from "playwright-core";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { fixture, startTestDaemon, type TestDaemon } from "../e2e/harness.js";
+import { HAS_CHROMIUM, NO_CHROMIUM, launchChromium } from "../helpers/chromium.js";
 import { fixturePath } from "../helpers/process.js";
 import { httpFront } from "../http/http-harness.js";
 import { loginLink } from "./dashboard-harness.js";
 
-const CHROMIUM = "/usr/bin/chromium";
-const HAS_CHROMIUM = existsSync(CHROMIUM);
 const XSS = '<img src=x onerror="window.__xss=1">';
 
 let browser: Browser | undefined;
@@ -24,7 +22,7 @@ let d: TestDaemon | undefined;
 let other: Server | undefined;
 let oauth: ChildProcess | undefined;
 beforeAll(async () => {
-  if (HAS_CHROMIUM) browser = await chromium.launch({ executablePath: CHROMIUM });
+  if (HAS_CHROMIUM) browser = await launchChromium();
 });
 afterAll(async () => {
   await browser?.close();
@@ -63,7 +61,7 @@ async function serverStatus(server: string): Promise<any> {
   }
 }
 
-describe.skipIf(!HAS_CHROMIUM)(`the dashboard in chromium (skipped when ${CHROMIUM} is missing: apt-get install chromium)`, () => {
+describe.skipIf(!HAS_CHROMIUM)(`the dashboard in chromium (${NO_CHROMIUM})`, () => {
   it("logs in once through `mcpd dashboard --print-url`, shows every server with its state, a SIGKILLed server's crash then its restart, and restarts one by its button", async () => {
     const { page, link } = await loggedIn();
     await page.waitForSelector('tr[data-server="fx"][data-state="ready"]');

@@ -49,5 +49,6 @@ export class ManagerDirectory implements ServerDirectory {
       notification: (h, method, params, context) => events.notification(h, method, params, context),
     });
     this.manager.serverRequests = (h, request, context) => events.request(h, request, context);
+    this.manager.ui.used = (server) => events.usedByUiClient(server);
   }
 }

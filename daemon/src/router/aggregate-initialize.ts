@@ -1,6 +1,7 @@
 import type { JsonObject, ServerCapabilities } from "@mcpd/protocol";
 import { VERSION } from "../version.js";
 import type { Upstream } from "./upstream-port.js";
+import type { ViewFilter } from "./view-filter.js";
 
 /**
  * mcpd's own initialize answer. Capabilities are the full set mcpd can route (tools, prompts,
@@ -29,11 +30,15 @@ export function aggregateInitializeResult(servers: readonly Upstream[], protocol
 /**
  * Opens the sessions a UI client uses (`host.resolveHandle`: its own of the per-client servers, the shared
  * servers' UI sessions) and starts them, without waiting: the aggregate tools/list waits for them
- * (bounded), as for any server coming up.
+ * (bounded), as for any server coming up. Only for the servers its view shows (`host.filter`): it uses no other.
  */
-export function openOwnSessions(host: { resolveHandle(server: string): Promise<Upstream> }, servers: readonly Upstream[]): void {
+export function openOwnSessions(
+  host: { readonly filter: ViewFilter | undefined; resolveHandle(server: string): Promise<Upstream> },
+  servers: readonly Upstream[],
+): void {
   for (const h of servers) {
     if (h.state === "disabled" || (h.config.startup === "lazy" && h.config.sharing !== "per-client")) continue;
+    if (host.filter !== undefined && !host.filter.viewsServer(h.name)) continue;
     host.resolveHandle(h.name).then(
       (own) => own.whenReady(own.config.timeout).catch(() => {}),
       () => {},

@@ -8,11 +8,10 @@ import {
   type JsonRpcErrorObject,
   type Prompt,
   type RequestId,
-  type ClientCapabilities,
   type Tool,
 } from "@mcpd/protocol";
 import { appToolRoute, listedTools } from "./aggregate-tools.js";
-import { declaresUi } from "./app-meta.js";
+import { callerDeclaresUi, declaresUi } from "./app-meta.js";
 import type { Catalog, CatalogEntry } from "./catalog.js";
 import { notFound, quoted } from "./close-matches.js";
 import { aggregateInitializeResult, openOwnSessions } from "./aggregate-initialize.js";
@@ -20,6 +19,7 @@ import { hiddenInView } from "./aggregate-hidden.js";
 import { OwnTools } from "./own-tools.js";
 import { RUNTIME_DEFAULTS } from "../defaults.js";
 import type { ViewFilter } from "./view-filter.js";
+import type { InputAsker } from "./ports.js";
 import type { ServerDirectory, Upstream } from "./upstream-port.js";
 import { resolveInView, viewResources, viewTemplates } from "./view-resources.js";
 import { viewUriForm } from "./view-uris.js";
@@ -37,12 +37,10 @@ function renamed(params: JsonObject | undefined, name: string, ref: JsonObject |
 const TOOLS = { noun: "tool", method: "tools/list" };
 const PROMPTS = { noun: "prompt", method: "prompts/list" };
 
-/** What the aggregate view calls on its connection (the connection's Session itself: no closures per connection). */
-export interface AggregateHost {
+/** What the aggregate view calls on its connection (its Session: no closures per connection); what its client declared decides its MCP Apps. */
+export interface AggregateHost extends Pick<InputAsker, "clientCapabilities" | "modern"> {
   /** What the connection's selection hides (a profile, tool globs); undefined: nothing. */
   readonly filter: ViewFilter | undefined;
-  /** What its client declared in initialize (the UI extension decides what it sees of MCP Apps). */
-  readonly clientCapabilities: ClientCapabilities;
   /** Its own sessions (of per-client servers), if it has any. */
   readonly privates: ReadonlySet<Upstream> | undefined;
   /** The session it uses for a server (its own for a per-client server, made on first use). */
@@ -87,8 +85,8 @@ export class AggregateView {
   }
 
   /** The tools/list answer: app-only tools for UI clients alone, views in the view's form (aggregate-tools.ts). */
-  private listTools(f: ViewFilter | undefined): Tool[] {
-    const ui = declaresUi(this.host.clientCapabilities);
+  private listTools(id: RequestId, f: ViewFilter | undefined): Tool[] {
+    const ui = callerDeclaresUi(this.host, id);
     return listedTools(this.allTools(), this.tools(f), f, ui, viewUriForm(this.shared.catalog, f));
   }
 
@@ -192,7 +190,7 @@ export class AggregateView {
     switch (method) {
       case "tools/list":
         this.settle(false).then(
-          () => s.send({ jsonrpc: "2.0", id, result: { tools: this.listTools(s.filter) } }),
+          () => s.send({ jsonrpc: "2.0", id, result: { tools: this.listTools(id, s.filter) } }),
           (err: unknown) => this.fail(id, method, params, retried, err),
         );
         return;
@@ -257,7 +255,7 @@ export class AggregateView {
     // An app's own call: its server's unprefixed name, or a tool the selection picking the app leaves out.
     const app =
       kind === "tool" && (f !== undefined || !entry)
-        ? appToolRoute(this.allTools(), f, declaresUi(s.clientCapabilities), name, entry as CatalogEntry<Tool>)
+        ? appToolRoute(this.allTools(), f, callerDeclaresUi(s, id), name, entry as CatalogEntry<Tool>)
         : undefined;
     if (app !== undefined && "refuse" in app) return s.replyError(id, toWireError(app.refuse));
     if (app !== undefined) return s.serveOnServer(id, app.entry.server, method, renamed(params, app.entry.item.name, ref), undefined, true);

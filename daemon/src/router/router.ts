@@ -13,6 +13,7 @@ import { ProgressRoutes } from "./progress-routes.js";
 import { ServerRequests } from "./server-requests.js";
 import { Session, type DownstreamSessionOptions } from "./session.js";
 import { Subscriptions } from "./subscriptions.js";
+import { usedByUiClient } from "./app-access.js";
 import { UpstreamDelivery } from "./upstream-delivery.js";
 import type { ServerDirectory, Upstream } from "./upstream-port.js";
 import { applyViewChanges, filtersSnapshot, type FiltersSnapshot } from "./view-changes.js";
@@ -96,6 +97,7 @@ export class Router {
       listChanged: () => this.catalog.invalidate(),
       notification: (u, method, params) => delivery.onNotification(u, method, params),
       request: (u, req, ctx) => this.requests.request(u, req, ctx),
+      usedByUiClient: (server) => usedByUiClient(this.sessions.values(), this.manager.get(server)),
     });
   }
 

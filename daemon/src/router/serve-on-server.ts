@@ -1,8 +1,9 @@
 import { WireCode, toWireError, type ClientCapabilities, type JsonObject, type JsonRpcErrorObject, type RequestId } from "@mcpd/protocol";
-import { declaresUi } from "./app-meta.js";
+import { callerDeclaresUi } from "./app-meta.js";
 import { renamespaced } from "./resource-uris.js";
-import { gateOnServer } from "./server-view-gate.js";
+import { appOnlyGate, gateOnServer } from "./server-view-gate.js";
 import type { InFlightRequests } from "./in-flight.js";
+import type { ModernCalls } from "./modern-calls.js";
 import type { SessionContext, Subscriber } from "./ports.js";
 import { SubscribedForms, changeSubscription } from "./subscribed-forms.js";
 import type { Upstream } from "./upstream-port.js";
@@ -17,6 +18,7 @@ export interface ServingSession extends Subscriber {
   readonly filter: ViewFilter | undefined;
   readonly clientCapabilities: ClientCapabilities;
   readonly inFlight: InFlightRequests;
+  readonly modern: ModernCalls | undefined;
   uriForms: SubscribedForms | undefined;
   resolveHandle(server: string): Promise<Upstream>;
   setLevel(id: RequestId, params: JsonObject | undefined): void;
@@ -47,8 +49,8 @@ export function serveOnServer(
     return;
   }
   // Filters are checked before any process is started for the request; `checked`: the aggregate view did.
-  const app = { ui: declaresUi(s.clientCapabilities), tools: handle.tools };
-  const gate = checked ? undefined : gateOnServer(handle.config, s.filter, method, params, app);
+  const app = { ui: callerDeclaresUi(s, id), tools: handle.tools };
+  const gate = checked ? appOnlyGate(server, method, params, app) : gateOnServer(handle.config, s.filter, method, params, app);
   if (gate !== undefined && "refuse" in gate) return s.replyError(id, toWireError(gate.refuse));
   const adapt = s.view.kind === "aggregate" ? aggregateAnswer(s.ctx.catalog, s.filter, server, method, gate?.adapt) : gate?.adapt;
   if (handle.config.sharing === "per-client" || app.ui) {

@@ -120,6 +120,11 @@ export interface UpstreamEvents {
   notification(upstream: Upstream, method: string, params: JsonObject | undefined, context: MessageContext): void;
   /** A server-to-client request (sampling, elicitation, roots): its answer, or a rejection the server gets as an error. */
   request(upstream: Upstream, request: JsonRpcRequest, context: MessageContext): Promise<JsonObject>;
+  /**
+   * Whether a connection that declared the MCP Apps UI extension uses configured server `server` now (its
+   * view shows it): a shared server's UI session lives only while one does.
+   */
+  usedByUiClient(server: string): boolean;
 }
 
 /** The configured servers, as the router finds them (in the daemon: the MCPManager, through its adapter). */

@@ -2,7 +2,8 @@ import { describe, expect, it } from "vitest";
 import type { DaemonStatus } from "@mcpd/client";
 import type { ServerState } from "@mcpd/protocol";
 import { palette } from "../../src/cli/format.js";
-import { renderStatus, stateNote, statusJson } from "../../src/cli/status-view.js";
+import { statusJson } from "../../src/cli/status-json.js";
+import { renderStatus, stateNote } from "../../src/cli/status-view.js";
 import { redactUrlCredentials } from "../../src/secrets/index.js";
 import { commandHelp, overviewHelp } from "../../src/cli/help.js";
 
