@@ -115,7 +115,7 @@ export function statusJson(s: DaemonStatus): StatusJson {
       requests: num(v.requests) ?? 0,
       errors: num(v.errors) ?? 0,
       inFlight: num(v.inFlight) ?? 0,
-      latencyMs: { p50: num(v.latencyMs?.p50), p99: num(v.latencyMs?.p99) },
+      latencyMs: { p50: num(v.latencyMs?.p50), p95: num(v.latencyMs?.p95), p99: num(v.latencyMs?.p99) },
       tools: num(v.tools) ?? 0,
       stateReason: text(v.stateReason),
       lastError: text(v.lastError),
@@ -196,11 +196,12 @@ function serverTable(servers: StatusJsonServer[], c: Palette): string {
     v.errors > 0 ? c.red(String(v.errors)) : "0",
     String(v.inFlight),
     formatLatency(v.latencyMs.p50),
+    formatLatency(v.latencyMs.p95),
     formatLatency(v.latencyMs.p99),
     String(v.tools),
     v.era ?? "-",
   ]);
-  const heads = ["SERVER", "STATE", "TRANSPORT", "PID", "UPTIME", "RESTARTS", "REQS", "ERRS", "INFL", "P50", "P99", "TOOLS", "ERA"];
+  const heads = ["SERVER", "STATE", "TRANSPORT", "PID", "UPTIME", "RESTARTS", "REQS", "ERRS", "INFL", "P50", "P95", "P99", "TOOLS", "ERA"];
   return table(heads, rows, c);
 }
 

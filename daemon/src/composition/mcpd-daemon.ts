@@ -137,7 +137,7 @@ export class McpdDaemon {
       budget: this.buffers,
       pacer: this.pacer,
     });
-    this.dashboard = new Dashboard({ router: this.router, watch: (l) => this.manager.watch(l), logger: this.log });
+    this.dashboard = new Dashboard({ router: this.router, manager: this.manager, logger: this.log });
     this.http = new HttpFront({
       dashboard: this.dashboard,
       router: this.router,
