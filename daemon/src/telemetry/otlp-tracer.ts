@@ -5,7 +5,7 @@
  */
 import type { Attributes, Context, Span, SpanContext, Tracer } from "@opentelemetry/api";
 import type { BasicTracerProvider, ReadableSpan, SpanExporter } from "@opentelemetry/sdk-trace-base";
-import type { JsonObject, Logger } from "@mcpd/protocol";
+import { isObject, type JsonObject, type Logger } from "@mcpd/protocol";
 import type { OtlpSettings } from "../config/config-schema.js";
 import { redactUrl } from "../secrets/index.js";
 import type { CallTracer, TracedCall } from "../router/ports.js";
@@ -24,7 +24,8 @@ export class OtlpTracer implements CallTracer {
 
   start(server: string, method: string, params: JsonObject | undefined): TracedCall {
     const { api } = this;
-    const meta = params?._meta as JsonObject | undefined;
+    const raw = params?._meta;
+    const meta = isObject(raw) ? raw : undefined;
     const parent = parseTraceparent(meta?.traceparent);
     let ctx: Context = api.ROOT_CONTEXT;
     if (parent !== undefined) {
@@ -34,7 +35,8 @@ export class OtlpTracer implements CallTracer {
     const attributes: Attributes = callAttributes(server, method, params);
     const span = this.tracer.startSpan(spanName(method, params), { kind: api.SpanKind.CLIENT, attributes }, ctx);
     // Not sampled (the client's flags said so): the server keeps the client's context, as without export.
-    if (!span.isRecording()) return new Call(api, span, params);
+    // A `_meta` that is no object is the server's to refuse, as the client sent it.
+    if (!span.isRecording() || (raw !== undefined && meta === undefined)) return new Call(api, span, params);
     const own = span.spanContext();
     const traceparent = formatTraceparent({ traceId: own.traceId, spanId: own.spanId, flags: own.traceFlags });
     return new Call(api, span, { ...params, _meta: { ...meta, traceparent } });
