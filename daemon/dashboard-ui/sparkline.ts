@@ -1,8 +1,10 @@
-/** Small SVG charts of a server's figures over the last minutes (see figures.ts). */
+/** Small SVG charts of a server's figures over the last minutes (see figures.ts), drawn above their figures. */
 import { KEEP } from "./figures.js";
 
 const SVG = "http://www.w3.org/2000/svg";
-const W = 120;
+const W = 110;
+/** Points the width holds at least: a minute of the one-second tick. */
+const MIN_POINTS = 60;
 const H = 24;
 
 /**
@@ -20,7 +22,9 @@ export function chart(series: Array<{ values: Array<number | null>; className: s
   let max = 0;
   for (const s of series) for (const v of s.values) if (v !== null && v > max) max = v;
   if (max <= 0) max = 1;
-  const step = W / (KEEP - 1);
+  // The first minute fills the chart's width; past it, the points kept (up to five minutes) share it.
+  const longest = Math.max(...series.map((s) => s.values.length));
+  const step = W / (Math.min(KEEP, Math.max(MIN_POINTS, longest)) - 1);
   for (const s of series) {
     const start = W - step * (s.values.length - 1);
     let run: string[] = [];

@@ -6,10 +6,10 @@
  * window, divided by the calls) with the stream open / closed; and its RSS with it open.
  */
 import { execFile } from "node:child_process";
-import { CLIENT_WORKER, MCPD_BIN } from "../lib/env.mjs";
+import { CLIENT_WORKER, MCPD_BIN, sleep } from "../lib/env.mjs";
 import { fastServer, startDaemon } from "../lib/daemon.mjs";
 import { num, range, ratio, mb, us } from "../lib/format.mjs";
-import { rssKb } from "../lib/procfs.mjs";
+import { cpuMs, rssKb } from "../lib/procfs.mjs";
 import { rotate, summarize } from "../lib/stats.mjs";
 import { checkWorkers, startWorker } from "../lib/worker-host.mjs";
 import { loadWindow } from "./throughput.mjs";
@@ -70,6 +70,15 @@ async function openDashboard(origin, cookie) {
   return stream;
 }
 
+/** The daemon's CPU time per second over a window of `ms` with no call made (a measurement window, not a wait). */
+async function idleCpu(pid, ms) {
+  const before = cpuMs(pid);
+  await sleep(ms);
+  return (cpuMs(pid) - before) / (ms / 1000);
+}
+
+const msPerSec = (v) => `${num(v)} ms/s`;
+
 export async function run(ctx) {
   const { resources, quick, rounds, log } = ctx;
   const durationMs = quick ? 1_000 : 3_000;
@@ -85,6 +94,8 @@ export async function run(ctx) {
     rssOpen: [],
     eventsPerSec: [],
     bytesPerSec: [],
+    idleClosed: [],
+    idleOpen: [],
   };
   let worker;
   try {
@@ -98,7 +109,14 @@ export async function run(ctx) {
     );
     await worker.request({ cmd: "warmup", calls: quick ? 2_000 : 5_000, inFlight: IN_FLIGHT }, "warmup");
     const cookie = await logIn(await loginLink(daemon));
+    const idleMs = quick ? 2_000 : 5_000;
     for (let r = 0; r < rounds; r++) {
+      // No calls: what the stream itself costs the daemon per second (status and figures each second).
+      per.idleClosed.push(await idleCpu(daemon.pid, idleMs));
+      const idleStream = await openDashboard(origin, cookie);
+      per.idleOpen.push(await idleCpu(daemon.pid, idleMs));
+      idleStream.close();
+      await idleStream.done;
       const cpu = { closed: [], open: [] };
       for (let w = 0; w < windows; w++) {
         for (const mode of rotate(["closed", "open"], r + w)) {
@@ -124,7 +142,8 @@ export async function run(ctx) {
       per.ratio.push(m(cpu.open.map((v, i) => v / cpu.closed[i])));
       log(
         `  round ${r + 1}: daemon ${num(per.closed.at(-1))} µs CPU/call closed, ${num(per.open.at(-1))} µs open ` +
-          `(${ratio(per.ratio.at(-1))}); RSS ${num(per.rssOpen.at(-1))} MB open`,
+          `(${ratio(per.ratio.at(-1))}); RSS ${num(per.rssOpen.at(-1))} MB open; idle ${num(per.idleClosed.at(-1))} ms/s CPU closed, ` +
+          `${num(per.idleOpen.at(-1))} ms/s open`,
       );
     }
     checkWorkers([worker]);
@@ -142,17 +161,20 @@ export async function run(ctx) {
       `open. Open: logged in through \`mcpd dashboard --print-url\`, the page, its script and style fetched, and its event stream ` +
       `(\`/dashboard/events\`: status and figures each second, the log when it changes) read throughout the window. Daemon CPU per ` +
       `call: its user + system time from /proc over the window / the calls completed in it. A ratio is open / closed, paired window ` +
-      `by window; a round's figure is the median window. RSS: the daemon's VmRSS at the end of each window.`,
+      `by window; a round's figure is the median window. RSS: the daemon's VmRSS at the end of each window. Idle: before each ` +
+      `round's load, the daemon's CPU time per second over one window with no call, closed then open (/proc counts 10 ms ticks: ` +
+      `about 2 ms/s of resolution over 5 s).`,
     tables: [
       {
-        columns: ["dashboard", "daemon CPU/call", "calls/s", "daemon RSS", "stream"],
+        columns: ["dashboard", "daemon CPU/call", "calls/s", "daemon RSS", "idle daemon CPU", "stream"],
         rows: [
-          ["closed", range(s.closed, us), range(s.rateClosed), range(s.rssClosed, mb), ""],
+          ["closed", range(s.closed, us), range(s.rateClosed), range(s.rssClosed, mb), range(s.idleClosed, msPerSec), ""],
           [
             "open, streaming",
             range(s.open, us),
             range(s.rateOpen),
             range(s.rssOpen, mb),
+            range(s.idleOpen, msPerSec),
             `${num(s.eventsPerSec.median)} events/s, ${num(s.bytesPerSec.median / 1024)} KB/s`,
           ],
         ],
@@ -167,6 +189,7 @@ export async function run(ctx) {
         pass: s.ratio.median <= 1.05,
       },
       { metric: "Daemon RSS with the dashboard open", value: s.rssOpen, format: mb },
+      { metric: "Idle daemon CPU with the dashboard open and streaming (no calls)", value: s.idleOpen, format: msPerSec },
     ],
     data: s,
   };
