@@ -98,6 +98,41 @@ describe.skipIf(!HAS_CHROMIUM)(`the dashboard in chromium (${NO_CHROMIUM})`, () 
     expect(await page.textContent(`tr[data-server="fx"] [data-field="pid"]`)).toBe(String((await serverStatus("fx")).pid));
   });
 
+  it("the charts count the calls and errors made while the page is open, and draw p50/p95/p99 from the latency buckets", async () => {
+    d = await startTestDaemon({ fx: fixture("fx") });
+    const agent = await d.raw();
+    try {
+      await agent.initialize();
+      const page = await (browser as Browser).newPage();
+      await page.goto(await loginLink(d));
+      // The first figures the page gets are its baseline: every call after them is counted.
+      await page.waitForSelector('tr[data-server="fx"] [data-field="calls"][data-calls="0"]');
+      const before = (await serverStatus("fx")).requests;
+      for (let i = 0; i < 12; i++) {
+        const r = await agent.request("tools/call", { name: "fx__echo", arguments: { text: `c${i}` } });
+        expect(r.result?.content?.[0]?.text).toMatch(/^c\d+/);
+      }
+      // echo without its `text` argument: the server answers -32602, an error.
+      for (let i = 0; i < 3; i++) expect((await agent.request("tools/call", { name: "fx__echo", arguments: {} })).error?.code).toBe(-32602);
+      expect((await serverStatus("fx")).requests - before).toBe(15);
+      await page.waitForFunction(() => {
+        const row = 'tr[data-server="fx"]';
+        const calls = document.querySelector(`${row} [data-field="calls"]`) as HTMLElement | null;
+        const errors = document.querySelector(`${row} [data-field="errors"]`) as HTMLElement | null;
+        return calls?.dataset.calls === "15" && errors?.dataset.errors === "3";
+      });
+      const figures = ((await page.textContent('tr[data-server="fx"] [data-field="latency"] .figures')) ?? "").trim();
+      const [p50, p95, p99] = /^(\S+) \/ (\S+) \/ (\S+) ms$/.exec(figures)?.slice(1).map(Number) ?? [];
+      expect(p50).toBeGreaterThan(0);
+      expect(p95).toBeGreaterThanOrEqual(p50 as number);
+      expect(p99).toBeGreaterThanOrEqual(p95 as number);
+      expect(await page.locator('tr[data-server="fx"] [data-field="latency"] svg polyline').count()).toBeGreaterThanOrEqual(3);
+      await page.close();
+    } finally {
+      agent.close();
+    }
+  });
+
   it("try a tool calls echo through mcpd and shows the answer; a tool description and a stderr line holding markup render as text; the log filters by level and server", async () => {
     const { page } = await loggedIn();
     await page.waitForSelector('tr[data-server="fy"][data-state="ready"]');

@@ -133,7 +133,7 @@ export function statusJson(s: DaemonStatus): StatusJson {
       requests: num(v.requests) ?? 0,
       errors: num(v.errors) ?? 0,
       inFlight: num(v.inFlight) ?? 0,
-      latencyMs: { p50: num(v.latencyMs?.p50), p99: num(v.latencyMs?.p99) },
+      latencyMs: { p50: num(v.latencyMs?.p50), p95: num(v.latencyMs?.p95), p99: num(v.latencyMs?.p99) },
       tools: num(v.tools) ?? 0,
       stateReason: text(v.stateReason),
       lastError: text(v.lastError),

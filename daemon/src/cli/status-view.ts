@@ -40,7 +40,7 @@ function uiSessionRow(v: StatusJsonServer, c: Palette): string[] {
   const u = v.uiSession as NonNullable<StatusJsonServer["uiSession"]>;
   const pid = u.pid === null ? "-" : String(u.pid);
   const row = [`${v.name} (UI)`, stateColour(u.state, c), v.transport, pid, formatDuration(u.uptimeMs), "-", String(u.requests)];
-  return [...row, "-", String(u.inFlight), "-", "-", String(u.tools), v.era ?? "-"];
+  return [...row, "-", String(u.inFlight), "-", "-", "-", String(u.tools), v.era ?? "-"];
 }
 
 /** The servers' table of {@link renderStatus}: one row each, and one more for a server's UI session. */
@@ -57,13 +57,14 @@ function serverTable(servers: StatusJsonServer[], c: Palette): string {
       v.errors > 0 ? c.red(String(v.errors)) : "0",
       String(v.inFlight),
       formatLatency(v.latencyMs.p50),
+      formatLatency(v.latencyMs.p95),
       formatLatency(v.latencyMs.p99),
       String(v.tools),
       v.era ?? "-",
     ],
     ...(v.uiSession ? [uiSessionRow(v, c)] : []),
   ]);
-  const heads = ["SERVER", "STATE", "TRANSPORT", "PID", "UPTIME", "RESTARTS", "REQS", "ERRS", "INFL", "P50", "P99", "TOOLS", "ERA"];
+  const heads = ["SERVER", "STATE", "TRANSPORT", "PID", "UPTIME", "RESTARTS", "REQS", "ERRS", "INFL", "P50", "P95", "P99", "TOOLS", "ERA"];
   return table(heads, rows, c);
 }
 

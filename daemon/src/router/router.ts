@@ -7,7 +7,7 @@ import { filterWarnings } from "./filter-warnings.js";
 import { HeldCalls } from "./held-calls.js";
 import { InFlightDrain } from "./in-flight-drain.js";
 import { LogLevels } from "./log-levels.js";
-import type { InputLimits, Outbound, Scrubber, SessionContext } from "./ports.js";
+import type { CallSpans, InputLimits, Outbound, Scrubber, SessionContext } from "./ports.js";
 import { Profiles } from "./profiles.js";
 import { ProgressRoutes } from "./progress-routes.js";
 import { ServerRequests } from "./server-requests.js";
@@ -55,6 +55,8 @@ export class Router {
   /** How each session's client reached the daemon, when not by the socket. */
   private readonly faces = new Map<string, ClientFace>();
   private readonly drain = new InFlightDrain(() => this.inFlightTotal());
+  /** The spans of relayed requests: the daemon's telemetry sets the tracer while `mcpd.telemetry.otlp` is on. */
+  readonly spans: CallSpans = { tracer: undefined };
 
   constructor(manager: ServerDirectory, options: RouterOptions) {
     this.manager = manager;
@@ -80,6 +82,7 @@ export class Router {
       relevel: (server) => this.levels.relevel(server),
       inFlightEmptied: () => this.drain.check(),
       input: this.input,
+      spans: this.spans,
     };
     const delivery = new UpstreamDelivery({
       sessions,

@@ -12,6 +12,7 @@ import type { HttpFrontStatus } from "./http-front-status.js";
 /** Request latency percentiles over a bounded recent sample, in ms; null before the first request. */
 export interface LatencyMs {
   p50: number | null;
+  p95: number | null;
   p99: number | null;
 }
 
@@ -89,7 +90,7 @@ export const SERVER_STATUS_FIELDS: Fields<ServerStatus> = {
   requests: "required",
   errors: "required",
   inFlight: "required",
-  latencyMs: { presence: "required", fields: { p50: "required", p99: "required" } },
+  latencyMs: { presence: "required", fields: { p50: "required", p95: "required", p99: "required" } },
   lastError: "required",
   lastStderr: "required",
   commandFound: "required",

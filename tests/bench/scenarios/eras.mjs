@@ -1,5 +1,5 @@
 /**
- * Scenario 10: what the 2026 era costs against the 2025 era through mcpd. One daemon with the fast server
+ * Scenario 11: what the 2026 era costs against the 2025 era through mcpd. One daemon with the fast server
  * (a 2025-era server: the 2026 side is translated both ways); the same `tools/call` of `fast__echo` sent as a
  * 2025-era client sends it (a session: `initialize` once, then plain requests) and as a 2026-07-28 client
  * sends it (no session: every request carries its envelope in `_meta`, and over HTTP the `MCP-Protocol-Version`,
@@ -17,7 +17,7 @@ import { cpuMs } from "../lib/procfs.mjs";
 import { rotate, summarize } from "../lib/stats.mjs";
 
 export const id = "eras";
-export const title = "10. MCP 2026-07-28 against 2025-11-25 through mcpd";
+export const title = "11. MCP 2026-07-28 against 2025-11-25 through mcpd";
 const ERAS = ["2025", "2026"];
 const FACES = ["socket", "http"];
 const ENVELOPE = {
