@@ -14,18 +14,17 @@ import { type Socket, connect } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { McpdTransport } from "@mcpd/client";
-import { Client } from "@modelcontextprotocol/client";
 import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
 import { Client as V1Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport as V1StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { connectCommand, fixture, ROOT, startTestDaemon, until, type TestDaemon } from "./harness.js";
+import { firstText, v2Client } from "../helpers/modern.js";
 
 const OLDER_DAEMON = join(ROOT, "tests/fixtures/servers/older-daemon.mjs");
 type Mode = "pin" | "auto";
-const text = (r: any): string => (r.content as Array<{ text: string }>)[0]?.text ?? "";
-const v2 = (mode: Mode): Client =>
-  new Client({ name: "release-test", version: "1.0.0" }, { versionNegotiation: { mode: mode === "pin" ? { pin: "2026-07-28" } : "auto" } });
+const text = firstText;
+const v2 = (mode: Mode) => v2Client("release-test", mode);
 
 let d: TestDaemon;
 let olderHome: string;

@@ -13,6 +13,7 @@ import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
 import { afterEach, describe, expect, it } from "vitest";
 import { fixturePath } from "../helpers/process.js";
 import { fixture, readLog, startTestDaemon, until, type RawClient, type TestDaemon, connectCommand } from "./harness.js";
+import { modernEnvelope } from "../helpers/modern.js";
 
 let daemon: TestDaemon | undefined;
 const clients: Client[] = [];
@@ -45,11 +46,7 @@ async function raw(d: TestDaemon): Promise<RawClient> {
   return r;
 }
 
-const envelope = (capabilities: Record<string, unknown> = {}) => ({
-  "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-  "io.modelcontextprotocol/clientCapabilities": capabilities,
-  "io.modelcontextprotocol/clientInfo": { name: "raw-modern", version: "1" },
-});
+const envelope = (capabilities: Record<string, unknown> = {}) => modernEnvelope(capabilities);
 
 /** The v2 SDK client pinned to 2026-07-28 through `mcpd connect`. */
 async function modernClient(d: TestDaemon, name: string): Promise<Client> {

@@ -4,10 +4,11 @@
  * aggregate view and one server's view: discover, tools, prompts, resources, listens; and raw socket
  * requests for what the client does not show (the envelope's checks, mapped error codes, log messages).
  */
-import { Client } from "@modelcontextprotocol/client";
+import type { Client } from "@modelcontextprotocol/client";
 import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { fixture, startTestDaemon, until, type RawClient, type TestDaemon, connectCommand } from "./harness.js";
+import { firstText, modernEnvelope, v2Client } from "../helpers/modern.js";
 
 let d: TestDaemon;
 const clients: Client[] = [];
@@ -26,21 +27,14 @@ afterAll(async () => {
 /** A v2 SDK Client behind `mcpd connect ARGS...`, pinned to 2026-07-28 or in auto mode. */
 async function modernClient(mode: "pin" | "auto", ...args: string[]): Promise<Client> {
   const transport = new StdioClientTransport(connectCommand(d, args));
-  const client = new Client(
-    { name: "modern-e2e", version: "1.0.0" },
-    { versionNegotiation: { mode: mode === "pin" ? { pin: "2026-07-28" } : "auto" } },
-  );
+  const client = v2Client("modern-e2e", mode);
   clients.push(client);
   await client.connect(transport);
   return client;
 }
 
-const text = (r: any): string => (r.content as Array<{ text: string }>)[0]?.text ?? "";
-const ENVELOPE = {
-  "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-  "io.modelcontextprotocol/clientCapabilities": {},
-  "io.modelcontextprotocol/clientInfo": { name: "raw-modern", version: "1" },
-};
+const text = firstText;
+const ENVELOPE = modernEnvelope();
 
 describe.each(["pin", "auto"] as const)("the v2 client (%s) behind mcpd connect", (mode) => {
   it("aggregate view: discover, tools, prompts, resources", async () => {

@@ -13,6 +13,7 @@ import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
 import { ResourceUpdatedNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
 import { fixturePath } from "../helpers/process.js";
 import { connectCommand, startTestDaemon, until, type RawClient, type TestDaemon } from "./harness.js";
+import { modernEnvelope } from "../helpers/modern.js";
 
 const MODERN = fixturePath("modern-fixture.mjs");
 
@@ -102,11 +103,7 @@ describe("resources/subscribe from 2025-era clients to 2026-era servers", () => 
 describe("a 2026-era client's subscriptions/listen naming a 2026 server's resource", () => {
   it("is honoured (the resource is subscribed on the server's one listen stream) and gets its updates, tagged with its own id", async () => {
     const d = (daemon = await startTestDaemon({ ms: { command: process.execPath, args: [MODERN, "--name", "ms"] } }));
-    const envelope = {
-      "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-      "io.modelcontextprotocol/clientCapabilities": {},
-      "io.modelcontextprotocol/clientInfo": { name: "raw-listen", version: "1" },
-    };
+    const envelope = modernEnvelope({}, "raw-listen");
     const raw: RawClient = await d.raw();
     const readme = await until(async () => {
       const listed = await raw.request("resources/list", { _meta: envelope });

@@ -14,6 +14,7 @@ import { afterEach, beforeAll, afterAll, describe, expect, it } from "vitest";
 import { PROTOCOL_DEFAULTS } from "@mcpd/protocol";
 import { writeScriptedServer } from "../helpers/scripted-server.js";
 import { MCPD_BIN, fixture, startTestDaemon, type RawClient, type TestDaemon } from "./harness.js";
+import { modernEnvelope } from "../helpers/modern.js";
 
 let daemon: TestDaemon;
 const clients: RawClient[] = [];
@@ -123,11 +124,7 @@ describe("answers relayed as the server wrote them", () => {
 });
 
 describe("answers to 2026-era requests", () => {
-  const ENVELOPE = {
-    "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-    "io.modelcontextprotocol/clientCapabilities": {},
-    "io.modelcontextprotocol/clientInfo": { name: "raw-modern", version: "1" },
-  };
+  const ENVELOPE = modernEnvelope();
   const SERVER_INFO = '"_meta":{"io.modelcontextprotocol/serverInfo":{"name":"fx","version":"1.0.0"}}';
 
   /** Calls `raw_answer` as a 2026-era client (no initialize, the envelope in `_meta`); the line received for it. */
