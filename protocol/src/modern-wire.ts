@@ -75,10 +75,17 @@ const ENVELOPE_KEYS: readonly string[] = [META.protocolVersion, META.clientCapab
 /** `params` without the envelope's keys in `_meta` (and without `_meta` when nothing else was in it). */
 export function withoutEnvelope(params: JsonObject | undefined): JsonObject | undefined {
   if (!params || !isObj(params._meta)) return params;
-  const meta: JsonObject = {};
-  for (const [k, v] of Object.entries(params._meta)) if (!ENVELOPE_KEYS.includes(k)) meta[k] = v;
+  const source = params._meta;
+  // Spread and delete, not assignment key by key: a member named `__proto__` stays a member.
   const { _meta, ...rest } = params;
-  return Object.keys(meta).length > 0 ? { ...rest, _meta: meta } : rest;
+  for (const k in source) {
+    if (ENVELOPE_KEYS.includes(k)) continue;
+    const meta: JsonObject = { ...source };
+    for (const key of ENVELOPE_KEYS) delete meta[key];
+    rest._meta = meta;
+    break;
+  }
+  return rest;
 }
 
 /**

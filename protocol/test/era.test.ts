@@ -102,6 +102,9 @@ describe("2026 envelopes and error codes", () => {
       _meta: { traceparent: "00-ab", progressToken: 1 },
     });
     expect(withoutEnvelope({ name: "t", _meta: { [V]: "2026-07-28" } })).toEqual({ name: "t" });
+    // A member named __proto__ (JSON.parse makes it an own member) stays a member, in params and in _meta.
+    const odd = withoutEnvelope(JSON.parse(`{"__proto__":{"a":1},"_meta":{"${V}":"2026-07-28","__proto__":{"b":2}}}`));
+    expect(JSON.stringify(odd)).toBe('{"__proto__":{"a":1},"_meta":{"__proto__":{"b":2}}}');
   });
 
   it("maps every one of mcpd's codes to a standard one for 2026 clients, keeping its own in data", () => {

@@ -35,6 +35,9 @@ export interface ModernHost extends ListenHost, HoldingConnection {
   relevelViewed(): void;
 }
 
+/** mcpd's serverInfo in the aggregate view's results (one object: results are encoded, never changed in place). */
+const MCPD_INFO: JsonObject = Object.freeze({ name: "mcpd", version: VERSION }) as JsonObject;
+
 /** A 2026-era request being answered: its method (what its result gets) and the log level it asked for. */
 interface ModernCall {
   readonly method: string;
@@ -171,14 +174,26 @@ export class ModernCalls {
    */
   private result(method: string, result: JsonObject): JsonObject {
     const added: JsonObject = {};
-    if (result.resultType === undefined) added.resultType = "complete";
-    if (mcpMethod(method)?.cacheable === true) {
-      if (typeof result.ttlMs !== "number" || result.ttlMs < 0) added.ttlMs = RUNTIME_DEFAULTS.modernTtlMs;
-      if (result.cacheScope !== "public" && result.cacheScope !== "private") added.cacheScope = RUNTIME_DEFAULTS.modernCacheScope;
+    // Whether the server's text can go on with the added members written first: none of them is in it.
+    let fresh = !("_meta" in result);
+    if (result.resultType === undefined) {
+      added.resultType = "complete";
+      fresh &&= !("resultType" in result);
     }
-    added._meta = { ...(isObject(result._meta) ? result._meta : {}), [META.serverInfo]: this.serverInfo() };
+    if (mcpMethod(method)?.cacheable === true) {
+      if (typeof result.ttlMs !== "number" || result.ttlMs < 0) {
+        added.ttlMs = RUNTIME_DEFAULTS.modernTtlMs;
+        fresh &&= !("ttlMs" in result);
+      }
+      if (result.cacheScope !== "public" && result.cacheScope !== "private") {
+        added.cacheScope = RUNTIME_DEFAULTS.modernCacheScope;
+        fresh &&= !("cacheScope" in result);
+      }
+    }
+    const info = this.serverInfo();
+    added._meta = isObject(result._meta) ? { ...result._meta, [META.serverInfo]: info } : { [META.serverInfo]: info };
     const out: JsonObject = { ...result, ...added };
-    const text = Object.keys(added).every((k) => !(k in result)) ? resultTextOf(result) : undefined;
+    const text = fresh ? resultTextOf(result) : undefined;
     if (text !== undefined) keepMadeText(out, withMembersFirst(text, added));
     return out;
   }
@@ -186,7 +201,7 @@ export class ModernCalls {
   /** mcpd in the aggregate view; in a server's view, the server as mcpd knows it. */
   private serverInfo(): JsonObject {
     const view = this.host.view;
-    if (view.kind === "aggregate") return { name: "mcpd", version: VERSION };
+    if (view.kind === "aggregate") return MCPD_INFO;
     const info = this.ctx.servers.get(view.server)?.client?.initializeResult?.serverInfo;
     return isObject(info) ? info : { name: view.server, version: "0" };
   }
