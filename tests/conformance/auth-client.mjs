@@ -5,6 +5,7 @@
 // Tokens and the registration live in memory; the "browser" follows the authorization redirect with
 // fetch, which lands on the transport's loopback listener. Exit 0: the client did its part (the
 // tool judges what the servers saw); scenarios that expect a refusal end with exit 1.
+import { HttpTransport } from "@mcpd/transports";
 import { withSession } from "./client-session.mjs";
 
 const url = process.argv[process.argv.length - 1];
@@ -54,15 +55,39 @@ function memoryProvider() {
   };
 }
 
+// The revision the suite runs the scenario at (0.2.x sets it): a 2026 server takes no `initialize`, and
+// every request carries its `_meta` envelope, which the transport mirrors into the 2026 headers.
+const VERSION = process.env.MCP_CONFORMANCE_PROTOCOL_VERSION ?? "";
+const MODERN = VERSION.startsWith("2026-");
+
+/** A session at the 2026 wire: no handshake, each request with the envelope. */
+async function withModernSession(options, fn) {
+  const transport = new HttpTransport({ type: "http", url, timeout: 20_000 }, options);
+  transport.onError = (err) => log("transport error:", err.message);
+  await transport.connect();
+  const meta = {
+    "io.modelcontextprotocol/protocolVersion": VERSION,
+    "io.modelcontextprotocol/clientCapabilities": {},
+    "io.modelcontextprotocol/clientInfo": { name: "mcpd-conformance-client", version: "0.1.0" },
+  };
+  try {
+    await fn({ request: (method, params = {}) => transport.request(method, { ...params, _meta: meta }) });
+  } finally {
+    await transport.close();
+  }
+}
+
 async function main() {
-  await withSession(url, { auth: memoryProvider() }, log, async (transport) => {
+  const run = async (transport) => {
     const { tools } = await transport.request("tools/list");
     log("tools:", tools.map((t) => t.name).join(", ") || "(none)");
     if (tools[0]) {
       const result = await transport.request("tools/call", { name: tools[0].name, arguments: {} });
       log("tool result:", JSON.stringify(result.content));
     }
-  });
+  };
+  if (MODERN) await withModernSession({ auth: memoryProvider() }, run);
+  else await withSession(url, { auth: memoryProvider() }, log, run);
 }
 
 try {

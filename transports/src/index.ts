@@ -32,4 +32,4 @@ export type {
   OAuthTokens,
 } from "./http/auth/oauth-provider.js";
 export { parseBearerChallenge, type BearerChallenge } from "./http/auth/www-authenticate.js";
-export { JWT_ALGORITHMS, readPrivateKey } from "./http/auth/jwt-assertion.js";
+export { JWT_ALGORITHMS, readPrivateKey } from "./http/auth/signing-key.js";

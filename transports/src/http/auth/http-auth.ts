@@ -55,7 +55,7 @@ export class HttpAuth {
       if (status !== 401 && status !== 403) return res;
       const challenge = headerValue(res.headers, "www-authenticate");
       // A challenge of another scheme only (Basic, ...) is not OAuth's to answer.
-      if (status === 401 && !reauthorized && (challenge === undefined || parseBearerChallenge(challenge) !== undefined)) {
+      if (status === 401 && !reauthorized && (challenge === undefined || (await parseBearerChallenge(challenge)) !== undefined)) {
         reauthorized = true;
         discardBody(res.body);
         await this.client.unauthorized(challenge, token, signal);
@@ -64,7 +64,7 @@ export class HttpAuth {
       if (
         status === 403 &&
         stepUps < TRANSPORT_DEFAULTS.oauthStepUpAttempts &&
-        parseBearerChallenge(challenge)?.error === "insufficient_scope"
+        (await parseBearerChallenge(challenge))?.error === "insufficient_scope"
       ) {
         stepUps++;
         discardBody(res.body);
