@@ -59,10 +59,12 @@ function memoryProvider() {
 // every request carries its `_meta` envelope, which the transport mirrors into the 2026 headers.
 const VERSION = process.env.MCP_CONFORMANCE_PROTOCOL_VERSION ?? "";
 const MODERN = VERSION.startsWith("2026-");
+// A request's deadline; the first one includes the whole authorization, which a loaded machine slows.
+const TIMEOUT_MS = 60_000;
 
 /** A session at the 2026 wire: no handshake, each request with the envelope. */
 async function withModernSession(options, fn) {
-  const transport = new HttpTransport({ type: "http", url, timeout: 20_000 }, options);
+  const transport = new HttpTransport({ type: "http", url, timeout: TIMEOUT_MS }, options);
   transport.onError = (err) => log("transport error:", err.message);
   await transport.connect();
   const meta = {
@@ -87,7 +89,7 @@ async function main() {
     }
   };
   if (MODERN) await withModernSession({ auth: memoryProvider() }, run);
-  else await withSession(url, { auth: memoryProvider() }, log, run);
+  else await withSession(url, { auth: memoryProvider() }, log, run, TIMEOUT_MS);
 }
 
 try {
