@@ -38,13 +38,13 @@ function settings() {
 
 function memoryProvider() {
   let tokens;
-  let registration;
+  const registrations = new Map();
   return {
     settings: settings(),
     tokens: () => tokens,
     saveTokens: (t) => void (tokens = t),
-    registration: () => registration,
-    saveRegistration: (r) => void (registration = r),
+    registration: (issuer) => registrations.get(issuer),
+    saveRegistration: (issuer, r) => void (r ? registrations.set(issuer, r) : registrations.delete(issuer)),
     async redirect(authorizationUrl, ctx) {
       log(`authorizing (${ctx.reason}; scopes: ${ctx.scopes.join(" ") || "(none)"})`);
       // The scenario's authorization server approves at once and redirects to our loopback listener.

@@ -88,8 +88,8 @@ export class AuthFlows {
       settings: oauthSettings(config.auth || undefined),
       tokens: () => this.store.tokens(server),
       saveTokens: (tokens) => this.store.saveTokens(server, tokens),
-      registration: () => this.store.registration(server),
-      saveRegistration: (registration) => this.store.saveRegistration(server, registration),
+      registration: (issuer) => this.store.registration(server, issuer),
+      saveRegistration: (issuer, registration) => this.store.saveRegistration(server, issuer, registration),
       redirect: (url, context) => announce({ url: url.href, scopes: context.scopes, redirectUri: url.searchParams.get("redirect_uri") }),
     };
     const url = new URL((config.transport as { url: string }).url);

@@ -53,12 +53,12 @@ export class ServerAuth implements OAuthProvider {
     this.store.saveTokens(this.server, tokens);
   }
 
-  registration(): ClientRegistration | undefined {
-    return this.store.registration(this.server);
+  registration(issuer: string): ClientRegistration | undefined {
+    return this.store.registration(this.server, issuer);
   }
 
-  saveRegistration(registration: ClientRegistration | undefined): void {
-    this.store.saveRegistration(this.server, registration);
+  saveRegistration(issuer: string, registration: ClientRegistration | undefined): void {
+    this.store.saveRegistration(this.server, issuer, registration);
   }
 
   authorizationNeeded(context: AuthorizationContext): void {

@@ -51,7 +51,7 @@ export async function authorizationCodeGrant(options: CodeGrantOptions): Promise
   try {
     if (!identity) {
       identity = await registerClient(http, server, provider.settings, loopback.redirectUri, signal);
-      await provider.saveRegistration(identity.registration);
+      await provider.saveRegistration(server.issuer, identity.registration);
     }
     const verifier = lib.generateRandomCodeVerifier();
     const url = new URL(endpoint);
@@ -82,7 +82,7 @@ export async function authorizationCodeGrant(options: CodeGrantOptions): Promise
       options.clock.now,
     ).catch(async (err: unknown) => {
       if (identity?.source === "registered" && err instanceof OAuthError && err.oauthError === "invalid_client")
-        await provider.saveRegistration(undefined);
+        await provider.saveRegistration(server.issuer, undefined);
       throw err;
     });
   } finally {

@@ -71,7 +71,7 @@ export async function knownClient(
   if (cimd !== undefined && server.client_id_metadata_document_supported === true && isMetadataDocumentUrl(cimd)) {
     return { clientId: cimd, method: settings.privateKey !== undefined ? "private_key_jwt" : "none", source: "metadata-document" };
   }
-  const stored = await provider.registration();
+  const stored = await provider.registration(server.issuer);
   if (!stored || !registrationUsable(stored, server)) return undefined;
   const method = knownMethod(stored.tokenEndpointAuthMethod) ?? (stored.clientSecret !== undefined ? secretMethod(server) : "none");
   return {
