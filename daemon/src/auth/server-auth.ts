@@ -1,6 +1,6 @@
 import { readFileSync } from "node:fs";
 import { AuthRequiredError, ConfigError } from "@mcpd/protocol";
-import type { AuthorizationContext, ClientRegistration, OAuthProvider, OAuthSettings, OAuthTokens } from "@mcpd/transports";
+import type { AuthorizationContext, ClientRegistration, OAuthClock, OAuthProvider, OAuthSettings, OAuthTokens } from "@mcpd/transports";
 import type { AuthConfig } from "../config/config-schema.js";
 import type { AuthStore } from "./auth-store.js";
 
@@ -41,6 +41,7 @@ export class ServerAuth implements OAuthProvider {
     auth: AuthConfig | undefined,
     private readonly store: AuthStore,
     private readonly onNeeded: (server: string, context: AuthorizationContext) => void,
+    readonly clock?: OAuthClock,
   ) {
     this.settings = oauthSettings(auth);
   }

@@ -15,7 +15,11 @@ export class HttpAuth {
 
   /** @param dispatcher for metadata, registration and token requests; undefined: undici's global one */
   constructor(url: URL, provider: OAuthProvider, dispatcher: Dispatcher | undefined, logger: Logger) {
-    this.client = new OAuthClient(url, provider, { ...(dispatcher ? { dispatcher } : {}), logger });
+    this.client = new OAuthClient(url, provider, {
+      ...(dispatcher ? { dispatcher } : {}),
+      logger,
+      ...(provider.clock ? { clock: provider.clock } : {}),
+    });
   }
 
   /** `configured` with the bearer token, when there is one. */

@@ -5,6 +5,8 @@
  * a script may keep everything in memory and follow the redirect itself.
  */
 
+import type { OAuthClock } from "./token-renewal.js";
+
 /** Tokens of one server, as the OAuth client keeps them. Times are epoch ms. */
 export interface OAuthTokens {
   accessToken: string;
@@ -81,6 +83,8 @@ export interface AuthorizationContext {
 export interface OAuthProvider {
   /** The client settings (the config's `auth`). */
   readonly settings: OAuthSettings;
+  /** The clock of token lifetimes and refresh backoff; absent: the real one (tests inject a fake one). */
+  readonly clock?: OAuthClock;
   /** The stored tokens in use, if any. */
   tokens(): OAuthTokens | undefined | Promise<OAuthTokens | undefined>;
   /** Stores new tokens (keyed by their issuer and resource) and uses them; `undefined` forgets those in use. */
