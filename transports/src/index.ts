@@ -23,10 +23,10 @@ export {
   type ProcStat,
 } from "./procfs.js";
 export { OAuthClient, type OAuthClientOptions } from "./http/auth/oauth-client.js";
-export type { OAuthClock } from "./http/auth/token-renewal.js";
 export type {
   AuthorizationContext,
   ClientRegistration,
+  OAuthClock,
   OAuthGrant,
   OAuthProvider,
   OAuthSettings,

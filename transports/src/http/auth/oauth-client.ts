@@ -7,10 +7,10 @@ import { probeChallenge } from "./auth-probe.js";
 import { authorizationCodeGrant } from "./authorization-code.js";
 import { discoverAuthTarget, type AuthTarget } from "./discovery.js";
 import { defaultOAuthHttp, type OAuthHttp } from "./oauth-http.js";
-import type { OAuthProvider, OAuthTokens } from "./oauth-provider.js";
+import type { OAuthClock, OAuthProvider, OAuthTokens } from "./oauth-provider.js";
 import { resourceCovers } from "./resource-match.js";
 import { chooseScopes } from "./scope-selection.js";
-import { clientCredentialsGrant, realClock, refreshTokens, type OAuthClock, type RenewalContext } from "./token-renewal.js";
+import { clientCredentialsGrant, realClock, refreshTokens, type RenewalContext } from "./token-renewal.js";
 import { parseBearerChallenge, type BearerChallenge } from "./www-authenticate.js";
 
 /** Options of an {@link OAuthClient}; every bound defaults to `TRANSPORT_DEFAULTS`. */

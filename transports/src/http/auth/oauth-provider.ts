@@ -5,8 +5,6 @@
  * a script may keep everything in memory and follow the redirect itself.
  */
 
-import type { OAuthClock } from "./token-renewal.js";
-
 /** Tokens of one server, as the OAuth client keeps them. Times are epoch ms. */
 export interface OAuthTokens {
   accessToken: string;
@@ -40,6 +38,12 @@ export interface ClientRegistration {
   clientSecretExpiresAt?: number;
   tokenEndpointAuthMethod?: string;
   redirectUris: string[];
+}
+
+/** The time token lifetimes are measured in (epoch ms), and the wait between refresh attempts. */
+export interface OAuthClock {
+  now(): number;
+  sleep(ms: number, signal: AbortSignal): Promise<void>;
 }
 
 /** The grants mcpd uses: a user authorizes in a browser, or the client acts on its own behalf. */

@@ -11,14 +11,8 @@ import { errorText } from "../http-wire.js";
 import { knownClient, knownMethod } from "./client-identity.js";
 import type { AuthTarget } from "./discovery.js";
 import type { OAuthHttp } from "./oauth-http.js";
-import type { OAuthProvider, OAuthTokens } from "./oauth-provider.js";
+import type { OAuthClock, OAuthProvider, OAuthTokens } from "./oauth-provider.js";
 import { isRefusal, requestToken } from "./token-request.js";
-
-/** The time token lifetimes are measured in (epoch ms), and the wait between refresh attempts. */
-export interface OAuthClock {
-  now(): number;
-  sleep(ms: number, signal: AbortSignal): Promise<void>;
-}
 
 /** The real clock. */
 export const realClock: OAuthClock = { now: Date.now, sleep: (ms, signal) => sleep(ms, undefined, { signal }) };

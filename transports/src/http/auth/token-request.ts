@@ -21,9 +21,19 @@ export function oauthFailure(code: OAuthErrorCode, what: string, err: unknown): 
   const e = err as { code?: string; error?: string; error_description?: string; status?: number; message?: string };
   if (e.code === "OAUTH_RESPONSE_BODY_ERROR" || e.code === "OAUTH_AUTHORIZATION_RESPONSE_ERROR") {
     const oauthError = quote(String(e.error), PROTOCOL_DEFAULTS.quotedNameChars);
-    const description = e.error_description ? `: ${quote(e.error_description, PROTOCOL_DEFAULTS.quotedDescriptionChars)}` : "";
+    const description = e.error_description ? quote(e.error_description, PROTOCOL_DEFAULTS.quotedDescriptionChars) : undefined;
+    // The user said no (or the server refused the request) in the browser: the redirect carried the error.
+    if (e.code === "OAUTH_AUTHORIZATION_RESPONSE_ERROR") {
+      return new OAuthError(code, `the authorization was not granted: ${oauthError}${description ? ` (${description})` : ""}`, {
+        oauthError,
+        cause: err,
+      });
+    }
     const status = e.status ? `HTTP ${e.status}, ` : "";
-    return new OAuthError(code, `${what} refused (${status}${oauthError}${description})`, { oauthError, cause: err });
+    return new OAuthError(code, `${what} refused (${status}${oauthError}${description ? `: ${description}` : ""})`, {
+      oauthError,
+      cause: err,
+    });
   }
   return new OAuthError(code, `${what} failed: ${errorText(err)}`, { cause: err });
 }
