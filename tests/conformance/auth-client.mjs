@@ -96,6 +96,6 @@ try {
   await main();
   process.exit(0);
 } catch (err) {
-  log("failed:", err?.message ?? String(err));
+  log("failed:", err?.message ?? String(err), err?.cause ? `(cause: ${err.cause.message ?? err.cause})` : "");
   process.exit(1);
 }
