@@ -26,10 +26,11 @@ export { OAuthClient, type OAuthClientOptions } from "./http/auth/oauth-client.j
 export type {
   AuthorizationContext,
   ClientRegistration,
+  OAuthClock,
   OAuthGrant,
   OAuthProvider,
   OAuthSettings,
   OAuthTokens,
 } from "./http/auth/oauth-provider.js";
 export { parseBearerChallenge, type BearerChallenge } from "./http/auth/www-authenticate.js";
-export { JWT_ALGORITHMS, readPrivateKey } from "./http/auth/jwt-assertion.js";
+export { JWT_ALGORITHMS, readPrivateKey } from "./http/auth/signing-key.js";

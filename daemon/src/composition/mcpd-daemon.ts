@@ -1,7 +1,7 @@
 import { rmSync } from "node:fs";
 import { join } from "node:path";
 import { McpdShutdown, type DaemonInfo } from "@mcpd/protocol";
-import { createTransport } from "@mcpd/transports";
+import { createTransport, type OAuthClock } from "@mcpd/transports";
 import type { McpdPaths } from "@mcpd/client";
 import type { LoadedConfig } from "../config/index.js";
 import { RUNTIME_DEFAULTS } from "../defaults.js";
@@ -45,6 +45,8 @@ export interface DaemonInputs {
   log: DaemonLog;
   /** Install SIGTERM/SIGINT/SIGHUP handlers. */
   handleSignals: boolean;
+  /** The clock of OAuth token lifetimes (tests inject a fake one); default the real one. */
+  oauthClock?: OAuthClock;
 }
 
 /**
@@ -102,9 +104,8 @@ export class McpdDaemon {
       // Declared upstream on behalf of clients; requests are relayed only to a client that declared them.
       clientCapabilities: { roots: { listChanged: true }, sampling: {}, elicitation: {} },
     });
-    this.authFlows = new AuthFlows(this.authStore, this.manager, this.log);
-    // Secret values (the loaded config's and the running servers', OAuth tokens) are masked in every line
-    // the root logger writes from here on, and in what the router and the control methods say.
+    this.authFlows = new AuthFlows(this.authStore, this.manager, this.log, undefined, inputs.oauthClock);
+    // Secret values (config's, running servers', OAuth tokens) are masked in every line logged from here on, and in replies.
     const secrets = new SecretScrubber(() => [...this.config.servers, ...this.manager.servers.map((h) => h.config)], this.authStore);
     log.setScrubber(secrets.scrubValue);
     this.buffers = new BufferBudget(ConfigSource.bufferBudget(config));
