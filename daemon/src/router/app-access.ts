@@ -62,15 +62,22 @@ interface Connection {
   readonly control: boolean;
   readonly initialized: boolean;
   readonly clientCapabilities: unknown;
+  readonly privates: ReadonlySet<Upstream> | undefined;
   views(handle: Upstream): boolean;
 }
 
 /**
- * Whether a connection that declared the UI extension in initialize uses server `shared` (its shared session):
- * an initialized one, not a control connection, whose view shows it. Its UI session serves such connections.
+ * Whether a UI client uses server `shared` (its shared session), which its UI session serves: a connection,
+ * not a control one, that declared the UI extension in initialize and whose view shows the server (once
+ * initialized), or that holds the server's UI session (a 2026-era connection whose requests declared the
+ * extension in their envelopes: it uses the UI session until it closes).
  */
 export function usedByUiClient(connections: Iterable<Connection>, shared: Upstream | undefined): boolean {
   if (shared === undefined) return false;
-  for (const c of connections) if (!c.control && c.initialized && declaresUi(c.clientCapabilities) && c.views(shared)) return true;
+  for (const c of connections) {
+    if (c.control) continue;
+    if (c.initialized && declaresUi(c.clientCapabilities) && c.views(shared)) return true;
+    if (c.privates !== undefined) for (const h of c.privates) if (h.name === shared.name && h !== shared) return true;
+  }
   return false;
 }
