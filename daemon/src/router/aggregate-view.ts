@@ -24,16 +24,7 @@ import type { InputAsker } from "./ports.js";
 import type { ServerDirectory, Upstream } from "./upstream-port.js";
 import { resolveInView, viewResources, viewTemplates } from "./view-resources.js";
 import { viewUriForm } from "./view-uris.js";
-
-/** A field that must be a string was not; never echoes the value (it may be huge or nested too deep to print). */
-function notString(method: string, field: string): JsonRpcErrorObject {
-  return { code: WireCode.InvalidParams, message: `${method}: "${field}" must be a string`, data: { mcpdCode: "MCPD_PROTOCOL_VIOLATION" } };
-}
-
-/** A request's params with the name it asks for replaced (in its completion `ref`, when given). */
-function renamed(params: JsonObject | undefined, name: string, ref: JsonObject | undefined): JsonObject {
-  return ref === undefined ? { ...params, name } : { ...params, ref: { ...ref, name } };
-}
+import { notString, renamed } from "./aggregate-params.js";
 
 const TOOLS = { noun: "tool", method: "tools/list" };
 const PROMPTS = { noun: "prompt", method: "prompts/list" };
