@@ -36,6 +36,10 @@ export class ManagerDirectory implements ServerDirectory {
     return this.manager.ui.standIn(name);
   }
 
+  unpark(name: string): void {
+    this.manager.ui.unpark(name);
+  }
+
   releaseConnection(connectionId: string): Promise<void> {
     return this.manager.releaseConnection(connectionId);
   }

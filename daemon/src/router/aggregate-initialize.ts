@@ -55,6 +55,18 @@ export function openOwnSessions(
 }
 
 /**
+ * A client without the UI extension initialized in the aggregate view: the parked shared sessions of the
+ * servers its view shows start again (supervision/ui-sessions.ts), so that it is offered what such a client
+ * is, prompts and resources included. A 2026-era connection (no initialize) starts them by its requests.
+ */
+export function unparkViewed(
+  host: { readonly filter: ViewFilter | undefined },
+  directory: { readonly servers: readonly Upstream[]; unpark?(name: string): void },
+): void {
+  for (const h of directory.servers) if (host.filter === undefined || host.filter.viewsServer(h.name)) directory.unpark?.(h.name);
+}
+
+/**
  * Opens the UI sessions of a 2026-era request that declares the UI extension in its own envelope, as
  * {@link openOwnSessions} does (the aggregate tools/list then waits for them, bounded): a connection that
  * declared it in initialize has them already, and any other request needs none.

@@ -15,7 +15,7 @@ import { appToolRoute, listedTools } from "./aggregate-tools.js";
 import { callerDeclaresUi, declaresUi } from "./app-meta.js";
 import type { Catalog, CatalogEntry } from "./catalog.js";
 import { notFound, quoted } from "./close-matches.js";
-import { aggregateInitializeResult, openEnvelopeSessions, openOwnSessions } from "./aggregate-initialize.js";
+import { aggregateInitializeResult, openEnvelopeSessions, openOwnSessions, unparkViewed } from "./aggregate-initialize.js";
 import { hiddenInView } from "./aggregate-hidden.js";
 import { OwnTools, ownSessions } from "./own-tools.js";
 import { RUNTIME_DEFAULTS } from "../defaults.js";
@@ -51,7 +51,7 @@ export interface AggregateHost extends Pick<InputAsker, "clientCapabilities" | "
 /** What the aggregate view shares with every connection's: the servers and the catalog. */
 export interface AggregateShared {
   /** `servers.servers`: the shared session of every configured server, in configuration order. */
-  readonly servers: Pick<ServerDirectory, "servers">;
+  readonly servers: Pick<ServerDirectory, "servers" | "unpark">;
   readonly catalog: Catalog;
 }
 
@@ -107,6 +107,7 @@ export class AggregateView {
   initializeResult(protocolVersion: string): JsonObject {
     // A UI client's own sessions of per-client servers start now: their tools, not the shared session's, are what it lists.
     if (declaresUi(this.host.clientCapabilities)) void openOwnSessions(this.host, this.shared.servers.servers);
+    else if (this.host.modern === undefined) unparkViewed(this.host, this.shared.servers);
     return aggregateInitializeResult(this.shared.servers.servers, protocolVersion);
   }
 

@@ -150,6 +150,8 @@ export interface ServerDirectory {
    * runs): the aggregate catalog reads its prompts and resources. Undefined: none.
    */
   standIn?(name: string): Upstream | undefined;
+  /** A client without the UI extension has come to use server `name`: its parked shared session starts again. */
+  unpark?(name: string): void;
   /** A connection ended: its private sessions end. */
   releaseConnection(connectionId: string): Promise<void>;
   /** Installs the one listener of what the servers say (the router, once, when it is made). */

@@ -13,8 +13,9 @@
  * nothing runs on the shared session, it is stopped (state `stopped`, reason {@link PARKED}), so one process
  * serves the server. Parked, it is an idle-stopped server: its cached tools stay in the catalog (what a
  * client without the extension would be offered), the UI session stands in for its prompts and resources
- * ({@link standIn}), and the first request of a client without the extension starts it again, on demand,
- * as any idle server. It is parked again when that client has gone (checked as connections close), and
+ * ({@link standIn}), and a client without the extension starts it again when it comes ({@link unpark}: it
+ * initializes in the aggregate view; opening the server's view or a 2026-era request starts it on demand, as
+ * any idle server). It is parked again when that client has gone (checked as connections close), and
  * started again (eager servers) when its UI session ends. So a second process runs only while both kinds
  * of client use the server. Switching the shared session's own kind instead would make the catalog, the
  * tool cache and status show what a UI client is offered to every client, and need the same second
@@ -101,6 +102,12 @@ export class UiSessions {
     const names = [...this.sessions.keys()];
     for (const name of names) if (used(name)) this.park(name);
     await Promise.all(names.filter((name) => !used(name)).map((name) => this.drop(name, UNUSED)));
+  }
+
+  /** A client without the extension has come to use server `name`: its parked shared session starts again (not awaited). */
+  unpark(name: string): void {
+    const s = this.sessions.get(name);
+    if (s !== undefined && parked(s.shared)) void s.shared.start("a client without the UI extension uses the server");
   }
 
   /** Parks server `name`'s shared session when its UI session is ready, nothing runs on it, and no client without the extension uses the server. */
