@@ -3,7 +3,8 @@
  * the clients that declared the MCP Apps UI extension (the app server written for the tests,
  * tests/fixtures/servers/app-server.mjs, offers its UI tool only to such a client). `mcpd status` shows it
  * under its server; it is made only for a server a UI client uses, and ends with the last UI client using
- * it, so that it runs only while both kinds of client use the server.
+ * it; while only UI clients use the server, the shared session is parked, so that two processes run only
+ * while both kinds of client use the server.
  */
 import { execFile } from "node:child_process";
 import { readdirSync, readFileSync } from "node:fs";
@@ -128,5 +129,51 @@ describe("a shared app server's UI session", () => {
     expect(await callText(text, "app__board-text")).toEqual([{ type: "text", text: "board of solo (text)" }]);
     await elsewhere.close();
     await until(async () => (await appStatus("other")).uiSession === null, "the other server's UI session ended");
+  });
+
+  it("serves UI clients alone with one process (the shared session parked), adds the shared one while a client without the extension uses the server, parks it again when that client has gone", async () => {
+    await noUiSession("the UI sessions of the previous tests ended");
+    // Only a UI client: its UI session serves it, and the shared session is parked (one process).
+    const ui = await client(true, "app");
+    expect(await callText(ui, "show-board")).toContainEqual({ type: "text", text: "board of solo" });
+    const parked = await until(async () => {
+      const v = await appStatus();
+      return v.state === "stopped" && v.uiSession?.state === "ready" && appPids().length === 1 ? v : undefined;
+    }, "the shared session parked, the UI session alone running");
+    expect(parked.stateReason).toMatch(/^parked: only clients that declared the UI extension use the server/);
+    expect(appPids()).toEqual([parked.uiSession?.pid]);
+    expect((await ui.listTools()).tools.map((t) => t.name).sort()).toEqual(["board-text", "move", "show-board"]);
+    // A UI client in the aggregate view: the UI session stands in for the parked one's resources; the app's view opens.
+    const uiAggregate = await client(true);
+    expect((await uiAggregate.listResources()).resources.map((r) => r.uri)).toContain("ui://app/board/view.html");
+    const view = await uiAggregate.readResource({ uri: "ui://app/board/view.html" });
+    expect(view.contents[0]).toMatchObject({ uri: "ui://app/board/view.html", text: expect.stringContaining('data-server="solo"') });
+    expect(appPids()).toHaveLength(1);
+    // A client without the extension comes (the aggregate view): the shared session starts again, two processes,
+    // each kind of client offered its own.
+    const aggregate = await client(false);
+    const both = await until(async () => {
+      const v = await appStatus();
+      return v.state === "ready" && v.uiSession?.state === "ready" && appPids().length === 2 ? v : undefined;
+    }, "both sessions running");
+    const listed = (await aggregate.listTools()).tools.map((t) => t.name);
+    expect(listed).toContain("app__board-text");
+    expect(listed).not.toContain("app__show-board");
+    expect(await callText(aggregate, "app__board-text")).toEqual([{ type: "text", text: "board of solo (text)" }]);
+    expect(appPids()).toHaveLength(2);
+    expect(appPids()).toEqual([both.pid, both.uiSession?.pid].sort((a, b) => (a ?? 0) - (b ?? 0)));
+    expect((await ui.listTools()).tools.map((t) => t.name).sort()).toEqual(["board-text", "move", "show-board"]);
+    expect((await aggregate.listTools()).tools.map((t) => t.name)).not.toContain("app__show-board");
+    // It goes: the shared session is parked again.
+    await aggregate.close();
+    await until(async () => (await appStatus()).state === "stopped" && appPids().length === 1, "the shared session parked again");
+    expect(await callText(ui, "show-board")).toContainEqual({ type: "text", text: "board of solo" });
+    // The UI clients go: their session ends, and the (eager) shared session runs again.
+    await uiAggregate.close();
+    await ui.close();
+    await until(async () => {
+      const v = await appStatus();
+      return v.uiSession === null && v.state === "ready" && appPids().length === 1;
+    }, "the UI session ended, the shared session running again");
   });
 });

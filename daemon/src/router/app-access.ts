@@ -62,15 +62,43 @@ interface Connection {
   readonly control: boolean;
   readonly initialized: boolean;
   readonly clientCapabilities: unknown;
+  readonly privates: ReadonlySet<Upstream> | undefined;
+  readonly modern: unknown;
   views(handle: Upstream): boolean;
 }
 
+/** Whether a connection holds server `shared`'s UI session (for a shared server, a session of its own of that server is that). */
+function holdsUiSession(c: Connection, shared: Upstream): boolean {
+  if (c.privates !== undefined) for (const h of c.privates) if (h.name === shared.name && h !== shared) return true;
+  return false;
+}
+
 /**
- * Whether a connection that declared the UI extension in initialize uses server `shared` (its shared session):
- * an initialized one, not a control connection, whose view shows it. Its UI session serves such connections.
+ * Whether a UI client uses server `shared` (its shared session), which its UI session serves: a connection,
+ * not a control one, that declared the UI extension in initialize and whose view shows the server (once
+ * initialized), or that holds the server's UI session (a 2026-era connection whose requests declared the
+ * extension in their envelopes: it uses the UI session until it closes).
  */
 export function usedByUiClient(connections: Iterable<Connection>, shared: Upstream | undefined): boolean {
   if (shared === undefined) return false;
-  for (const c of connections) if (!c.control && c.initialized && declaresUi(c.clientCapabilities) && c.views(shared)) return true;
+  for (const c of connections) {
+    if (c.control) continue;
+    if (c.initialized && declaresUi(c.clientCapabilities) && c.views(shared)) return true;
+    if (holdsUiSession(c, shared)) return true;
+  }
+  return false;
+}
+
+/**
+ * Whether a client without the UI extension uses server `shared`: a connection, not a control one, whose
+ * view shows it and that did not declare the extension in initialize (once initialized), or a 2026-era one
+ * (no initialize) whose requests have not declared it in their envelopes (it holds no UI session of it).
+ */
+export function usedWithoutUi(connections: Iterable<Connection>, shared: Upstream | undefined): boolean {
+  if (shared === undefined) return false;
+  for (const c of connections) {
+    if (c.control || declaresUi(c.clientCapabilities) || !c.views(shared)) continue;
+    if (c.initialized || (c.modern !== undefined && !holdsUiSession(c, shared))) return true;
+  }
   return false;
 }

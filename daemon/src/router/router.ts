@@ -13,7 +13,7 @@ import { ProgressRoutes } from "./progress-routes.js";
 import { ServerRequests } from "./server-requests.js";
 import { Session, type DownstreamSessionOptions } from "./session.js";
 import { Subscriptions } from "./subscriptions.js";
-import { usedByUiClient } from "./app-access.js";
+import { usedByUiClient, usedWithoutUi } from "./app-access.js";
 import { UpstreamDelivery } from "./upstream-delivery.js";
 import type { ServerDirectory, Upstream } from "./upstream-port.js";
 import { applyViewChanges, filtersSnapshot, type FiltersSnapshot } from "./view-changes.js";
@@ -63,7 +63,10 @@ export class Router {
     this.log = options.logger ?? silentLogger;
     this.secrets = options.secrets ?? new SecretScrubber(() => manager.servers.map((h) => h.config));
     this.sessionOptions = options;
-    this.catalog = new Catalog(() => manager.servers);
+    this.catalog = new Catalog(
+      () => manager.servers,
+      (name) => manager.standIn?.(name),
+    );
     const sessions = (): Iterable<Session> => this.sessions.values();
     this.progress = new ProgressRoutes(this.log);
     this.subscriptions = new Subscriptions(manager);
@@ -101,6 +104,7 @@ export class Router {
       notification: (u, method, params) => delivery.onNotification(u, method, params),
       request: (u, req, ctx) => this.requests.request(u, req, ctx),
       usedByUiClient: (server) => usedByUiClient(this.sessions.values(), this.manager.get(server)),
+      usedWithoutUi: (server) => usedWithoutUi(this.sessions.values(), this.manager.get(server)),
     });
   }
 

@@ -1,5 +1,5 @@
 import { WireCode, toWireError, type ClientCapabilities, type JsonObject, type JsonRpcErrorObject, type RequestId } from "@mcpd/protocol";
-import { callerDeclaresUi } from "./app-meta.js";
+import { callerCapabilities, declaresUi } from "./app-meta.js";
 import { renamespaced } from "./resource-uris.js";
 import { appOnlyGate, gateOnServer } from "./server-view-gate.js";
 import type { InFlightRequests } from "./in-flight.js";
@@ -20,7 +20,7 @@ export interface ServingSession extends Subscriber {
   readonly inFlight: InFlightRequests;
   readonly modern: ModernCalls | undefined;
   uriForms: SubscribedForms | undefined;
-  resolveHandle(server: string): Promise<Upstream>;
+  resolveHandle(server: string, capabilities?: ClientCapabilities): Promise<Upstream>;
   setLevel(id: RequestId, params: JsonObject | undefined): void;
   reply(id: RequestId | null, result: JsonObject): void;
   replyError(id: RequestId | null, error: JsonRpcErrorObject): void;
@@ -49,12 +49,13 @@ export function serveOnServer(
     return;
   }
   // Filters are checked before any process is started for the request; `checked`: the aggregate view did.
-  const app = { ui: callerDeclaresUi(s, id), tools: handle.tools };
+  const caps = callerCapabilities(s, id);
+  const app = { ui: declaresUi(caps), tools: handle.tools };
   const gate = checked ? appOnlyGate(server, method, params, app) : gateOnServer(handle.config, s.filter, method, params, app);
   if (gate !== undefined && "refuse" in gate) return s.replyError(id, toWireError(gate.refuse));
   const adapt = s.view.kind === "aggregate" ? aggregateAnswer(s.ctx.catalog, s.filter, server, method, gate?.adapt) : gate?.adapt;
   if (handle.config.sharing === "per-client" || app.ui) {
-    s.resolveHandle(server).then(
+    s.resolveHandle(server, caps).then(
       (h) => dispatchOnServer(s, id, h, method, params, clientUri, adapt),
       (err: unknown) => s.replyError(id, toWireError(err)),
     );

@@ -240,8 +240,9 @@ export class Session implements InputAsker, SearchHost, ModernHost {
     this.inFlight.failAll(error);
   }
 
-  async resolveHandle(server: string): Promise<Upstream> {
-    const handle = await this.ctx.servers.handleFor(server, this.id, this.clientCapabilities);
+  /** The session it uses for a server; `capabilities`: what the request's client declared (a 2026-era request's own envelope). */
+  async resolveHandle(server: string, capabilities: ClientCapabilities = this.clientCapabilities): Promise<Upstream> {
+    const handle = await this.ctx.servers.handleFor(server, this.id, capabilities);
     if (handle !== this.ctx.servers.get(server)) (this.privates ??= new Set()).add(handle);
     return handle;
   }

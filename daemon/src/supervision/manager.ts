@@ -250,7 +250,7 @@ export class MCPManager {
         result.removed.push(name);
         this.handles.delete(name);
         for (const l of this.listeners) l.removed?.(handle);
-        work.push(handle.stop("stopped", "removed from config", drainMs), this.ui.drop(name, "removed from config"));
+        work.push(handle.stop("stopped", "removed from config", drainMs), this.ui.drop(name, "removed from config", false));
         for (const p of this.privateSessions(name)) work.push(p.stop("stopped", "removed from config"));
       } else if (cfg.hash !== handle.config.hash) {
         result.changed.push(name);

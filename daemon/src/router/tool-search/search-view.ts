@@ -1,9 +1,17 @@
-import { MCPD_CALLED_TOOL_META, isObject, toWireError, type JsonObject, type RequestId, type Tool } from "@mcpd/protocol";
+import {
+  MCPD_CALLED_TOOL_META,
+  isObject,
+  toWireError,
+  type ClientCapabilities,
+  type JsonObject,
+  type RequestId,
+  type Tool,
+} from "@mcpd/protocol";
 import type { ToolSearchMode } from "../../config/config-schema.js";
 import { RUNTIME_DEFAULTS } from "../../defaults.js";
 import { type AggregateHost, type AggregateShared, AggregateView } from "../aggregate-view.js";
 import { appOnlyRefusal } from "../app-access.js";
-import { callerDeclaresUi, isAppOnly } from "../app-meta.js";
+import { callerCapabilities, callerDeclaresUi, isAppOnly } from "../app-meta.js";
 import type { Catalog, CatalogEntry } from "../catalog.js";
 import type { ServerDirectory, Upstream } from "../upstream-port.js";
 import { KeptTools } from "./kept-tools.js";
@@ -20,7 +28,7 @@ export interface SearchHost extends AggregateHost {
     forward(id: RequestId, h: Upstream, method: string, p: JsonObject | undefined, adapt?: (r: JsonObject) => JsonObject): void;
   };
   /** The server's process for this connection: the shared one, or its own for a per-client server (started on first use). */
-  resolveHandle(server: string): Promise<Upstream>;
+  resolveHandle(server: string, capabilities?: ClientCapabilities): Promise<Upstream>;
 }
 
 /** The servers (to reach the one a `call_tool` names) and the catalog. */
@@ -184,10 +192,10 @@ export class SearchView extends AggregateView {
     if (isObject(params._meta)) upstream._meta = params._meta;
     if (this.keep().used(e.exposed)) this.searchHost.send({ jsonrpc: "2.0", method: "notifications/tools/list_changed" });
     if (handle === undefined) return this.searchHost.serveOnServer(id, e.server, "tools/call", upstream, undefined, true);
-    if (handle.config.sharing !== "per-client")
+    if (handle.config.sharing !== "per-client" && !app.ui)
       return this.searchHost.inFlight.forward(id, handle, "tools/call", upstream, labelled(e.exposed));
-    // A per-client server: this connection's own process, started on first use.
-    this.searchHost.resolveHandle(e.server).then(
+    // A per-client server: this connection's own process, started on first use; a UI client's: its UI session.
+    this.searchHost.resolveHandle(e.server, callerCapabilities(this.searchHost, id)).then(
       (own) => this.searchHost.inFlight.forward(id, own, "tools/call", upstream, labelled(e.exposed)),
       (err: unknown) => this.searchHost.replyError(id, toWireError(err)),
     );
