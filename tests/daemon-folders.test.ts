@@ -26,6 +26,7 @@ export const DAEMON_LAYERS: Readonly<Record<string, number>> = {
   router: 4,
   control: 5,
   metrics: 5,
+  telemetry: 5,
   socket: 6,
   http: 6,
   composition: 7,

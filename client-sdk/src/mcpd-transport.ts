@@ -7,6 +7,8 @@ import {
   QueueFullError,
   encodeLine,
   fromWireError,
+  olderDaemonAnswer,
+  servesModern,
   type JsonRpcErrorObject,
   type JsonRpcMessage,
   type SelectParams,
@@ -59,7 +61,10 @@ export interface McpdTransportOptions {
  *
  * `start()` connects and sends `mcpd/select` under a string id (the SDK's ids are integers, so they cannot
  * collide), swallows its answer, and from then on hands every line to `onmessage` unchanged. It never
- * reconnects: when the socket closes, `onclose` runs (the SDK then fails pending requests).
+ * reconnects: when the socket closes, `onclose` runs (the SDK then fails pending requests). Both eras of
+ * MCP pass through it (the v1 SDK's `Client` and the v2 SDK's, pinned or negotiating); a daemon of a release
+ * before MCP 2026-07-28 gets only 2025-era requests, the others being answered -32022 here, saying to
+ * restart that daemon (a negotiating client then falls back to 2025-11-25).
  */
 export class McpdTransport {
   onmessage?: (message: TransportMessage, extra?: unknown) => void;
@@ -71,6 +76,8 @@ export class McpdTransport {
   protocolVersion?: string;
 
   private socket: net.Socket | undefined;
+  /** The daemon predates MCP 2026-07-28 (its select answer names no 2026 revision): 2026-era requests are answered here. */
+  private olderDaemon = false;
   private started = false;
   private closed = false;
   private readonly socketPath: string;
@@ -112,6 +119,12 @@ export class McpdTransport {
   send(message: TransportMessage, _options?: unknown): Promise<void> {
     const socket = this.socket;
     if (!socket || this.closed) return Promise.reject(new ConnectionLostError("Not connected to mcpd"));
+    const answer = this.olderDaemon ? olderDaemonAnswer(message) : undefined;
+    if (answer !== undefined) {
+      // A daemon of a release before MCP 2026-07-28 would answer "Not initialized": say why, as the daemon's answer.
+      queueMicrotask(() => this.deliver(answer));
+      return Promise.resolve();
+    }
     if (socket.writableLength > this.maxWriteBufferBytes) {
       return Promise.reject(new QueueFullError(`mcpd is not reading: ${socket.writableLength} bytes are waiting to be sent`));
     }
@@ -166,6 +179,7 @@ export class McpdTransport {
                 return;
               }
               settled = true;
+              this.olderDaemon = !servesModern((msg as { result?: unknown }).result);
               resolve();
               for (const m of early.splice(0)) this.deliver(m);
             } else early.push(msg);

@@ -28,6 +28,7 @@ export type {
   SocketWatchStatus,
   StatusResult,
   ToolInfo,
+  UiSessionStatus,
 } from "@mcpd/protocol/core";
 
 /** Context given to a handler of a server-to-client request. */

@@ -7,6 +7,7 @@ import { h, replace } from "./dom.js";
 import { DetailView } from "./detail-view.js";
 import { LogView } from "./log-view.js";
 import { ServersView } from "./servers-view.js";
+import type { FiguresEvent } from "./figures.js";
 import type { Status } from "./types.js";
 
 const app = document.getElementById("app") as HTMLElement;
@@ -32,4 +33,5 @@ const events = new EventSource("/dashboard/events");
 events.addEventListener("open", () => replace(live, "live"));
 events.addEventListener("error", () => replace(live, "reconnecting…"));
 events.addEventListener("status", (ev) => servers.update(JSON.parse((ev as MessageEvent<string>).data) as Status));
+events.addEventListener("figures", (ev) => servers.figures(JSON.parse((ev as MessageEvent<string>).data) as FiguresEvent));
 events.addEventListener("log", (ev) => log.update(JSON.parse((ev as MessageEvent<string>).data) as string[]));

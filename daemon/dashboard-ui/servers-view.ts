@@ -1,6 +1,7 @@
 import { post } from "./api.js";
 import { duration, h, replace } from "./dom.js";
-import { Rates, sparkline } from "./sparkline.js";
+import { FigureHistory, type FiguresEvent } from "./figures.js";
+import { chart, sparkline } from "./sparkline.js";
 import type { ClientRow, ServerRow, Status } from "./types.js";
 
 /** What the page shows of an action's result, and where it opens a server's details. */
@@ -9,7 +10,7 @@ export interface ServersHooks {
   open(server: string): void;
 }
 
-const CELLS = ["state", "transport", "pid", "uptime", "restarts", "inflight", "calls", "last"] as const;
+const CELLS = ["state", "transport", "pid", "uptime", "restarts", "inflight", "calls", "errors", "latency", "last"] as const;
 
 /**
  * The servers' table (a row per server, kept across updates so focus stays on its buttons) and the
@@ -21,7 +22,7 @@ export class ServersView {
   private readonly clients = h("tbody");
   private readonly summary = h("p", { class: "summary" });
   private readonly rows = new Map<string, { tr: HTMLTableRowElement; cells: Record<string, HTMLElement>; toggle: HTMLButtonElement }>();
-  private readonly rates = new Rates();
+  private readonly history = new FigureHistory();
 
   constructor(private readonly hooks: ServersHooks) {
     const head = (...names: string[]) => h("thead", {}, h("tr", {}, ...names.map((n) => h("th", { scope: "col" }, n))));
@@ -41,7 +42,9 @@ export class ServersView {
           "Uptime",
           "Restarts",
           "In flight",
-          "Calls/s · errors · p50/p99",
+          "Calls (last 5 min)",
+          "Errors",
+          "Latency p50/p95/p99",
           "Last exit / error",
           "Actions",
         ),
@@ -65,7 +68,6 @@ export class ServersView {
     const seen = new Set<string>();
     for (const s of status.servers) {
       seen.add(s.name);
-      this.rates.add(s.name, s.requests, s.errors);
       this.updateRow(s);
     }
     for (const [name, row] of this.rows) {
@@ -95,16 +97,30 @@ export class ServersView {
     replace(c.uptime as HTMLElement, duration(s.uptimeMs));
     replace(c.restarts as HTMLElement, String(s.restarts));
     replace(c.inflight as HTMLElement, String(s.inFlight));
-    const rates = this.rates.callsPerSecond(s.name);
-    const now = rates[rates.length - 1] ?? 0;
-    const lat = s.latencyMs;
-    replace(
-      c.calls as HTMLElement,
-      sparkline(rates, `${s.name}: calls per second over the last minutes`),
-      h("span", {}, ` ${now.toFixed(1)}/s · ${s.errors} err · ${lat.p50 ?? "–"}/${lat.p99 ?? "–"} ms`),
-    );
     replace(c.last as HTMLElement, s.lastError ?? "");
     row.toggle.textContent = s.enabled ? "Disable" : "Enable";
+  }
+
+  /** Draws every row's charts from the counters of a `figures` event. */
+  figures(ev: FiguresEvent): void {
+    this.history.add(ev);
+    for (const [name, row] of this.rows) {
+      const f = this.history.of(name);
+      if (f === undefined) continue;
+      const c = row.cells;
+      const now = f.callsPerSecond[f.callsPerSecond.length - 1] ?? 0;
+      (c.calls as HTMLElement).dataset.calls = String(f.calls);
+      replace(c.calls as HTMLElement, sparkline(f.callsPerSecond, `${name}: calls per second`), ` ${f.calls} · ${now.toFixed(1)}/s`);
+      (c.errors as HTMLElement).dataset.errors = String(f.errors);
+      replace(c.errors as HTMLElement, sparkline(f.errorsPerSecond, `${name}: errors per second`, "errors"), ` ${f.errors}`);
+      const series = (["p50", "p95", "p99"] as const).map((k) => ({ values: f[k], className: k }));
+      const l = f.latency;
+      replace(
+        c.latency as HTMLElement,
+        chart(series, `${name}: latency p50, p95 and p99 in ms`),
+        h("span", { class: "figures" }, ` ${ms(l.p50)} / ${ms(l.p95)} / ${ms(l.p99)} ms`),
+      );
+    }
   }
 
   /** The Authorize button of a `needs-auth` server: runs `mcpd auth`'s flow and links its authorization page. */
@@ -152,6 +168,11 @@ export class ServersView {
     this.rows.set(name, row);
     return row;
   }
+}
+
+/** A latency in ms, to two significant digits (at least 0.01). */
+function ms(v: number | null): string {
+  return v === null ? "–" : String(Number(v.toPrecision(2)));
 }
 
 function clientRow(c: ClientRow): HTMLTableRowElement {

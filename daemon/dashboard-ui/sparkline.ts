@@ -1,64 +1,51 @@
-/** Small charts of a server's calls per second over the last minutes, from the status the stream pushes. */
+/** Small SVG charts of a server's figures over the last minutes (see figures.ts), drawn above their figures. */
+import { KEEP } from "./figures.js";
 
 const SVG = "http://www.w3.org/2000/svg";
-/** Points kept per server: about five minutes at the stream's one-second tick. */
-const KEEP = 300;
+const W = 110;
+/** Points the width holds at least: a minute of the one-second tick. */
+const MIN_POINTS = 60;
+const H = 24;
 
-interface Sample {
-  t: number;
-  requests: number;
-  errors: number;
-}
-
-/** Per-server history of the counters, turned into rates. */
-export class Rates {
-  private readonly samples = new Map<string, Sample[]>();
-
-  add(server: string, requests: number, errors: number): void {
-    const list = this.samples.get(server) ?? [];
-    list.push({ t: Date.now(), requests, errors });
-    if (list.length > KEEP) list.shift();
-    this.samples.set(server, list);
-  }
-
-  /** Calls per second between successive samples (a restart's counter reset counts as zero). */
-  callsPerSecond(server: string): number[] {
-    const list = this.samples.get(server) ?? [];
-    const out: number[] = [];
-    for (let i = 1; i < list.length; i++) {
-      const a = list[i - 1] as Sample;
-      const b = list[i] as Sample;
-      const dt = (b.t - a.t) / 1000;
-      out.push(dt > 0 ? Math.max(0, b.requests - a.requests) / dt : 0);
-    }
-    return out;
-  }
-
-  /** Errors over the samples kept. */
-  recentErrors(server: string): number {
-    const list = this.samples.get(server) ?? [];
-    if (list.length < 2) return 0;
-    return Math.max(0, (list[list.length - 1] as Sample).errors - (list[0] as Sample).errors);
-  }
-}
-
-/** An SVG polyline of `values` (most recent on the right), scaled to its own maximum. */
-export function sparkline(values: number[], label: string): SVGSVGElement {
-  const w = 120;
-  const hgt = 24;
+/**
+ * A chart of one or more series (most recent on the right, a point per tick), all scaled to their common
+ * maximum; a null value (no call in that window) breaks its line. Each series' polyline gets its class.
+ */
+export function chart(series: Array<{ values: Array<number | null>; className: string }>, label: string): SVGSVGElement {
   const svg = document.createElementNS(SVG, "svg");
-  svg.setAttribute("viewBox", `0 0 ${w} ${hgt}`);
-  svg.setAttribute("width", String(w));
-  svg.setAttribute("height", String(hgt));
+  svg.setAttribute("viewBox", `0 0 ${W} ${H}`);
+  svg.setAttribute("width", String(W));
+  svg.setAttribute("height", String(H));
   svg.setAttribute("role", "img");
   svg.setAttribute("aria-label", label);
   svg.classList.add("spark");
-  const max = Math.max(1, ...values);
-  const step = values.length > 1 ? w / (KEEP - 1) : 0;
-  const start = w - step * (values.length - 1);
-  const points = values.map((v, i) => `${(start + i * step).toFixed(1)},${(hgt - 1 - (v / max) * (hgt - 2)).toFixed(1)}`);
-  const line = document.createElementNS(SVG, "polyline");
-  line.setAttribute("points", points.join(" "));
-  svg.append(line);
+  let max = 0;
+  for (const s of series) for (const v of s.values) if (v !== null && v > max) max = v;
+  if (max <= 0) max = 1;
+  // The first minute fills the chart's width; past it, the points kept (up to five minutes) share it.
+  const longest = Math.max(...series.map((s) => s.values.length));
+  const step = W / (Math.min(KEEP, Math.max(MIN_POINTS, longest)) - 1);
+  for (const s of series) {
+    const start = W - step * (s.values.length - 1);
+    let run: string[] = [];
+    const flush = (): void => {
+      if (run.length === 0) return;
+      const line = document.createElementNS(SVG, "polyline");
+      line.setAttribute("points", run.length === 1 ? `${run[0]} ${run[0]}` : run.join(" "));
+      line.classList.add(s.className);
+      svg.append(line);
+      run = [];
+    };
+    s.values.forEach((v, i) => {
+      if (v === null) flush();
+      else run.push(`${(start + i * step).toFixed(1)},${(H - 1 - (v / max) * (H - 2)).toFixed(1)}`);
+    });
+    flush();
+  }
   return svg;
+}
+
+/** A chart of one series. */
+export function sparkline(values: number[], label: string, className = "calls"): SVGSVGElement {
+  return chart([{ values, className }], label);
 }

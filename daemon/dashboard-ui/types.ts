@@ -12,7 +12,7 @@ export interface ServerRow {
   requests: number;
   errors: number;
   inFlight: number;
-  latencyMs: { p50: number | null; p99: number | null };
+  latencyMs: { p50: number | null; p95: number | null; p99: number | null };
   lastError: string | null;
   lastStderr: string | null;
   tools: number;

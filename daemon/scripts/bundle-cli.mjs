@@ -42,8 +42,12 @@ const outDir = join(daemonDir, "dist", "cli-bundle");
  * modules needs 20.19; `engines` says 20.18.1), and which would start Node's ES module loader in the
  * daemon; its eventemitter3 comes with them. Bundled, they are part of the daemon's chunk, which
  * `mcpd connect` and the one-request commands never load (tests/cli/cli-lazy-loading.test.ts).
+ *
+ * oauth4webapi (the OAuth client's protocol library) is an ES module only, for the same reason bundled:
+ * the transports load it with import() on first use, which this CommonJS bundle would turn into a
+ * require() that Node 20.18 cannot make; bundled, it is a chunk of its own, loaded on first use.
  */
-const BUNDLED_PACKAGES = ["jsonc-parser", "zod", "p-queue", "p-timeout", "eventemitter3", ...BUNDLED_LOGGER_PACKAGES];
+const BUNDLED_PACKAGES = ["jsonc-parser", "zod", "p-queue", "p-timeout", "eventemitter3", "oauth4webapi", ...BUNDLED_LOGGER_PACKAGES];
 
 /** A bare specifier that is neither one of mcpd's own packages nor bundled: an npm package, left as an import. */
 function isExternal(id, importer) {
@@ -99,7 +103,7 @@ const GROUPS = [
   {
     name: "core",
     test: new RegExp(
-      `/protocol/dist/(?!index\\.js$|sse(-bytes)?\\.js$|peer/)|/client-sdk/dist/(${CORE_CLIENT_SDK})\\.js$|/daemon/dist/cli/daemon-control\\.js$`,
+      `/protocol/dist/(?!index\\.js$|sse(-bytes)?\\.js$|peer/)|/client-sdk/dist/(${CORE_CLIENT_SDK})\\.js$|/daemon/dist/cli/ask-daemon\\.js$`,
     ),
   },
   {

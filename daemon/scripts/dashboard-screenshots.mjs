@@ -2,7 +2,7 @@
 /**
  * Screenshots of the dashboard's main views for the docs (`npm run screenshots`; not part of the tests):
  * starts a daemon in a temporary home with three fixture servers, logs in through `mcpd dashboard
- * --print-url`, runs a few calls so the charts move, and writes docs/dashboard-light.png,
+ * --print-url`, runs a few calls (and a few refused ones) so the charts move, and writes docs/dashboard-light.png,
  * docs/dashboard-dark.png and docs/dashboard-server.png. Needs Debian's chromium (/usr/bin/chromium).
  */
 import { execFileSync, spawn } from "node:child_process";
@@ -46,9 +46,15 @@ try {
   await page.goto(mcpd("dashboard", "--print-url").trim());
   await page.waitForSelector('tr[data-server="files"][data-state="ready"]');
   await page.waitForFunction(() => (document.querySelector(".log")?.textContent ?? "") !== "");
-  // Calls over a few seconds of the stream's ticks, so the charts have something to draw.
-  for (let round = 0; round < 12; round++) {
+  // Calls over half a minute of the stream's ticks, so the charts have something to draw.
+  for (let round = 0; round < 60; round++) {
     for (let i = 0; i < (round % 4) + 1; i++) mcpd("call", round % 3 ? "github" : "memory", "echo", '{"text":"hi"}');
+    // Now and then a call the server refuses (echo without its text), so the errors chart has something too.
+    if (round % 5 === 2) {
+      try {
+        mcpd("call", "github", "echo", "{}");
+      } catch {}
+    }
     await new Promise((r) => setTimeout(r, 500));
   }
   for (const scheme of ["light", "dark"]) {

@@ -1,4 +1,5 @@
 import { resolvePaths, type McpdPaths } from "@mcpd/client";
+import type { OAuthClock } from "@mcpd/transports";
 import { ConfigSource } from "./composition/config-source.js";
 import { openDaemonLog } from "./composition/daemon-log.js";
 import { McpdDaemon } from "./composition/mcpd-daemon.js";
@@ -16,6 +17,8 @@ export interface RunDaemonOptions {
   env?: NodeJS.ProcessEnv;
   /** Install SIGTERM/SIGINT/SIGHUP handlers (default true). */
   handleSignals?: boolean;
+  /** The clock of OAuth token lifetimes and refresh backoff (tests inject a fake one); default the real one. */
+  oauthClock?: OAuthClock;
 }
 
 /** A running daemon, for embedding and tests. */
@@ -51,7 +54,8 @@ export async function startDaemon(options: RunDaemonOptions): Promise<DaemonHand
   if (stateDirNote) log.root.warn({ dir: paths.stateDir }, stateDirNote);
   let daemon: McpdDaemon;
   try {
-    daemon = new McpdDaemon({ paths, source, config, log, handleSignals: options.handleSignals !== false });
+    const clock = options.oauthClock ? { oauthClock: options.oauthClock } : {};
+    daemon = new McpdDaemon({ paths, source, config, log, handleSignals: options.handleSignals !== false, ...clock });
     await daemon.start();
   } catch (err) {
     // What was logged is written, and the log's exit and crash hooks go with it.

@@ -115,6 +115,11 @@ export const CONFIG_DEFAULTS = {
   maxProfiles: 256,
   /** A profile's `toolSearch` (docs/tool-search.md): `auto` is on past `autoThreshold` tools (VS Code refuses over 128). */
   toolSearch: { mode: "off", autoThreshold: 100, callTool: false },
+  /**
+   * `mcpd.telemetry.otlp`: span export over OTLP/HTTP (JSON), off unless `endpoint` is set. Spans are sent
+   * in batches: the oldest waits at most `batchDelayMs`; past `maxQueueSpans` waiting, new ones are dropped.
+   */
+  telemetryOtlp: { serviceName: "mcpd", batchDelayMs: 1_000, exportTimeoutMs: 10_000, maxQueueSpans: 2_048 },
 } as const;
 
 /** The type of {@link CONFIG_DEFAULTS}. */

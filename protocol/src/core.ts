@@ -49,6 +49,15 @@ export {
   withoutEnvelope,
   type ModernEnvelope,
 } from "./modern-wire.js";
+export { OLDER_DAEMON_NOTICE, RESTART_DAEMON_HINT, SOCKET_PROTOCOL_VERSIONS, olderDaemonAnswer, servesModern } from "./daemon-eras.js";
+export {
+  decodeHeaderValue,
+  encodeHeaderValue,
+  headerParams,
+  paramHeaderValues,
+  type HeaderParam,
+  type HeaderParams,
+} from "./param-headers.js";
 export { UI_EXTENSION, uiExtensionOf } from "./extensions.js";
 export { MAX_TIMER_MS, checkTimeoutMs, hasDeadline, type TimeoutRule } from "./timers.js";
 export { Deadline } from "./deadline.js";
@@ -56,8 +65,16 @@ export { quote } from "./quote.js";
 export { type Logger, silentLogger } from "./logger.js";
 export { JsonLineDecoder, type JsonLineDecoderOptions, type LineError } from "./jsonl.js";
 export { encodeLine } from "./jsonl-encode.js";
-export { deliverKept, encodeRelayed, encodeRelayedLine, keepResultText, keptResultText } from "./raw-results.js";
+export {
+  deliverKept,
+  encodeRelayed,
+  encodeRelayedLine,
+  keepMadeText,
+  keepResultText,
+  keptResultText,
+  resultTextOf,
+  withMembersFirst,
+} from "./raw-results.js";
 export { TickBatch } from "./tick-batch.js";
 export { growBytes, maxBytesOf, releasableBytes, releaseBytes } from "./releasable-bytes.js";
 export * from "./control/index.js";
-export { paramHeadersOf, type ParamHeader } from "./x-mcp-header.js";

@@ -102,6 +102,10 @@ export const ERROR_CODES = {
     wire: WireCode.InvalidParams,
     meaning: "An app's unprefixed tool name that several servers of the aggregate view offer; the message names them.",
   },
+  MCPD_APP_ONLY_TOOL: {
+    wire: WireCode.InvalidParams,
+    meaning: 'A call of an app-only tool (`_meta.ui.visibility: ["app"]`) by a client that did not declare the MCP Apps UI extension.',
+  },
   MCPD_CAPABILITY_NOT_SUPPORTED: {
     wire: WireCode.CapabilityNotSupported,
     raisedBy: "CapabilityError",

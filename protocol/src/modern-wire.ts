@@ -75,10 +75,17 @@ const ENVELOPE_KEYS: readonly string[] = [META.protocolVersion, META.clientCapab
 /** `params` without the envelope's keys in `_meta` (and without `_meta` when nothing else was in it). */
 export function withoutEnvelope(params: JsonObject | undefined): JsonObject | undefined {
   if (!params || !isObj(params._meta)) return params;
-  const meta: JsonObject = {};
-  for (const [k, v] of Object.entries(params._meta)) if (!ENVELOPE_KEYS.includes(k)) meta[k] = v;
+  const source = params._meta;
+  // Spread and delete, not assignment key by key: a member named `__proto__` stays a member.
   const { _meta, ...rest } = params;
-  return Object.keys(meta).length > 0 ? { ...rest, _meta: meta } : rest;
+  for (const k in source) {
+    if (ENVELOPE_KEYS.includes(k)) continue;
+    const meta: JsonObject = { ...source };
+    for (const key of ENVELOPE_KEYS) delete meta[key];
+    rest._meta = meta;
+    break;
+  }
+  return rest;
 }
 
 /**
@@ -111,13 +118,21 @@ export const MODERN_CODE_OF: Readonly<Record<number, number>> = {
 const DEFINED_MODERN: ReadonlySet<number> = new Set(Object.values(ModernErrorCode));
 
 /**
+ * A 2025 server's "resource not found" (2025-11-25 and earlier), a code 2026-07-28 retired: no
+ * implementation of it may send it, and a 2026 client gets -32602 (what that revision uses) instead.
+ */
+const RESOURCE_NOT_FOUND_2025 = -32002;
+
+/**
  * `error` as a 2026-era client may receive it: a code in the reserved range that the specification does
- * not define (mcpd's own, or a 2025 server's) becomes the standard code of {@link MODERN_CODE_OF}
- * (-32603 for one it does not name), the original kept in `data.mcpdWireCode`; anything else is unchanged.
+ * not define (mcpd's own, or a 2025 server's, such as -32042) becomes the standard code of
+ * {@link MODERN_CODE_OF} (-32603 for one it does not name), and a 2025 server's -32002 (resource not
+ * found, retired) becomes -32602, the original kept in `data.mcpdWireCode`; anything else is unchanged.
  */
 export function toModernError(error: JsonRpcErrorObject): JsonRpcErrorObject {
-  if (!isReservedModernCode(error.code) || DEFINED_MODERN.has(error.code)) return error;
+  const retired = error.code === RESOURCE_NOT_FOUND_2025;
+  if (!retired && (!isReservedModernCode(error.code) || DEFINED_MODERN.has(error.code))) return error;
   const data: JsonObject = isObj(error.data) ? { ...error.data } : error.data === undefined ? {} : { detail: error.data };
   data.mcpdWireCode = error.code;
-  return { code: MODERN_CODE_OF[error.code] ?? WireCode.InternalError, message: error.message, data };
+  return { code: retired ? WireCode.InvalidParams : (MODERN_CODE_OF[error.code] ?? WireCode.InternalError), message: error.message, data };
 }

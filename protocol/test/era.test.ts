@@ -102,6 +102,9 @@ describe("2026 envelopes and error codes", () => {
       _meta: { traceparent: "00-ab", progressToken: 1 },
     });
     expect(withoutEnvelope({ name: "t", _meta: { [V]: "2026-07-28" } })).toEqual({ name: "t" });
+    // A member named __proto__ (JSON.parse makes it an own member) stays a member, in params and in _meta.
+    const odd = withoutEnvelope(JSON.parse(`{"__proto__":{"a":1},"_meta":{"${V}":"2026-07-28","__proto__":{"b":2}}}`));
+    expect(JSON.stringify(odd)).toBe('{"__proto__":{"a":1},"_meta":{"__proto__":{"b":2}}}');
   });
 
   it("maps every one of mcpd's codes to a standard one for 2026 clients, keeping its own in data", () => {
@@ -115,5 +118,15 @@ describe("2026 envelopes and error codes", () => {
     expect(toModernError({ code: WireCode.Hidden, message: "hidden" }).code).toBe(WireCode.InvalidParams);
     expect(toModernError({ code: -32022, message: "u" })).toEqual({ code: -32022, message: "u" });
     expect(toModernError({ code: -32602, message: "p" })).toEqual({ code: -32602, message: "p" });
+  });
+
+  it("gives 2026 clients none of the codes 2026-07-28 retired: a 2025 server's -32002 becomes -32602, -32042 becomes -32603", () => {
+    expect(toModernError({ code: -32002, message: "Resource not found: x", data: { uri: "x" } })).toEqual({
+      code: -32602,
+      message: "Resource not found: x",
+      data: { uri: "x", mcpdWireCode: -32002 },
+    });
+    expect(toModernError({ code: -32042, message: "url" })).toEqual({ code: -32603, message: "url", data: { mcpdWireCode: -32042 } });
+    expect(toModernError({ code: -32001, message: "t" })).toEqual({ code: -32001, message: "t" });
   });
 });

@@ -6,7 +6,19 @@
  */
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { JsonLineDecoder, PROTOCOL_DEFAULTS, encodeLine, encodeRelayedLine, keepResultText, keptResultText } from "../src/index.js";
+import {
+  JsonLineDecoder,
+  PROTOCOL_DEFAULTS,
+  deliverKept,
+  encodeLine,
+  encodeRelayed,
+  encodeRelayedLine,
+  keepMadeText,
+  keepResultText,
+  keptResultText,
+  resultTextOf,
+  withMembersFirst,
+} from "../src/index.js";
 import { memberText } from "../src/json-members.js";
 
 /** A member that makes a line long enough for its result to be kept. */
@@ -304,5 +316,28 @@ describe("the answer being delivered goes on with only its id rewritten", () => 
     );
     // Most went on as written (the rest had "id", "result" or an escape of their own inside).
     expect(spliced).toBeGreaterThan(200);
+  });
+});
+
+describe("a result with members added before the server's text", () => {
+  it("writes the members first, then the text as written; an empty object gets the members alone", () => {
+    expect(withMembersFirst('{ "n" : 1.0 }', { resultType: "complete", _meta: { k: 1 } })).toBe(
+      '{"resultType":"complete","_meta":{"k":1},"n" : 1.0 }',
+    );
+    expect(withMembersFirst("{ }", { resultType: "complete" })).toBe('{"resultType":"complete"}');
+  });
+
+  it("relays the made object as the made text (keepMadeText), and finds a delivered answer's text only past the size worth it", () => {
+    const big = `{"jsonrpc":"2.0","id":1,"result":{"n":1.0,"pad":"${"p".repeat(PROTOCOL_DEFAULTS.keepResultMinChars)}"}}`;
+    const small = '{"jsonrpc":"2.0","id":1,"result":{"n":1.0}}';
+    const seen: Array<string | undefined> = [];
+    for (const line of [big, small]) deliverKept(JSON.parse(line), line, (m) => seen.push(resultTextOf((m as { result: object }).result)));
+    expect(seen[0]).toBe(big.slice(big.indexOf('{"n"'), -1));
+    expect(seen[1]).toBeUndefined();
+    const made = { n: 1, resultType: "complete" };
+    keepMadeText(made, '{"resultType":"complete","n":1.0}');
+    expect(encodeRelayed({ jsonrpc: "2.0", id: 2, result: made })).toBe(
+      '{"jsonrpc":"2.0","id":2,"result":{"resultType":"complete","n":1.0}}',
+    );
   });
 });

@@ -7,7 +7,7 @@
  * Flags
  *   --quick          shorter windows and fewer calls (a smoke run, under 2 minutes)
  *   --rounds N       rounds per scenario (default 3; --quick: 1)
- *   --only a,b       run only these scenario ids (latency throughput http startup footprint scale micro filter peers;
+ *   --only a,b       run only these scenario ids (latency throughput http startup footprint scale micro filter peers dashboard eras;
  *                    peers installs mcp-proxy, supergateway and mcp-hub into tests/bench/.peers/ on first use)
  *   --out DIR        where the report goes (default: docs/ for a full run of everything, else tests/bench/out/)
  *
@@ -33,8 +33,10 @@ import * as scale from "./scenarios/scale.mjs";
 import * as micro from "./scenarios/micro.mjs";
 import * as filter from "./scenarios/filter.mjs";
 import * as peers from "./scenarios/peers.mjs";
+import * as dashboard from "./scenarios/dashboard.mjs";
+import * as eras from "./scenarios/eras.mjs";
 
-const SCENARIOS = [latency, throughput, http, startup, footprint, scale, micro, filter, peers];
+const SCENARIOS = [latency, throughput, http, startup, footprint, scale, micro, filter, peers, dashboard, eras];
 
 function usage(message) {
   process.stderr.write(

@@ -199,7 +199,7 @@ describe("a command that talks to the daemon loads what its one request needs, a
 });
 
 describe("the daemon loads its HTTP and WebSocket libraries only for servers that use them", () => {
-  it("a daemon whose servers are all stdio loads neither undici nor ws (regression: @mcpd/transports imported them eagerly)", async () => {
+  it("a daemon whose servers are all stdio loads neither undici nor ws (regression: @mcpd/transports imported them eagerly), nor the OpenTelemetry SDK", async () => {
     world.writeConfig({ fx: world.fixture("fx") });
     const started = await world.run(["start"], { env: recordingEnv(world.env, log) });
     expect(started.code, started.stderr).toBe(0);
@@ -215,6 +215,8 @@ describe("the daemon loads its HTTP and WebSocket libraries only for servers tha
     ).toBe(true);
     expect(npmPackages(urls)).not.toContain("undici");
     expect(npmPackages(urls)).not.toContain("ws");
+    // Nor the OpenTelemetry SDK: it is loaded only when mcpd.telemetry.otlp is set.
+    expect(npmPackages(urls).filter((p) => p.startsWith("@opentelemetry/"))).toEqual([]);
     // p-queue (a server's calls past its limit) is bundled into the daemon's file, which the recorder sees
     // module by module: the checks above that `mcpd connect`, `status` and `call` load no npm package cover it.
     expect(npmPackages(urls)).toContain("p-queue");

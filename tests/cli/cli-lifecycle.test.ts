@@ -172,6 +172,7 @@ describe("running daemon commands", () => {
         "mode",
         "name",
         "pid",
+        "rejectedTools",
         "requests",
         "restarts",
         "startedAt",
@@ -179,10 +180,11 @@ describe("running daemon commands", () => {
         "stateReason",
         "tools",
         "transport",
+        "uiSession",
         "uptimeMs",
       ].sort(),
     );
-    expect(fx).toMatchObject({ state: "ready", transport: "stdio", commandFound: true, pid: expect.any(Number) });
+    expect(fx).toMatchObject({ state: "ready", transport: "stdio", commandFound: true, pid: expect.any(Number), uiSession: null });
     expect(fx.requests).toBeGreaterThanOrEqual(1);
     expect(s.servers.find((x: { name: string }) => x.name === "missing").commandFound).toBe(false);
     // The asking CLI's own connection is not a client it reports.

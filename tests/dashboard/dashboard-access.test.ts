@@ -3,6 +3,7 @@
  * HttpOnly, SameSite=Strict cookie; actions need that cookie, the CSRF token and the dashboard's exact
  * Origin; the agents' bearer token never opens the dashboard, and the cookie never opens /mcp.
  */
+import { gzipSync } from "node:zlib";
 import { afterEach, describe, expect, it } from "vitest";
 import { fixture, startTestDaemon, until, type TestDaemon } from "../e2e/harness.js";
 import { httpFront, openSession } from "../http/http-harness.js";
@@ -35,6 +36,24 @@ describe("the dashboard's access", () => {
     const csp = page.headers.get("content-security-policy") ?? "";
     expect(csp).toContain("script-src 'self'");
     expect(csp).not.toContain("unsafe-inline");
+  });
+
+  it("the whole page (its HTML, script and style, as served) is at most 150 KB compressed, and nothing of it comes from elsewhere", async () => {
+    d = await startTestDaemon({ fx: fixture("fx") });
+    const front = await httpFront(d);
+    const { cookie } = await logIn(d, front);
+    const page = await (await fetch(`${front.origin}/`, { headers: { cookie } })).text();
+    const refs = [...page.matchAll(/(?:src|href)="([^"]+)"/g)].map((m) => m[1] as string);
+    expect(refs.sort()).toEqual(["/dashboard/app.css", "/dashboard/app.js"]);
+    let compressed = gzipSync(page).length;
+    for (const ref of refs) {
+      const r = await fetch(`${front.origin}${ref}`, { headers: { cookie } });
+      expect(r.status).toBe(200);
+      const body = Buffer.from(await r.arrayBuffer());
+      expect(body.toString("utf8")).not.toMatch(/https?:\/\/(?!www\.w3\.org\/)/);
+      compressed += gzipSync(body, { level: 9 }).length;
+    }
+    expect(compressed).toBeLessThanOrEqual(150 * 1024);
   });
 
   it("the bearer token (main or scoped) opens neither the dashboard nor its actions, and the cookie does not open /mcp", async () => {

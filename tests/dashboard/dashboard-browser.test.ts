@@ -5,18 +5,16 @@
  * read nor act. Skipped, saying so, where no chromium is installed (`apt-get install chromium`).
  */
 import { type ChildProcess, spawn } from "node:child_process";
-import { existsSync } from "node:fs";
 import { createInterface } from "node:readline";
 import { createServer, type Server } from "node:http";
-import { type Browser, type Page, chromium } from "playwright-core";
+import type { Browser, Page } from "playwright-core";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { fixture, startTestDaemon, type TestDaemon } from "../e2e/harness.js";
+import { HAS_CHROMIUM, NO_CHROMIUM, launchChromium } from "../helpers/chromium.js";
 import { fixturePath } from "../helpers/process.js";
 import { httpFront } from "../http/http-harness.js";
 import { loginLink } from "./dashboard-harness.js";
 
-const CHROMIUM = "/usr/bin/chromium";
-const HAS_CHROMIUM = existsSync(CHROMIUM);
 const XSS = '<img src=x onerror="window.__xss=1">';
 
 let browser: Browser | undefined;
@@ -24,7 +22,7 @@ let d: TestDaemon | undefined;
 let other: Server | undefined;
 let oauth: ChildProcess | undefined;
 beforeAll(async () => {
-  if (HAS_CHROMIUM) browser = await chromium.launch({ executablePath: CHROMIUM });
+  if (HAS_CHROMIUM) browser = await launchChromium();
 });
 afterAll(async () => {
   await browser?.close();
@@ -63,7 +61,7 @@ async function serverStatus(server: string): Promise<any> {
   }
 }
 
-describe.skipIf(!HAS_CHROMIUM)(`the dashboard in chromium (skipped when ${CHROMIUM} is missing: apt-get install chromium)`, () => {
+describe.skipIf(!HAS_CHROMIUM)(`the dashboard in chromium (${NO_CHROMIUM})`, () => {
   it("logs in once through `mcpd dashboard --print-url`, shows every server with its state, a SIGKILLed server's crash then its restart, and restarts one by its button", async () => {
     const { page, link } = await loggedIn();
     await page.waitForSelector('tr[data-server="fx"][data-state="ready"]');
@@ -98,6 +96,41 @@ describe.skipIf(!HAS_CHROMIUM)(`the dashboard in chromium (skipped when ${CHROMI
     await page.waitForSelector('tr[data-server="fx"][data-state="ready"]');
     expect((await serverStatus("fx")).pid).not.toBe(pid);
     expect(await page.textContent(`tr[data-server="fx"] [data-field="pid"]`)).toBe(String((await serverStatus("fx")).pid));
+  });
+
+  it("the charts count the calls and errors made while the page is open, and draw p50/p95/p99 from the latency buckets", async () => {
+    d = await startTestDaemon({ fx: fixture("fx") });
+    const agent = await d.raw();
+    try {
+      await agent.initialize();
+      const page = await (browser as Browser).newPage();
+      await page.goto(await loginLink(d));
+      // The first figures the page gets are its baseline: every call after them is counted.
+      await page.waitForSelector('tr[data-server="fx"] [data-field="calls"][data-calls="0"]');
+      const before = (await serverStatus("fx")).requests;
+      for (let i = 0; i < 12; i++) {
+        const r = await agent.request("tools/call", { name: "fx__echo", arguments: { text: `c${i}` } });
+        expect(r.result?.content?.[0]?.text).toMatch(/^c\d+/);
+      }
+      // echo without its `text` argument: the server answers -32602, an error.
+      for (let i = 0; i < 3; i++) expect((await agent.request("tools/call", { name: "fx__echo", arguments: {} })).error?.code).toBe(-32602);
+      expect((await serverStatus("fx")).requests - before).toBe(15);
+      await page.waitForFunction(() => {
+        const row = 'tr[data-server="fx"]';
+        const calls = document.querySelector(`${row} [data-field="calls"]`) as HTMLElement | null;
+        const errors = document.querySelector(`${row} [data-field="errors"]`) as HTMLElement | null;
+        return calls?.dataset.calls === "15" && errors?.dataset.errors === "3";
+      });
+      const figures = ((await page.textContent('tr[data-server="fx"] [data-field="latency"] .figures')) ?? "").trim();
+      const [p50, p95, p99] = /^(\S+) \/ (\S+) \/ (\S+) ms$/.exec(figures)?.slice(1).map(Number) ?? [];
+      expect(p50).toBeGreaterThan(0);
+      expect(p95).toBeGreaterThanOrEqual(p50 as number);
+      expect(p99).toBeGreaterThanOrEqual(p95 as number);
+      expect(await page.locator('tr[data-server="fx"] [data-field="latency"] svg polyline').count()).toBeGreaterThanOrEqual(3);
+      await page.close();
+    } finally {
+      agent.close();
+    }
   });
 
   it("try a tool calls echo through mcpd and shows the answer; a tool description and a stderr line holding markup render as text; the log filters by level and server", async () => {

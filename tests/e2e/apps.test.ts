@@ -1,6 +1,6 @@
 /**
- * MCP Apps through mcpd, end to end (issue 34): the official example app server
- * (@modelcontextprotocol/server-basic-vanillajs, stdio) and an app server written for the tests on the
+ * MCP Apps through mcpd, end to end (issue 34): the official example app servers
+ * (@modelcontextprotocol/server-basic-vanillajs and server-budget-allocator, stdio) and an app server written for the tests on the
  * official SDK (tests/fixtures/servers/app-server.mjs: its UI tool only for clients that declare the UI
  * extension, an app-only tool), the official SDK Client behind `mcpd connect`, declaring the extension or
  * not. The routing rules one by one are in daemon/test/router/apps.test.ts.
@@ -14,6 +14,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { ROOT, startTestDaemon, until, type TestDaemon, connectCommand } from "./harness.js";
 
 const BASIC = join(ROOT, "node_modules/@modelcontextprotocol/server-basic-vanillajs/dist/index.js");
+const BUDGET = join(ROOT, "node_modules/@modelcontextprotocol/server-budget-allocator/dist/index.js");
 const APP = join(ROOT, "tests/fixtures/servers/app-server.mjs");
 const UI = "io.modelcontextprotocol/ui";
 const MIME = "text/html;profile=mcp-app";
@@ -33,6 +34,7 @@ beforeAll(async () => {
     {
       basic,
       basic2: basic,
+      budget: { command: process.execPath, args: [BUDGET, "--stdio"] },
       app: { command: process.execPath, args: [APP, "--name", "app"] },
       pc: { command: process.execPath, args: [APP, "--name", "pc", "--unlisted"], sharing: "per-client" },
     },
@@ -116,6 +118,31 @@ describe("server-basic-vanillajs through mcpd", () => {
   });
 });
 
+describe("server-budget-allocator through mcpd", () => {
+  it("its tool names its ui:// view, the view reads as the app's HTML and the tool answers, in the aggregate view and its own", async () => {
+    for (const [args, name, uri] of [
+      [[], "budget__get-budget-data", "ui://budget/budget-allocator/mcp-app.html"],
+      [["budget"], "get-budget-data", "ui://budget-allocator/mcp-app.html"],
+    ] as const) {
+      const c = await client(true, ...args);
+      const meta = await metaOf(c, name);
+      expect(meta?.ui?.resourceUri).toBe(uri);
+      const read = await c.readResource({ uri });
+      expect(read.contents).toHaveLength(1);
+      expect(read.contents[0]).toMatchObject({ uri, mimeType: MIME });
+      expect((read.contents[0] as { text: string }).text).toContain("<html");
+      const call = await c.callTool({ name, arguments: {} });
+      const data = call.structuredContent as { config?: { categories?: unknown[]; currency?: string } };
+      expect(data.config?.currency).toBe("USD");
+      expect(data.config?.categories?.length).toBeGreaterThan(0);
+      expect((call.content as Array<{ type: string }>)[0]?.type).toBe("text");
+    }
+    // In the aggregate view its view is listed in the form its tool names.
+    const listed = (await (await client(true)).listResources()).resources.map((r) => r.uri);
+    expect(listed).toContain("ui://budget/budget-allocator/mcp-app.html");
+  });
+});
+
 describe("an app server that offers its UI tool to UI clients only", () => {
   it("per-client, transparent view: its private session is initialized with the client's extension, and nothing of _meta is lost", async () => {
     const ui = await client(true, "pc");
@@ -170,6 +197,21 @@ describe("an app server that offers its UI tool to UI clients only", () => {
     expect(await names(await client(false, "app"))).toEqual(["board-text"]);
     // Two UI clients and two others: the shared session and one UI session.
     expect(appProcesses("app")).toBe(2);
+  });
+
+  it("an app-only tool called by a client without the UI extension is refused, in both views; a UI client's call goes through", async () => {
+    for (const [args, name] of [
+      [[], "app__move"],
+      [["app"], "move"],
+    ] as const) {
+      const text = await client(false, ...args);
+      const refused = await refusal(text.callTool({ name, arguments: { to: "b2" } }));
+      expect(refused.code).toBe(-32602);
+      expect(refused.message).toContain('Tool "move" of server "app" is app-only');
+      expect((await (await client(true, ...args)).callTool({ name, arguments: { to: "b2" } })).content).toEqual([
+        { type: "text", text: "app moved b2" },
+      ]);
+    }
   });
 
   it("an app's unprefixed call resolves to the one server of the view offering it, or names both servers", async () => {

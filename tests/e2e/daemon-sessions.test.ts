@@ -1,4 +1,5 @@
 import { afterEach, describe, expect, it } from "vitest";
+import { SOCKET_PROTOCOL_VERSIONS } from "@mcpd/protocol";
 import { join } from "node:path";
 import { alive, fixture, readLog, startTestDaemon, until, type RawClient, type TestDaemon } from "./harness.js";
 
@@ -11,7 +12,12 @@ afterEach(async () => {
 
 async function session(d: TestDaemon, server?: string): Promise<RawClient> {
   const c = await d.raw();
-  if (server) expect((await c.request("mcpd/select", { server })).result).toEqual({ view: "server", server });
+  if (server)
+    expect((await c.request("mcpd/select", { server })).result).toEqual({
+      view: "server",
+      server,
+      protocolVersions: SOCKET_PROTOCOL_VERSIONS,
+    });
   await c.initialize();
   return c;
 }

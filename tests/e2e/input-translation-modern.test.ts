@@ -13,6 +13,7 @@ import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
 import { afterEach, describe, expect, it } from "vitest";
 import { fixturePath } from "../helpers/process.js";
 import { fixture, readLog, startTestDaemon, until, type RawClient, type TestDaemon, connectCommand } from "./harness.js";
+import { modernEnvelope } from "../helpers/modern.js";
 
 let daemon: TestDaemon | undefined;
 const clients: Client[] = [];
@@ -45,11 +46,7 @@ async function raw(d: TestDaemon): Promise<RawClient> {
   return r;
 }
 
-const envelope = (capabilities: Record<string, unknown> = {}) => ({
-  "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-  "io.modelcontextprotocol/clientCapabilities": capabilities,
-  "io.modelcontextprotocol/clientInfo": { name: "raw-modern", version: "1" },
-});
+const envelope = (capabilities: Record<string, unknown> = {}) => modernEnvelope(capabilities);
 
 /** The v2 SDK client pinned to 2026-07-28 through `mcpd connect`. */
 async function modernClient(d: TestDaemon, name: string): Promise<Client> {
@@ -120,6 +117,28 @@ describe("a 2025 server's mid-call request for a 2026-era client", () => {
     expect(textOf(await client.callTool({ name: "fx__sample", arguments: { prompt: "hi" } }))).toBe("sampled words");
   });
 
+  it("a 2025 server's roots/list during the v2 client's call is asked through input_required, and the client's own roots come back to the server (not the configured ones)", async () => {
+    const { d, log } = await legacyDaemon();
+    const transport = new StdioClientTransport(connectCommand(d));
+    const client = new Client(
+      { name: "modern-roots", version: "1.0.0" },
+      { capabilities: { roots: {} }, versionNegotiation: { mode: { pin: "2026-07-28" } } },
+    );
+    clients.push(client);
+    await client.connect(transport);
+    let asked = 0;
+    client.setRequestHandler("roots/list", async () => {
+      asked++;
+      return { roots: [{ uri: "file:///work/client-root", name: "client root" }] };
+    });
+    const r = await client.callTool({ name: "fx__roots", arguments: {} });
+    expect(JSON.parse(textOf(r))).toEqual({ roots: [{ uri: "file:///work/client-root", name: "client root" }] });
+    expect(asked).toBe(1);
+    // The fixture's own request and the answer it got, as it logged them: the client's roots.
+    const answer = readLog(log).find((m) => m.method === undefined && m.result?.roots !== undefined);
+    expect(answer?.result).toEqual({ roots: [{ uri: "file:///work/client-root", name: "client root" }] });
+  });
+
   it("a tampered requestState and one from another connection are refused (-32602, MCPD_REQUEST_STATE_INVALID); the genuine retry completes", async () => {
     const { d } = await legacyDaemon();
     const r = await raw(d);
@@ -137,6 +156,40 @@ describe("a 2025 server's mid-call request for a 2026-era client", () => {
     // Used once: the same state again is refused.
     const again = await retry(r, 5, state);
     expect(again.error?.message).toMatch(/expired or was used already/);
+  });
+
+  it("a server that cancels its request held for the client's retry: the request is dropped (never answered), a retry with its requestState is refused saying so, and the call is cancelled upstream", async () => {
+    const { d, log } = await legacyDaemon();
+    const r = await raw(d);
+    const first = await r.request("tools/call", { name: "fx__elicit_cancel", arguments: {}, _meta: envelope({ elicitation: {} }) }, 1);
+    expect(first.result?.resultType).toBe("input_required");
+    expect(first.result.inputRequests.mcpd).toMatchObject({ method: "elicitation/create", params: { message: "Never mind" } });
+    // The server wrote its cancellation before it read this call: mcpd has handled it once the echo is answered.
+    expect(textOf((await r.request("tools/call", { name: "fx__echo", arguments: { text: "after" }, _meta: envelope() }, 2)).result)).toBe(
+      "after",
+    );
+    const late = await r.request(
+      "tools/call",
+      {
+        name: "fx__elicit_cancel",
+        arguments: {},
+        inputResponses: { mcpd: { action: "accept", content: {} } },
+        requestState: first.result.requestState,
+        _meta: envelope({ elicitation: {} }),
+      },
+      3,
+    );
+    expect(late.error).toMatchObject({ code: -32602, data: { mcpdCode: "MCPD_REQUEST_STATE_INVALID" } });
+    expect(late.error.message).toBe(
+      "the server cancelled the elicitation/create this requestState answers (the fixture no longer needs it); call again without it",
+    );
+    const call = readLog(log).find((m) => m.method === "tools/call" && m.params?.name === "elicit_cancel");
+    await until(
+      () => readLog(log).some((m) => m.method === "notifications/cancelled" && m.params?.requestId === call.id),
+      "the call cancelled upstream",
+    );
+    // Its cancelled request got no answer (a message without a method is an answer to one of the server's requests).
+    expect(readLog(log).filter((m) => m.method === undefined)).toEqual([]);
   });
 
   it("two 2026-era calls of one connection in flight to the server: its request cannot be matched to one, and is refused with -32066 (never a guess)", async () => {

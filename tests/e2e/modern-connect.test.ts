@@ -4,10 +4,11 @@
  * aggregate view and one server's view: discover, tools, prompts, resources, listens; and raw socket
  * requests for what the client does not show (the envelope's checks, mapped error codes, log messages).
  */
-import { Client } from "@modelcontextprotocol/client";
+import type { Client } from "@modelcontextprotocol/client";
 import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { fixture, startTestDaemon, until, type RawClient, type TestDaemon, connectCommand } from "./harness.js";
+import { firstText, modernEnvelope, v2Client } from "../helpers/modern.js";
 
 let d: TestDaemon;
 const clients: Client[] = [];
@@ -26,21 +27,14 @@ afterAll(async () => {
 /** A v2 SDK Client behind `mcpd connect ARGS...`, pinned to 2026-07-28 or in auto mode. */
 async function modernClient(mode: "pin" | "auto", ...args: string[]): Promise<Client> {
   const transport = new StdioClientTransport(connectCommand(d, args));
-  const client = new Client(
-    { name: "modern-e2e", version: "1.0.0" },
-    { versionNegotiation: { mode: mode === "pin" ? { pin: "2026-07-28" } : "auto" } },
-  );
+  const client = v2Client("modern-e2e", mode);
   clients.push(client);
   await client.connect(transport);
   return client;
 }
 
-const text = (r: any): string => (r.content as Array<{ text: string }>)[0]?.text ?? "";
-const ENVELOPE = {
-  "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-  "io.modelcontextprotocol/clientCapabilities": {},
-  "io.modelcontextprotocol/clientInfo": { name: "raw-modern", version: "1" },
-};
+const text = firstText;
+const ENVELOPE = modernEnvelope();
 
 describe.each(["pin", "auto"] as const)("the v2 client (%s) behind mcpd connect", (mode) => {
   it("aggregate view: discover, tools, prompts, resources", async () => {
@@ -121,6 +115,13 @@ describe("2026 requests on the raw socket", () => {
     expect(server.error.code).toBe(-32601);
     expect(server.error.data.mcpdWireCode).toBe(-32069);
     expect(server.error.data.mcpdCode).toBe("MCPD_CAPABILITY_NOT_SUPPORTED");
+  });
+
+  it("a 2025 server's resource not found (-32002, which 2026-07-28 retired) reaches a 2026 client as -32602", async () => {
+    const r = await raw.request("resources/read", { uri: "fixture://static/none", _meta: { ...ENVELOPE, "mcpd/server": "fx" } });
+    expect(r.error.code).toBe(-32602);
+    expect(r.error.message).toMatch(/Resource not found: fixture:\/\/static\/none/);
+    expect(r.error.data.mcpdWireCode).toBe(-32002);
   });
 
   it("sends log messages for a request only when its _meta asked for a log level", async () => {

@@ -5,6 +5,7 @@
  * from `tools/list` and refused when called (-32075 `MCPD_HIDDEN`, naming the profile, the selection or
  * the server's filter). Shown with the official SDK Client behind `mcpd connect --profile/--tools`.
  */
+import { SOCKET_PROTOCOL_VERSIONS } from "@mcpd/protocol";
 import { spawn } from "node:child_process";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
@@ -230,7 +231,11 @@ describe("a selection only narrows", () => {
   it("regression: a client behind `mcpd connect --profile` cannot undo its profile with an mcpd/select of its own before initialize (it saw every tool)", async () => {
     const c = await d.raw();
     // What the bridge sends first, then what the client behind it could send before its initialize.
-    expect((await c.request("mcpd/select", { profile: "coding" })).result).toEqual({ view: "aggregate", profile: "coding" });
+    expect((await c.request("mcpd/select", { profile: "coding" })).result).toEqual({
+      view: "aggregate",
+      profile: "coding",
+      protocolVersions: SOCKET_PROTOCOL_VERSIONS,
+    });
     const undo = await c.request("mcpd/select", {});
     expect(undo.error?.code).toBe(-32600);
     expect(undo.error.message).toBe(`mcpd/select: this connection's selection (profile "coding") is already made and cannot be changed`);

@@ -14,6 +14,7 @@ import { afterEach, beforeAll, afterAll, describe, expect, it } from "vitest";
 import { PROTOCOL_DEFAULTS } from "@mcpd/protocol";
 import { writeScriptedServer } from "../helpers/scripted-server.js";
 import { MCPD_BIN, fixture, startTestDaemon, type RawClient, type TestDaemon } from "./harness.js";
+import { modernEnvelope } from "../helpers/modern.js";
 
 let daemon: TestDaemon;
 const clients: RawClient[] = [];
@@ -119,6 +120,43 @@ describe("answers relayed as the server wrote them", () => {
     } finally {
       await client.close();
     }
+  });
+});
+
+describe("answers to 2026-era requests", () => {
+  const ENVELOPE = modernEnvelope();
+  const SERVER_INFO = '"_meta":{"io.modelcontextprotocol/serverInfo":{"name":"fx","version":"1.0.0"}}';
+
+  /** Calls `raw_answer` as a 2026-era client (no initialize, the envelope in `_meta`); the line received for it. */
+  async function modernRelayed(line: string, id: string): Promise<string> {
+    const c = await daemon.raw();
+    clients.push(c);
+    await c.request("mcpd/select", { server: "fx" });
+    await c.request("tools/call", { name: "raw_answer", arguments: { line }, _meta: ENVELOPE }, id);
+    const got = c.lines.find((l) => JSON.parse(l).id === id);
+    if (got === undefined) throw new Error(`no line for ${id}`);
+    return got;
+  }
+
+  it("the server's text goes on after the members the era adds (regression: every such answer was encoded again, 3x the CPU for 100 KB)", async () => {
+    const line = await modernRelayed(`{"result":${RESULT},"jsonrpc":"2.0","id":$ID}`, "modern-1");
+    expect(line).toBe(`{"jsonrpc":"2.0","id":"modern-1","result":{"resultType":"complete",${SERVER_INFO},${RESULT.slice(1).trimStart()}}`);
+    // A small one is encoded again, with the members added: cheaper than finding its text.
+    const small = await modernRelayed('{"result":{ "content":[],"n":1.0},"jsonrpc":"2.0","id":$ID}', "modern-2");
+    expect(small).toBe(`{"jsonrpc":"2.0","id":"modern-2","result":{"content":[],"n":1,"resultType":"complete",${SERVER_INFO}}}`);
+  });
+
+  it("a result with its own _meta or resultType is encoded afresh, its _meta kept and its resultType as the server gave it", async () => {
+    const meta = await modernRelayed('{"result":{"content":[],"n":1.0,"_meta":{"k":"v"}},"jsonrpc":"2.0","id":$ID}', "modern-4");
+    expect(JSON.parse(meta).result).toEqual({
+      content: [],
+      n: 1,
+      resultType: "complete",
+      _meta: { k: "v", "io.modelcontextprotocol/serverInfo": { name: "fx", version: "1.0.0" } },
+    });
+    expect(meta).toContain('"n":1,'); // encoded again
+    const typed = await modernRelayed('{"result":{"content":[],"resultType":"complete","n":1.0},"jsonrpc":"2.0","id":$ID}', "modern-5");
+    expect(JSON.parse(typed).result).toMatchObject({ resultType: "complete", n: 1 });
   });
 });
 

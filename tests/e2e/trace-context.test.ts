@@ -2,8 +2,8 @@
  * W3C trace context through mcpd: `traceparent`, `tracestate` and `baggage` in a request's `_meta` reach the
  * server unchanged, with whatever else the client put there, on every request that carries a target
  * (calls, prompts, resource reads), in the aggregate and the transparent view, over the socket and
- * over HTTP. mcpd exports no spans of its own, so it is no hop of the trace: the server's spans are the
- * client's children.
+ * over HTTP. Without `mcpd.telemetry.otlp` mcpd exports no spans of its own, so it is no hop of the trace:
+ * the server's spans are the client's children (with it, see otlp-export.test.ts).
  */
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";

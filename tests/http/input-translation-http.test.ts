@@ -8,6 +8,7 @@ import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/cli
 import { afterEach, describe, expect, it } from "vitest";
 import { type TestDaemon, fixture, startTestDaemon, until } from "../e2e/harness.js";
 import { type HttpFrontInfo, authHeaders, httpFront, post } from "./http-harness.js";
+import { modernEnvelope } from "../helpers/modern.js";
 
 let d: TestDaemon | undefined;
 const clients: Client[] = [];
@@ -18,11 +19,7 @@ afterEach(async () => {
   d = undefined;
 });
 
-const ENVELOPE = {
-  "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-  "io.modelcontextprotocol/clientCapabilities": { elicitation: {} },
-  "io.modelcontextprotocol/clientInfo": { name: "raw-modern", version: "1" },
-};
+const ENVELOPE = modernEnvelope({ elicitation: {} });
 
 /** The JSON-RPC answer of a POST, whether it came as JSON or (a slow call) on an SSE stream. */
 async function answerOf(res: Response): Promise<any> {

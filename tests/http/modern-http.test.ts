@@ -5,10 +5,11 @@
  * mcpd's codes mapped, `subscriptions/listen` as a POST whose stream stays open, and a closed response
  * cancelling its request upstream. 2025 clients on the same endpoints are covered by the other files here.
  */
-import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
+import { type Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type TestDaemon, fixture, startTestDaemon, until } from "../e2e/harness.js";
 import { type HttpFrontInfo, authHeaders, httpFront, post, sseReader } from "./http-harness.js";
+import { firstText, modernEnvelope, v2Client } from "../helpers/modern.js";
 
 let d: TestDaemon;
 let front: HttpFrontInfo;
@@ -28,21 +29,14 @@ afterAll(async () => {
 
 async function modernClient(path: string, mode: "pin" | "auto"): Promise<Client> {
   const transport = new StreamableHTTPClientTransport(new URL(path, front.origin), { requestInit: { headers: authHeaders(front) } });
-  const client = new Client(
-    { name: "modern-http", version: "1.0.0" },
-    { versionNegotiation: { mode: mode === "pin" ? { pin: "2026-07-28" } : "auto" } },
-  );
+  const client = v2Client("modern-http", mode);
   clients.push(client);
   await client.connect(transport);
   return client;
 }
 
-const text = (r: any): string => (r.content as Array<{ text: string }>)[0]?.text ?? "";
-const ENVELOPE = {
-  "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-  "io.modelcontextprotocol/clientCapabilities": {},
-  "io.modelcontextprotocol/clientInfo": { name: "raw-modern", version: "1" },
-};
+const text = firstText;
+const ENVELOPE = modernEnvelope();
 /** A raw 2026-era POST: the headers the body implies, unless `headers` says otherwise. */
 function modernPost(
   path: string,

@@ -50,7 +50,9 @@ describe("the bundled command's files", () => {
         .map((m) => /^node_modules\/((?:@[^/]+\/)?[^/]+)\//.exec(m)?.[1])
         .filter((name): name is string => name !== undefined),
     );
-    expect([...bundled].sort()).toEqual(["jsonc-parser", "p-queue", "p-timeout", "eventemitter3", ...BUNDLED_LOGGER_PACKAGES].sort());
+    expect([...bundled].sort()).toEqual(
+      ["jsonc-parser", "p-queue", "p-timeout", "eventemitter3", "oauth4webapi", ...BUNDLED_LOGGER_PACKAGES].sort(),
+    );
     const notices = readFileSync(join(BUNDLE, "THIRD-PARTY-NOTICES.md"), "utf8");
     for (const name of bundled) {
       const { version } = JSON.parse(readFileSync(join(ROOT, "node_modules", name, "package.json"), "utf8")) as { version: string };

@@ -61,6 +61,13 @@ export const TRANSPORT_DEFAULTS = {
    * the first authorization after a 401, at most three authorizations per request.
    */
   oauthStepUpAttempts: 2,
+  /**
+   * OAuth: attempts of one refresh that fails for a passing reason (network, 5xx,
+   * `temporarily_unavailable`) before the request that needed it fails; the tokens are kept either way.
+   */
+  oauthRefreshAttempts: 4,
+  /** OAuth: the wait before the second refresh attempt, doubled before each further one, in ms. */
+  oauthRefreshBackoffMs: 1_000,
   /** OAuth: lifetime of a `private_key_jwt` client assertion. */
   oauthAssertionLifetimeMs: 300_000,
 } as const;

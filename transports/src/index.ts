@@ -10,7 +10,6 @@ export { StdioTransport, type StdioTransportOptions } from "./stdio/stdio-transp
 export { WebSocketTransport, MCP_WS_SUBPROTOCOL, type WsTransportOptions } from "./ws/ws-transport.js";
 export { HttpTransport, type HttpTransportOptions, type HttpTransportMode } from "./http/http-transport.js";
 export { callMCP, type CallMcpOptions } from "./http/call-mcp.js";
-export { paramHeaderValue } from "./http/modern-headers.js";
 export { stderrHeadline, stderrErrorLine, lastStderrLine } from "./stdio/stderr-headline.js";
 export { TRUNCATED, cutToBytes } from "./stdio/stderr-ring.js";
 export {
@@ -27,10 +26,11 @@ export { OAuthClient, type OAuthClientOptions } from "./http/auth/oauth-client.j
 export type {
   AuthorizationContext,
   ClientRegistration,
+  OAuthClock,
   OAuthGrant,
   OAuthProvider,
   OAuthSettings,
   OAuthTokens,
 } from "./http/auth/oauth-provider.js";
 export { parseBearerChallenge, type BearerChallenge } from "./http/auth/www-authenticate.js";
-export { JWT_ALGORITHMS, readPrivateKey } from "./http/auth/jwt-assertion.js";
+export { JWT_ALGORITHMS, readPrivateKey } from "./http/auth/signing-key.js";

@@ -28,11 +28,6 @@ export interface TransportRequestOptions {
    * above match messages that name it (e.g. `MessageContext.relatedRequestId`) to the caller.
    */
   onRequestId?: (id: RequestId) => void;
-  /**
-   * Headers added to this request's POST (Streamable HTTP only; other transports ignore them): the
-   * `Mcp-Param-*` headers of a 2026-era `tools/call`, which only the layer that knows the tool can tell.
-   */
-  headers?: Readonly<Record<string, string>>;
 }
 
 /** Why a transport closed. */
@@ -92,6 +87,12 @@ export interface MCPTransport {
   onError?: (error: Error) => void;
   onNotification?: (method: string, params: JsonObject | undefined, context: MessageContext) => void;
   onRequest?: ServerRequestHandler;
+  /**
+   * Streamable HTTP only: the `Mcp-Param-{Name}` headers a 2026-era request carries (MCP 2026-07-28,
+   * "Custom Headers from Tool Parameters"), given by the layer that knows the tools' `inputSchema`s.
+   * Other transports have no headers and ignore it.
+   */
+  paramHeaders?: (method: string, params: JsonObject | undefined) => Record<string, string> | undefined;
   info(): TransportInfo;
 }
 

@@ -8,7 +8,7 @@ import {
   type AuthWaitResult,
   type Logger,
 } from "@mcpd/protocol";
-import { OAuthClient, type AuthorizationContext, type BearerChallenge, type OAuthProvider } from "@mcpd/transports";
+import { OAuthClient, type AuthorizationContext, type BearerChallenge, type OAuthClock, type OAuthProvider } from "@mcpd/transports";
 import type { ResolvedServerConfig } from "../config/config-schema.js";
 import { RUNTIME_DEFAULTS } from "../defaults.js";
 import type { MCPManager } from "../supervision/manager.js";
@@ -52,12 +52,14 @@ export class AuthFlows {
     private readonly manager: MCPManager,
     private readonly log: Logger = silentLogger,
     private readonly timeoutMs: number = RUNTIME_DEFAULTS.authFlowTimeoutMs,
+    /** The clock of the servers' token lifetimes (tests inject a fake one); default the real one. */
+    private readonly clock?: OAuthClock,
   ) {}
 
   /** The OAuth provider for a server's transport, or undefined when OAuth does not apply ({@link oauthApplies}). */
   providerFor(config: ResolvedServerConfig): OAuthProvider | undefined {
     if (!oauthApplies(config)) return undefined;
-    return new ServerAuth(config.name, config.auth || undefined, this.store, (name, context) => this.needed.set(name, context));
+    return new ServerAuth(config.name, config.auth || undefined, this.store, (name, context) => this.needed.set(name, context), this.clock);
   }
 
   /**
@@ -88,8 +90,8 @@ export class AuthFlows {
       settings: oauthSettings(config.auth || undefined),
       tokens: () => this.store.tokens(server),
       saveTokens: (tokens) => this.store.saveTokens(server, tokens),
-      registration: () => this.store.registration(server),
-      saveRegistration: (registration) => this.store.saveRegistration(server, registration),
+      registration: (issuer) => this.store.registration(server, issuer),
+      saveRegistration: (issuer, registration) => this.store.saveRegistration(server, issuer, registration),
       redirect: (url, context) => announce({ url: url.href, scopes: context.scopes, redirectUri: url.searchParams.get("redirect_uri") }),
     };
     const url = new URL((config.transport as { url: string }).url);

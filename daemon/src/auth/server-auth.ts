@@ -1,6 +1,6 @@
 import { readFileSync } from "node:fs";
 import { AuthRequiredError, ConfigError } from "@mcpd/protocol";
-import type { AuthorizationContext, ClientRegistration, OAuthProvider, OAuthSettings, OAuthTokens } from "@mcpd/transports";
+import type { AuthorizationContext, ClientRegistration, OAuthClock, OAuthProvider, OAuthSettings, OAuthTokens } from "@mcpd/transports";
 import type { AuthConfig } from "../config/config-schema.js";
 import type { AuthStore } from "./auth-store.js";
 
@@ -41,6 +41,7 @@ export class ServerAuth implements OAuthProvider {
     auth: AuthConfig | undefined,
     private readonly store: AuthStore,
     private readonly onNeeded: (server: string, context: AuthorizationContext) => void,
+    readonly clock?: OAuthClock,
   ) {
     this.settings = oauthSettings(auth);
   }
@@ -53,12 +54,12 @@ export class ServerAuth implements OAuthProvider {
     this.store.saveTokens(this.server, tokens);
   }
 
-  registration(): ClientRegistration | undefined {
-    return this.store.registration(this.server);
+  registration(issuer: string): ClientRegistration | undefined {
+    return this.store.registration(this.server, issuer);
   }
 
-  saveRegistration(registration: ClientRegistration | undefined): void {
-    this.store.saveRegistration(this.server, registration);
+  saveRegistration(issuer: string, registration: ClientRegistration | undefined): void {
+    this.store.saveRegistration(this.server, issuer, registration);
   }
 
   authorizationNeeded(context: AuthorizationContext): void {

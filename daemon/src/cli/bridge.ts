@@ -1,8 +1,18 @@
 import { connect } from "node:net";
 // The lean entries: `mcpd connect` loads this file once per agent session, and starts within a few ms of Node.
 import { assertTrustedSocket } from "@mcpd/client/paths";
-import { DaemonUnavailableError, JsonLineDecoder, McpdSelect, encodeLine, isObject, type SelectParams } from "@mcpd/protocol/core";
+import {
+  DaemonUnavailableError,
+  JsonLineDecoder,
+  McpdSelect,
+  OLDER_DAEMON_NOTICE,
+  encodeLine,
+  isObject,
+  servesModern,
+  type SelectParams,
+} from "@mcpd/protocol/core";
 import { CLI_DEFAULTS } from "./cli-defaults.js";
+import { relayForOlderDaemon } from "./older-daemon-relay.js";
 import type { ViewSelection } from "@mcpd/protocol";
 
 export interface BridgeOptions extends ViewSelection {
@@ -59,6 +69,11 @@ export function runBridge(opts: BridgeOptions): Promise<number> {
         socket.pipe(opts.stdout as NodeJS.WritableStream, { end: false });
         opts.stdin.pipe(socket);
       };
+      // A daemon of a release before MCP 2026-07-28: its client's 2026-era requests are answered here.
+      const startAnswering = (): void => {
+        opts.stderr?.write(`mcpd connect: ${OLDER_DAEMON_NOTICE}\n`);
+        relayForOlderDaemon(socket, opts.stdin, opts.stdout);
+      };
       // The bridge always speaks first, selecting the view itself: the agent's own messages are never the
       // connection's first, so nothing it sends can make the connection a control connection.
       let selected = false;
@@ -74,7 +89,8 @@ export function runBridge(opts: BridgeOptions): Promise<number> {
             socket.end();
             return;
           }
-          startPiping();
+          if (servesModern(v.result)) startPiping();
+          else startAnswering();
         },
       });
       // Read lines until the select answer; anything else before it cannot exist (the client has not spoken yet).

@@ -1,6 +1,6 @@
 import { connect, type McpdClient } from "@mcpd/client";
 import type { CliContext } from "./context.js";
-import { cliSocketPath, commandConnectTimeoutMs, reportNotRunning } from "./daemon-control.js";
+import { cliSocketPath, commandConnectTimeoutMs, reportNotRunning } from "./ask-daemon.js";
 import { VERSION } from "../version.js";
 
 /** Options of {@link openClient}. */

@@ -9,7 +9,7 @@ import { CliError } from "./args.js";
 import { CLI_DEFAULTS, envTimeoutMs } from "./cli-defaults.js";
 import type { CliContext } from "./context.js";
 import { binPath } from "../infra/package-root.js";
-import { fullStatus, isUntrustedSocket } from "./daemon-control.js";
+import { fullStatus, isUntrustedSocket } from "./ask-daemon.js";
 import { formatLogLine } from "./log-format.js";
 import { holdsListeningSocket } from "../socket/socket-watch.js";
 import { withAllocatorEnv } from "../infra/allocator-env.js";

@@ -1,154 +1,6 @@
-import type { ClientStatus, DaemonInfo, DaemonStatus, HttpFrontStatus, ServerStatus } from "@mcpd/client";
 import { formatDuration, formatLatency, table, truncate, type Palette } from "./format.js";
-import { redactUrlCredentials } from "../secrets/redact-url.js";
+import type { StatusJson, StatusJsonClient, StatusJsonServer } from "./status-json.js";
 import { terminalSafe } from "./terminal-text.js";
-
-/** The daemon in {@link StatusJson}. */
-export interface StatusJsonDaemon extends Pick<DaemonInfo, "pid" | "version" | "socketPath" | "logFile"> {
-  startedAt: string | null;
-  uptimeMs: number | null;
-  configFile: string | null;
-  /** The socket watch: a removed socket file is re-created; the last problem seen, if any. */
-  socketProblem: { problem: string; at: string | null; recreated: number } | null;
-  /** Log lines that could not be written (a full disk, a closed stderr) since the daemon started. */
-  logDroppedLines: number;
-  /** The last log write error; `ongoing` while lines are still being dropped. */
-  logWriteError: { message: string; at: string | null; ongoing: boolean } | null;
-}
-
-/** One server in {@link StatusJson}: the daemon's {@link ServerStatus} fields it picks, typed as there. */
-export interface StatusJsonServer
-  extends Pick<
-    ServerStatus,
-    | "name"
-    | "state"
-    | "enabled"
-    | "transport"
-    | "mode"
-    | "pid"
-    | "startedAt"
-    | "uptimeMs"
-    | "restarts"
-    | "requests"
-    | "errors"
-    | "inFlight"
-    | "latencyMs"
-    | "tools"
-    | "lastError"
-    | "lastStderr"
-    | "commandFound"
-    | "hint"
-    | "era"
-  > {
-  stateReason: string | null;
-}
-
-/** One client in {@link StatusJson}: its `clientInfo` name and version lifted out. */
-export interface StatusJsonClient extends Pick<ClientStatus, "id" | "view" | "server" | "profile" | "tools" | "inFlight"> {
-  /** How it connected: `socket`, `http` (Streamable HTTP) or `sse` (legacy HTTP+SSE). */
-  face: string;
-  name: string | null;
-  version: string | null;
-  connectedAt: string | null;
-}
-
-/**
- * The stable shape of `mcpd status --json` (docs/operations.md documents it). Fields are picked one by
- * one from the daemon's `mcpd/status` ({@link DaemonStatus}, declared in @mcpd/protocol), so a field the
- * daemon adds later never changes this output unannounced. Durations in ms; times ISO 8601; unknown
- * values `null`.
- */
-export interface StatusJson {
-  daemon: StatusJsonDaemon;
-  servers: StatusJsonServer[];
-  clients: StatusJsonClient[];
-  /** The HTTP front end: the aggregate endpoint's URL, the token file, and its sessions; null from a daemon without one. */
-  http: StatusJsonHttp | null;
-}
-
-/** The HTTP front end in {@link StatusJson}. */
-export interface StatusJsonHttp extends Pick<HttpFrontStatus, "url" | "tokenFile" | "listening" | "error" | "sessions" | "legacySessions"> {
-  enabled: boolean;
-}
-
-const num = (v: unknown): number | null => (typeof v === "number" && Number.isFinite(v) ? v : null);
-const text = (v: unknown): string | null => (typeof v === "string" ? redactUrlCredentials(v) : null);
-
-function socketProblem(w: DaemonInfo["socket"] | undefined): StatusJsonDaemon["socketProblem"] {
-  if (typeof w !== "object" || w === null) return null;
-  const problem = text(w.lastProblem);
-  return problem === null ? null : { problem, at: text(w.lastProblemAt), recreated: num(w.recreated) ?? 0 };
-}
-
-function logWriteError(l: DaemonInfo["log"] | undefined): StatusJsonDaemon["logWriteError"] {
-  if (typeof l !== "object" || l === null) return null;
-  const message = text(l.lastError);
-  return message === null ? null : { message, at: text(l.lastErrorAt), ongoing: l.failing === true };
-}
-
-/** Builds {@link StatusJson} from the daemon's answer (checking each value: the daemon may be another version). */
-export function statusJson(s: DaemonStatus): StatusJson {
-  const d = s.daemon ?? ({} as DaemonStatus["daemon"]);
-  return {
-    daemon: {
-      pid: d.pid,
-      version: d.version,
-      startedAt: text(d.startedAt),
-      uptimeMs: num(d.uptimeMs),
-      socketPath: d.socketPath,
-      configFile: text(d.configFile),
-      logFile: text(d.logFile),
-      socketProblem: socketProblem(d.socket),
-      logDroppedLines: num(d.log?.droppedLines) ?? 0,
-      logWriteError: logWriteError(d.log),
-    },
-    servers: (s.servers ?? []).map((v) => ({
-      name: v.name,
-      state: v.state,
-      enabled: v.enabled !== false,
-      transport: v.transport ?? "stdio",
-      mode: v.mode ?? null,
-      pid: num(v.pid),
-      startedAt: text(v.startedAt),
-      uptimeMs: num(v.uptimeMs),
-      restarts: num(v.restarts) ?? 0,
-      requests: num(v.requests) ?? 0,
-      errors: num(v.errors) ?? 0,
-      inFlight: num(v.inFlight) ?? 0,
-      latencyMs: { p50: num(v.latencyMs?.p50), p99: num(v.latencyMs?.p99) },
-      tools: num(v.tools) ?? 0,
-      stateReason: text(v.stateReason),
-      lastError: text(v.lastError),
-      lastStderr: text(v.lastStderr),
-      commandFound: typeof v.commandFound === "boolean" ? v.commandFound : null,
-      hint: text(v.hint),
-      era: v.era === "2025" || v.era === "2026" ? v.era : null,
-    })),
-    clients: (s.clients ?? []).map((c) => ({
-      id: c.id,
-      name: typeof c.clientInfo?.name === "string" ? c.clientInfo.name : null,
-      version: typeof c.clientInfo?.version === "string" ? c.clientInfo.version : null,
-      view: c.view,
-      server: typeof c.server === "string" ? c.server : null,
-      profile: typeof c.profile === "string" ? c.profile : null,
-      tools: Array.isArray(c.tools) ? c.tools.filter((g): g is string => typeof g === "string") : null,
-      inFlight: num(c.inFlight) ?? 0,
-      connectedAt: text(c.connectedAt),
-      face: typeof c.face === "string" ? c.face : "socket",
-    })),
-    http: s.http
-      ? {
-          enabled: s.http.enabled === true,
-          url: text(s.http.url),
-          tokenFile: text(s.http.tokenFile) ?? "",
-          listening: s.http.listening === true,
-          error: text(s.http.error),
-          sessions: num(s.http.sessions) ?? 0,
-          legacySessions: num(s.http.legacySessions) ?? 0,
-        }
-      : null,
-  };
-}
 
 /** A client's selection in the table: its profile, its tool globs (`tools a*,b*`), both, or `-`. */
 function selectionText(cl: StatusJsonClient): string {
@@ -183,24 +35,36 @@ export function stateNote(v: Pick<StatusJson["servers"][number], "state" | "stat
   return saysState ? reason : `disabled (${reason})`;
 }
 
-/** The servers' table of {@link renderStatus}: one row each. */
+/** A server's UI session as a row of the servers' table, under its server's: `<server> (UI)`. */
+function uiSessionRow(v: StatusJsonServer, c: Palette): string[] {
+  const u = v.uiSession as NonNullable<StatusJsonServer["uiSession"]>;
+  const pid = u.pid === null ? "-" : String(u.pid);
+  const row = [`${v.name} (UI)`, stateColour(u.state, c), v.transport, pid, formatDuration(u.uptimeMs), "-", String(u.requests)];
+  return [...row, "-", String(u.inFlight), "-", "-", "-", String(u.tools), v.era ?? "-"];
+}
+
+/** The servers' table of {@link renderStatus}: one row each, and one more for a server's UI session. */
 function serverTable(servers: StatusJsonServer[], c: Palette): string {
-  const rows = servers.map((v) => [
-    v.name,
-    stateColour(v.state, c),
-    v.mode && v.mode !== v.transport && v.mode !== "stdio" ? `${v.transport} (${v.mode})` : v.transport,
-    v.pid === null ? "-" : String(v.pid),
-    formatDuration(v.uptimeMs),
-    String(v.restarts),
-    String(v.requests),
-    v.errors > 0 ? c.red(String(v.errors)) : "0",
-    String(v.inFlight),
-    formatLatency(v.latencyMs.p50),
-    formatLatency(v.latencyMs.p99),
-    String(v.tools),
-    v.era ?? "-",
+  const rows = servers.flatMap((v) => [
+    [
+      v.name,
+      stateColour(v.state, c),
+      v.mode && v.mode !== v.transport && v.mode !== "stdio" ? `${v.transport} (${v.mode})` : v.transport,
+      v.pid === null ? "-" : String(v.pid),
+      formatDuration(v.uptimeMs),
+      String(v.restarts),
+      String(v.requests),
+      v.errors > 0 ? c.red(String(v.errors)) : "0",
+      String(v.inFlight),
+      formatLatency(v.latencyMs.p50),
+      formatLatency(v.latencyMs.p95),
+      formatLatency(v.latencyMs.p99),
+      String(v.tools),
+      v.era ?? "-",
+    ],
+    ...(v.uiSession ? [uiSessionRow(v, c)] : []),
   ]);
-  const heads = ["SERVER", "STATE", "TRANSPORT", "PID", "UPTIME", "RESTARTS", "REQS", "ERRS", "INFL", "P50", "P99", "TOOLS", "ERA"];
+  const heads = ["SERVER", "STATE", "TRANSPORT", "PID", "UPTIME", "RESTARTS", "REQS", "ERRS", "INFL", "P50", "P95", "P99", "TOOLS", "ERA"];
   return table(heads, rows, c);
 }
 
@@ -250,6 +114,7 @@ export function renderStatus(status: StatusJson, c: Palette, width = 100): strin
       if (v.lastStderr && PROBLEM_STATES.has(v.state)) notes.push(`  ${v.name}: stderr: ${truncate(v.lastStderr, room)}`);
       // Not truncated: the hint is the advice itself, and its end names the setting to use.
       if (v.hint) notes.push(`  ${v.name}: hint: ${v.hint}`);
+      for (const r of v.rejectedTools) notes.push(`  ${v.name}: tool "${r.name}" left out: ${truncate(r.reason, room)}`);
     }
     if (notes.length > 0) out.push("", ...notes);
   }

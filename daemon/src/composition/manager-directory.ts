@@ -32,6 +32,14 @@ export class ManagerDirectory implements ServerDirectory {
     return this.manager.handleFor(name, connectionId, capabilities);
   }
 
+  standIn(name: string): Upstream | undefined {
+    return this.manager.ui.standIn(name);
+  }
+
+  unpark(name: string): void {
+    this.manager.ui.unpark(name);
+  }
+
   releaseConnection(connectionId: string): Promise<void> {
     return this.manager.releaseConnection(connectionId);
   }
@@ -49,5 +57,7 @@ export class ManagerDirectory implements ServerDirectory {
       notification: (h, method, params, context) => events.notification(h, method, params, context),
     });
     this.manager.serverRequests = (h, request, context) => events.request(h, request, context);
+    this.manager.ui.used = (server) => events.usedByUiClient(server);
+    this.manager.ui.usedWithout = (server) => events.usedWithoutUi(server);
   }
 }

@@ -1,7 +1,7 @@
 import { rmSync } from "node:fs";
 import { join } from "node:path";
 import { McpdShutdown, type DaemonInfo } from "@mcpd/protocol";
-import { createTransport } from "@mcpd/transports";
+import { createTransport, type OAuthClock } from "@mcpd/transports";
 import type { McpdPaths } from "@mcpd/client";
 import type { LoadedConfig } from "../config/index.js";
 import { RUNTIME_DEFAULTS } from "../defaults.js";
@@ -23,6 +23,7 @@ import { Router } from "../router/router.js";
 import { SecretScrubber } from "../secrets/index.js";
 import { SocketServer } from "../socket/socket-server.js";
 import { SocketWatch } from "../socket/socket-watch.js";
+import { Telemetry } from "../telemetry/telemetry.js";
 import { MCPManager } from "../supervision/manager.js";
 import { ManagerDirectory } from "./manager-directory.js";
 import { VERSION } from "../version.js";
@@ -32,9 +33,6 @@ import { BufferBudget } from "../infra/buffer-budget.js";
 import { GarbagePacer } from "../infra/garbage-pacer.js";
 import type { DaemonLog } from "./daemon-log.js";
 import { installSignals } from "./signals.js";
-
-/** The control methods' dispatcher the sessions call. */
-type ControlHandler = ReturnType<typeof createControl>;
 
 /** What a reload did, as `mcpd/reload` answers it. */
 export type ReloadOutcome = Awaited<ReturnType<MCPManager["reload"]>> & { warnings: string[] };
@@ -47,6 +45,8 @@ export interface DaemonInputs {
   log: DaemonLog;
   /** Install SIGTERM/SIGINT/SIGHUP handlers. */
   handleSignals: boolean;
+  /** The clock of OAuth token lifetimes (tests inject a fake one); default the real one. */
+  oauthClock?: OAuthClock;
 }
 
 /**
@@ -73,13 +73,10 @@ export class McpdDaemon {
   /** Bytes held for clients by both faces (socket lines and output, HTTP bodies, output and kept events). */
   private readonly buffers: BufferBudget;
   /** Collects the client buffers both faces let go (see infra/garbage-pacer.ts). */
-  private readonly pacer = new GarbagePacer({
-    minIntervalMs: RUNTIME_DEFAULTS.gcPaceIntervalMs,
-    minReleasedBytes: RUNTIME_DEFAULTS.gcPaceReleasedBytes,
-    minRoomBytes: RUNTIME_DEFAULTS.gcPaceCompactRoomBytes,
-    quietMs: RUNTIME_DEFAULTS.gcPaceCompactQuietMs,
-  });
-  private readonly control: ControlHandler;
+  private readonly pacer = GarbagePacer.withDaemonDefaults();
+  /** The control methods' dispatcher the sessions call. */
+  private readonly control: ReturnType<typeof createControl>;
+  private readonly telemetry: Telemetry;
   /** `/metrics` on the HTTP front end. */
   private readonly metrics: PrometheusMetrics;
   private readonly startedAt = Date.now();
@@ -107,17 +104,12 @@ export class McpdDaemon {
       // Declared upstream on behalf of clients; requests are relayed only to a client that declared them.
       clientCapabilities: { roots: { listChanged: true }, sampling: {}, elicitation: {} },
     });
-    this.authFlows = new AuthFlows(this.authStore, this.manager, this.log);
-    // Secret values (the loaded config's and the running servers', OAuth tokens) are masked in every line
-    // the root logger writes from here on, and in what the router and the control methods say.
+    this.authFlows = new AuthFlows(this.authStore, this.manager, this.log, undefined, inputs.oauthClock);
+    // Secret values (config's, running servers', OAuth tokens) are masked in every line logged from here on, and in replies.
     const secrets = new SecretScrubber(() => [...this.config.servers, ...this.manager.servers.map((h) => h.config)], this.authStore);
     log.setScrubber(secrets.scrubValue);
     this.buffers = new BufferBudget(ConfigSource.bufferBudget(config));
-    this.lifecycle = new DaemonLifecycle({
-      reload: (signal) => this.reloadOnce(signal),
-      teardown: () => this.teardown(),
-      logger: this.log,
-    });
+    this.lifecycle = new DaemonLifecycle({ reload: (s) => this.reloadOnce(s), teardown: () => this.teardown(), logger: this.log });
     // The router sees the servers through its ports (router/upstream-port.ts), the manager behind its adapter.
     this.router = new Router(new ManagerDirectory(this.manager), {
       logger: this.log,
@@ -137,7 +129,8 @@ export class McpdDaemon {
       budget: this.buffers,
       pacer: this.pacer,
     });
-    this.dashboard = new Dashboard({ router: this.router, watch: (l) => this.manager.watch(l), logger: this.log });
+    this.dashboard = new Dashboard({ router: this.router, manager: this.manager, logger: this.log });
+    this.telemetry = new Telemetry(this.router.spans, VERSION, this.log);
     this.http = new HttpFront({
       dashboard: this.dashboard,
       router: this.router,
@@ -177,6 +170,7 @@ export class McpdDaemon {
     await this.manager.load(config);
     this.router.applyFilters(config.settings, this.router.filtersSnapshot());
     await this.http.apply(this.source.http(config));
+    await this.telemetry.apply(config.settings.telemetry?.otlp);
     try {
       await this.socket.listen();
     } catch (err) {
@@ -210,6 +204,7 @@ export class McpdDaemon {
     this.router.applyFilters(next.settings, before);
     this.applyLimits(next);
     await this.http.apply(this.source.http(next));
+    await this.telemetry.apply(next.settings.telemetry?.otlp);
     this.config = next;
     this.log.info({ ...result }, "config reloaded");
     // Globs that match nothing are judged once the servers the reload started are up.
@@ -231,6 +226,7 @@ export class McpdDaemon {
     this.authFlows.close();
     // The servers' own requests (list re-reads, subscriptions) get what is left of the grace.
     await this.manager.shutdown(Math.max(0, graceEnds - Date.now()));
+    await this.telemetry.close();
     rmSync(this.paths.socketPath, { force: true });
     rmSync(this.paths.pidFile, { force: true });
     this.log.info("mcpd stopped");

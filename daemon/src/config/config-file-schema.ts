@@ -49,6 +49,44 @@ export const HttpSettingsSchema = keys(
   `an object such as {"enabled": true, "port": ${H.port}}`,
 );
 
+const T = CONFIG_DEFAULTS.telemetryOtlp;
+
+/** `mcpd.telemetry`: what mcpd reports of itself besides its log and `/metrics`. */
+export const TelemetrySettingsSchema = keys(
+  {
+    otlp: keys(
+      {
+        endpoint: z
+          .string({ error: mustBe(`an http(s) URL such as "http://127.0.0.1:4318/v1/traces"`) })
+          .regex(/^https?:\/\/[^\s/?#]+(?:[/?#]\S*)?$/i, { error: mustBe(`an http(s) URL such as "http://127.0.0.1:4318/v1/traces"`) })
+          .meta({ description: "The OTLP/HTTP traces URL spans are POSTed to (JSON encoding), used as written." }),
+        headers: z
+          .record(z.string(), z.string(), { error: mustBe(`an object of header names to strings such as {"x-api-key": "..."}`) })
+          .optional()
+          .meta({ default: {}, description: "HTTP headers sent with every export (e.g. the collector's API key)." }),
+        serviceName: z
+          .string({ error: mustBe("a string") })
+          .min(1)
+          .optional()
+          .meta({ default: T.serviceName, description: "The `service.name` of the spans' resource." }),
+        batchDelayMs: intIn(1, 60_000, "an integer from 1 to 60000 (milliseconds)")
+          .optional()
+          .meta({ default: T.batchDelayMs, description: "Spans are sent in batches at most this many ms after the oldest ended." }),
+        exportTimeoutMs: intIn(100, 600_000, "an integer from 100 to 600000 (milliseconds)")
+          .optional()
+          .meta({ default: T.exportTimeoutMs, description: "One export's deadline, in ms." }),
+        maxQueueSpans: intIn(1, 1_000_000, "an integer from 1 to 1000000")
+          .optional()
+          .meta({ default: T.maxQueueSpans, description: "Ended spans waiting to be sent; past it new ones are dropped." }),
+      },
+      `an object such as {"endpoint": "http://127.0.0.1:4318/v1/traces"}`,
+    )
+      .optional()
+      .describe("Export one span per relayed request over OTLP/HTTP; absent: no export, and the OpenTelemetry SDK is never loaded."),
+  },
+  `an object such as {"otlp": {"endpoint": "http://127.0.0.1:4318/v1/traces"}}`,
+);
+
 /** One profile: a named view over the aggregate view. */
 /**
  * A profile's `toolSearch`, checked by readToolSearch (its texts name the key and a close one for a
@@ -108,6 +146,7 @@ export const SettingsSchema = keys(
       .meta({ default: CONFIG_DEFAULTS.requestStateTtlMs, description: "A `requestState` mcpd issues expires after this many ms." }),
     http: HttpSettingsSchema.optional().describe("The HTTP front end (Streamable HTTP and legacy SSE on loopback)."),
     profiles: ProfilesSchema.optional(),
+    telemetry: TelemetrySettingsSchema.optional().describe("Span export (OpenTelemetry, OTLP/HTTP); see docs/operations.md, Tracing."),
   },
   `an object such as {"logLevel": "info"}`,
 );

@@ -3,7 +3,7 @@ import type { TransportConfig } from "@mcpd/transports";
 import type { z } from "zod";
 import type { AuthConfig } from "./auth-config.js";
 import { LOG_LEVEL_VALUES } from "./config-names.js";
-import type { HttpSettingsSchema } from "./config-file-schema.js";
+import type { HttpSettingsSchema, TelemetrySettingsSchema } from "./config-file-schema.js";
 import type { MCPD_OPTIONS_SHAPE, NameFilterSchema, RestartSchema, RootSchema } from "./server-entry-schema.js";
 
 export type { AuthConfig, ProtocolEraSetting };
@@ -141,6 +141,9 @@ export interface ResolvedServerConfig {
 /** `mcpd.http`: the HTTP front end (MCP over Streamable HTTP and legacy SSE, on loopback), every key resolved. */
 export type HttpSettings = ReadonlyLists<Required<z.output<typeof HttpSettingsSchema>>>;
 
+/** `mcpd.telemetry.otlp`: span export over OTLP/HTTP, every key resolved (defaults: `CONFIG_DEFAULTS.telemetryOtlp`). */
+export type OtlpSettings = Readonly<Required<NonNullable<z.output<typeof TelemetrySettingsSchema>["otlp"]>>>;
+
 /** The optional top-level `"mcpd"` section. The optional keys are present only when the file sets them. */
 export interface DaemonSettings {
   /** Default `info`. */
@@ -161,6 +164,8 @@ export interface DaemonSettings {
   readonly requestStateTtlMs?: number;
   /** `mcpd.profiles`: named views a connection selects (`mcpd/select {"profile": NAME}`). Default none. */
   readonly profiles?: Readonly<Record<string, ProfileSpec>>;
+  /** `mcpd.telemetry`: span export; absent (or without `otlp`): none. */
+  readonly telemetry?: { readonly otlp?: OtlpSettings };
 }
 
 /** The result of {@link loadConfig}/{@link parseConfig}. Deeply frozen. */

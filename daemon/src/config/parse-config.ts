@@ -2,7 +2,7 @@ import os from "node:os";
 import path from "node:path";
 import { ConfigError } from "@mcpd/protocol";
 import { CONFIG_DEFAULTS } from "../defaults.js";
-import type { DaemonSettings, LoadedConfig, ResolvedServerConfig } from "./config-schema.js";
+import type { DaemonSettings, LoadedConfig, OtlpSettings, ResolvedServerConfig } from "./config-schema.js";
 import { ConfigFileSchema, SettingsSchema } from "./config-file-schema.js";
 import { deepFreeze } from "./config-hash.js";
 import { ConfigIssues, describeValue, isPlainObject } from "./config-issues.js";
@@ -138,8 +138,8 @@ function readSettings(value: unknown, issues: ConfigIssues, homedir: string): { 
     unknownKey: perServerKeyTooHigh,
   });
   if (read === undefined || !isPlainObject(value)) return { settings: base, defaults: {} };
-  const { defaults: _d, profiles: _p, http, ...rest } = read;
-  const settings: DaemonSettings = { ...base, ...rest, http: { ...base.http, ...http } };
+  const { defaults: _d, profiles: _p, http, telemetry, ...rest } = read;
+  const settings: DaemonSettings = { ...base, ...rest, http: { ...base.http, ...http }, ...readTelemetry(telemetry, value, issues) };
   if (value.defaults === undefined) return { settings, defaults: {} };
   const where = `"mcpd.defaults"`;
   const defaults = readWithSchema(McpdOptionsSchema, value.defaults, {
@@ -149,4 +149,21 @@ function readSettings(value: unknown, issues: ConfigIssues, homedir: string): { 
     unknownKey: (key) => `unknown key "${key}" ignored (only mcpd's per-server keys belong here)${hintFor(key, MCPD_KEYS)}`,
   });
   return { settings, defaults: defaults === undefined ? {} : finishMcpdOptions(defaults, { issues, where, homedir }) };
+}
+
+/** `mcpd.telemetry` with every default applied: absent unless `otlp` has its `endpoint` (a missing one is an error). */
+function readTelemetry(
+  read: { otlp?: Partial<OtlpSettings> } | undefined,
+  raw: Record<string, unknown>,
+  issues: ConfigIssues,
+): Pick<DaemonSettings, "telemetry"> {
+  const otlp = read?.otlp;
+  if (otlp === undefined) return {};
+  if (otlp.endpoint !== undefined)
+    return { telemetry: { otlp: { ...CONFIG_DEFAULTS.telemetryOtlp, headers: {}, ...otlp, endpoint: otlp.endpoint } } };
+  // A bad endpoint was reported as such; a missing one is reported here (the file's keys are read one by one).
+  const given = isPlainObject(raw.telemetry) && isPlainObject(raw.telemetry.otlp) && raw.telemetry.otlp.endpoint !== undefined;
+  if (!given)
+    issues.error("", `"mcpd.telemetry.otlp.endpoint" is required: the OTLP/HTTP traces URL, such as "http://127.0.0.1:4318/v1/traces"`);
+  return {};
 }

@@ -64,7 +64,7 @@ export const CONTROL_HANDLERS: ControlHandlers<ControlContext> = {
       const status: DaemonStatus | RestrictedDaemonStatus = session.control
         ? {
             daemon: d.info(),
-            servers: m.servers.map((h) => serverStatus(h, m.privateSessions(h.name).length, d.router.hint(h))),
+            servers: m.servers.map((h) => serverStatus(h, m.privateSessions(h.name).length, d.router.hint(h), m.ui.get(h.name))),
             // The connection asking (`mcpd status` itself) is not one of the clients it wants to see.
             clients: [...d.router.sessions.values()].filter((s) => s !== session).map((s) => clientStatus(s, d.router)),
             tables: d.router.tables(),

@@ -1,6 +1,6 @@
 import { accessSync, constants } from "node:fs";
 import { delimiter, isAbsolute, join } from "node:path";
-import type { ClientStatus, RestrictedDaemonStatus, ServerStatus } from "@mcpd/protocol";
+import type { ClientStatus, RestrictedDaemonStatus, ServerStatus, UiSessionStatus } from "@mcpd/protocol";
 import { isoTime } from "../infra/iso-time.js";
 import type { Router } from "../router/router.js";
 import { visibleTools } from "../router/server-filters.js";
@@ -22,12 +22,26 @@ export function commandFound(command: string, env: NodeJS.ProcessEnv = process.e
   return (env.PATH ?? "").split(delimiter).some((dir) => dir && can(join(dir, command)));
 }
 
+/** A shared server's UI session in `mcpd/status`, or null when it has none. */
+function uiSessionStatus(u: ServerHandle | undefined): UiSessionStatus | null {
+  if (u === undefined) return null;
+  return {
+    state: u.state,
+    pid: u.pid ?? u.client?.transport.info()?.pid ?? null,
+    startedAt: u.startedAt ? isoTime(u.startedAt) : null,
+    uptimeMs: u.state === "ready" && u.startedAt ? Date.now() - u.startedAt : null,
+    requests: u.stats.requests,
+    inFlight: u.stats.inFlight,
+    tools: visibleTools(u.config, u.tools).length,
+  };
+}
+
 /**
  * One server's entry in `mcpd/status`. `hint` is what the router suggests for the server (e.g. that a
- * server-to-client request could not be routed, and `sharing: "per-client"`), else which tools mcpd left
- * out for an invalid `x-mcp-header` annotation; null when neither.
+ * server-to-client request could not be routed, and `sharing: "per-client"`); null when none. `ui`: its UI
+ * session, if it has one.
  */
-export function serverStatus(h: ServerHandle, sessions: number, hint?: string): ServerStatus {
+export function serverStatus(h: ServerHandle, sessions: number, hint?: string, ui?: ServerHandle): ServerStatus {
   const t = h.config.transport;
   const info = h.client?.transport.info();
   const command = "command" in t ? t.command : undefined;
@@ -52,17 +66,11 @@ export function serverStatus(h: ServerHandle, sessions: number, hint?: string): 
     commandFound: command === undefined ? null : commandFound(command),
     tools: visibleTools(h.config, h.tools).length,
     sessions,
-    hint: hint ?? droppedToolsHint(h) ?? null,
+    hint: hint ?? null,
     era: h.client?.era ?? (h.config.protocolEra === "auto" ? h.eras.known : h.config.protocolEra) ?? null,
+    rejectedTools: (h.client?.rejectedTools ?? []).map((r) => ({ name: r.name, reason: r.reason })),
+    uiSession: uiSessionStatus(ui),
   };
-}
-
-/** What status says of the tools mcpd dropped for an invalid `x-mcp-header` annotation; undefined: none. */
-function droppedToolsHint(h: ServerHandle): string | undefined {
-  const dropped = [...(h.client?.toolHeaders.dropped ?? [])];
-  if (dropped.length === 0) return undefined;
-  const each = dropped.slice(0, 5).map(([tool, why]) => `${tool} (${why})`);
-  return `${dropped.length} tool(s) left out, their x-mcp-header annotation is invalid: ${each.join("; ")}${dropped.length > 5 ? "; ..." : ""}`;
 }
 
 /**
@@ -102,7 +110,7 @@ export function agentStatus(d: DaemonControl, session: Session): RestrictedDaemo
     servers: m.servers
       .filter((h) => shows(session, h.name))
       .map((h) => ({
-        ...serverStatus(h, m.privateSessions(h.name).length, d.router.hint(h)),
+        ...serverStatus(h, m.privateSessions(h.name).length, d.router.hint(h), m.ui.get(h.name)),
         lastError: null,
         lastStderr: null,
       })),

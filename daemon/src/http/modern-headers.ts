@@ -4,6 +4,8 @@ import {
   WireCode,
   claimedVersion,
   classify,
+  decodeHeaderValue,
+  headerParams,
   eraOf,
   isObject,
   mcpMethod,
@@ -63,13 +65,6 @@ export function postEra(headers: IncomingHttpHeaders, messages: readonly unknown
   return { era: "2026", message, id: kind === "request" ? (id as RequestId) : undefined };
 }
 
-/** A header's value as the 2026 era encodes it: as is, or `=?base64?<UTF-8 in base64>?=`; undefined when it cannot be decoded. */
-export function decodeHeaderValue(value: string): string | undefined {
-  const m = /^=\?base64\?([A-Za-z0-9+/]*={0,2})\?=$/.exec(value);
-  if (!m) return /^[\x20-\x7e]*$/.test(value) ? value : undefined;
-  return Buffer.from(m[1] as string, "base64").toString("utf8");
-}
-
 const single = (headers: IncomingHttpHeaders, name: string): string | undefined => {
   const v = headers[name];
   return typeof v === "string" ? v : undefined;
@@ -122,14 +117,19 @@ export function headerRefusal(
   return undefined;
 }
 
-/** What is wrong with the `Mcp-Param-*` headers of a tools/call, given the tool's `inputSchema`; undefined: nothing. */
+/**
+ * What is wrong with the `Mcp-Param-*` headers of a tools/call, given the tool's `inputSchema` (its
+ * `x-mcp-header` annotations, nested ones included; a schema whose annotations are invalid asks for none);
+ * undefined: nothing.
+ */
 function paramHeaderProblem(headers: IncomingHttpHeaders, schema: JsonObject | undefined, args: JsonObject): string | undefined {
-  const props = isObject(schema?.properties) ? schema.properties : {};
-  for (const [prop, def] of Object.entries(props)) {
-    const name = isObject(def) ? def["x-mcp-header"] : undefined;
-    if (typeof name !== "string" || name === "") continue;
-    const value = args[prop];
+  const read = headerParams(schema);
+  if (!("params" in read)) return undefined;
+  for (const { name, path } of read.params) {
+    let value: unknown = args;
+    for (const key of path) value = isObject(value) && Object.hasOwn(value, key) ? value[key] : undefined;
     if (value === undefined || value === null) continue;
+    const prop = path.join(".");
     const raw = single(headers, `mcp-param-${name.toLowerCase()}`);
     if (raw === undefined) return `the Mcp-Param-${name} header is required (argument "${prop}" is given)`;
     const decoded = decodeHeaderValue(raw);

@@ -1,4 +1,5 @@
 import { getHeapStatistics, setFlagsFromString } from "node:v8";
+import { RUNTIME_DEFAULTS } from "../defaults.js";
 
 /** How a {@link GarbagePacer} is paced; the daemon's are in RUNTIME_DEFAULTS (`gcPace*`). */
 export interface GarbagePacerOptions {
@@ -84,6 +85,17 @@ export class GarbagePacer {
     this.collect = "collect" in options ? options.collect : gc;
     this.compact = "compact" in options ? options.compact : gc && this.collect === gc ? compactingGc(gc) : undefined;
     this.heap = options.heap ?? v8Heap;
+  }
+
+  /** The daemon's pacer, with RUNTIME_DEFAULTS' `gcPace*` settings. */
+  static withDaemonDefaults(): GarbagePacer {
+    const d = RUNTIME_DEFAULTS;
+    return new GarbagePacer({
+      minIntervalMs: d.gcPaceIntervalMs,
+      minReleasedBytes: d.gcPaceReleasedBytes,
+      minRoomBytes: d.gcPaceCompactRoomBytes,
+      quietMs: d.gcPaceCompactQuietMs,
+    });
   }
 
   /** Whether it can collect at all (node runs with `--expose-gc`, or a collector was given). */

@@ -27,6 +27,27 @@ export interface MetricsSnapshot {
 
 export { LATENCY_BUCKETS_MS };
 
+/** What the dashboard's charts are drawn from, pushed while a page is open: the counters as they stand. */
+export interface LiveFigures {
+  /** {@link LATENCY_BUCKETS_MS}. */
+  bounds: readonly number[];
+  /** Per server: calls and errors so far, and calls finished per latency bucket (not cumulative across buckets). */
+  servers: Array<{ name: string; requests: number; errors: number; buckets: number[] }>;
+}
+
+/** The counters of every server of `manager` now (read on the dashboard's tick, never on the relay path). */
+export function liveFigures(manager: Pick<MCPManager, "servers">): LiveFigures {
+  return {
+    bounds: LATENCY_BUCKETS_MS,
+    servers: manager.servers.map((h) => ({
+      name: h.name,
+      requests: h.stats.requests,
+      errors: h.stats.errors,
+      buckets: Array.from(h.stats.buckets),
+    })),
+  };
+}
+
 /** What the figures are read from (the control methods' view of the daemon has all of it). */
 export interface MetricsSources {
   manager: MCPManager;

@@ -4,49 +4,39 @@ import {
   WireCode,
   isObject,
   toWireError,
+  type ClientCapabilities,
   type JsonObject,
   type JsonRpcErrorObject,
   type Prompt,
   type RequestId,
-  type ClientCapabilities,
   type Tool,
 } from "@mcpd/protocol";
 import { appToolRoute, listedTools } from "./aggregate-tools.js";
-import { declaresUi } from "./app-meta.js";
+import { callerDeclaresUi, declaresUi } from "./app-meta.js";
 import type { Catalog, CatalogEntry } from "./catalog.js";
 import { notFound, quoted } from "./close-matches.js";
-import { aggregateInitializeResult, openOwnSessions } from "./aggregate-initialize.js";
+import { aggregateInitializeResult, openEnvelopeSessions, openOwnSessions, unparkViewed } from "./aggregate-initialize.js";
 import { hiddenInView } from "./aggregate-hidden.js";
-import { OwnTools } from "./own-tools.js";
+import { OwnTools, ownSessions } from "./own-tools.js";
 import { RUNTIME_DEFAULTS } from "../defaults.js";
 import type { ViewFilter } from "./view-filter.js";
+import type { InputAsker } from "./ports.js";
 import type { ServerDirectory, Upstream } from "./upstream-port.js";
 import { resolveInView, viewResources, viewTemplates } from "./view-resources.js";
 import { viewUriForm } from "./view-uris.js";
-
-/** A field that must be a string was not; never echoes the value (it may be huge or nested too deep to print). */
-function notString(method: string, field: string): JsonRpcErrorObject {
-  return { code: WireCode.InvalidParams, message: `${method}: "${field}" must be a string`, data: { mcpdCode: "MCPD_PROTOCOL_VIOLATION" } };
-}
-
-/** A request's params with the name it asks for replaced (in its completion `ref`, when given). */
-function renamed(params: JsonObject | undefined, name: string, ref: JsonObject | undefined): JsonObject {
-  return ref === undefined ? { ...params, name } : { ...params, ref: { ...ref, name } };
-}
+import { notString, renamed } from "./aggregate-params.js";
 
 const TOOLS = { noun: "tool", method: "tools/list" };
 const PROMPTS = { noun: "prompt", method: "prompts/list" };
 
-/** What the aggregate view calls on its connection (the connection's Session itself: no closures per connection). */
-export interface AggregateHost {
+/** What the aggregate view calls on its connection (its Session: no closures per connection); what its client declared decides its MCP Apps. */
+export interface AggregateHost extends Pick<InputAsker, "clientCapabilities" | "modern"> {
   /** What the connection's selection hides (a profile, tool globs); undefined: nothing. */
   readonly filter: ViewFilter | undefined;
-  /** What its client declared in initialize (the UI extension decides what it sees of MCP Apps). */
-  readonly clientCapabilities: ClientCapabilities;
   /** Its own sessions (of per-client servers), if it has any. */
   readonly privates: ReadonlySet<Upstream> | undefined;
-  /** The session it uses for a server (its own for a per-client server, made on first use). */
-  resolveHandle(server: string): Promise<Upstream>;
+  /** The session it uses for a server (its own for a per-client server, made on first use); `capabilities`: what the request's client declared. */
+  resolveHandle(server: string, capabilities?: ClientCapabilities): Promise<Upstream>;
   send(message: object): void;
   replyError(id: RequestId | null, error: JsonRpcErrorObject): void;
   /**
@@ -61,7 +51,7 @@ export interface AggregateHost {
 /** What the aggregate view shares with every connection's: the servers and the catalog. */
 export interface AggregateShared {
   /** `servers.servers`: the shared session of every configured server, in configuration order. */
-  readonly servers: Pick<ServerDirectory, "servers">;
+  readonly servers: Pick<ServerDirectory, "servers" | "unpark">;
   readonly catalog: Catalog;
 }
 
@@ -80,16 +70,16 @@ export class AggregateView {
     private readonly shared: AggregateShared,
   ) {}
 
-  /** The tools this connection sees. */
-  private tools(f: ViewFilter | undefined): readonly CatalogEntry<Tool>[] {
-    const all = this.allTools();
+  /** The tools this connection sees (`ui`: as a client that declared the UI extension). */
+  private tools(f: ViewFilter | undefined, ui: boolean): readonly CatalogEntry<Tool>[] {
+    const all = this.allTools(ui);
     return f === undefined ? all : f.narrow(all, (e) => f.allowsTool(e.server, e.exposed));
   }
 
   /** The tools/list answer: app-only tools for UI clients alone, views in the view's form (aggregate-tools.ts). */
-  private listTools(f: ViewFilter | undefined): Tool[] {
-    const ui = declaresUi(this.host.clientCapabilities);
-    return listedTools(this.allTools(), this.tools(f), f, ui, viewUriForm(this.shared.catalog, f));
+  private listTools(id: RequestId, f: ViewFilter | undefined): Tool[] {
+    const ui = callerDeclaresUi(this.host, id);
+    return listedTools(this.allTools(ui), this.tools(f, ui), f, ui, viewUriForm(this.shared.catalog, f));
   }
 
   /** The prompts this connection sees. */
@@ -109,14 +99,15 @@ export class AggregateView {
   }
 
   /** The tools this connection's view starts from: the catalog's, its own sessions' in place of their servers' (own-tools.ts). */
-  private allTools(): readonly CatalogEntry<Tool>[] {
-    return this.own.tools(this.shared.catalog.tools(), this.host.privates);
+  private allTools(ui: boolean): readonly CatalogEntry<Tool>[] {
+    return this.own.tools(this.shared.catalog.tools(), ownSessions(this.host.privates, ui));
   }
 
   /** mcpd's own initialize answer (aggregate-initialize.ts). */
   initializeResult(protocolVersion: string): JsonObject {
     // A UI client's own sessions of per-client servers start now: their tools, not the shared session's, are what it lists.
-    if (declaresUi(this.host.clientCapabilities)) openOwnSessions(this.host, this.shared.servers.servers);
+    if (declaresUi(this.host.clientCapabilities)) void openOwnSessions(this.host, this.shared.servers.servers);
+    else if (this.host.modern === undefined) unparkViewed(this.host, this.shared.servers);
     return aggregateInitializeResult(this.shared.servers.servers, protocolVersion);
   }
 
@@ -191,10 +182,12 @@ export class AggregateView {
     const catalog = this.shared.catalog;
     switch (method) {
       case "tools/list":
-        this.settle(false).then(
-          () => s.send({ jsonrpc: "2.0", id, result: { tools: this.listTools(s.filter) } }),
-          (err: unknown) => this.fail(id, method, params, retried, err),
-        );
+        openEnvelopeSessions(s, id, this.shared.servers.servers)
+          .then(() => this.settle(false))
+          .then(
+            () => s.send({ jsonrpc: "2.0", id, result: { tools: this.listTools(id, s.filter) } }),
+            (err: unknown) => this.fail(id, method, params, retried, err),
+          );
         return;
       case "prompts/list":
         s.send({ jsonrpc: "2.0", id, result: { prompts: this.prompts(s.filter).map((e) => ({ ...e.item, name: e.exposed })) } });
@@ -252,12 +245,14 @@ export class AggregateView {
   ): void {
     const s = this.host;
     const catalog = this.shared.catalog;
-    const entry = kind === "tool" ? (this.own.tool(catalog.tools(), s.privates, name) ?? catalog.tool(name)) : catalog.prompt(name);
+    const ui = callerDeclaresUi(s, id);
+    const entry =
+      kind === "tool" ? (this.own.tool(catalog.tools(), ownSessions(s.privates, ui), name) ?? catalog.tool(name)) : catalog.prompt(name);
     const f = s.filter;
     // An app's own call: its server's unprefixed name, or a tool the selection picking the app leaves out.
     const app =
       kind === "tool" && (f !== undefined || !entry)
-        ? appToolRoute(this.allTools(), f, declaresUi(s.clientCapabilities), name, entry as CatalogEntry<Tool>)
+        ? appToolRoute(this.allTools(ui), f, ui, name, entry as CatalogEntry<Tool>)
         : undefined;
     if (app !== undefined && "refuse" in app) return s.replyError(id, toWireError(app.refuse));
     if (app !== undefined) return s.serveOnServer(id, app.entry.server, method, renamed(params, app.entry.item.name, ref), undefined, true);
@@ -268,7 +263,7 @@ export class AggregateView {
     if (entry) return s.serveOnServer(id, entry.server, method, renamed(params, entry.item.name, ref), undefined, true);
     const owner = this.unavailableOwner(name, retried);
     if (owner) return s.serveOnServer(id, owner.name, method, renamed(params, name.slice(owner.name.length + 2), ref));
-    const known = (kind === "tool" ? this.tools(f) : this.prompts(f)).map((e) => e.exposed);
+    const known = (kind === "tool" ? this.tools(f, ui) : this.prompts(f)).map((e) => e.exposed);
     const code = kind === "tool" ? "MCPD_UNKNOWN_TOOL" : "MCPD_UNKNOWN_PROMPT";
     this.fail(
       id,

@@ -5,7 +5,15 @@
  * tool or a result rewritten into a view's form with every other `_meta` key (CSP, permissions, domain,
  * prefersBorder, ...) and `structuredContent` left exactly as the server gave them.
  */
-import { isObject, uiExtensionOf, type JsonObject, type Tool } from "@mcpd/protocol";
+import {
+  isObject,
+  uiExtensionOf,
+  type ClientCapabilities,
+  type JsonObject,
+  type RequestCaller,
+  type RequestId,
+  type Tool,
+} from "@mcpd/protocol";
 
 /** The older, flat `_meta` key of a tool's view. */
 const LEGACY_URI_KEY = "ui/resourceUri";
@@ -13,6 +21,25 @@ const LEGACY_URI_KEY = "ui/resourceUri";
 /** Whether a client's initialize capabilities declare the UI extension. */
 export function declaresUi(capabilities: unknown): boolean {
   return uiExtensionOf(capabilities) !== undefined;
+}
+
+/**
+ * Whether the client of request `id` on a connection declared the UI extension: in the request's own envelope
+ * for a 2026-era request (each declares its capabilities), else in the connection's initialize.
+ */
+export function callerDeclaresUi(conn: CallerHost, id: RequestId): boolean {
+  return declaresUi(callerCapabilities(conn, id));
+}
+
+/** A connection as {@link callerCapabilities} reads it. */
+type CallerHost = {
+  readonly clientCapabilities: ClientCapabilities;
+  readonly modern: { callerOf(id: RequestId): RequestCaller | undefined } | undefined;
+};
+
+/** What the client of request `id` on a connection declared: its envelope's capabilities (2026 era), else the connection's initialize ones. */
+export function callerCapabilities(conn: CallerHost, id: RequestId): ClientCapabilities {
+  return (conn.modern?.callerOf(id)?.clientCapabilities as ClientCapabilities | undefined) ?? conn.clientCapabilities;
 }
 
 function uiMeta(tool: object): JsonObject | undefined {

@@ -71,7 +71,14 @@ export class Catalog {
     resources: new Map<string, string>(),
   };
 
-  constructor(private readonly servers: () => readonly Upstream[]) {}
+  /**
+   * `servers`: every configured server's shared session; `standIn`: the session whose prompts and resources
+   * stand for a server's while its shared session is parked (supervision/ui-sessions.ts).
+   */
+  constructor(
+    private readonly servers: () => readonly Upstream[],
+    private readonly standIn: (name: string) => Upstream | undefined = () => undefined,
+  ) {}
 
   invalidate(): void {
     this.dirty = true;
@@ -102,7 +109,8 @@ export class Catalog {
         this.toolsByName.set(e.exposed, e);
         this.toolList.push(e);
       }
-      const client = h.state === "ready" ? h.client : undefined;
+      const live = h.state === "ready" ? h : this.standIn(h.name);
+      const client = live?.state === "ready" ? live.client : undefined;
       if (!client) continue;
       for (const prompt of client.prompts) {
         const e = { server: h.name, exposed: exposedName(h.name, prompt.name), item: prompt };

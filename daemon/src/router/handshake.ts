@@ -1,6 +1,6 @@
 /**
  * The checks and answers of a connection's handshake: `mcpd/select` (view, selection, events, control) and
- * `initialize` (protocol version, the clientInfo kept). Pure functions; the session keeps the state.
+ * `initialize` (protocol version, the clientInfo kept). The session keeps the state; acceptInitialize records it there.
  */
 import {
   ForbiddenError,
@@ -10,6 +10,7 @@ import {
   WireCode,
   isObject,
   toWireError,
+  type ClientCapabilities,
   type InitializeResult,
   type JsonObject,
   type JsonRpcErrorObject,
@@ -167,4 +168,20 @@ export function serverViewInitializeResult(server: string, init: InitializeResul
   };
   if (init?.instructions !== undefined) result.instructions = init.instructions;
   return result;
+}
+
+/** What a 2025-era `initialize` sets on the connection it arrives on. */
+export interface Initializing {
+  clientInfo: JsonObject | undefined;
+  clientCapabilities: ClientCapabilities;
+  initialized: boolean;
+}
+
+/** Accepts a 2025-era `initialize`: records the client's info and capabilities; the version to answer with. */
+export function acceptInitialize(session: Initializing, params: JsonObject | undefined): string {
+  const p = params ?? {};
+  session.clientInfo = boundedClientInfo(p.clientInfo);
+  session.clientCapabilities = isObject(p.capabilities) ? (p.capabilities as ClientCapabilities) : {};
+  session.initialized = true;
+  return negotiateVersion(p.protocolVersion);
 }

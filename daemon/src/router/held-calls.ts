@@ -16,7 +16,11 @@ const MAX_GATHERED = 32;
 /** One request of the server's in a round: its key in `inputRequests`, and how its answer reaches the server. */
 interface Asked {
   readonly key: string;
+  /** `<server>\0<the server's request id>`: what its `notifications/cancelled` names. */
+  readonly serverKey: string;
   readonly req: JsonRpcRequest;
+  /** Set when the server cancelled this request: it is no longer answered, and a retry is refused saying why. */
+  cancelled?: string;
   answer(result: JsonObject): void;
   fail(error: unknown): void;
 }
@@ -51,25 +55,28 @@ const REFUSED: Record<StateRefusal, string> = {
 /**
  * A 2025-era server's mid-call requests (elicitation, sampling, roots) for a 2026-era client, which takes no
  * server-to-client requests: the client's call is answered `input_required` carrying the requests (those
- * that came close together, see {@link HeldCalls.hold}, each under its own key) and a
- * `requestState` mcpd seals (sealed-state.ts); the call itself stays in flight upstream, held here, apart
- * from its connection (over HTTP the response that carried `input_required` has ended). The retry with that
- * state answers the server with its `inputResponses` and takes the call over: the server's final answer
- * goes to the retry. No retry within the state's lifetime: the server's request fails and the call is
- * cancelled upstream.
+ * that came close together, see {@link HeldCalls.hold}, each under its own key) and a `requestState` mcpd
+ * seals (sealed-state.ts); the call itself stays in flight upstream, held here, apart from its connection
+ * (over HTTP the response that carried `input_required` has ended). The retry with that state answers the
+ * server with its `inputResponses` and takes the call over: the server's final answer goes to the retry. No
+ * retry within the state's lifetime: the server's requests fail and the call is cancelled upstream. A server
+ * that cancels a request (`notifications/cancelled`) gets no answer to it: a retry with the state of its
+ * round is refused saying so, and the call is cancelled upstream.
  */
 export class HeldCalls {
   private readonly sealer = new StateSealer();
   private readonly held = new Map<string, Held>();
   /** Calls whose round is being gathered. */
   private readonly gathering = new Map<InFlight, Gathering>();
+  /** The requests gathered or held, by `<server>\0<request id>` (see {@link Asked.serverKey}). */
+  private readonly byRequest = new Map<string, { asked: Asked; call: InFlight }>();
   /** What a connection's states are bound to, when not the connection itself: an HTTP request's token. */
   private readonly bindings = new WeakMap<HoldingConnection, string>();
 
   /** @param ttlMs a state's lifetime now (`mcpd.requestStateTtlMs`) */
   constructor(private readonly ttlMs: () => number) {}
 
-  /** Server requests waiting for a retry. */
+  /** Server requests waiting for a retry (rounds). */
   get size(): number {
     return this.held.size;
   }
@@ -93,16 +100,21 @@ export class HeldCalls {
    */
   hold(conn: HoldingConnection, call: InFlight, req: JsonRpcRequest): Promise<JsonObject> {
     return new Promise<JsonObject>((answer, fail) => {
+      const serverKey = `${call.handle.name}\0${String(req.id)}`;
       const gathering = this.gathering.get(call);
       if (gathering !== undefined) {
-        gathering.asked.push({ key: `${HELD_KEY}-${gathering.asked.length + 1}`, req, answer, fail });
+        const asked: Asked = { key: `${HELD_KEY}-${gathering.asked.length + 1}`, serverKey, req, answer, fail };
+        gathering.asked.push(asked);
+        this.byRequest.set(serverKey, { asked, call });
         // Bounded: a server that keeps asking gets its round after MAX_GATHERED requests, at the latest.
         if (gathering.asked.length < MAX_GATHERED) gathering.timer.refresh();
         return;
       }
       const timer = setTimeout(() => this.ask(call), RUNTIME_DEFAULTS.inputGatherMs);
       timer.unref();
-      this.gathering.set(call, { conn, asked: [{ key: HELD_KEY, req, answer, fail }], timer });
+      const asked: Asked = { key: HELD_KEY, serverKey, req, answer, fail };
+      this.gathering.set(call, { conn, asked: [asked], timer });
+      this.byRequest.set(serverKey, { asked, call });
     });
   }
 
@@ -126,8 +138,9 @@ export class HeldCalls {
 
   /**
    * A 2026-era request carrying `params.requestState`: when the state is mcpd's, the retry is served here
-   * (true): refused with -32602 (MCPD_REQUEST_STATE_INVALID) when altered, another connection's, expired or
-   * used already; else the server gets the answer and `conn` the call, under `id`. False: a server's state.
+   * (true): refused with -32602 (MCPD_REQUEST_STATE_INVALID) when altered, another connection's, expired,
+   * used already, or when the server cancelled a request it answers; else the server gets the answers and
+   * `conn` the call, under `id`. False: a server's state.
    */
   claim(conn: HoldingConnection, id: RequestId, params: JsonObject | undefined): boolean {
     const state = params?.requestState;
@@ -140,8 +153,19 @@ export class HeldCalls {
       conn.send({ jsonrpc: "2.0", id, error: { code: WireCode.InvalidParams, message: error.message, data: { mcpdCode: error.code } } });
       return true;
     }
-    this.held.delete(claims.ref);
-    clearTimeout(held.timer);
+    this.forget(claims.ref, held);
+    const cancelled = held.asked.find((a) => a.cancelled !== undefined);
+    if (cancelled !== undefined) {
+      const why = `the server cancelled the ${cancelled.req.method} this requestState answers (${cancelled.cancelled}); call again without it`;
+      conn.send({
+        jsonrpc: "2.0",
+        id,
+        error: { code: WireCode.InvalidParams, message: why, data: { mcpdCode: "MCPD_REQUEST_STATE_INVALID" } },
+      });
+      failAll(held, new McpdError("MCPD_NO_CLIENT_FOR_REQUEST", "The server cancelled another request of this round"));
+      giveUp(held.call, "the server cancelled the request the client was asked");
+      return true;
+    }
     conn.inFlight.adopt(held.call, id);
     const responses = params?.inputResponses;
     for (const asked of held.asked) {
@@ -155,17 +179,49 @@ export class HeldCalls {
     return true;
   }
 
-  /** No retry in time: the server's request fails, and the call is given up upstream. */
+  /**
+   * The server cancelled its request `requestId` (its `notifications/cancelled`): when it is gathered or
+   * held here, it is dropped (never answered, as the spec asks of a cancelled request); a retry with its
+   * round's state is refused. True when it was gathered or held.
+   */
+  serverCancelled(server: string, requestId: unknown, reason: string | undefined): boolean {
+    const key = `${server}\0${String(requestId)}`;
+    const entry = this.byRequest.get(key);
+    if (entry === undefined || entry.asked.cancelled !== undefined) return false;
+    this.byRequest.delete(key);
+    entry.asked.cancelled = reason === undefined || reason === "" ? "no reason given" : reason;
+    return true;
+  }
+
+  private forget(ref: string, held: Held): void {
+    this.held.delete(ref);
+    for (const asked of held.asked) if (this.byRequest.get(asked.serverKey)?.asked === asked) this.byRequest.delete(asked.serverKey);
+    clearTimeout(held.timer);
+  }
+
+  /** No retry in time: the server's requests fail (those it did not cancel), and the call is given up upstream. */
   private expire(ref: string): void {
     const held = this.held.get(ref);
     if (!held) return;
-    this.held.delete(ref);
-    const error = new McpdError(
-      "MCPD_NO_CLIENT_FOR_REQUEST",
-      "The 2026-era client did not retry with its requestState in time (mcpd.requestStateTtlMs)",
+    this.forget(ref, held);
+    failAll(
+      held,
+      new McpdError(
+        "MCPD_NO_CLIENT_FOR_REQUEST",
+        "The 2026-era client did not retry with its requestState in time (mcpd.requestStateTtlMs)",
+      ),
     );
-    for (const asked of held.asked) asked.fail(error);
-    held.call.cancelled = true;
-    held.call.cancellation.cancel(new McpdError("MCPD_ABORTED", "the client did not retry in time"));
+    giveUp(held.call, "the client did not retry in time");
   }
+}
+
+/** Fails every request of a round the server did not cancel. */
+function failAll(held: Held, error: McpdError): void {
+  for (const asked of held.asked) if (asked.cancelled === undefined) asked.fail(error);
+}
+
+/** Cancels a held call upstream: no client will take its answer. */
+function giveUp(call: InFlight, reason: string): void {
+  call.cancelled = true;
+  call.cancellation.cancel(new McpdError("MCPD_ABORTED", reason));
 }

@@ -15,7 +15,7 @@ import {
 import { CONFIG_DEFAULTS } from "../defaults.js";
 import { answersInput, askForInput, retryParams, type RoundCall } from "./input-rounds.js";
 import type { Upstream } from "./upstream-port.js";
-import type { Downstream, InFlightWatcher, InputAsker, ProgressRegistry } from "./ports.js";
+import type { Downstream, InFlightWatcher, InputAsker, ProgressRegistry, TracedCall } from "./ports.js";
 
 /** The daemon's deadline of one request passed: it is given up upstream (the client gets the timeout error). */
 function expire(entry: InFlight): void {
@@ -43,6 +43,8 @@ export class InFlight implements RequestReply<JsonObject>, RoundCall {
   rounds = 0;
   /** Held for a 2026-era client's retry (held-calls.ts): an answer now waits for the retry ({@link parked}). */
   held = false;
+  /** Its span, when spans are exported (`mcpd.telemetry.otlp`); ended when it settles. */
+  span: TracedCall | undefined;
   /** The answer that came while it was held: the retry that takes it over gets it. */
   private parked: { result: JsonObject } | { error: JsonRpcErrorObject } | undefined;
   cancelled = false;
@@ -106,7 +108,7 @@ export class InFlight implements RequestReply<JsonObject>, RoundCall {
     const owner = this.list.owner;
     if (result.resultType === "input_required" && !this.cancelled && answersInput(owner, this.id))
       return askForInput(this, owner, result, this.list.maxInputRounds);
-    this.end();
+    this.end(undefined, result);
     const out = this.adapt ? this.adapt(result) : result;
     if (this.held) this.parked = { result: out };
     else if (!this.cancelled) this.list.owner.send({ jsonrpc: "2.0", id: this.id, result: out });
@@ -114,7 +116,7 @@ export class InFlight implements RequestReply<JsonObject>, RoundCall {
 
   /** The request failed upstream (or was given up): the client gets the error, unless it was cancelled. */
   reject(reason: unknown): void {
-    this.end();
+    this.end(reason);
     if (this.held) this.parked = { error: toWireError(reason) };
     else if (!this.cancelled) this.list.owner.replyError(this.id, toWireError(reason));
   }
@@ -138,11 +140,15 @@ export class InFlight implements RequestReply<JsonObject>, RoundCall {
     return true;
   }
 
-  /** Settled: its timer, progress token and entry go. */
-  private end(): void {
+  /** Settled (failed with `error`, or answered `result`): its timer, progress token and entry go, its span ends. */
+  private end(error?: unknown, result?: JsonObject): void {
     clearTimeout(this.timer);
     this.timer = undefined;
     this.list.ended(this);
+    const span = this.span;
+    if (span === undefined) return;
+    this.span = undefined;
+    span.end(error, result);
   }
 }
 
@@ -210,6 +216,11 @@ export class InFlightRequests {
       const token = this.progress.register(this.owner, meta.progressToken, entry);
       entry.progressToken = token;
       upstreamParams = { ...params, _meta: { ...meta, progressToken: token } };
+    }
+    const tracer = this.watcher?.spans?.tracer;
+    if (tracer !== undefined) {
+      entry.span = tracer.start(handle.name, method, upstreamParams);
+      upstreamParams = entry.span.params;
     }
     entry.params = upstreamParams;
     // The entry is the call's options and its reply; it may settle before relay() returns (a refusal).

@@ -1,4 +1,7 @@
 import {
+  keepMadeText,
+  resultTextOf,
+  withMembersFirst,
   LOG_LEVELS,
   META,
   MODERN_PROTOCOL_VERSIONS,
@@ -31,6 +34,9 @@ export interface ModernHost extends ListenHost, HoldingConnection {
   /** Sets the servers it views to the most verbose log level asked for (a request's `logLevel` came or went). */
   relevelViewed(): void;
 }
+
+/** mcpd's serverInfo in the aggregate view's results (one object: results are encoded, never changed in place). */
+const MCPD_INFO: JsonObject = Object.freeze({ name: "mcpd", version: VERSION }) as JsonObject;
 
 /** A 2026-era request being answered: its method (what its result gets) and the log level it asked for. */
 interface ModernCall {
@@ -161,22 +167,41 @@ export class ModernCalls {
     this.host.relevelViewed();
   }
 
-  /** A result for a 2026-era client: `resultType`, cache hints on what the era caches, the view's serverInfo in `_meta`. */
+  /**
+   * A result for a 2026-era client: `resultType`, cache hints on what the era caches, the view's serverInfo
+   * in `_meta`. When the server's text of the result is at hand and lacks all of them (the common case),
+   * they are written before that text, so relaying it costs a scan, not a `JSON.stringify` of the result.
+   */
   private result(method: string, result: JsonObject): JsonObject {
-    const out: JsonObject = { ...result };
-    out.resultType ??= "complete";
-    if (mcpMethod(method)?.cacheable === true) {
-      if (typeof out.ttlMs !== "number" || out.ttlMs < 0) out.ttlMs = RUNTIME_DEFAULTS.modernTtlMs;
-      if (out.cacheScope !== "public" && out.cacheScope !== "private") out.cacheScope = RUNTIME_DEFAULTS.modernCacheScope;
+    const added: JsonObject = {};
+    // Whether the server's text can go on with the added members written first: none of them is in it.
+    let fresh = !("_meta" in result);
+    if (result.resultType === undefined) {
+      added.resultType = "complete";
+      fresh &&= !("resultType" in result);
     }
-    out._meta = { ...(isObject(result._meta) ? result._meta : {}), [META.serverInfo]: this.serverInfo() };
+    if (mcpMethod(method)?.cacheable === true) {
+      if (typeof result.ttlMs !== "number" || result.ttlMs < 0) {
+        added.ttlMs = RUNTIME_DEFAULTS.modernTtlMs;
+        fresh &&= !("ttlMs" in result);
+      }
+      if (result.cacheScope !== "public" && result.cacheScope !== "private") {
+        added.cacheScope = RUNTIME_DEFAULTS.modernCacheScope;
+        fresh &&= !("cacheScope" in result);
+      }
+    }
+    const info = this.serverInfo();
+    added._meta = isObject(result._meta) ? { ...result._meta, [META.serverInfo]: info } : { [META.serverInfo]: info };
+    const out: JsonObject = { ...result, ...added };
+    const text = fresh ? resultTextOf(result) : undefined;
+    if (text !== undefined) keepMadeText(out, withMembersFirst(text, added));
     return out;
   }
 
   /** mcpd in the aggregate view; in a server's view, the server as mcpd knows it. */
   private serverInfo(): JsonObject {
     const view = this.host.view;
-    if (view.kind === "aggregate") return { name: "mcpd", version: VERSION };
+    if (view.kind === "aggregate") return MCPD_INFO;
     const info = this.ctx.servers.get(view.server)?.client?.initializeResult?.serverInfo;
     return isObject(info) ? info : { name: view.server, version: "0" };
   }

@@ -57,3 +57,13 @@ function entriesOf(h: Upstream): CatalogEntry<Tool>[] {
     .filter((t) => f === undefined || f.allowsTool(t.name))
     .map((t) => ({ server: h.name, exposed: exposedName(h.name, t.name), item: t }));
 }
+
+/**
+ * The sessions of its own (`privates`) that a request of a connection sees: all of them for a UI client's
+ * request (`ui`); without the UI sessions of shared servers for another (a 2026-era connection's requests
+ * each say whether they are a UI client's, and one that is not sees what the shared session offers).
+ */
+export function ownSessions(privates: ReadonlySet<Upstream> | undefined, ui: boolean): Iterable<Upstream> | undefined {
+  if (ui || privates === undefined) return privates;
+  return [...privates].filter((h) => h.config.sharing === "per-client");
+}

@@ -103,11 +103,35 @@ export interface SubscriptionRegistry {
   unsubscribe(subscriber: Subscriber, key: string): Promise<void>;
 }
 
+/**
+ * Starts the span of each request relayed to a server (telemetry/, when `mcpd.telemetry.otlp` is set). It
+ * must not throw: a relay never fails for its span.
+ */
+export interface CallTracer {
+  /** The span of `method` relayed to `server` with `params` (as the client sent them, progress token swapped). */
+  start(server: string, method: string, params: JsonObject | undefined): TracedCall;
+}
+
+/** One relayed request's span. */
+export interface TracedCall {
+  /** The params to send upstream: `_meta.traceparent` names this span when it is exported, else the params as given. */
+  readonly params: JsonObject | undefined;
+  /** The request settled: with the server's result, or failed with `error` (a cancellation included). */
+  end(error: unknown, result?: JsonObject): void;
+}
+
+/** Where the relay path finds the current tracer: undefined while no span is exported (one property read per call). */
+export interface CallSpans {
+  tracer: CallTracer | undefined;
+}
+
 /** Hears that a connection's last request in flight to a server settled (the shutdown's drain waits for that). */
 export interface InFlightWatcher {
   inFlightEmptied(): void;
   /** The `input_required` limits; absent: the defaults. */
   readonly input?: InputLimits;
+  /** The spans of relayed requests; absent: none. */
+  readonly spans?: CallSpans;
 }
 
 /** Everything a downstream session uses that is not its own. */

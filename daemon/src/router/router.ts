@@ -7,12 +7,13 @@ import { filterWarnings } from "./filter-warnings.js";
 import { HeldCalls } from "./held-calls.js";
 import { InFlightDrain } from "./in-flight-drain.js";
 import { LogLevels } from "./log-levels.js";
-import type { InputLimits, Outbound, Scrubber, SessionContext } from "./ports.js";
+import type { CallSpans, InputLimits, Outbound, Scrubber, SessionContext } from "./ports.js";
 import { Profiles } from "./profiles.js";
 import { ProgressRoutes } from "./progress-routes.js";
 import { ServerRequests } from "./server-requests.js";
 import { Session, type DownstreamSessionOptions } from "./session.js";
 import { Subscriptions } from "./subscriptions.js";
+import { usedByUiClient, usedWithoutUi } from "./app-access.js";
 import { UpstreamDelivery } from "./upstream-delivery.js";
 import type { ServerDirectory, Upstream } from "./upstream-port.js";
 import { applyViewChanges, filtersSnapshot, type FiltersSnapshot } from "./view-changes.js";
@@ -54,13 +55,18 @@ export class Router {
   /** How each session's client reached the daemon, when not by the socket. */
   private readonly faces = new Map<string, ClientFace>();
   private readonly drain = new InFlightDrain(() => this.inFlightTotal());
+  /** The spans of relayed requests: the daemon's telemetry sets the tracer while `mcpd.telemetry.otlp` is on. */
+  readonly spans: CallSpans = { tracer: undefined };
 
   constructor(manager: ServerDirectory, options: RouterOptions) {
     this.manager = manager;
     this.log = options.logger ?? silentLogger;
     this.secrets = options.secrets ?? new SecretScrubber(() => manager.servers.map((h) => h.config));
     this.sessionOptions = options;
-    this.catalog = new Catalog(() => manager.servers);
+    this.catalog = new Catalog(
+      () => manager.servers,
+      (name) => manager.standIn?.(name),
+    );
     const sessions = (): Iterable<Session> => this.sessions.values();
     this.progress = new ProgressRoutes(this.log);
     this.subscriptions = new Subscriptions(manager);
@@ -79,6 +85,7 @@ export class Router {
       relevel: (server) => this.levels.relevel(server),
       inFlightEmptied: () => this.drain.check(),
       input: this.input,
+      spans: this.spans,
     };
     const delivery = new UpstreamDelivery({
       sessions,
@@ -96,6 +103,8 @@ export class Router {
       listChanged: () => this.catalog.invalidate(),
       notification: (u, method, params) => delivery.onNotification(u, method, params),
       request: (u, req, ctx) => this.requests.request(u, req, ctx),
+      usedByUiClient: (server) => usedByUiClient(this.sessions.values(), this.manager.get(server)),
+      usedWithoutUi: (server) => usedWithoutUi(this.sessions.values(), this.manager.get(server)),
     });
   }
 

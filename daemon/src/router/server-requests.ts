@@ -46,12 +46,16 @@ export class ServerRequests {
     for (const [key, r] of this.relayed) if (r.session === session) this.relayed.delete(key);
   }
 
-  /** `notifications/cancelled` from a server: the request it relayed is cancelled at its client too. */
+  /**
+   * `notifications/cancelled` from a server: the request it relayed is cancelled at its client too; one
+   * held for a 2026-era client's retry (held-calls.ts) is dropped there.
+   */
   cancelled(handle: Upstream, params: JsonObject | undefined): void {
     const id = params?.requestId;
+    const reason = typeof params?.reason === "string" ? params.reason : undefined;
+    if (this.held.serverCancelled(handle.name, id, reason)) return;
     const route = id !== undefined ? this.relayed.get(`${handle.name}\0${String(id)}`) : undefined;
     if (!route) return;
-    const reason = typeof params?.reason === "string" ? params.reason : undefined;
     // The client is told (notifications/cancelled) by the cancellation itself.
     route.session.outgoing.cancel(route.downstreamId, reason);
   }

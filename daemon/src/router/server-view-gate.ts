@@ -1,5 +1,5 @@
 import { McpdError, WireCode, isObject, mcpMethod, targetOf, type ItemKind, type JsonObject, type Tool } from "@mcpd/protocol";
-import { appListsTool, appMayCall } from "./app-access.js";
+import { appListsTool, appMayCall, appOnlyRefusal } from "./app-access.js";
 import { isAppOnly } from "./app-meta.js";
 import { exposedName } from "./exposed-names.js";
 import { ServerFilters } from "./server-filters.js";
@@ -76,7 +76,7 @@ export function gateOnServer(
   if (view?.confinement !== undefined && !view.viewsServer(server)) return { refuse: outOfReach(view, server, method) };
   const sf = ServerFilters.of(config);
   const toolAllowed = (name: string): boolean => allows(server, sf, view, "tool", name);
-  if (sf === undefined && view === undefined && (app.ui || method !== "tools/list")) return undefined;
+  if (sf === undefined && view === undefined && (app.ui || method !== "tools/list")) return appOnlyGate(server, method, params, app);
   const listed = mcpMethod(method)?.list;
   if (listed !== undefined) {
     const list = { key: listed.key, ...ITEM[listed.item] };
@@ -104,10 +104,17 @@ export function gateOnServer(
   // A name that is not a string is left for the server to refuse, as without filters.
   if (target === undefined) return undefined;
   const kind = ITEM[target.kind].kind;
-  if (allows(server, sf, view, kind, target.name)) return undefined;
+  // What the filters hide is refused as hidden; what they show, to a client without the UI extension, may be app-only.
+  if (allows(server, sf, view, kind, target.name)) return appOnlyGate(server, method, params, app);
   // An app's call to its server's tool, which the selection picking the app leaves out.
   const byApp = kind === "tool" && app.ui && sf?.allowsTool(target.name) !== false && appMayCall(target.name, app.tools, toolAllowed);
   return byApp ? undefined : { refuse: refusal(server, sf, view, kind, target.name) };
+}
+
+/** The gate of a request the aggregate view has judged already: only the app-only rule (app-access.ts `appOnlyRefusal`) is left. */
+export function appOnlyGate(server: string, method: string, params: JsonObject | undefined, app: AppContext): Gate {
+  const refuse = appOnlyRefusal(server, method, params, app);
+  return refuse === undefined ? undefined : { refuse };
 }
 
 /** The refusal of a request to a server a confined session's view does not show. */

@@ -1,9 +1,7 @@
 import {
-  WireCode,
   McpdSelect,
   isControlMethod,
   classify,
-  isObject,
   LATEST_MODERN_VERSION,
   claimedVersion,
   toWireError,
@@ -17,20 +15,18 @@ import {
 } from "@mcpd/protocol";
 import type { Upstream } from "./upstream-port.js";
 import { SearchView, type SearchHost } from "./tool-search/search-view.js";
-import { boundedClientInfo, NOT_INITIALIZED, NOT_JSON_RPC, negotiateVersion, serverViewInitializeResult } from "./handshake.js";
+import { acceptInitialize, NOT_INITIALIZED, NOT_JSON_RPC, serverViewInitializeResult } from "./handshake.js";
 import { InFlightRequests } from "./in-flight.js";
 import { levelOf } from "./log-levels.js";
 import { ModernCalls, type ModernHost } from "./modern-calls.js";
 import { OutgoingRequests } from "./outgoing-requests.js";
 import type { InputAsker, Outbound, SessionContext } from "./ports.js";
-import { declaresUi } from "./app-meta.js";
-import { renamespaced } from "./resource-uris.js";
+import { serveOnServer } from "./serve-on-server.js";
 import { routedServer, withServerMeta, withoutRoute } from "./server-meta.js";
-import { gateOnServer } from "./server-view-gate.js";
 import { handlingError, messageId, scrubbedError } from "./session-errors.js";
-import { SubscribedForms, changeSubscription, subscriptionKey } from "./subscribed-forms.js";
+import { clientNotification, relayNotification, viewsServer } from "./session-notifications.js";
+import type { SubscribedForms } from "./subscribed-forms.js";
 import type { ViewFilter } from "./view-filter.js";
-import { aggregateAnswer } from "./view-uris.js";
 import { applySelect, chooseFaceView, noViewError, type View } from "./view-selection.js";
 
 /** What every downstream session (one agent's connection) is configured with, from the router. */
@@ -53,7 +49,8 @@ export interface DownstreamSessionOptions {
 export class Session implements InputAsker, SearchHost, ModernHost {
   readonly id: string;
   private readonly out: Outbound;
-  private readonly ctx: SessionContext;
+  /** What it shares with the other connections (read by serve-on-server.ts and session-notifications.ts). */
+  readonly ctx: SessionContext;
   private readonly opts: DownstreamSessionOptions;
   view: View = { kind: "aggregate" };
   /** What its selection (a profile, one-off tool globs) hides of the view; undefined: nothing. The router swaps it on reload. */
@@ -86,7 +83,8 @@ export class Session implements InputAsker, SearchHost, ModernHost {
   // Made on first use, ~0.1 KB per connection each: most connections are never asked anything, never subscribe, or use one server's view.
   private subscribed: Set<string> | undefined;
   private asked: OutgoingRequests | undefined;
-  private uriForms: SubscribedForms | undefined;
+  /** The URI forms of its subscriptions; made by its first `resources/subscribe`. */
+  uriForms: SubscribedForms | undefined;
   private aggregateView: SearchView | undefined;
   /** Its 2026-era requests, made by the first (see modern-calls.ts); a call among them takes `input_required` as it is. */
   modern: ModernCalls | undefined;
@@ -130,7 +128,7 @@ export class Session implements InputAsker, SearchHost, ModernHost {
     if (m !== undefined) this.out.send(m);
   }
 
-  private reply(id: RequestId | null, result: JsonObject): void {
+  reply(id: RequestId | null, result: JsonObject): void {
     this.send({ jsonrpc: "2.0", id, result });
   }
 
@@ -165,7 +163,7 @@ export class Session implements InputAsker, SearchHost, ModernHost {
     if (kind === "request") {
       this.onRequest(msg as unknown as JsonRpcRequest);
     } else if (kind === "notification") {
-      this.onNotification(msg.method as string, msg.params as JsonObject | undefined);
+      clientNotification(this, msg.method as string, msg.params as JsonObject | undefined);
     } else {
       // An answer when it was never asked anything is ignored, as one to no request of its is.
       this.asked?.answer(msg);
@@ -189,7 +187,8 @@ export class Session implements InputAsker, SearchHost, ModernHost {
     if (claimedVersion(req.params) !== undefined) return (this.modern ??= new ModernCalls(this, this.ctx)).serve(req);
     if (method === "ping") return this.reply(id, {});
     if (method === "initialize") {
-      this.initialize(req).then(
+      // The handshake is accepted at once, before any await: a client may send its requests right behind initialize.
+      this.viewInit(acceptInitialize(this, req.params)).then(
         (result) => this.reply(id, result),
         (err: unknown) => this.replyError(id, toWireError(err)),
       );
@@ -221,45 +220,12 @@ export class Session implements InputAsker, SearchHost, ModernHost {
     return chooseFaceView(this, choice, this.ctx);
   }
 
-  private async initialize(req: JsonRpcRequest): Promise<JsonObject> {
-    const p = req.params ?? {};
-    this.clientInfo = boundedClientInfo(p.clientInfo);
-    this.clientCapabilities = isObject(p.capabilities) ? (p.capabilities as ClientCapabilities) : {};
-    const protocolVersion = negotiateVersion(p.protocolVersion);
-    // At once, before any await: a client may send its requests right behind initialize (requestOnce does).
-    this.initialized = true;
-    return this.viewInit(protocolVersion);
-  }
-
   /** What the view answers to initialize (what `server/discover` and listens read in the 2026 era). */
   async viewInit(protocolVersion: string = LATEST_MODERN_VERSION): Promise<JsonObject> {
     if (this.view.kind !== "server") return this.aggregate.initializeResult(protocolVersion);
     const handle = await this.resolveHandle(this.view.server);
     const client = await handle.whenReady(handle.config.timeout);
     return serverViewInitializeResult(handle.name, client.initializeResult, protocolVersion);
-  }
-
-  private onNotification(method: string, params: JsonObject | undefined): void {
-    switch (method) {
-      case "notifications/initialized":
-        return; // the upstream is already initialized; forwarding it again breaks some servers
-      case "notifications/cancelled": {
-        const id = params?.requestId;
-        if (typeof id !== "string" && typeof id !== "number") return;
-        this.modern?.cancelled(id);
-        this.inFlight.cancel(id, typeof params?.reason === "string" ? params.reason : "cancelled by client");
-        return;
-      }
-      case "notifications/roots/list_changed":
-        // Only to this connection's own (per-client) processes: a shared server's roots are its configured
-        // `roots`, the same for every agent, so one agent's change means nothing to it.
-        for (const h of this.privates ?? []) {
-          if (h.state === "ready" && h.config.sharing === "per-client") h.client?.notify(method, params).catch(() => {});
-        }
-        return;
-      default:
-        return;
-    }
   }
 
   /** The connection ended: its requests are cancelled upstream, those it was asked fail. */
@@ -274,8 +240,9 @@ export class Session implements InputAsker, SearchHost, ModernHost {
     this.inFlight.failAll(error);
   }
 
-  async resolveHandle(server: string): Promise<Upstream> {
-    const handle = await this.ctx.servers.handleFor(server, this.id, this.clientCapabilities);
+  /** The session it uses for a server; `capabilities`: what the request's client declared (a 2026-era request's own envelope). */
+  async resolveHandle(server: string, capabilities: ClientCapabilities = this.clientCapabilities): Promise<Upstream> {
+    const handle = await this.ctx.servers.handleFor(server, this.id, capabilities);
     if (handle !== this.ctx.servers.get(server)) (this.privates ??= new Set()).add(handle);
     return handle;
   }
@@ -285,58 +252,7 @@ export class Session implements InputAsker, SearchHost, ModernHost {
    * of the resource URI in `params`, which the answer and the updates of a subscription are given back in.
    */
   serveOnServer(id: RequestId, server: string, method: string, params: JsonObject | undefined, clientUri?: string, checked = false): void {
-    let handle: Upstream;
-    try {
-      handle = this.ctx.servers.require(server);
-    } catch (err) {
-      this.replyError(id, toWireError(err));
-      return;
-    }
-    // Filters are checked before any process is started for the request; `checked`: the aggregate view did.
-    const app = { ui: declaresUi(this.clientCapabilities), tools: handle.tools };
-    const gate = checked ? undefined : gateOnServer(handle.config, this.filter, method, params, app);
-    if (gate !== undefined && "refuse" in gate) return this.replyError(id, toWireError(gate.refuse));
-    const adapt =
-      this.view.kind === "aggregate" ? aggregateAnswer(this.ctx.catalog, this.filter, server, method, gate?.adapt) : gate?.adapt;
-    if (handle.config.sharing === "per-client" || app.ui) {
-      this.resolveHandle(server).then(
-        (h) => this.dispatchOnServer(id, h, method, params, clientUri, adapt),
-        (err: unknown) => this.replyError(id, toWireError(err)),
-      );
-      return;
-    }
-    this.dispatchOnServer(id, handle, method, params, clientUri, adapt);
-  }
-
-  private dispatchOnServer(
-    id: RequestId,
-    handle: Upstream,
-    method: string,
-    params: JsonObject | undefined,
-    clientUri?: string,
-    adapt?: (result: JsonObject) => JsonObject,
-  ): void {
-    if (method === "logging/setLevel") return this.setLevel(id, params);
-    if (method === "resources/subscribe" || method === "resources/unsubscribe") {
-      const uri = params?.uri;
-      if (typeof uri !== "string") {
-        this.replyError(id, { code: WireCode.InvalidParams, message: `${method}: "uri" must be a string` });
-        return;
-      }
-      const forms = method === "resources/subscribe" ? (this.uriForms ??= new SubscribedForms()) : this.uriForms;
-      changeSubscription(this.ctx.subscriptions, this, forms, method, handle, uri, clientUri ?? uri).then(
-        () => this.reply(id, {}),
-        (err: unknown) => this.replyError(id, toWireError(err)),
-      );
-      return;
-    }
-    if (method === "resources/read" && clientUri !== undefined && typeof params?.uri === "string") {
-      this.inFlight.forward(id, handle, method, params, (result) => renamespaced(result, clientUri, params.uri as string));
-      return;
-    }
-    // A tool the server does not list goes to the server all the same: in a server's view mcpd does not
-    // judge names (only filters do), and the server's own answer is what a client of that server expects.
-    this.inFlight.forward(id, handle, method, params, adapt);
+    serveOnServer(this, id, server, method, params, clientUri, checked);
   }
 
   /** Answers `logging/setLevel` for this connection. */
@@ -359,29 +275,12 @@ export class Session implements InputAsker, SearchHost, ModernHost {
 
   /** Sends a server's notification to this connection as its view shows it: once initialized, or to its 2026-era listens. */
   relayNotification(handle: Upstream, method: string, params: JsonObject | undefined): void {
-    if (!this.initialized && this.modern === undefined) return;
-    if (method === "notifications/resources/updated" && typeof params?.uri === "string") {
-      // Once per form this connection subscribed with: a client matches updates by the URI it used.
-      const forms = this.uriForms?.of(subscriptionKey(handle.name, params.uri));
-      if (forms && forms.size > 0) {
-        for (const uri of forms) this.emit(method, this.tag(handle, { ...params, uri }));
-        return;
-      }
-    }
-    this.emit(method, this.tag(handle, params));
-  }
-
-  private emit(method: string, params: JsonObject | undefined): void {
-    if (this.initialized) this.send({ jsonrpc: "2.0", method, params: params ?? {} });
-    else this.modern?.relay(method, params);
+    relayNotification(this, handle, method, params);
   }
 
   /** Whether notifications of this server reach this session. */
   views(handle: Upstream): boolean {
-    // A private (per-client) session speaks only to its owner.
-    if (handle !== this.ctx.servers.get(handle.name)) return this.privates?.has(handle) === true;
-    if (this.view.kind === "server") return this.view.server === handle.name;
-    return this.filter === undefined || this.filter.viewsServer(handle.name);
+    return viewsServer(this, handle);
   }
 
   /** This connection in messages: its id and, once initialized, its client's name. */

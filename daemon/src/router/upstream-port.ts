@@ -120,6 +120,16 @@ export interface UpstreamEvents {
   notification(upstream: Upstream, method: string, params: JsonObject | undefined, context: MessageContext): void;
   /** A server-to-client request (sampling, elicitation, roots): its answer, or a rejection the server gets as an error. */
   request(upstream: Upstream, request: JsonRpcRequest, context: MessageContext): Promise<JsonObject>;
+  /**
+   * Whether a connection that declared the MCP Apps UI extension uses configured server `server` now (its
+   * view shows it): a shared server's UI session lives only while one does.
+   */
+  usedByUiClient(server: string): boolean;
+  /**
+   * Whether a connection that did not declare the UI extension uses configured server `server` now: a
+   * shared server's session is parked while none does and its UI session serves the rest.
+   */
+  usedWithoutUi(server: string): boolean;
 }
 
 /** The configured servers, as the router finds them (in the daemon: the MCPManager, through its adapter). */
@@ -135,6 +145,13 @@ export interface ServerDirectory {
    * made with the connection's client `capabilities` (what it declared in initialize).
    */
   handleFor(name: string, connectionId: string, capabilities?: ClientCapabilities): Promise<Upstream>;
+  /**
+   * The session standing in for server `name`'s parked shared session (its UI session, while it alone
+   * runs): the aggregate catalog reads its prompts and resources. Undefined: none.
+   */
+  standIn?(name: string): Upstream | undefined;
+  /** A client without the UI extension has come to use server `name`: its parked shared session starts again. */
+  unpark?(name: string): void;
   /** A connection ended: its private sessions end. */
   releaseConnection(connectionId: string): Promise<void>;
   /** Installs the one listener of what the servers say (the router, once, when it is made). */

@@ -8,6 +8,7 @@
 import {
   McpdError,
   McpdSelect,
+  SOCKET_PROTOCOL_VERSIONS,
   WireCode,
   toWireError,
   type JsonObject,
@@ -82,6 +83,8 @@ export function selectResult(chosen: ChosenView, control: boolean): JsonObject {
   if (f?.profileName !== undefined) result.profile = f.profileName;
   if (f?.toolGlobs !== undefined) result.tools = [...f.toolGlobs];
   if (control) result.control = true;
+  // What a client of a newer or older release reads to know which eras it may use here (daemon-eras.ts).
+  result.protocolVersions = [...SOCKET_PROTOCOL_VERSIONS];
   return result as unknown as JsonObject;
 }
 

@@ -73,7 +73,7 @@ export class MCPManager {
   private readonly logs = new WeakMap<ServerHandle, DaemonLogger>();
   private readonly cache: ToolCache | undefined;
   /** Shared servers' second sessions, for clients that declared the UI extension (ui-sessions.ts). */
-  private readonly ui: UiSessions;
+  readonly ui: UiSessions;
   readonly children: ChildRegistry | undefined;
   private shuttingDown = false;
 
@@ -215,6 +215,7 @@ export class MCPManager {
         ends.push(h.stop("stopped", "client disconnected"));
       }
     }
+    if (!this.shuttingDown) ends.push(this.ui.release());
     await Promise.all(ends);
   }
 
@@ -249,7 +250,7 @@ export class MCPManager {
         result.removed.push(name);
         this.handles.delete(name);
         for (const l of this.listeners) l.removed?.(handle);
-        work.push(handle.stop("stopped", "removed from config", drainMs), this.ui.drop(name, "removed from config"));
+        work.push(handle.stop("stopped", "removed from config", drainMs), this.ui.drop(name, "removed from config", false));
         for (const p of this.privateSessions(name)) work.push(p.stop("stopped", "removed from config"));
       } else if (cfg.hash !== handle.config.hash) {
         result.changed.push(name);

@@ -1,6 +1,7 @@
 import {
   McpRemoteError,
   META,
+  ModernErrorCode,
   WireCode,
   inEra,
   isObject,
@@ -9,11 +10,11 @@ import {
   type JsonObject,
   type Logger,
   type RequestCaller,
-  type RequestId,
-  type ServerCapabilities,
+  type RequestReply,
 } from "@mcpd/protocol";
 import type { MCPTransport, TransportRequestOptions } from "@mcpd/transports";
-import { RUNTIME_DEFAULTS } from "../defaults.js";
+import { ToolHeaders } from "./tool-headers.js";
+import { UpstreamListen } from "./upstream-listen.js";
 
 /** A request's options upstream, with whom it is sent for (a 2026 server gets that client's envelope). */
 export interface UpstreamRequestOptions extends TransportRequestOptions {
@@ -21,41 +22,70 @@ export interface UpstreamRequestOptions extends TransportRequestOptions {
   caller?: RequestCaller;
 }
 
-/** The list_changed notifications a `subscriptions/listen` filter opts into, by the capability advertising them. */
-const LISTEN_FILTERS = [
-  ["tools", "toolsListChanged"],
-  ["prompts", "promptsListChanged"],
-  ["resources", "resourcesListChanged"],
-] as const;
-
 /**
  * What a session with a 2026-era server adds to the 2025 one (docs/protocol.md, "Eras upstream"): every
  * request carries the envelope in its `_meta` (the calling client's capabilities, info and log level, else
  * mcpd's own); what the 2026 era removed is answered here (`logging/setLevel` becomes the level of later
- * requests) or refused; list changes and the updates of the resources 2025 clients subscribed to come through
- * one `subscriptions/listen` stream, opened for the lists whose capability advertises `listChanged` and the
- * subscribed URIs, opened anew when those change, and opened again when it ends while the session lives.
+ * requests), or mapped onto what it has (`resources/subscribe` and `unsubscribe` onto the one
+ * `subscriptions/listen` stream, see {@link UpstreamListen}), or refused.
  */
 export class ModernUpstream {
   /** The level of `notifications/message` mcpd's own requests ask for (set by `logging/setLevel`); none: no log messages. */
   private logLevel: string | undefined;
-  /** The ids of the listen streams open (one, and for a moment the one it replaces). */
-  private readonly listenIds = new Set<RequestId>();
-  /** Ends the open listen stream. */
-  private listenAbort: AbortController | undefined;
-  /** The resource URIs 2025 clients subscribed to through mcpd (`resources/subscribe`), on the stream. */
-  private readonly uris = new Set<string>();
-  private capabilities: ServerCapabilities = {};
-  private refresh: () => void = () => {};
-  private reopens = 0;
-  private ended = false;
+  /** The one `subscriptions/listen` stream: list changes and the resources 2025-era clients subscribed to. */
+  readonly listen: UpstreamListen;
+  /** Over Streamable HTTP: the tools' `x-mcp-header` annotations (their `Mcp-Param-*` headers, the tools they invalidate). */
+  readonly headers: ToolHeaders | undefined;
 
   constructor(
     private readonly transport: MCPTransport,
     readonly version: string,
     private readonly own: RequestCaller,
     private readonly log: Logger,
-  ) {}
+    refresh: () => void,
+  ) {
+    this.listen = new UpstreamListen(transport, (params) => this.params(params, undefined), log, refresh);
+    if (transport.info().mode !== "streamable-http") return;
+    const headers = (this.headers = new ToolHeaders(log));
+    transport.paramHeaders = (method, params) => headers.headersFor(method, params);
+  }
+
+  /**
+   * Sends a request with `caller`'s envelope (see {@link params}); `reply` learns the outcome. A tools/call
+   * the server refuses with HeaderMismatch (-32020) over HTTP is sent once more after `relist` read the
+   * tools again, as the spec advises (the tool's `inputSchema`, and so its `Mcp-Param-*` headers, may
+   * have changed); a second refusal is the caller's.
+   */
+  send(
+    method: string,
+    params: JsonObject | undefined,
+    options: UpstreamRequestOptions | undefined,
+    reply: RequestReply,
+    relist: () => Promise<void>,
+  ): void {
+    const sent = this.params(params, options?.caller);
+    if (method !== "tools/call" || this.headers === undefined) return this.dispatch(method, sent, options, reply);
+    this.dispatch(method, sent, options, {
+      resolve: (result) => reply.resolve(result),
+      reject: (err) => {
+        if (!(err instanceof McpRemoteError) || err.rpcCode !== ModernErrorCode.HeaderMismatch) return reply.reject(err);
+        this.log.info({ tool: sent.name as string, err: err.rpcMessage }, "header mismatch: listing the tools again, then retrying once");
+        relist().then(
+          () => this.dispatch(method, sent, options, reply),
+          () => reply.reject(err),
+        );
+      },
+    });
+  }
+
+  private dispatch(method: string, sent: JsonObject, options: UpstreamRequestOptions | undefined, reply: RequestReply): void {
+    const t = this.transport;
+    if (t.call) return t.call(method, sent, options, reply);
+    t.request<JsonObject>(method, sent, options).then(
+      (result) => reply.resolve(result),
+      (err: unknown) => reply.reject(err),
+    );
+  }
 
   /** `params` with the envelope for `caller` (absent: mcpd's own). */
   params(params: JsonObject | undefined, caller: RequestCaller | undefined): JsonObject {
@@ -64,14 +94,18 @@ export class ModernUpstream {
 
   /**
    * What mcpd answers itself instead of sending `method` to a 2026 server: `logging/setLevel` (kept as the
-   * level of later requests), or an error for another method the 2026 era does not have. Undefined: send it.
+   * level of later requests), `resources/subscribe` and `unsubscribe` (the URI added to or taken from the
+   * listen stream), or an error for another method the 2026 era does not have, or for a `tools/call` of a
+   * tool left out for an invalid `x-mcp-header` annotation (-32602). Undefined: send it.
    */
-  answer(method: string, params: JsonObject | undefined): JsonObject | McpRemoteError | undefined {
+  answer(method: string, params: JsonObject | undefined): JsonObject | Promise<JsonObject> | McpRemoteError | undefined {
+    if (method === "tools/call") return this.headers?.refusal(params?.name);
     if (method === "logging/setLevel") {
       this.logLevel = typeof params?.level === "string" ? params.level : undefined;
       return {};
     }
-    if (method === "resources/subscribe" || method === "resources/unsubscribe") return this.subscription(method, params);
+    if ((method === "resources/subscribe" || method === "resources/unsubscribe") && typeof params?.uri === "string")
+      return method === "resources/subscribe" ? this.listen.subscribe(params.uri) : this.listen.unsubscribe(params.uri);
     if (mcpMethod(method) === undefined || inEra(method, "2026")) return undefined;
     return new McpRemoteError({
       code: WireCode.MethodNotFound,
@@ -85,99 +119,9 @@ export class ModernUpstream {
     return {};
   }
 
-  /**
-   * Opens the `subscriptions/listen` stream for the lists `capabilities` say may change and the resources
-   * subscribed to (none of either: no stream). It has no deadline; its notifications reach the session like
-   * any other. `refresh` re-reads every list after a stream was opened again (changes may have been missed
-   * meanwhile).
-   */
-  listen(capabilities: ServerCapabilities, refresh: () => void): void {
-    this.capabilities = capabilities;
-    this.refresh = refresh;
-    this.openListen();
-  }
-
-  /** The filter of the stream: the lists that may change, and the resource URIs subscribed to. */
-  private filter(): JsonObject {
-    const filter: JsonObject = {};
-    for (const [cap, field] of LISTEN_FILTERS)
-      if (isObject(this.capabilities[cap]) && this.capabilities[cap].listChanged === true) filter[field] = true;
-    if (this.uris.size > 0) filter.resourceSubscriptions = [...this.uris];
-    return filter;
-  }
-
-  /** Opens the stream with today's filter, then ends the one it replaces (so no change falls in between). */
-  private openListen(): void {
-    const replaced = this.listenAbort;
-    this.listenAbort = undefined;
-    const filter = this.filter();
-    if (Object.keys(filter).length > 0 && !this.ended) {
-      const abort = new AbortController();
-      this.listenAbort = abort;
-      let id: RequestId | undefined;
-      const options: TransportRequestOptions = { timeout: 0, signal: abort.signal, onRequestId: (i) => this.listenIds.add((id = i)) };
-      this.transport
-        .request("subscriptions/listen", this.params({ notifications: filter }, undefined), options)
-        .then(
-          () => this.log.debug({}, "subscriptions/listen ended by the server"),
-          (err: Error) => this.listenEnded(abort, err),
-        )
-        .finally(() => id !== undefined && this.listenIds.delete(id));
-    }
-    replaced?.abort(new Error("subscriptions/listen replaced"));
-  }
-
-  private listenEnded(abort: AbortController, err: Error): void {
-    // Replaced by a stream with another filter, refused by the server, or the session is over: not opened again.
-    if (abort.signal.aborted || this.listenAbort !== abort) return;
-    this.listenAbort = undefined;
-    if (err instanceof McpRemoteError || this.ended || !this.transport.connected) return;
-    if (this.reopens >= RUNTIME_DEFAULTS.listenReopenMax)
-      return this.log.warn({ err: err.message }, "subscriptions/listen ended; not opened again");
-    this.reopens++;
-    this.log.debug({ err: err.message }, "subscriptions/listen ended; opening it again");
-    setTimeout(() => {
-      if (this.ended || !this.transport.connected || this.listenAbort !== undefined) return;
-      this.openListen();
-      this.refresh();
-    }, RUNTIME_DEFAULTS.listenReopenDelayMs).unref();
-  }
-
-  /**
-   * `resources/subscribe` and `resources/unsubscribe` (which the 2026 era removed) from 2025 clients: the
-   * URI joins or leaves the stream's `resourceSubscriptions`, and the stream is opened again with them.
-   */
-  private subscription(method: string, params: JsonObject | undefined): JsonObject | McpRemoteError {
-    const uri = params?.uri;
-    if (typeof uri !== "string") return new McpRemoteError({ code: WireCode.InvalidParams, message: `${method} needs a string uri` });
-    const had = this.uris.has(uri);
-    if (method === "resources/subscribe") this.uris.add(uri);
-    else this.uris.delete(uri);
-    if (had !== this.uris.has(uri) && !this.ended) this.openListen();
-    return {};
-  }
-
-  /**
-   * Whether a notification is the listen stream's own business (its acknowledgement, the server ending it),
-   * consumed here. A list change on the stream is not: see {@link unstamped}.
-   */
-  consumes(method: string, params: JsonObject | undefined): boolean {
-    if (method === "notifications/subscriptions/acknowledged") {
-      this.log.debug({ notifications: params?.notifications as JsonObject }, "subscriptions/listen acknowledged");
-      return true;
-    }
-    if (method === "notifications/cancelled" && params?.requestId !== undefined && this.listenIds.has(params.requestId as RequestId)) {
-      this.log.debug({}, "subscriptions/listen ended by the server");
-      return true;
-    }
-    return false;
-  }
-
   /** The session ended: no stream is opened again. */
   end(): void {
-    this.ended = true;
-    this.listenAbort?.abort(new Error("session ended"));
-    this.listenAbort = undefined;
+    this.listen.end();
   }
 }
 

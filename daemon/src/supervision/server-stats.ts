@@ -1,12 +1,15 @@
 /**
  * Upper bounds of the latency histogram's buckets, in ms (Prometheus' `le`, in seconds there); a last
- * bucket takes the rest. Fixed, so a call costs one bucket's increment.
+ * bucket takes the rest. Fixed, so a call costs one bucket's increment. They start under a millisecond:
+ * a local server answers in a fraction of one, and its p50 must not read as "somewhere under 5 ms".
  */
-export const LATENCY_BUCKETS_MS: readonly number[] = [5, 10, 25, 50, 100, 250, 500, 1_000, 2_500, 5_000, 10_000, 30_000, 60_000];
+export const LATENCY_BUCKETS_MS: readonly number[] = [
+  0.25, 0.5, 1, 2.5, 5, 10, 25, 50, 100, 250, 500, 1_000, 2_500, 5_000, 10_000, 30_000, 60_000,
+];
 
 /**
- * Request counters, a bounded latency sample (for `mcpd status`'s p50 and p99) and a fixed-bucket latency
- * histogram (for `/metrics`) of one server. Plain numbers on the relay path: nothing is computed per call
+ * Request counters, a bounded latency sample (for `mcpd status`'s p50, p95 and p99) and a fixed-bucket
+ * latency histogram (for `/metrics` and the dashboard's charts) of one server. Plain numbers on the relay path: nothing is computed per call
  * for anyone who reads them.
  */
 export class ServerStats {
@@ -51,11 +54,11 @@ export class ServerStats {
     }
   }
 
-  /** p50 and p99 of the most recent requests, in ms (rounded to 0.01), or null when none. */
-  latency(): { p50: number | null; p99: number | null } {
-    if (this.filled === 0) return { p50: null, p99: null };
+  /** p50, p95 and p99 of the most recent requests, in ms (rounded to 0.01), or null when none. */
+  latency(): { p50: number | null; p95: number | null; p99: number | null } {
+    if (this.filled === 0) return { p50: null, p95: null, p99: null };
     const sorted = Array.from(this.samples.subarray(0, this.filled)).sort((a, b) => a - b);
     const at = (q: number): number => Math.round((sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? 0) * 100) / 100;
-    return { p50: at(0.5), p99: at(0.99) };
+    return { p50: at(0.5), p95: at(0.95), p99: at(0.99) };
   }
 }

@@ -25,7 +25,7 @@ import { RUNTIME_DEFAULTS } from "../defaults.js";
 import { openSession, type EraChoice } from "./era-handshake.js";
 import { ListRefresher, type ListKind } from "./list-refresher.js";
 import { ModernUpstream, unstamped, type UpstreamRequestOptions } from "./modern-upstream.js";
-import { ToolHeaders } from "./tool-headers.js";
+import type { RejectedTool, ToolHeaders } from "./tool-headers.js";
 import { UpstreamLists, listAll } from "./upstream-lists.js";
 
 export type { ListKind, UpstreamRequestOptions };
@@ -73,8 +73,6 @@ export class UpstreamClient extends EventEmitter {
   /** Set when the session is in the 2026 era. */
   private modern: ModernUpstream | undefined;
   private readonly lists: UpstreamLists;
-  /** The `x-mcp-header` rules (and the tools dropped by them), applied while the session is a 2026-era one over HTTP. */
-  readonly toolHeaders: ToolHeaders;
   private readonly refresher: ListRefresher;
   /** The layer above (the router) answers sampling, elicitation and roots requests. */
   requestHandler: UpstreamRequestHandler | undefined;
@@ -89,7 +87,6 @@ export class UpstreamClient extends EventEmitter {
     this.transport = transport;
     this.opts = options;
     this.log = options.logger ?? silentLogger;
-    this.toolHeaders = new ToolHeaders(this.log, () => this.modern !== undefined && transport.info().mode === "streamable-http");
     this.lists = new UpstreamLists((method, params, opts) => this.request(method, params, opts), this.log);
     this.refresher = new ListRefresher({
       read: (kind) => this.readList(kind),
@@ -136,6 +133,10 @@ export class UpstreamClient extends EventEmitter {
   get resourceTemplates(): readonly ResourceTemplate[] {
     return this.lists.templates ?? [];
   }
+  /** The tools left out of {@link tools} because their `x-mcp-header` annotations are invalid (2026 servers over HTTP). */
+  get rejectedTools(): readonly RejectedTool[] {
+    return this.modern?.headers?.rejected ?? [];
+  }
 
   /** The era of the session, once connected. */
   get era(): Era | undefined {
@@ -163,7 +164,7 @@ export class UpstreamClient extends EventEmitter {
     } finally {
       this.handshaking = false;
     }
-    if (this.modern) this.modern.listen(this.capabilities, () => void this.refreshAll());
+    if (this.modern) this.modern.listen.start(this.capabilities);
     else await this.transport.notify("notifications/initialized");
     await Promise.all((["tools", "prompts", "resources"] as const).map((k) => this.refresher.listOnce(k)));
     return this.initResult;
@@ -175,7 +176,9 @@ export class UpstreamClient extends EventEmitter {
       clientInfo: (this.opts.clientInfo ?? MCPD_INFO) as JsonObject,
     };
     const { result, era } = await openSession(this.transport, own, choice, this.opts.initializeTimeoutMs);
-    if (era === "2026") this.modern = new ModernUpstream(this.transport, result.protocolVersion, own, this.log);
+    if (era !== "2026") return result;
+    const modern = (this.modern = new ModernUpstream(this.transport, result.protocolVersion, own, this.log, () => void this.refreshAll()));
+    if (modern.headers) this.lists.screen = (tools) => (modern.headers as ToolHeaders).screen(tools);
     return result;
   }
 
@@ -216,35 +219,30 @@ export class UpstreamClient extends EventEmitter {
    * @throws CapabilityError (MCPD_CAPABILITY_NOT_SUPPORTED), and whatever the transport throws.
    */
   request<T = JsonObject>(method: string, params?: JsonObject, options?: UpstreamRequestOptions): Promise<T> {
-    const refused = this.refusal(method, params);
-    if (refused) return Promise.reject(refused);
-    const m = this.modern;
-    if (m === undefined) return this.transport.request<T>(method, params, options);
-    const answer = m.answer(method, params);
-    if (answer !== undefined) return answer instanceof Error ? Promise.reject(answer) : Promise.resolve(answer as T);
-    const sent = this.toolHeaders.options(method, params, options, this.tools);
-    return this.toolHeaders.result(method, this.transport.request<T>(method, m.params(params, options?.caller), sent));
+    if (this.modern === undefined && this.refusal(method) === undefined) return this.transport.request<T>(method, params, options);
+    return new Promise<T>((resolve, reject) => this.call(method, params, options, { resolve: (r) => resolve(r as T), reject }));
   }
 
   /** {@link request} without a promise: `reply` learns the outcome (see MCPTransport.call). */
-  call(method: string, params: JsonObject | undefined, given: UpstreamRequestOptions | undefined, answered: RequestReply): void {
-    const refused = this.refusal(method, params);
-    if (refused) return answered.reject(refused);
+  call(method: string, params: JsonObject | undefined, options: UpstreamRequestOptions | undefined, reply: RequestReply): void {
+    const refused = this.refusal(method);
+    if (refused) return reply.reject(refused);
     const m = this.modern;
     const answer = m?.answer(method, params);
-    if (answer !== undefined) return answer instanceof Error ? answered.reject(answer) : answered.resolve(answer);
-    const sent = m ? m.params(params, given?.caller) : params;
-    const reply = this.toolHeaders.reply(method, answered);
-    const options = this.toolHeaders.options(method, params, given, this.tools);
+    if (answer instanceof Promise) return void answer.then(reply.resolve.bind(reply), reply.reject.bind(reply));
+    if (answer !== undefined) return answer instanceof Error ? reply.reject(answer) : reply.resolve(answer);
+    if (m) return m.send(method, params, options, reply, () => this.refresh("tools"));
     const t = this.transport;
-    if (t.call) t.call(method, sent, options, reply);
-    else t.request<JsonObject>(method, sent, options).then(reply.resolve.bind(reply), reply.reject.bind(reply));
+    if (t.call) t.call(method, params, options, reply);
+    else
+      t.request<JsonObject>(method, params, options).then(
+        (result) => reply.resolve(result),
+        (err: unknown) => reply.reject(err),
+      );
   }
 
-  /** Why `method` cannot be sent: the server did not declare its capability, or the tool called was dropped. Undefined: it can. */
-  private refusal(method: string, params?: JsonObject): CapabilityError | McpRemoteError | undefined {
-    const dropped = method === "tools/call" ? this.toolHeaders.refusal(params?.name) : undefined;
-    if (dropped) return dropped;
+  /** Why `method` cannot be sent: the server did not declare its capability. Undefined: it can. */
+  private refusal(method: string): CapabilityError | undefined {
     if (!this.initResult || hasCapability(method, "server", this.capabilities as JsonObject)) return undefined;
     const cap = mcpMethod(method)?.capability?.slice("server.".length);
     return new CapabilityError(`Server "${this.serverInfo?.name ?? "?"}" does not support ${method} (no "${cap}" capability)`);
@@ -275,9 +273,10 @@ export class UpstreamClient extends EventEmitter {
   }
 
   private handleNotification(method: string, received: JsonObject | undefined, on: MessageContext): void {
-    if (this.modern?.consumes(method, received)) return;
-    // A list change or resource update on a 2026 listen stream concerns clients, not the request the stream is (mcpd's own).
-    const listen = this.modern !== undefined && (method.endsWith("/list_changed") || method === "notifications/resources/updated");
+    if (this.modern?.listen.consumes(method, received, on)) return;
+    // A list change or resource update on a 2026 listen stream concerns the clients that see the server
+    // (or subscribed to the resource), not the request the stream is (mcpd's own).
+    const listen = this.modern !== undefined && mcpMethod(method)?.listenFilter !== undefined;
     const [params, context] = listen ? [unstamped(received), {}] : [received, on];
     switch (method) {
       case "notifications/tools/list_changed":

@@ -55,6 +55,8 @@ export class UpstreamLists {
   prompts: Prompt[] | undefined;
   resources: Resource[] | undefined;
   templates: ResourceTemplate[] | undefined;
+  /** Leaves tools out of the list as read (those a 2026 server's invalid `x-mcp-header` annotations invalidate). */
+  screen: ((tools: Tool[]) => Tool[]) | undefined;
 
   constructor(
     private readonly request: ListRequest,
@@ -69,7 +71,8 @@ export class UpstreamLists {
     const caps = capabilities as JsonObject;
     if (kind === "tools") {
       if (!hasCapability(LIST_METHODS.tool, "server", caps)) return false;
-      this.tools = await readAll<Tool>(this.request, LIST_METHODS.tool);
+      const tools = await readAll<Tool>(this.request, LIST_METHODS.tool);
+      this.tools = this.screen ? this.screen(tools) : tools;
     } else if (kind === "prompts") {
       if (!hasCapability(LIST_METHODS.prompt, "server", caps)) return false;
       this.prompts = await readAll<Prompt>(this.request, LIST_METHODS.prompt);

@@ -56,12 +56,16 @@ describe("AuthStore: tokens and registrations in private files", () => {
     const dir = join(root, "auth");
     const store = new AuthStore(dir);
     store.saveTokens("linear", tokens(A1, R1));
-    store.saveRegistration("linear", { issuer: "https://auth.example.com", clientId: "c1", redirectUris: ["http://127.0.0.1:1/callback"] });
+    store.saveRegistration("linear", "https://auth.example.com", {
+      issuer: "https://auth.example.com",
+      clientId: "c1",
+      redirectUris: ["http://127.0.0.1:1/callback"],
+    });
     expect(statSync(dir).mode & 0o777).toBe(0o700);
     for (const f of ["linear.tokens.json", "linear.client.json"]) expect(statSync(join(dir, f)).mode & 0o777).toBe(0o600);
     const again = new AuthStore(dir);
     expect(again.tokens("linear")?.accessToken).toBe(A1);
-    expect(again.registration("linear")?.clientId).toBe("c1");
+    expect(again.registration("linear", "https://auth.example.com")?.clientId).toBe("c1");
     expect(again.tokens("other")).toBeUndefined();
     expect(again.forget("linear")).toBe(true);
     expect(new AuthStore(dir).tokens("linear")).toBeUndefined();
@@ -87,6 +91,45 @@ describe("AuthStore: tokens and registrations in private files", () => {
     // The link itself was replaced by a file; its target is untouched.
     expect(lstatSync(join(dir, "c.tokens.json")).isSymbolicLink()).toBe(false);
     expect(JSON.parse(readFileSync(target, "utf8")).accessToken).toBe(A2);
+  });
+
+  it("keys tokens by issuer and resource and registrations by issuer: a server that moved keeps the old server's registration beside the new one", () => {
+    const store = new AuthStore(join(root, "auth"));
+    store.saveTokens("s", tokens(A1, R1));
+    store.saveRegistration("s", "https://auth.example.com", { issuer: "https://auth.example.com", clientId: "old", redirectUris: [] });
+    store.saveTokens("s", { ...tokens(A2), issuer: "https://new-as.example.com" });
+    store.saveRegistration("s", "https://new-as.example.com", { issuer: "https://new-as.example.com", clientId: "new", redirectUris: [] });
+    const again = new AuthStore(join(root, "auth"));
+    expect(again.tokens("s")?.accessToken).toBe(A2);
+    expect(again.registration("s", "https://auth.example.com")?.clientId).toBe("old");
+    expect(again.registration("s", "https://new-as.example.com")?.clientId).toBe("new");
+    expect(Object.keys(JSON.parse(readFileSync(join(root, "auth", "s.tokens.json"), "utf8")).tokens)).toEqual([
+      "https://auth.example.com https://mcp.example.com/mcp",
+      "https://new-as.example.com https://mcp.example.com/mcp",
+    ]);
+    again.saveTokens("s", undefined);
+    expect(new AuthStore(join(root, "auth")).tokens("s")).toBeUndefined();
+  });
+
+  it("migrates the layout before (one object per file) at first read, so nobody logs in again after an upgrade", () => {
+    const dir = join(root, "auth");
+    mkdirSync(dir, { mode: 0o700 });
+    const registration = { issuer: "https://auth.example.com", clientId: "c1", redirectUris: ["http://127.0.0.1:1/callback"] };
+    writeFileSync(join(dir, "linear.tokens.json"), JSON.stringify(tokens(A1, R1)), { mode: 0o600 });
+    writeFileSync(join(dir, "linear.client.json"), JSON.stringify(registration), { mode: 0o600 });
+    const notes: string[] = [];
+    const log = { trace() {}, debug() {}, warn() {}, error() {}, info: (_o: object | string, m?: string) => void notes.push(m ?? "") };
+    const store = new AuthStore(dir, log);
+    expect(store.tokens("linear")).toMatchObject({ accessToken: A1, refreshToken: R1 });
+    expect(store.registration("linear", "https://auth.example.com")).toEqual(registration);
+    expect(notes.join("\n")).toMatch(/tokens migrated/);
+    const written = JSON.parse(readFileSync(join(dir, "linear.tokens.json"), "utf8"));
+    expect(written).toMatchObject({ version: 2, current: "https://auth.example.com https://mcp.example.com/mcp" });
+    expect(JSON.parse(readFileSync(join(dir, "linear.client.json"), "utf8"))).toEqual({
+      version: 2,
+      clients: { "https://auth.example.com": registration },
+    });
+    expect(statSync(join(dir, "linear.tokens.json")).mode & 0o777).toBe(0o600);
   });
 
   it("regression: a tokens file of another user (uid 65534) is ignored, and the next save replaces it with a new file of your own", ({
@@ -126,7 +169,7 @@ describe("AuthStore: tokens and registrations in private files", () => {
     expect(scrubber.scrub(`Bearer ${A1} and ${R1}`)).toBe("Bearer *** and ***");
     store.saveTokens("s", tokens(A2));
     expect(scrubber.scrub(`${A1} ${A2} ${encodeURIComponent(R1)}`)).toBe("*** *** ***");
-    store.saveRegistration("s", { issuer: "i", clientId: "c", clientSecret: "cs_registeredsecret", redirectUris: [] });
+    store.saveRegistration("s", "i", { issuer: "i", clientId: "c", clientSecret: "cs_registeredsecret", redirectUris: [] });
     expect(scrubber.scrub("secret cs_registeredsecret")).toBe("secret ***");
   });
 });

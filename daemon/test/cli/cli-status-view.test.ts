@@ -2,7 +2,8 @@ import { describe, expect, it } from "vitest";
 import type { DaemonStatus } from "@mcpd/client";
 import type { ServerState } from "@mcpd/protocol";
 import { palette } from "../../src/cli/format.js";
-import { renderStatus, stateNote, statusJson } from "../../src/cli/status-view.js";
+import { statusJson } from "../../src/cli/status-json.js";
+import { renderStatus, stateNote } from "../../src/cli/status-view.js";
 import { redactUrlCredentials } from "../../src/secrets/index.js";
 import { commandHelp, overviewHelp } from "../../src/cli/help.js";
 
@@ -32,7 +33,7 @@ const raw = {
       requests: 40,
       errors: 2,
       inFlight: 0,
-      latencyMs: { p50: 1.25, p99: 30 },
+      latencyMs: { p50: 1.25, p95: 12, p99: 30 },
       lastError: "connect to http://bob:hunter2@host failed",
       lastStderr: "warming up",
       stateReason: "started",
@@ -54,7 +55,7 @@ const raw = {
       requests: 0,
       errors: 0,
       inFlight: 0,
-      latencyMs: { p50: null, p99: null },
+      latencyMs: { p50: null, p95: null, p99: null },
       lastError: null,
       lastStderr: null,
       stateReason: "crash loop: 5 restarts in 60000ms",
@@ -74,7 +75,7 @@ const raw = {
       requests: 0,
       errors: 0,
       inFlight: 0,
-      latencyMs: { p50: null, p99: null },
+      latencyMs: { p50: null, p95: null, p99: null },
       lastError: null,
       lastStderr: null,
       stateReason: null,
@@ -112,7 +113,7 @@ describe("statusJson", () => {
       logWriteError: null,
     });
     expect(s.servers[0]?.lastError).toBe("connect to http://bob:***@host failed");
-    expect(s.servers[1]).toMatchObject({ mode: null, pid: null, commandFound: false, latencyMs: { p50: null, p99: null } });
+    expect(s.servers[1]).toMatchObject({ mode: null, pid: null, commandFound: false, latencyMs: { p50: null, p95: null, p99: null } });
     expect(s.clients).toEqual([
       {
         id: "c1",
@@ -175,8 +176,8 @@ describe("renderStatus", () => {
     const text = renderStatus(statusJson(raw), palette(false));
     const lines = text.split("\n");
     expect(lines[0]).toBe("mcpd 1.2.3  pid 10  up 1m 5s");
-    expect(text).toMatch(/^SERVER +STATE +TRANSPORT +PID +UPTIME +RESTARTS +REQS +ERRS +INFL +P50 +P99 +TOOLS +ERA$/m);
-    expect(text).toMatch(/^fs +ready +stdio +11 +1m 4s +1 +40 +2 +0 +1\.3ms +30\.0ms +3 +2026$/m);
+    expect(text).toMatch(/^SERVER +STATE +TRANSPORT +PID +UPTIME +RESTARTS +REQS +ERRS +INFL +P50 +P95 +P99 +TOOLS +ERA$/m);
+    expect(text).toMatch(/^fs +ready +stdio +11 +1m 4s +1 +40 +2 +0 +1\.3ms +12\.0ms +30\.0ms +3 +2026$/m);
     expect(text).toMatch(/^web +starting +http \(streamable-http\) +-/m);
     expect(text).toContain("! gone: command not found on the daemon's PATH");
     expect(text).toContain("  gone: failed: crash loop: 5 restarts in 60000ms");

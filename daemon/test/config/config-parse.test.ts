@@ -604,3 +604,35 @@ describe("mcpd.http", () => {
     );
   });
 });
+
+describe("mcpd.telemetry.otlp", () => {
+  it("is absent unless set; set, every key is resolved from the defaults; a bad endpoint or key is named", () => {
+    expect(parse({ mcpServers: {} }).settings.telemetry).toBeUndefined();
+    expect(parse({ mcpd: { telemetry: {} }, mcpServers: {} }).settings.telemetry).toBeUndefined();
+    const endpoint = "http://127.0.0.1:4318/v1/traces";
+    expect(parse({ mcpd: { telemetry: { otlp: { endpoint } } }, mcpServers: {} }).settings.telemetry).toEqual({
+      otlp: { endpoint, headers: {}, serviceName: "mcpd", batchDelayMs: 1_000, exportTimeoutMs: 10_000, maxQueueSpans: 2_048 },
+    });
+    const otlp = {
+      endpoint,
+      headers: { "x-api-key": "k" },
+      serviceName: "mcpd-laptop",
+      batchDelayMs: 5,
+      exportTimeoutMs: 500,
+      maxQueueSpans: 10,
+    };
+    expect(parse({ mcpd: { telemetry: { otlp } }, mcpServers: {} }).settings.telemetry).toEqual({ otlp });
+    for (const bad of ["127.0.0.1:4318", "ftp://collector/v1/traces", 4318]) {
+      expect(() => parse({ mcpd: { telemetry: { otlp: { endpoint: bad } } }, mcpServers: {} })).toThrow(
+        /"mcpd.telemetry.otlp.endpoint" must be an http\(s\) URL/,
+      );
+    }
+    expect(() => parse({ mcpd: { telemetry: { otlp: {} } }, mcpServers: {} })).toThrow(/"mcpd.telemetry.otlp.endpoint"/);
+    expect(() => parse({ mcpd: { telemetry: { otlp: { endpoint, batchDelayMs: 0 } } }, mcpServers: {} })).toThrow(
+      /"mcpd.telemetry.otlp.batchDelayMs" must be an integer from 1 to 60000/,
+    );
+    expect(parse({ mcpd: { telemetry: { otlp: { endpoint, endpiont: 1 } } }, mcpServers: {} }).warnings.join("\n")).toMatch(
+      /unknown key "mcpd.telemetry.otlp.endpiont" ignored/,
+    );
+  });
+});

@@ -205,3 +205,73 @@ describe("app-only tools and an app's own calls", () => {
     expect(r.directory.privateOf("a", id)?.clientCapabilities).toEqual(UI_CAPS);
   });
 });
+
+describe("app-only tools called by a client that did not declare the UI extension", () => {
+  const APP_ONLY = { code: -32602, data: { mcpdCode: "MCPD_APP_ONLY_TOOL", server: "a", name: "tick" } };
+  const profiles = { all: { servers: ["a"] }, search: { servers: ["a"], toolSearch: { mode: "on", callTool: true } } };
+  /** One call of `a`'s app-only tool `tick` each way a client can make it, from connections that declare `capabilities`. */
+  async function callsOfTick(capabilities: JsonObject): Promise<Message[]> {
+    return [
+      await (await r.connect({ capabilities })).call("a__tick"),
+      await (await r.connect({ capabilities })).call("tick"),
+      await (await r.connect({ select: { server: "a" }, capabilities })).call("tick"),
+      await (await r.connect({ capabilities })).call("tick", {}, undefined, { "mcpd/server": "a" }),
+      await (await r.connect({ select: { profile: "all" }, capabilities })).call("a__tick"),
+      await (await r.connect({ select: { server: "a", profile: "all" }, capabilities })).call("tick"),
+      await (await r.connect({ select: { profile: "search" }, capabilities })).call("call_tool", { name: "a__tick", arguments: {} }),
+    ];
+  }
+
+  it("is refused in every view (aggregate, unprefixed, transparent, routed, profile, call_tool), naming the tool and the rule; nothing goes upstream", async () => {
+    r = memoryRouter({ servers: { a: appServer() }, mcpd: { profiles } });
+    for (const answer of await callsOfTick({})) {
+      expect(answer.error).toMatchObject(APP_ONLY);
+      expect(answer.error?.message).toContain('Tool "tick" of server "a" is app-only (_meta.ui.visibility ["app"])');
+      expect(answer.error?.message).toContain("io.modelcontextprotocol/ui");
+    }
+    expect(r.upstream("a").callsOf("tools/call")).toEqual([]);
+    // The server's other tools are called as before.
+    expect((await (await r.connect()).call("a__plain")).result?.content).toEqual([{ type: "text", text: "a/plain {}" }]);
+  });
+
+  it("goes through for a client that declared the extension, each of those ways", async () => {
+    r = memoryRouter({ servers: { a: appServer() }, mcpd: { profiles } });
+    for (const answer of await callsOfTick(UI_CAPS)) {
+      const content = (answer.result?.content ?? []) as unknown[];
+      expect(content.at(-1)).toEqual({ type: "text", text: "a/tick {}" });
+    }
+    expect(r.upstream("a").callsOf("tools/call")).toHaveLength(7);
+  });
+
+  it("tool search finds an app-only tool only for a client that declared the extension", async () => {
+    r = memoryRouter({ servers: { a: appServer() }, mcpd: { profiles } });
+    const found = async (capabilities: JsonObject): Promise<string[]> => {
+      const c = await r.connect({ select: { profile: "search" }, capabilities });
+      const answer = await c.call("search_tools", { query: "tick" });
+      const tools = ((answer.result?.structuredContent as JsonObject | undefined)?.tools ?? []) as Array<{ name: string }>;
+      expect(names(await c.request("tools/list"))).toEqual(expect.arrayContaining(tools.map((t) => t.name)));
+      return tools.map((t) => t.name);
+    };
+    expect(await found({})).not.toContain("a__tick");
+    expect(await found(UI_CAPS)).toContain("a__tick");
+  });
+
+  it("2026 era: each request is judged by the capabilities of its own envelope", async () => {
+    r = memoryRouter({ servers: { a: appServer() } });
+    const c = r.attach();
+    const envelope = (caps: JsonObject): JsonObject => ({
+      "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+      "io.modelcontextprotocol/clientCapabilities": caps,
+    });
+    const plain = await c.request("tools/call", { name: "a__tick", arguments: {}, _meta: envelope({}) });
+    expect(plain.error).toMatchObject({ code: -32602, data: { mcpdCode: "MCPD_APP_ONLY_TOOL" } });
+    const viaServer = await c.request("tools/call", { name: "tick", arguments: {}, _meta: { ...envelope({}), "mcpd/server": "a" } });
+    expect(viaServer.error).toMatchObject({ code: -32602, data: { mcpdCode: "MCPD_APP_ONLY_TOOL" } });
+    const ui = await c.request("tools/call", { name: "a__tick", arguments: {}, _meta: envelope(UI_CAPS) });
+    expect(ui.result?.content).toEqual([{ type: "text", text: "a/tick {}" }]);
+    expect(r.upstream("a").callsOf("tools/call")).toHaveLength(1);
+    // Its lists too: the app-only tool for a request that declares the extension, not for one that does not.
+    expect(names(await c.request("tools/list", { _meta: envelope(UI_CAPS) }))).toContain("a__tick");
+    expect(names(await c.request("tools/list", { _meta: envelope({}) }))).not.toContain("a__tick");
+  });
+});

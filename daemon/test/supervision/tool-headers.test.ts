@@ -1,4 +1,4 @@
-import { type JsonObject, type Logger, silentLogger, type Tool } from "@mcpd/protocol";
+import { type Logger, silentLogger, type Tool } from "@mcpd/protocol";
 import { describe, expect, it } from "vitest";
 import { ToolHeaders } from "../../src/supervision/tool-headers.js";
 
@@ -12,7 +12,6 @@ const TOOLS: Tool[] = [
         city: { type: "string", "x-mcp-header": "City" },
         limit: { type: "integer", "x-mcp-header": "Limit" },
         exact: { type: "boolean", "x-mcp-header": "Exact" },
-        note: { type: "string", "x-mcp-header": "Note" },
         query: { type: "string" },
       },
     },
@@ -27,47 +26,31 @@ function warnings(): { log: Logger; seen: unknown[] } {
 }
 
 describe("ToolHeaders (x-mcp-header for a 2026-era HTTP server)", () => {
-  it("puts each annotated argument in its Mcp-Param header (base64 when not plain ASCII), none for null, absent or unannotated ones", () => {
-    const h = new ToolHeaders(silentLogger, () => true);
-    const args = { region: "eu-west", city: "Zürich", limit: 3, exact: false, note: null, query: "q" };
-    expect(h.options("tools/call", { name: "find", arguments: args }, { timeout: 5 }, TOOLS)).toEqual({
-      timeout: 5,
-      headers: {
-        "mcp-param-region": "eu-west",
-        "mcp-param-city": `=?base64?${Buffer.from("Zürich").toString("base64")}?=`,
-        "mcp-param-limit": "3",
-        "mcp-param-exact": "false",
-      },
-    });
-    // Other methods, and tools without annotations, get no headers.
-    const options = { timeout: 5 };
-    expect(h.options("tools/list", {}, options, TOOLS)).toBe(options);
-    expect(h.options("tools/call", { name: "other", arguments: {} }, options, TOOLS)).toBe(options);
+  it("puts each annotated argument of a listed tool in its Mcp-Param header, none for other methods or tools", () => {
+    const h = new ToolHeaders(silentLogger);
+    h.screen(TOOLS);
+    const args = { region: "eu-west", city: "Zürich", limit: 3, exact: false, query: "q" };
+    const headers = h.headersFor("tools/call", { name: "find", arguments: args });
+    expect(headers).toMatchObject({ "Mcp-Param-Region": "eu-west", "Mcp-Param-Limit": "3", "Mcp-Param-Exact": "false" });
+    expect(headers?.["Mcp-Param-City"]).toBe(`=?base64?${Buffer.from("Zürich").toString("base64")}?=`);
+    expect(h.headersFor("tools/list", {})).toBeUndefined();
+    expect(h.headersFor("tools/call", { name: "other", arguments: {} })).toBeUndefined();
   });
 
-  it("leaves a tool with an invalid annotation out of tools/list (warned once) and refuses its calls", async () => {
+  it("leaves a tool with an invalid annotation out (warned once), refuses its calls with -32602, and forgets it once valid", () => {
     const { log, seen } = warnings();
-    const h = new ToolHeaders(log, () => true);
-    const listed: JsonObject = { tools: TOOLS as unknown as JsonObject[], ttlMs: 0 };
-    expect(await h.result("tools/list", Promise.resolve(listed))).toEqual({ tools: [TOOLS[0]], ttlMs: 0 });
-    await h.result("tools/list", Promise.resolve(listed));
-    expect(seen).toEqual([
-      { tool: "broken", why: 'property "score": x-mcp-header is allowed on string, integer and boolean properties only' },
-    ]);
-    expect(h.refusal("broken")?.message).toMatch(/Tool "broken" is not available: its x-mcp-header annotation is invalid/);
+    const h = new ToolHeaders(log);
+    expect(h.screen(TOOLS)).toEqual([TOOLS[0]]);
+    h.screen(TOOLS);
+    expect(seen).toHaveLength(1);
+    expect(h.rejected.map((r) => r.name)).toEqual(["broken"]);
+    const refused = h.refusal("broken");
+    expect(refused?.rpcCode).toBe(-32602);
+    expect(refused?.message).toMatch(/Tool "broken" is not available: its x-mcp-header annotation is invalid/);
     expect(h.refusal("find")).toBeUndefined();
-    expect([...h.dropped.keys()]).toEqual(["broken"]);
-
-    let replied: unknown;
-    h.reply("tools/list", { resolve: (r) => (replied = r), reject: () => {} }).resolve(listed);
-    expect(replied).toEqual({ tools: [TOOLS[0]], ttlMs: 0 });
-  });
-
-  it("does nothing while inactive (a 2025-era server, or one not over Streamable HTTP)", async () => {
-    const h = new ToolHeaders(silentLogger, () => false);
-    const listed: JsonObject = { tools: TOOLS as unknown as JsonObject[] };
-    expect(await h.result("tools/list", Promise.resolve(listed))).toBe(listed);
-    expect(h.options("tools/call", { name: "find", arguments: { region: "x" } }, undefined, TOOLS)).toBeUndefined();
+    expect(h.refusal(undefined)).toBeUndefined();
+    // The server fixed the tool: the next listing keeps it, and its calls go.
+    h.screen([TOOLS[0] as Tool, { name: "broken", inputSchema: { type: "object", properties: {} } }]);
     expect(h.refusal("broken")).toBeUndefined();
   });
 });

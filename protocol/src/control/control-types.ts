@@ -72,12 +72,18 @@ export interface SelectResult extends ViewSelection {
   server?: string;
   /** Present (true) on a control connection. */
   control?: true;
+  /**
+   * The MCP revisions the daemon serves on its socket, newest era first. Left out by daemons of releases
+   * before MCP 2026-07-28: a client then answers 2026-era requests itself (see daemon-eras.ts).
+   */
+  protocolVersions?: string[];
 }
 
 export const SELECT_RESULT_FIELDS: Fields<SelectResult> = {
   view: "required",
   server: "optional",
   control: "optional",
+  protocolVersions: "optional",
   profile: "optional",
   tools: "optional",
   toolSearch: "optional",

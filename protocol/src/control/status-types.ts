@@ -5,15 +5,42 @@
  */
 import type { Era } from "../mcp-methods.js";
 import type { JsonObject } from "../types.js";
-import { SERVER_SUMMARY_FIELDS, type ServerSummary } from "./control-types.js";
+import { SERVER_SUMMARY_FIELDS, type ServerState, type ServerSummary } from "./control-types.js";
 import type { Fields } from "./fields.js";
 import type { HttpFrontStatus } from "./http-front-status.js";
 
 /** Request latency percentiles over a bounded recent sample, in ms; null before the first request. */
 export interface LatencyMs {
   p50: number | null;
+  p95: number | null;
   p99: number | null;
 }
+
+/**
+ * A shared 2025-era server's UI session in `mcpd/status`: the second upstream session that serves the clients
+ * that declared the MCP Apps UI extension (docs/protocol.md, *Capabilities upstream*).
+ */
+export interface UiSessionStatus {
+  state: ServerState;
+  /** Its process; null for a remote server or none. */
+  pid: number | null;
+  startedAt: string | null;
+  /** Time since it became ready; null unless `ready`. */
+  uptimeMs: number | null;
+  requests: number;
+  inFlight: number;
+  tools: number;
+}
+
+export const UI_SESSION_STATUS_FIELDS: Fields<UiSessionStatus> = {
+  state: "required",
+  pid: "required",
+  startedAt: "required",
+  uptimeMs: "required",
+  requests: "required",
+  inFlight: "required",
+  tools: "required",
+};
 
 /** One server in `mcpd/status`. Durations in ms, times ISO 8601. */
 export interface ServerStatus extends ServerSummary {
@@ -44,6 +71,13 @@ export interface ServerStatus extends ServerSummary {
    * found; null while not known (`protocolEra: "auto"` before its first start).
    */
   era: Era | null;
+  /**
+   * Tools the server lists that mcpd leaves out, and why: a 2026 server's tools over HTTP whose
+   * `x-mcp-header` annotations are invalid (the spec requires a client to reject them). Empty: none.
+   */
+  rejectedTools: { name: string; reason: string }[];
+  /** Its UI session while it has one, else null; absent from a daemon that predates UI sessions in status. */
+  uiSession?: UiSessionStatus | null;
 }
 
 export const SERVER_STATUS_FIELDS: Fields<ServerStatus> = {
@@ -56,13 +90,15 @@ export const SERVER_STATUS_FIELDS: Fields<ServerStatus> = {
   requests: "required",
   errors: "required",
   inFlight: "required",
-  latencyMs: { presence: "required", fields: { p50: "required", p99: "required" } },
+  latencyMs: { presence: "required", fields: { p50: "required", p95: "required", p99: "required" } },
   lastError: "required",
   lastStderr: "required",
   commandFound: "required",
   sessions: "required",
   hint: "required",
   era: "required",
+  rejectedTools: { presence: "required", fields: { name: "required", reason: "required" } },
+  uiSession: { presence: "optional", fields: UI_SESSION_STATUS_FIELDS },
 };
 
 /** One connection in `mcpd/status`. */

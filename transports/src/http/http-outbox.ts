@@ -15,7 +15,7 @@ import type { HttpReplyReader, ReplyOutcome } from "./http-reply.js";
 import type { HttpSession } from "./http-session.js";
 import { discardBody, encodeJson, errorText, httpErrorFrom, ownDeadlineMs, waitOrAbort } from "./http-wire.js";
 import { openLegacyConnection } from "./legacy-open.js";
-import { inBandError, modernHeaders } from "./modern-headers.js";
+import { inBandError, modernHeaders, type ParamHeaders } from "./modern-headers.js";
 import type { LegacySseConnection } from "./legacy-sse.js";
 
 /** The wire mode an {@link HttpTransport} speaks. */
@@ -53,6 +53,8 @@ export class HttpOutbox {
   legacy: LegacySseConnection | undefined;
   /** A Streamable HTTP POST succeeded: never fall back to legacy after that. */
   private streamableConfirmed = false;
+  /** The `Mcp-Param-*` headers of 2026-era requests (see MCPTransport.paramHeaders). */
+  paramHeaders: ParamHeaders | undefined;
 
   constructor(
     private readonly parts: OutboxParts,
@@ -62,7 +64,7 @@ export class HttpOutbox {
   }
 
   /** One request: its POST and its reply, until the response was delivered (the rest may drain later). */
-  async request(message: JsonRpcRequest, extraHeaders?: Readonly<Record<string, string>>): Promise<void> {
+  async request(message: JsonRpcRequest): Promise<void> {
     const { inbox, session } = this.parts;
     const exchange = this.host.track(new HttpExchange(message.id, message.method, "request"));
     inbox.exchanges.set(message.id, exchange);
@@ -71,9 +73,7 @@ export class HttpOutbox {
     try {
       const body = encodeJson(message);
       const outcome =
-        this.mode === "legacy-sse"
-          ? await this.legacyExchange(body, exchange)
-          : await this.streamableExchange(message, body, exchange, extraHeaders);
+        this.mode === "legacy-sse" ? await this.legacyExchange(body, exchange) : await this.streamableExchange(message, body, exchange);
       draining = outcome.draining === true;
     } finally {
       exchange.dispose();
@@ -117,17 +117,10 @@ export class HttpOutbox {
   }
 
   /** POST + reply for Streamable HTTP, with session healing and the legacy fallback. */
-  private async streamableExchange(
-    message: JsonRpcRequest,
-    body: string,
-    exchange: HttpExchange,
-    extraHeaders?: Readonly<Record<string, string>>,
-  ): Promise<ReplyOutcome> {
+  private async streamableExchange(message: JsonRpcRequest, body: string, exchange: HttpExchange): Promise<ReplyOutcome> {
     const { cfg, session, log } = this.parts;
     let healed = false;
-    const headers = modernHeaders(message);
-    // Extra headers (a 2026 tools/call's Mcp-Param-*) only ever go with a 2026-era request.
-    const modern = headers === undefined ? undefined : { ...headers, ...extraHeaders };
+    const modern = modernHeaders(message, this.paramHeaders);
     for (;;) {
       if (message.method !== "initialize") await this.sessionReady(exchange);
       const sessionId = session.id;

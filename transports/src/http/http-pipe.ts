@@ -1,11 +1,12 @@
 import type { Agent } from "undici";
-import { TransportClosedError, type JsonRpcMessage, type Logger, type RequestId, type TimeoutKind } from "@mcpd/protocol";
+import { TransportClosedError, type JsonRpcMessage, type Logger, type TimeoutKind } from "@mcpd/protocol";
 import type { MessagePipe, PipeEvents } from "../message-pipe.js";
 import type { TransportInfo } from "../transport.js";
 import type { ResolvedHttpConfig } from "./http-config.js";
 import { HttpExchange } from "./http-exchange.js";
 import { HttpInbox, STANDALONE } from "./http-inbox.js";
 import { HttpOutbox, type HttpTransportMode } from "./http-outbox.js";
+import type { ParamHeaders } from "./modern-headers.js";
 import { HttpReplyReader } from "./http-reply.js";
 import { HttpSession } from "./http-session.js";
 import { createHttpAgent, ownDeadlineMs, encodeJson } from "./http-wire.js";
@@ -36,8 +37,6 @@ export class HttpPipe implements MessagePipe {
   private readonly inflight = new Set<HttpExchange>();
   private readonly outbox: HttpOutbox;
   private state: State = "idle";
-  /** Headers a request's caller added (TransportRequestOptions.headers), by the request's id, until it is sent. */
-  readonly extraHeaders = new Map<RequestId, Readonly<Record<string, string>>>();
   private listener: SseListener | undefined;
   private closeReason: string | undefined;
   private closePromise: Promise<void> | undefined;
@@ -86,6 +85,13 @@ export class HttpPipe implements MessagePipe {
 
   get mode(): HttpTransportMode {
     return this.outbox.mode;
+  }
+
+  get paramHeaders(): ParamHeaders | undefined {
+    return this.outbox.paramHeaders;
+  }
+  set paramHeaders(headers: ParamHeaders | undefined) {
+    this.outbox.paramHeaders = headers;
   }
 
   get listenerState(): "idle" | "running" | "disabled" | "stopped" {
@@ -140,11 +146,7 @@ export class HttpPipe implements MessagePipe {
   send(message: JsonRpcMessage): Promise<void> {
     if (this.state !== "open") throw this.closedError();
     if ("method" in message) {
-      if ("id" in message) {
-        const extra = this.extraHeaders.get(message.id);
-        this.extraHeaders.delete(message.id);
-        return this.outbox.request(message, extra);
-      }
+      if ("id" in message) return this.outbox.request(message);
       return this.outbox.oneWay(encodeJson(message), message.method, "notify");
     }
     return this.outbox.oneWay(encodeJson(message), undefined, "request");
@@ -152,7 +154,6 @@ export class HttpPipe implements MessagePipe {
 
   /** The peer gave request `id` up: abort its exchange. True when its POST had started. */
   abandon(id: number, reason: unknown): boolean {
-    this.extraHeaders.delete(id);
     const exchange = this.inbox.exchanges.get(id);
     if (exchange === undefined) return false;
     exchange.abort(reason);

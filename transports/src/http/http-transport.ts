@@ -1,10 +1,11 @@
-import { type JsonObject, type RequestReply, RequestTimeoutError, silentLogger } from "@mcpd/protocol";
+import { RequestTimeoutError, silentLogger } from "@mcpd/protocol";
 import { TRANSPORT_DEFAULTS } from "../defaults.js";
 import { PipeTransport } from "../pipe-transport.js";
-import type { HttpServerConfig, TransportRequestOptions } from "../transport.js";
+import type { HttpServerConfig } from "../transport.js";
 import { checkHttpTimeoutMs, resolveHttpConfig, type HttpTransportOptions } from "./http-config.js";
 import type { HttpTransportMode } from "./http-outbox.js";
 import { HttpPipe } from "./http-pipe.js";
+import type { ParamHeaders } from "./modern-headers.js";
 
 export type { HttpTransportOptions } from "./http-config.js";
 export type { HttpTransportMode } from "./http-outbox.js";
@@ -53,31 +54,17 @@ export class HttpTransport extends PipeTransport<HttpPipe> {
     super(log, cfg.timeoutMs ?? TRANSPORT_DEFAULTS.requestTimeoutMs, (events) => new HttpPipe(cfg, events, log));
   }
 
-  override request<T = JsonObject>(method: string, params?: JsonObject, options?: TransportRequestOptions): Promise<T> {
-    return super.request<T>(method, params, this.withHeaders(options));
-  }
-
-  override call(method: string, params: JsonObject | undefined, options: TransportRequestOptions | undefined, reply: RequestReply): void {
-    super.call(method, params, this.withHeaders(options), reply);
-  }
-
-  /** Options whose `headers` (if any) the pipe finds by the request's id when it POSTs it. */
-  private withHeaders(options: TransportRequestOptions | undefined): TransportRequestOptions | undefined {
-    const headers = options?.headers;
-    if (headers === undefined || Object.keys(headers).length === 0) return options;
-    const onRequestId = options?.onRequestId;
-    return {
-      ...options,
-      onRequestId: (id) => {
-        this.pipe.extraHeaders.set(id, headers);
-        onRequestId?.(id);
-      },
-    };
-  }
-
   /** The wire mode: `legacy-sse` for `type: "sse"` or after a fallback, else `streamable-http`. */
   get mode(): HttpTransportMode {
     return this.pipe.mode;
+  }
+
+  /** The `Mcp-Param-*` headers of 2026-era requests (see MCPTransport.paramHeaders); unset: none. */
+  get paramHeaders(): ParamHeaders | undefined {
+    return this.pipe.paramHeaders;
+  }
+  set paramHeaders(headers: ParamHeaders | undefined) {
+    this.pipe.paramHeaders = headers;
   }
 
   /**

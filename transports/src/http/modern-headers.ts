@@ -1,49 +1,36 @@
 /**
  * What a 2026-era request adds on Streamable HTTP (MCP 2026-07-28, "Streamable HTTP"): the headers that
- * mirror its body (`MCP-Protocol-Version`, `Mcp-Method`, `Mcp-Name`), and its errors in-band. A request is
+ * mirror its body (`MCP-Protocol-Version`, `Mcp-Method`, `Mcp-Name`, `Mcp-Param-*`), and its errors in-band. A request is
  * 2026-era when its `params._meta` claims a 2026 protocol version: the layer above writes that envelope,
  * the transport only mirrors it (and sends no session id with it: the 2026 era has none).
  */
-import { type HttpError, McpRemoteError, envelopeVersion, isObject, type JsonRpcRequest, type RequestId } from "@mcpd/protocol";
+import {
+  type HttpError,
+  McpRemoteError,
+  encodeHeaderValue,
+  envelopeVersion,
+  isObject,
+  mcpMethod,
+  type JsonObject,
+  type JsonRpcRequest,
+  type RequestId,
+} from "@mcpd/protocol";
 
-/** Characters a header value may carry as is: visible ASCII and inner spaces. */
-const PLAIN_HEADER_VALUE = /^[\x21-\x7e](?:[\x20-\x7e]*[\x21-\x7e])?$/;
+/** The `Mcp-Param-*` headers of a 2026-era request, as the layer that knows the tools' `inputSchema`s gives them. */
+export type ParamHeaders = (method: string, params: JsonObject | undefined) => Record<string, string> | undefined;
 
 /**
- * A value for `Mcp-Name`: as is when it is plain header-safe ASCII, else (non-ASCII, control characters,
- * leading or trailing blanks, or a value that looks like the encoded form) `=?base64?<UTF-8 in base64>?=`.
+ * The 2026 headers of `message` (`MCP-Protocol-Version`, `Mcp-Method`, `Mcp-Name` on the methods that
+ * mirror their target, and `params`' `Mcp-Param-*` ones), or undefined when it is no 2026-era request.
  */
-export function headerSafe(value: string): string {
-  if (PLAIN_HEADER_VALUE.test(value) && !(value.startsWith("=?") && value.endsWith("?="))) return value;
-  return `=?base64?${Buffer.from(value, "utf8").toString("base64")}?=`;
-}
-
-/**
- * The value of an `Mcp-Param-*` header mirroring an argument: a string as {@link headerSafe} writes it, an
- * integer in decimal, a boolean as `true`/`false`. Undefined (no header) for null, an absent argument, or a
- * value of another type.
- */
-export function paramHeaderValue(value: unknown): string | undefined {
-  if (typeof value === "string") return headerSafe(value);
-  if (typeof value === "boolean") return String(value);
-  if (typeof value === "number" && Number.isFinite(value)) return String(value);
-  return undefined;
-}
-
-/** The 2026 headers of `message`, or undefined when it is no 2026-era request. */
-export function modernHeaders(message: JsonRpcRequest): Record<string, string> | undefined {
+export function modernHeaders(message: JsonRpcRequest, params?: ParamHeaders): Record<string, string> | undefined {
   const version = envelopeVersion(message.params);
   if (version === undefined) return undefined;
   const headers: Record<string, string> = { "mcp-protocol-version": version, "mcp-method": message.method };
-  const p = message.params;
-  const name =
-    message.method === "tools/call" || message.method === "prompts/get"
-      ? p?.name
-      : message.method === "resources/read"
-        ? p?.uri
-        : undefined;
-  if (typeof name === "string") headers["mcp-name"] = headerSafe(name);
-  return headers;
+  const info = mcpMethod(message.method);
+  const name = info?.nameHeader === true && info.target !== undefined ? message.params?.[info.target.field] : undefined;
+  if (typeof name === "string") headers["mcp-name"] = encodeHeaderValue(name);
+  return { ...params?.(message.method, message.params), ...headers };
 }
 
 /**

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { HttpError, McpRemoteError } from "@mcpd/protocol";
-import { headerSafe, inBandError, modernHeaders } from "../../src/http/modern-headers.js";
+import { inBandError, modernHeaders } from "../../src/http/modern-headers.js";
 
 const envelope = { "io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcontextprotocol/clientCapabilities": {} };
 
@@ -25,10 +25,24 @@ describe("2026 headers over Streamable HTTP", () => {
   });
 
   it("a name that is not plain header-safe ASCII is sent Base64-encoded", () => {
-    expect(headerSafe("plain name")).toBe("plain name");
-    expect(headerSafe("héllo")).toBe(`=?base64?${Buffer.from("héllo").toString("base64")}?=`);
-    expect(headerSafe(" padded")).toMatch(/^=\?base64\?/);
-    expect(headerSafe("=?base64?abc?=")).toMatch(/^=\?base64\?PT9i/);
+    const call = (name: string) => modernHeaders({ jsonrpc: "2.0", id: 1, method: "tools/call", params: { name, _meta: envelope } });
+    expect(call("plain name")?.["mcp-name"]).toBe("plain name");
+    expect(call("héllo")?.["mcp-name"]).toBe(`=?base64?${Buffer.from("héllo").toString("base64")}?=`);
+    expect(call(" padded")?.["mcp-name"]).toMatch(/^=\?base64\?/);
+    expect(call("=?base64?abc?=")?.["mcp-name"]).toMatch(/^=\?base64\?PT9i/);
+  });
+
+  it("a 2026 request also carries the Mcp-Param-* headers the layer above gives for it; a 2025 one does not", () => {
+    const params = (method: string) => (method === "tools/call" ? { "Mcp-Param-Region": "eu" } : undefined);
+    const call = { jsonrpc: "2.0" as const, id: 1, method: "tools/call", params: { name: "echo", _meta: envelope } };
+    expect(modernHeaders(call, params)).toEqual({
+      "Mcp-Param-Region": "eu",
+      "mcp-protocol-version": "2026-07-28",
+      "mcp-method": "tools/call",
+      "mcp-name": "echo",
+    });
+    expect(modernHeaders({ ...call, method: "tools/list" }, params)).not.toHaveProperty("Mcp-Param-Region");
+    expect(modernHeaders({ ...call, params: { name: "echo" } }, params)).toBeUndefined();
   });
 
   it("a 400 or 404 whose body is a JSON-RPC error for the request comes back in-band; other bodies and statuses do not", () => {

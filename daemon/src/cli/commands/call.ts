@@ -3,7 +3,7 @@ import { McpdError, type CallToolResult } from "@mcpd/protocol/core";
 import type { JsonObject } from "@mcpd/protocol/core";
 import { CliError, ExitCode, intOption, parseArgPairs, parseJsonArguments } from "../args.js";
 import { eprintln, printJson, println, type Command } from "../context.js";
-import { cliSocketPath, commandConnectTimeoutMs, isDaemonUnavailable, notRunningError } from "../daemon-control.js";
+import { cliSocketPath, commandConnectTimeoutMs, isDaemonUnavailable, notRunningError } from "../ask-daemon.js";
 import { VERSION } from "../../version.js";
 import { ProgressBar } from "../progress-bar.js";
 import { formatToolResult } from "../result-format.js";

@@ -1,6 +1,6 @@
 import { McpdDashboardLogin } from "@mcpd/protocol/core";
 import { println, type Command } from "../context.js";
-import { askDaemon } from "../daemon-control.js";
+import { askDaemon } from "../ask-daemon.js";
 import { openBrowser } from "../open-browser.js";
 
 /**

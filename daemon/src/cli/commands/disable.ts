@@ -1,6 +1,6 @@
 import { println, type Command } from "../context.js";
 import { McpdDisable } from "@mcpd/protocol/core";
-import { askDaemon } from "../daemon-control.js";
+import { askDaemon } from "../ask-daemon.js";
 
 /** `mcpd disable SERVER`. */
 export const disableCommand: Command = {

@@ -1,6 +1,6 @@
 import { println, type Command } from "../context.js";
 import { McpdEnable } from "@mcpd/protocol/core";
-import { askDaemon } from "../daemon-control.js";
+import { askDaemon } from "../ask-daemon.js";
 
 /** `mcpd enable SERVER`. */
 export const enableCommand: Command = {

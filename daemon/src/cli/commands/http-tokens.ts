@@ -1,7 +1,7 @@
 import { McpdHttpTokenList, McpdHttpTokenRevoke, type HttpTokenInfo, type HttpTokenScope } from "@mcpd/protocol/core";
 import { UsageError, type ParsedCommand } from "../args.js";
 import { println, type CliContext } from "../context.js";
-import { askDaemon } from "../daemon-control.js";
+import { askDaemon } from "../ask-daemon.js";
 import { table } from "../format.js";
 
 /** `profile "coding"`, `server "github"`. */

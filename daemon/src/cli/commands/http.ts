@@ -4,7 +4,7 @@ import { McpdHttpTokenIssue, type HttpTokenScope } from "@mcpd/protocol/core";
 import { CliError, UsageError, stringOption, type ParsedCommand } from "../args.js";
 import { clientSnippets, type ClientSnippets } from "../client-snippets.js";
 import { println, type CliContext, type Command } from "../context.js";
-import { askDaemon, fullStatus } from "../daemon-control.js";
+import { askDaemon, fullStatus } from "../ask-daemon.js";
 import { hintFor } from "../../config/did-you-mean.js";
 import { runTokens, scopeLabel, scopePath } from "./http-tokens.js";
 

@@ -2,7 +2,7 @@ import { resolvePaths } from "@mcpd/client/paths";
 import { CliError, countOption } from "../args.js";
 import { eprintln, println, type CliContext, type Command } from "../context.js";
 import { McpdLogs } from "@mcpd/protocol/core";
-import { askDaemon, isUntrustedSocket } from "../daemon-control.js";
+import { askDaemon, isUntrustedSocket } from "../ask-daemon.js";
 import { formatLogLine } from "../log-format.js";
 import { followFile, newTailLines, pause, tailFile } from "../log-follow.js";
 import { terminalText } from "../terminal-text.js";

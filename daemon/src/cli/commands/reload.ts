@@ -1,6 +1,6 @@
 import { println, type Command } from "../context.js";
 import { McpdReload } from "@mcpd/protocol/core";
-import { askDaemon } from "../daemon-control.js";
+import { askDaemon } from "../ask-daemon.js";
 
 /** `mcpd reload`: re-read the config file. */
 export const reloadCommand: Command = {

@@ -1,6 +1,6 @@
 import { println, type Command } from "../context.js";
 import { McpdRestart } from "@mcpd/protocol/core";
-import { askDaemon } from "../daemon-control.js";
+import { askDaemon } from "../ask-daemon.js";
 
 /** `mcpd restart [SERVER]`: restart one server, or every server. */
 export const restartCommand: Command = {

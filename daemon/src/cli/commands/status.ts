@@ -1,6 +1,7 @@
 import { printJson, println, type Command } from "../context.js";
-import { fullStatus } from "../daemon-control.js";
-import { renderStatus, statusJson } from "../status-view.js";
+import { fullStatus } from "../ask-daemon.js";
+import { statusJson } from "../status-json.js";
+import { renderStatus } from "../status-view.js";
 
 /** `mcpd status`: the daemon, its servers and clients. */
 export const statusCommand: Command = {

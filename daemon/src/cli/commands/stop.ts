@@ -2,7 +2,7 @@ import { McpdError, resolvePaths, type McpdClient } from "@mcpd/client";
 import { CliError } from "../args.js";
 import { eprintln, println, type Command } from "../context.js";
 import { openClient } from "../daemon-client.js";
-import { isUntrustedSocket } from "../daemon-control.js";
+import { isUntrustedSocket } from "../ask-daemon.js";
 import { CLI_DEFAULTS } from "../cli-defaults.js";
 import { readPidFile, unverifiedDaemon, waitGone } from "../daemon-process.js";
 import { isPidAlive } from "../../infra/process-alive.js";

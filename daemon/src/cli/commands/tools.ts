@@ -1,6 +1,6 @@
 import { McpdPrompts, McpdResources, McpdTools, type ControlMethod, type ServerFilter, type ToolsParams } from "@mcpd/protocol/core";
 import { printJson, println, type CliContext, type Command } from "../context.js";
-import { askDaemon } from "../daemon-control.js";
+import { askDaemon } from "../ask-daemon.js";
 import { firstLine, table, truncate } from "../format.js";
 import { SELECTION_OPTIONS, selectionOf } from "../selection-options.js";
 import { terminalSafe } from "../terminal-text.js";

@@ -1,6 +1,7 @@
 import type { ServerResponse } from "node:http";
 import type { JsonObject, Logger } from "@mcpd/protocol";
 import { RUNTIME_DEFAULTS } from "../../defaults.js";
+import type { LiveFigures } from "../../metrics/metrics-snapshot.js";
 import type { ManagerListener } from "../../supervision/manager.js";
 import { onGone } from "../http-respond.js";
 
@@ -12,13 +13,17 @@ export interface EventSource {
   logs(): Promise<string[]>;
   /** Watches every server's events (the manager's `watch`); returns the function that stops. */
   watch(listener: ManagerListener): () => void;
+  /** Every server's call, error and latency-bucket counters as they stand. */
+  figures(): LiveFigures;
 }
 
 /**
- * The dashboard's one server-sent event stream (`/dashboard/events`), shared by every open page: an
- * `status` event (the `mcpd status` report) pushed at once on each server's state change and on a low-rate
- * tick, and a `log` event when the daemon's log has new lines. While no page watches, it watches nothing
- * and ticks not: no work for the dashboard on the relay path or anywhere else.
+ * The dashboard's one server-sent event stream (`/dashboard/events`), shared by every open page: a
+ * `status` event (the `mcpd status` report) and a `figures` event (the counters the charts are drawn from)
+ * pushed at once on each server's state change and on a low-rate tick, and a `log` event when the daemon's
+ * log has new lines. While no page watches, it watches nothing and ticks not: no work for the dashboard on
+ * the relay path or anywhere else. The relay path only bumps counters; the page turns them into rates and
+ * percentiles.
  */
 export class DashboardEvents {
   private readonly pages = new Set<ServerResponse>();
@@ -91,6 +96,7 @@ export class DashboardEvents {
     if (this.pages.size === 0) return;
     const [status, lines] = await Promise.all([this.source.status(), this.source.logs()]);
     this.broadcast("status", JSON.stringify(status));
+    this.broadcast("figures", JSON.stringify(this.source.figures()));
     const log = JSON.stringify(lines);
     if (log !== this.lastLog) {
       this.lastLog = log;

@@ -11,7 +11,8 @@ import {
 } from "@mcpd/protocol";
 import { isoTime } from "../../infra/iso-time.js";
 import type { Router } from "../../router/router.js";
-import type { ManagerListener } from "../../supervision/manager.js";
+import { liveFigures } from "../../metrics/metrics-snapshot.js";
+import type { MCPManager } from "../../supervision/manager.js";
 import { checkHostAndOrigin } from "../http-guard.js";
 import { callTool, runAction, serverDetail, type ApiAnswer } from "./dashboard-api.js";
 import { DashboardAccess, cookieValue, type DashboardSession } from "./dashboard-access.js";
@@ -22,8 +23,8 @@ import { RUNTIME_DEFAULTS } from "../../defaults.js";
 
 export interface DashboardOptions {
   router: Router;
-  /** Watches every server's events (the manager's `watch`). */
-  watch: (listener: ManagerListener) => () => void;
+  /** The servers: their events (`watch`) and the counters the charts are drawn from (read on each push). */
+  manager: Pick<MCPManager, "watch" | "servers">;
   logger?: Logger;
 }
 
@@ -48,7 +49,8 @@ export class Dashboard {
       {
         status: () => this.ask(McpdStatus.method),
         logs: async () => (await this.ask(McpdLogs.method, { lines: RUNTIME_DEFAULTS.dashboardLogLines })).lines as string[],
-        watch: opts.watch,
+        watch: (listener) => opts.manager.watch(listener),
+        figures: () => liveFigures(opts.manager),
       },
       this.log,
     );

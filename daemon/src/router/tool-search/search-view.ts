@@ -1,7 +1,17 @@
-import { MCPD_CALLED_TOOL_META, isObject, toWireError, type JsonObject, type RequestId, type Tool } from "@mcpd/protocol";
+import {
+  MCPD_CALLED_TOOL_META,
+  isObject,
+  toWireError,
+  type ClientCapabilities,
+  type JsonObject,
+  type RequestId,
+  type Tool,
+} from "@mcpd/protocol";
 import type { ToolSearchMode } from "../../config/config-schema.js";
 import { RUNTIME_DEFAULTS } from "../../defaults.js";
 import { type AggregateHost, type AggregateShared, AggregateView } from "../aggregate-view.js";
+import { appOnlyRefusal } from "../app-access.js";
+import { callerCapabilities, callerDeclaresUi, isAppOnly } from "../app-meta.js";
 import type { Catalog, CatalogEntry } from "../catalog.js";
 import type { ServerDirectory, Upstream } from "../upstream-port.js";
 import { KeptTools } from "./kept-tools.js";
@@ -18,7 +28,7 @@ export interface SearchHost extends AggregateHost {
     forward(id: RequestId, h: Upstream, method: string, p: JsonObject | undefined, adapt?: (r: JsonObject) => JsonObject): void;
   };
   /** The server's process for this connection: the shared one, or its own for a per-client server (started on first use). */
-  resolveHandle(server: string): Promise<Upstream>;
+  resolveHandle(server: string, capabilities?: ClientCapabilities): Promise<Upstream>;
 }
 
 /** The servers (to reach the one a `call_tool` names) and the catalog. */
@@ -90,6 +100,15 @@ export class SearchView extends AggregateView {
     return e !== undefined && (f === undefined || f.allowsTool(e.server, e.exposed)) ? e : undefined;
   }
 
+  /** {@link inView}, for what request `id` lists: app-only tools only when its client declared the UI extension. */
+  private listable(id: RequestId): (name: string) => CatalogEntry<Tool>[] {
+    const ui = callerDeclaresUi(this.searchHost, id);
+    return (name) => {
+      const e = this.inView(name);
+      return e === undefined || (!ui && isAppOnly(e.item)) ? [] : [e];
+    };
+  }
+
   override serve(id: RequestId, method: string, params: JsonObject | undefined, retried = false): void {
     if (method === "tools/list" || method === "tools/call") {
       const mode = this.mode();
@@ -101,10 +120,7 @@ export class SearchView extends AggregateView {
   private list(id: RequestId, mode: SearchModeState): void {
     const servers = this.viewServers();
     const tools: Tool[] = searchModeTools(servers, mode.callTool);
-    for (const name of this.kept?.names() ?? []) {
-      const e = this.inView(name);
-      if (e !== undefined) tools.push({ ...e.item, name: e.exposed });
-    }
+    for (const e of [...(this.kept?.names() ?? [])].flatMap(this.listable(id))) tools.push({ ...e.item, name: e.exposed });
     this.searchHost.send({ jsonrpc: "2.0", id, result: { tools } });
   }
 
@@ -145,7 +161,7 @@ export class SearchView extends AggregateView {
       server: server as string | undefined,
       allows: f === undefined ? undefined : (s, e) => f.allowsTool(s, e),
     });
-    const found = hits.flatMap((h) => this.inView(h.exposed) ?? []);
+    const found = hits.map((h) => h.exposed).flatMap(this.listable(id));
     const tools = found.map((e) => {
       const t: JsonObject = { name: e.exposed, server: e.server, description: oneLine(e.item.description, 160) };
       if (typeof e.item.title === "string") t.title = e.item.title;
@@ -169,14 +185,17 @@ export class SearchView extends AggregateView {
       return this.searchHost.send({ jsonrpc: "2.0", id, result: textResult(text, true) });
     }
     const upstream: JsonObject = { name: e.item.name, arguments: isObject(args.arguments) ? args.arguments : {} };
+    const handle = this.searchShared.servers.get(e.server);
+    const app = { ui: callerDeclaresUi(this.searchHost, id), tools: handle?.tools ?? [e.item] };
+    const onlyApp = appOnlyRefusal(e.server, "tools/call", upstream, app);
+    if (onlyApp !== undefined) return this.searchHost.replyError(id, toWireError(onlyApp));
     if (isObject(params._meta)) upstream._meta = params._meta;
     if (this.keep().used(e.exposed)) this.searchHost.send({ jsonrpc: "2.0", method: "notifications/tools/list_changed" });
-    const handle = this.searchShared.servers.get(e.server);
     if (handle === undefined) return this.searchHost.serveOnServer(id, e.server, "tools/call", upstream, undefined, true);
-    if (handle.config.sharing !== "per-client")
+    if (handle.config.sharing !== "per-client" && !app.ui)
       return this.searchHost.inFlight.forward(id, handle, "tools/call", upstream, labelled(e.exposed));
-    // A per-client server: this connection's own process, started on first use.
-    this.searchHost.resolveHandle(e.server).then(
+    // A per-client server: this connection's own process, started on first use; a UI client's: its UI session.
+    this.searchHost.resolveHandle(e.server, callerCapabilities(this.searchHost, id)).then(
       (own) => this.searchHost.inFlight.forward(id, own, "tools/call", upstream, labelled(e.exposed)),
       (err: unknown) => this.searchHost.replyError(id, toWireError(err)),
     );

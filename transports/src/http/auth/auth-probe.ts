@@ -1,12 +1,12 @@
 import { ACCEPT_POST } from "../http-wire.js";
-import { oauthRequest, type OAuthHttp } from "./oauth-http.js";
+import { oauthFetch, type OAuthHttp } from "./oauth-http.js";
 import { parseBearerChallenge, type BearerChallenge } from "./www-authenticate.js";
 
 /**
  * Asks an MCP server what authorization it wants, as a client's first request would: an `initialize`
- * POSTed without credentials. Resolves with the `Bearer` challenge of a 401 or 403 answer (its
- * `resource_metadata` and `scope` guide discovery), or undefined when it answered otherwise. A session the
- * server opened for it is ended with a DELETE.
+ * POSTed without credentials (a server of any era checks authorization before it reads the body).
+ * Resolves with the `Bearer` challenge of a 401 or 403 answer (its `resource_metadata` and `scope` guide
+ * discovery), or undefined when it answered otherwise. A session the server opened for it is ended.
  * @throws the network error; `signal.reason`.
  */
 export async function probeChallenge(http: OAuthHttp, serverUrl: URL, signal?: AbortSignal): Promise<BearerChallenge | undefined> {
@@ -16,16 +16,15 @@ export async function probeChallenge(http: OAuthHttp, serverUrl: URL, signal?: A
     method: "initialize",
     params: { protocolVersion: "2025-11-25", capabilities: {}, clientInfo: { name: "mcpd", version: "0.1.0" } },
   });
-  const res = await oauthRequest(
-    http,
-    serverUrl,
-    { method: "POST", headers: { "content-type": "application/json", accept: ACCEPT_POST }, body },
+  const res = await oauthFetch(http, serverUrl, {
+    method: "POST",
+    headers: { "content-type": "application/json", accept: ACCEPT_POST },
+    body,
     signal,
-  );
-  if (res.status === 401 || res.status === 403) return parseBearerChallenge(res.header("www-authenticate")) ?? {};
-  const session = res.header("mcp-session-id");
-  if (session !== undefined && res.status >= 200 && res.status <= 299) {
-    await oauthRequest(http, serverUrl, { method: "DELETE", headers: { "mcp-session-id": session } }, signal).catch(() => {});
-  }
+  });
+  if (res.status === 401 || res.status === 403) return (await parseBearerChallenge(res.headers.get("www-authenticate") ?? undefined)) ?? {};
+  const session = res.headers.get("mcp-session-id");
+  if (session !== null && res.ok)
+    await oauthFetch(http, serverUrl, { method: "DELETE", headers: { "mcp-session-id": session }, signal }).catch(() => {});
   return undefined;
 }

@@ -1,99 +1,86 @@
-import { OAuthError, PROTOCOL_DEFAULTS, quote } from "@mcpd/protocol";
+import type { AuthorizationServer } from "oauth4webapi";
+import { isObject, OAuthError } from "@mcpd/protocol";
 import { urlLabel } from "../../url-label.js";
-import { errorText } from "../http-wire.js";
-import type { AuthServerMetadata } from "./auth-server-metadata.js";
-import { knownMethod, secretMethod, type ClientAuthMethod } from "./client-authentication.js";
-import { isSecureEndpoint, oauthRequest, type OAuthHttp, type OAuthResponse } from "./oauth-http.js";
+import { knownMethod, secretMethod, type ClientIdentity } from "./client-identity.js";
+import { libraryOptions, oauthLibrary, type OAuthHttp } from "./oauth-http.js";
 import type { ClientRegistration, OAuthSettings } from "./oauth-provider.js";
+import { oauthFailure } from "./token-request.js";
 
 /**
- * The method to ask for in a registration: `none` (mcpd is a public client on the user's machine) when
- * the server allows it or says nothing, else a secret method it lists.
- */
-function requestedMethod(server: AuthServerMetadata): ClientAuthMethod {
-  const supported = server.tokenEndpointAuthMethods;
-  if (supported === undefined || supported.includes("none")) return "none";
-  return secretMethod(server);
-}
-
-/**
- * Dynamic Client Registration (RFC 7591): registers mcpd as a native client with the loopback
- * `redirectUri`, for the authorization code grant (with refresh tokens).
- * @throws OAuthError (`MCPD_OAUTH_REGISTRATION_FAILED`) when the server has no registration endpoint, the
- *   endpoint is neither https nor on this machine, or it refuses (its `error` and description quoted).
+ * Dynamic Client Registration (RFC 7591) through oauth4webapi: mcpd registers as a native application
+ * (`application_type: "native"`, SEP-837: its redirect is a loopback URI) for the authorization code
+ * grant with refresh tokens, asking for `none` (a public client on the user's machine) when the server
+ * allows it, else a secret method it lists. The registration is for this issuer only.
+ * @throws OAuthError `MCPD_OAUTH_REGISTRATION_FAILED` when the server has no registration endpoint or
+ *   refuses (its `error` quoted); `signal.reason`.
  */
 export async function registerClient(
   http: OAuthHttp,
-  server: AuthServerMetadata,
+  server: AuthorizationServer,
   settings: OAuthSettings,
   redirectUri: string,
   signal?: AbortSignal,
-): Promise<ClientRegistration> {
-  if (!server.registrationEndpoint) {
+): Promise<ClientIdentity> {
+  if (!server.registration_endpoint) {
     throw new OAuthError(
       "MCPD_OAUTH_REGISTRATION_FAILED",
       `the authorization server ${server.issuer} offers no dynamic client registration and no client id is configured: ` +
         `register a client with it and set "auth": {"clientId": ...} for this server`,
     );
   }
-  const endpoint = new URL(server.registrationEndpoint);
-  if (!isSecureEndpoint(endpoint)) {
-    throw new OAuthError(
-      "MCPD_OAUTH_REGISTRATION_FAILED",
-      `registration endpoint ${urlLabel(endpoint)} is neither https nor on this machine`,
-    );
-  }
-  const method = requestedMethod(server);
-  const body = {
-    client_name: settings.clientName ?? "mcpd",
-    redirect_uris: [redirectUri],
-    grant_types: ["authorization_code", "refresh_token"],
-    response_types: ["code"],
-    token_endpoint_auth_method: method,
-    ...(settings.scopes?.length ? { scope: settings.scopes.join(" ") } : {}),
-  };
-  let res: OAuthResponse;
+  const lib = await oauthLibrary();
+  const supported = server.token_endpoint_auth_methods_supported;
+  const method = supported === undefined || supported.includes("none") ? "none" : secretMethod(server);
+  let doc: Awaited<ReturnType<typeof lib.processDynamicClientRegistrationResponse>>;
   try {
-    res = await oauthRequest(
-      http,
-      endpoint,
-      { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) },
-      signal,
+    const res = await lib.dynamicClientRegistrationRequest(
+      server,
+      {
+        client_name: settings.clientName ?? "mcpd",
+        application_type: "native",
+        redirect_uris: [redirectUri],
+        grant_types: ["authorization_code", "refresh_token"],
+        response_types: ["code"],
+        token_endpoint_auth_method: method,
+        ...(settings.scopes?.length ? { scope: settings.scopes.join(" ") } : {}),
+      },
+      libraryOptions(lib, http, signal),
     );
+    doc = await lib.processDynamicClientRegistrationResponse(await withSecretExpiry(res));
   } catch (err) {
     if (signal?.aborted) throw signal.reason;
-    throw new OAuthError("MCPD_OAUTH_REGISTRATION_FAILED", `registration at ${urlLabel(endpoint)} failed: ${errorText(err)}`, {
-      cause: err,
-    });
+    throw oauthFailure("MCPD_OAUTH_REGISTRATION_FAILED", `registration at ${urlLabel(new URL(server.registration_endpoint))}`, err);
   }
-  const doc = res.json;
-  if (res.status < 200 || res.status > 299 || !doc || typeof doc.client_id !== "string" || doc.client_id === "") {
-    const oauthError = typeof doc?.error === "string" ? quote(doc.error, PROTOCOL_DEFAULTS.quotedNameChars) : undefined;
-    const description =
-      typeof doc?.error_description === "string" ? `: ${quote(doc.error_description, PROTOCOL_DEFAULTS.quotedDescriptionChars)}` : "";
-    throw new OAuthError(
-      "MCPD_OAUTH_REGISTRATION_FAILED",
-      `registration at ${urlLabel(endpoint)} refused (HTTP ${res.status}${oauthError ? `, ${oauthError}` : ""}${description})`,
-      oauthError ? { oauthError } : {},
-    );
-  }
-  const registration: ClientRegistration = {
-    issuer: server.issuer,
-    clientId: doc.client_id,
-    redirectUris: [redirectUri],
-  };
+  const registration: ClientRegistration = { issuer: server.issuer, clientId: doc.client_id, redirectUris: [redirectUri] };
   if (typeof doc.client_secret === "string" && doc.client_secret !== "") registration.clientSecret = doc.client_secret;
-  if (typeof doc.client_secret_expires_at === "number" && doc.client_secret_expires_at > 0) {
-    registration.clientSecretExpiresAt = doc.client_secret_expires_at * 1000;
-  }
-  const granted = typeof doc.token_endpoint_auth_method === "string" ? knownMethod(doc.token_endpoint_auth_method) : undefined;
+  const expires = doc.client_secret_expires_at;
+  if (typeof expires === "number" && expires > 0) registration.clientSecretExpiresAt = expires * 1000;
   // The server's answer decides; without one, a secret means a secret method and none means `none`.
-  registration.tokenEndpointAuthMethod = granted ?? (registration.clientSecret ? secretMethod(server) : "none");
-  return registration;
+  registration.tokenEndpointAuthMethod =
+    knownMethod(doc.token_endpoint_auth_method) ?? (registration.clientSecret ? secretMethod(server) : "none");
+  return {
+    clientId: registration.clientId,
+    ...(registration.clientSecret ? { clientSecret: registration.clientSecret } : {}),
+    method: knownMethod(registration.tokenEndpointAuthMethod) ?? "none",
+    source: "registered",
+    registration,
+  };
 }
 
-/** Whether a stored registration can still be used with `server` (same issuer, secret not expired). */
-export function registrationUsable(registration: ClientRegistration | undefined, server: AuthServerMetadata, now = Date.now()): boolean {
-  if (!registration || registration.issuer !== server.issuer) return false;
-  return registration.clientSecretExpiresAt === undefined || registration.clientSecretExpiresAt > now;
+/**
+ * The registration answer with `client_secret_expires_at: 0` (never) added where it issues a secret
+ * without one: RFC 7591 requires the field then, oauth4webapi insists, and servers (the conformance
+ * suite's among them) leave it out.
+ */
+async function withSecretExpiry(res: Response): Promise<Response> {
+  if (res.status !== 201) return res;
+  const text = await res.text();
+  let doc: unknown;
+  try {
+    doc = JSON.parse(text);
+  } catch {
+    return new Response(text, res);
+  }
+  if (!isObject(doc) || typeof doc.client_secret !== "string" || doc.client_secret_expires_at !== undefined) return new Response(text, res);
+  return new Response(JSON.stringify({ ...doc, client_secret_expires_at: 0 }), res);
 }

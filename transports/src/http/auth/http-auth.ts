@@ -15,7 +15,11 @@ export class HttpAuth {
 
   /** @param dispatcher for metadata, registration and token requests; undefined: undici's global one */
   constructor(url: URL, provider: OAuthProvider, dispatcher: Dispatcher | undefined, logger: Logger) {
-    this.client = new OAuthClient(url, provider, { ...(dispatcher ? { dispatcher } : {}), logger });
+    this.client = new OAuthClient(url, provider, {
+      ...(dispatcher ? { dispatcher } : {}),
+      logger,
+      ...(provider.clock ? { clock: provider.clock } : {}),
+    });
   }
 
   /** `configured` with the bearer token, when there is one. */
@@ -55,7 +59,7 @@ export class HttpAuth {
       if (status !== 401 && status !== 403) return res;
       const challenge = headerValue(res.headers, "www-authenticate");
       // A challenge of another scheme only (Basic, ...) is not OAuth's to answer.
-      if (status === 401 && !reauthorized && (challenge === undefined || parseBearerChallenge(challenge) !== undefined)) {
+      if (status === 401 && !reauthorized && (challenge === undefined || (await parseBearerChallenge(challenge)) !== undefined)) {
         reauthorized = true;
         discardBody(res.body);
         await this.client.unauthorized(challenge, token, signal);
@@ -64,7 +68,7 @@ export class HttpAuth {
       if (
         status === 403 &&
         stepUps < TRANSPORT_DEFAULTS.oauthStepUpAttempts &&
-        parseBearerChallenge(challenge)?.error === "insufficient_scope"
+        (await parseBearerChallenge(challenge))?.error === "insufficient_scope"
       ) {
         stepUps++;
         discardBody(res.body);

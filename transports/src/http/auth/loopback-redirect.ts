@@ -1,13 +1,6 @@
 import { createServer, type Server } from "node:http";
 import { OAuthError, PROTOCOL_DEFAULTS, quote } from "@mcpd/protocol";
 
-/** The authorization response the browser brought back. */
-export interface AuthorizationResponse {
-  code: string;
-  /** The authorization server's `iss` (RFC 9207), when it sent one. */
-  iss?: string;
-}
-
 // Each answer closes its connection, so the listener closes as soon as the answer is out.
 const HTML = { "content-type": "text/html; charset=utf-8", connection: "close" };
 const TEXT = { "content-type": "text/plain", connection: "close" };
@@ -26,8 +19,8 @@ const PAGE = (title: string, text: string): string =>
 export class LoopbackRedirect {
   private server: Server | undefined;
   private portValue = 0;
-  private settle: ((outcome: { response?: AuthorizationResponse; error?: Error }) => void) | undefined;
-  private readonly outcome: Promise<{ response?: AuthorizationResponse; error?: Error }>;
+  private settle: ((outcome: { response?: URL; error?: Error }) => void) | undefined;
+  private readonly outcome: Promise<{ response?: URL; error?: Error }>;
 
   constructor(private readonly state: string) {
     this.outcome = new Promise((resolve) => (this.settle = resolve));
@@ -71,29 +64,12 @@ export class LoopbackRedirect {
           );
         return;
       }
+      // The response itself (code, error, iss) is judged by oauth4webapi; the page only says which it looks like.
       const error = q.get("error");
-      if (error !== null) {
-        const description = q.get("error_description");
-        const code = quote(error, PROTOCOL_DEFAULTS.quotedNameChars);
+      if (error !== null)
         res.writeHead(400, HTML).end(PAGE("mcpd: authorization failed", `The authorization server said: ${escapeHtml(error)}.`));
-        this.settle?.({
-          error: new OAuthError(
-            "MCPD_OAUTH_AUTHORIZATION_FAILED",
-            `the authorization was not granted: ${code}${description ? ` (${quote(description, PROTOCOL_DEFAULTS.quotedDescriptionChars)})` : ""}`,
-            { oauthError: code },
-          ),
-        });
-        return;
-      }
-      const code = q.get("code");
-      if (!code) {
-        res.writeHead(400, HTML).end(PAGE("mcpd: authorization failed", "The redirect carried no authorization code."));
-        this.settle?.({ error: new OAuthError("MCPD_OAUTH_AUTHORIZATION_FAILED", "the redirect carried no authorization code") });
-        return;
-      }
-      res.writeHead(200, HTML).end(PAGE("mcpd is authorized", "You can close this tab and return to your terminal."));
-      const iss = q.get("iss");
-      this.settle?.({ response: { code, ...(iss ? { iss } : {}) } });
+      else res.writeHead(200, HTML).end(PAGE("mcpd received the authorization", "You can close this tab and return to your terminal."));
+      this.settle?.({ response: url });
     });
     // The browser's request is tiny; nothing may hold the listener open.
     server.headersTimeout = 10_000;
@@ -113,10 +89,9 @@ export class LoopbackRedirect {
 
   /**
    * Waits for the redirect, at most `timeoutMs`, or until `signal` aborts; closes the listener either way.
-   * @throws OAuthError (`MCPD_OAUTH_AUTHORIZATION_FAILED`) when the server sent an error, no code, or
-   *   nothing came in time; `signal.reason`.
+   * @throws OAuthError (`MCPD_OAUTH_AUTHORIZATION_FAILED`) when nothing came in time; `signal.reason`.
    */
-  async wait(timeoutMs: number, signal?: AbortSignal): Promise<AuthorizationResponse> {
+  async wait(timeoutMs: number, signal?: AbortSignal): Promise<URL> {
     const timer = setTimeout(
       () =>
         this.settle?.({
@@ -133,7 +108,7 @@ export class LoopbackRedirect {
     try {
       const outcome = await this.outcome;
       if (outcome.error) throw outcome.error;
-      return outcome.response as AuthorizationResponse;
+      return outcome.response as URL;
     } finally {
       clearTimeout(timer);
       signal?.removeEventListener("abort", onAbort);

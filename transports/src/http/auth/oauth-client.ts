@@ -4,14 +4,13 @@ import { TRANSPORT_DEFAULTS } from "../../defaults.js";
 import { urlLabel } from "../../url-label.js";
 import { errorText, waitOrAbort } from "../http-wire.js";
 import { probeChallenge } from "./auth-probe.js";
-import { discoverAuthTarget, type AuthTarget } from "./auth-discovery.js";
 import { authorizationCodeGrant } from "./authorization-code.js";
-import { clientCredentialsGrant } from "./client-credentials.js";
+import { discoverAuthTarget, type AuthTarget } from "./discovery.js";
 import { defaultOAuthHttp, type OAuthHttp } from "./oauth-http.js";
-import type { AuthorizationContext, OAuthProvider, OAuthTokens } from "./oauth-provider.js";
+import type { OAuthClock, OAuthProvider, OAuthTokens } from "./oauth-provider.js";
 import { resourceCovers } from "./resource-match.js";
 import { chooseScopes } from "./scope-selection.js";
-import { expiresIn, refreshTokens, serverOfTokens } from "./token-refresh.js";
+import { clientCredentialsGrant, realClock, refreshTokens, type RenewalContext } from "./token-renewal.js";
 import { parseBearerChallenge, type BearerChallenge } from "./www-authenticate.js";
 
 /** Options of an {@link OAuthClient}; every bound defaults to `TRANSPORT_DEFAULTS`. */
@@ -23,6 +22,8 @@ export interface OAuthClientOptions {
   authorizationTimeoutMs?: number;
   /** Refresh this close to expiry, in ms. Default `oauthRefreshMarginMs` (60000). */
   refreshMarginMs?: number;
+  /** The clock of token lifetimes and refresh backoff; default the real one (tests inject a fake one). */
+  clock?: OAuthClock;
 }
 
 /** What an authorization is for: the challenge that asked for it, and whether it is a step-up. */
@@ -33,22 +34,20 @@ interface ObtainRequest {
 }
 
 /**
- * The OAuth client of one MCP server (the MCP authorization spec, 2025-11-25 with the 2025-03-26
- * fallbacks). The transport asks it for the access token of each request ({@link accessToken}: refreshed
- * first when close to expiry) and tells it about 401 ({@link unauthorized}: the token is refreshed once,
- * else a new authorization runs) and 403 `insufficient_scope` ({@link insufficientScope}: step-up with the
- * granted scopes plus the challenged ones). Tokens and the client registration live in the
- * {@link OAuthProvider}; the user is reached through it too.
+ * The OAuth client of one MCP server, mcpd's part around oauth4webapi: which tokens are this server's,
+ * when to refresh, when to ask the user. The transport asks it for the access token of each request
+ * ({@link accessToken}: refreshed first when close to expiry) and tells it about 401 ({@link unauthorized}:
+ * discovery again, then one refresh, else a new authorization) and 403 `insufficient_scope`
+ * ({@link insufficientScope}: step-up with the granted scopes plus the challenged ones).
  *
- * One refresh or authorization runs at a time; requests that need one meanwhile wait for it (each
- * bounded by its own signal), then use its outcome. A refresh token the server refuses (`invalid_grant`)
- * is forgotten, and the reason is given to the next authorization.
+ * One refresh or authorization runs at a time, however many requests wait for it (each bounded by its own
+ * signal). A refresh that fails for a passing reason is retried with backoff and never drops the tokens;
+ * only a refusal (`invalid_grant`) forgets them, and its reason goes to the next authorization.
  */
 export class OAuthClient {
   private readonly http: OAuthHttp;
   private readonly log: Logger;
-  private readonly authorizationTimeoutMs: number;
-  private readonly refreshMarginMs: number;
+  private readonly clock: OAuthClock;
   /** Aborts whatever runs when the client is closed (its transport closed). */
   private readonly lifetime = new AbortController();
   private target: AuthTarget | undefined;
@@ -60,12 +59,11 @@ export class OAuthClient {
   constructor(
     readonly serverUrl: URL,
     private readonly provider: OAuthProvider,
-    options: OAuthClientOptions = {},
+    private readonly options: OAuthClientOptions = {},
   ) {
     this.http = defaultOAuthHttp(options.dispatcher);
     this.log = options.logger ?? silentLogger;
-    this.authorizationTimeoutMs = options.authorizationTimeoutMs ?? TRANSPORT_DEFAULTS.oauthAuthorizationTimeoutMs;
-    this.refreshMarginMs = options.refreshMarginMs ?? TRANSPORT_DEFAULTS.oauthRefreshMarginMs;
+    this.clock = options.clock ?? realClock;
   }
 
   /** The stored tokens when they are for this server's resource (a changed URL makes them someone else's). */
@@ -76,9 +74,8 @@ export class OAuthClient {
 
   /**
    * The access token to send now, or undefined when there is none (the server will answer 401 and
-   * {@link unauthorized} takes over). Waits for a refresh or authorization in progress; refreshes first
-   * when the token expires within the margin. A refresh that fails for a passing reason (network) keeps
-   * a token that has not expired yet.
+   * {@link unauthorized} takes over). Waits for a run in progress; refreshes first when the token expires
+   * within the margin. When that refresh fails for a passing reason, a token not yet expired is sent.
    * @throws OAuthError when an expired token cannot be refreshed for a passing reason; `signal.reason`.
    */
   async accessToken(signal?: AbortSignal): Promise<string | undefined> {
@@ -89,71 +86,65 @@ export class OAuthClient {
       );
     const tokens = await this.tokens();
     if (!tokens || !this.due(tokens)) return tokens?.accessToken;
+    const refresh = async (): Promise<void> => {
+      const now = await this.tokens();
+      if (now && this.due(now)) await this.renew(now);
+    };
     try {
-      await within(
-        this.exclusive(async () => {
-          const now = await this.tokens();
-          if (now && this.due(now)) await this.renew(now);
-        }),
-        signal,
-      );
+      await within(this.exclusive(refresh), signal);
     } catch (err) {
-      if (signal?.aborted) throw signal.reason;
-      if (tokens.expiresAt !== undefined && tokens.expiresAt > Date.now()) {
-        this.log.warn(
-          { url: urlLabel(this.serverUrl), err: errorText(err) },
-          "token refresh failed; using the current token until it expires",
-        );
-        return tokens.accessToken;
-      }
-      throw err;
+      if (signal?.aborted || tokens.expiresAt === undefined || tokens.expiresAt <= this.clock.now()) throw err;
+      this.log.warn(
+        { url: urlLabel(this.serverUrl), err: errorText(err) },
+        "token refresh failed; using the current token until it expires",
+      );
+      return tokens.accessToken;
     }
     return (await this.tokens())?.accessToken;
   }
 
   /**
    * The server answered 401 to a request sent with `sentToken` (undefined: none). Resolves once a new
-   * token is stored: by another request's run, by one refresh, or by a new authorization (which may
-   * need the user: see {@link OAuthProvider.authorizationNeeded}).
+   * token is stored: by another request's run, by one refresh, or by a new authorization (which may need
+   * the user). Discovery runs again first: a server that moved to another authorization server (SEP-2352)
+   * gets a new authorization there (and a registration of its own), never a refresh at the old one.
    * @throws what the refresh or authorization threw (OAuthError, the provider's error); `signal.reason`.
    */
   async unauthorized(wwwAuthenticate: string | undefined, sentToken: string | undefined, signal?: AbortSignal): Promise<void> {
-    const challenge = parseBearerChallenge(wwwAuthenticate);
-    await within(
-      this.exclusive(async () => {
-        const tokens = await this.tokens();
-        if (tokens && tokens.accessToken !== sentToken) return; // replaced meanwhile: just retry
-        if (tokens && sentToken !== undefined && (await this.renew(tokens))) return;
-        const reason = this.refreshFailure ?? (tokens ? "the server refused the access token" : "no access token yet");
-        await this.obtain({ challenge, stepUp: false, reason });
-      }),
-      signal,
-    );
+    const challenge = await parseBearerChallenge(wwwAuthenticate);
+    const run = async (): Promise<void> => {
+      const tokens = await this.tokens();
+      if (tokens && tokens.accessToken !== sentToken) return; // replaced meanwhile: just retry
+      let moved: string | undefined;
+      if (tokens && sentToken !== undefined) {
+        const issuer = (await this.discover(challenge?.resourceMetadata, true)).server.issuer;
+        if (tokens.issuer !== undefined && tokens.issuer !== issuer) moved = issuer;
+        else if (await this.renew(tokens)) return;
+      }
+      const reason = moved
+        ? `the server moved to the authorization server ${moved}`
+        : (this.refreshFailure ?? (tokens ? "the server refused the access token" : "no access token yet"));
+      await this.obtain({ challenge, stepUp: false, reason });
+    };
+    await within(this.exclusive(run), signal);
   }
 
   /**
    * The server answered 403 `insufficient_scope` to a request sent with `sentToken`: a step-up
    * authorization for the granted scopes plus the challenged ones, unless another request's already
-   * replaced the token.
-   * @throws like {@link unauthorized}.
+   * replaced the token. @throws like {@link unauthorized}.
    */
   async insufficientScope(wwwAuthenticate: string | undefined, sentToken: string | undefined, signal?: AbortSignal): Promise<void> {
-    const challenge = parseBearerChallenge(wwwAuthenticate);
+    const challenge = await parseBearerChallenge(wwwAuthenticate);
     const wanted = challenge?.scopes?.join(" ");
-    await within(
-      this.exclusive(async () => {
-        const tokens = await this.tokens();
-        if (tokens && tokens.accessToken !== sentToken) return;
-        await this.obtain({ challenge, stepUp: true, reason: `more scopes needed${wanted ? `: ${wanted}` : ""}` });
-      }),
-      signal,
-    );
+    const run = async (): Promise<void> => {
+      if ((await this.tokens())?.accessToken !== sentToken) return;
+      await this.obtain({ challenge, stepUp: true, reason: `more scopes needed${wanted ? `: ${wanted}` : ""}` });
+    };
+    await within(this.exclusive(run), signal);
   }
 
-  /**
-   * A new authorization on request (`mcpd auth`), whatever is stored: discovery from `challenge` (what
-   * the server last asked, if known), the configured grant, tokens stored. Resolves with the new tokens.
-   */
+  /** A new authorization on request (`mcpd auth`), whatever is stored, from `challenge` (what the server last asked). */
   authorize(challenge: BearerChallenge | undefined, reason: string, signal?: AbortSignal): Promise<OAuthTokens> {
     return within(
       this.exclusive(() => this.obtain({ challenge, stepUp: false, reason })),
@@ -161,10 +152,7 @@ export class OAuthClient {
     );
   }
 
-  /**
-   * What the server asks for now ({@link probeChallenge}): its `Bearer` challenge, or undefined when it
-   * lets an unauthenticated `initialize` through.
-   */
+  /** What the server asks for now ({@link probeChallenge}), or undefined when it lets an unauthenticated `initialize` through. */
   probe(signal?: AbortSignal): Promise<BearerChallenge | undefined> {
     return probeChallenge(this.http, this.serverUrl, signal);
   }
@@ -173,8 +161,6 @@ export class OAuthClient {
   close(reason: unknown): void {
     this.lifetime.abort(reason);
   }
-
-  // --- internals ---
 
   /** Runs `fn` after every run before it; the chain never breaks on a failure. */
   private exclusive<T>(fn: () => Promise<T>): Promise<T> {
@@ -190,14 +176,17 @@ export class OAuthClient {
   /** Whether `tokens` expire within the margin (a fifth of their lifetime, if less). */
   private due(tokens: OAuthTokens): boolean {
     if (tokens.expiresAt === undefined) return false;
-    const margin = Math.min(this.refreshMarginMs, (tokens.expiresAt - tokens.obtainedAt) / 5);
-    return Date.now() >= tokens.expiresAt - margin;
+    const margin = Math.min(
+      this.options.refreshMarginMs ?? TRANSPORT_DEFAULTS.oauthRefreshMarginMs,
+      (tokens.expiresAt - tokens.obtainedAt) / 5,
+    );
+    return this.clock.now() >= tokens.expiresAt - margin;
   }
 
   /**
    * A new access token without the user: the refresh token, or for the client credentials grant a new
-   * grant. True when one was stored. A refresh the server refuses (an OAuth error answer) forgets the
-   * tokens and returns false; a passing failure (network) throws.
+   * grant. True when one was stored; false when there is no way (no refresh token, or it was refused:
+   * the tokens are then forgotten). A passing failure throws once its retries are spent, the tokens kept.
    */
   private async renew(tokens: OAuthTokens): Promise<boolean> {
     if (tokens.refreshToken === undefined) {
@@ -205,19 +194,7 @@ export class OAuthClient {
       await this.obtain({ challenge: undefined, stepUp: false, reason: "the access token expired" });
       return true;
     }
-    const outcome = await refreshTokens(
-      {
-        http: this.http,
-        provider: this.provider,
-        serverUrl: this.serverUrl,
-        log: this.log,
-        current: () => this.tokens(),
-        signal: this.lifetime.signal,
-      },
-      this.target?.server ?? serverOfTokens(tokens),
-      tokens,
-      tokens.refreshToken,
-    );
+    const outcome = await refreshTokens(this.renewal(), this.target?.server, tokens, tokens.refreshToken);
     if (typeof outcome === "object") {
       this.refreshFailure = outcome.refused;
       await this.provider.saveTokens(undefined);
@@ -227,54 +204,58 @@ export class OAuthClient {
     return true;
   }
 
-  /** Discovery, cached for this client's life unless a challenge names other resource metadata. */
-  private async discover(resourceMetadataUrl: string | undefined): Promise<AuthTarget> {
-    if (this.target && (resourceMetadataUrl === undefined || resourceMetadataUrl === this.targetMetadataUrl)) return this.target;
-    const target = await discoverAuthTarget(this.http, this.serverUrl, resourceMetadataUrl, this.lifetime.signal);
+  private renewal(): RenewalContext {
+    const { http, provider, serverUrl, log, clock } = this;
+    return { http, provider, serverUrl, log, clock, signal: this.lifetime.signal, current: () => this.tokens() };
+  }
+
+  /** Discovery, cached for this client's life unless `fresh` or a challenge names other resource metadata. */
+  private async discover(resourceMetadataUrl: string | undefined, fresh = false): Promise<AuthTarget> {
+    const same = resourceMetadataUrl === undefined || resourceMetadataUrl === this.targetMetadataUrl;
+    if (this.target && same && !fresh) return this.target;
+    this.targetMetadataUrl = resourceMetadataUrl ?? this.targetMetadataUrl;
+    const target = await discoverAuthTarget(this.http, this.serverUrl, this.targetMetadataUrl, this.lifetime.signal);
     this.target = target;
-    this.targetMetadataUrl = resourceMetadataUrl;
     this.log.debug(
-      { url: urlLabel(this.serverUrl), issuer: target.server.issuer, discovered: target.server.discovered, resource: target.resource },
+      { url: urlLabel(this.serverUrl), issuer: target.server.issuer, resource: target.resource },
       "authorization server discovered",
     );
     return target;
   }
 
-  /** A new token by the configured grant (asking the user first, for the authorization code grant). */
+  /**
+   * A new token by the configured grant (asking the user first, for the authorization code grant, before
+   * anything is set up: a daemon with nobody to ask refuses at no cost). `offline_access` is asked for
+   * only where the authorization server lists it (SEP-2207).
+   */
   private async obtain(request: ObtainRequest): Promise<OAuthTokens> {
     const settings = this.provider.settings;
     const grant = settings.grant ?? "authorization_code";
     const granted = (await this.tokens())?.scopes ?? [];
     const select = (scopesSupported: readonly string[] | undefined): string[] =>
       chooseScopes({ configured: settings.scopes, challenge: request.challenge, scopesSupported, granted, stepUp: request.stepUp });
-    const context: AuthorizationContext = {
-      reason: request.reason,
-      scopes: select(undefined),
-      stepUp: request.stepUp,
-      ...(request.challenge?.resourceMetadata ? { resourceMetadataUrl: request.challenge.resourceMetadata } : {}),
-    };
-    // Before anything is set up: a daemon with nobody to ask refuses here, at no cost.
+    const { reason, stepUp } = request;
+    const metadataUrl = request.challenge?.resourceMetadata;
+    const context = { reason, stepUp, scopes: select(undefined), ...(metadataUrl ? { resourceMetadataUrl: metadataUrl } : {}) };
     if (grant === "authorization_code") await this.provider.authorizationNeeded?.(context);
-    const target = await this.discover(request.challenge?.resourceMetadata);
+    const target = await this.discover(metadataUrl);
     const scopes = select(target.scopesSupported);
+    const offline = grant === "authorization_code" && target.server.scopes_supported?.includes("offline_access");
+    if (offline && !scopes.includes("offline_access")) scopes.push("offline_access");
     const tokens =
       grant === "client_credentials"
-        ? await clientCredentialsGrant(this.http, this.provider, target, scopes, this.lifetime.signal)
+        ? await clientCredentialsGrant(this.renewal(), target, scopes)
         : await authorizationCodeGrant({
-            http: this.http,
-            provider: this.provider,
+            ...this.renewal(),
             target,
             scopes,
             context: { ...context, scopes },
-            timeoutMs: this.authorizationTimeoutMs,
-            signal: this.lifetime.signal,
+            timeoutMs: this.options.authorizationTimeoutMs ?? TRANSPORT_DEFAULTS.oauthAuthorizationTimeoutMs,
           });
     await this.provider.saveTokens(tokens);
     this.refreshFailure = undefined;
-    this.log.info(
-      { url: urlLabel(this.serverUrl), grant, scopes: tokens.scopes, expiresInS: expiresIn(tokens) },
-      request.stepUp ? "step-up authorization granted" : "authorization granted",
-    );
+    const info = { url: urlLabel(this.serverUrl), grant, scopes: tokens.scopes, issuer: tokens.issuer };
+    this.log.info(info, stepUp ? "step-up authorization granted" : "authorization granted");
     return tokens;
   }
 }

@@ -1,11 +1,12 @@
 import type { Dispatcher } from "undici";
-import { isObject, PROTOCOL_DEFAULTS, quote, type JsonObject } from "@mcpd/protocol";
+import type * as OAuth from "oauth4webapi";
+import { OAuthError } from "@mcpd/protocol";
 import { TRANSPORT_DEFAULTS } from "../../defaults.js";
-import { errorText, headerValue, readBodyText } from "../http-wire.js";
 import { urlLabel } from "../../url-label.js";
+import { readBodyText } from "../http-wire.js";
 import { loadUndici, request } from "../undici.js";
 
-/** How the OAuth client reaches authorization servers and metadata: a dispatcher, a deadline, a signal. */
+/** How the OAuth client reaches authorization servers and metadata: a dispatcher, a deadline, a body bound. */
 export interface OAuthHttp {
   /** The undici dispatcher (the transport's keep-alive agent); undefined: undici's global one. */
   dispatcher?: Dispatcher;
@@ -13,16 +14,6 @@ export interface OAuthHttp {
   timeoutMs: number;
   /** Largest body read, in bytes. */
   maxBodyBytes: number;
-}
-
-/** The answer to one OAuth request: status, a header getter and the body parsed as JSON when it is. */
-export interface OAuthResponse {
-  status: number;
-  header(name: string): string | undefined;
-  /** The body as a JSON object, or undefined when it is not one. */
-  json: JsonObject | undefined;
-  /** The start of the body text, for messages. */
-  text: string;
 }
 
 /** The defaults of {@link OAuthHttp}. */
@@ -34,96 +25,15 @@ export function defaultOAuthHttp(dispatcher?: Dispatcher): OAuthHttp {
   };
 }
 
-/**
- * One bounded HTTP exchange with an authorization server or a metadata endpoint: no redirects followed,
- * `timeoutMs` for the whole exchange, at most `maxBodyBytes` read.
- * @throws the network error, a RequestTimeoutError-like abort reason, MessageTooLargeError, or `signal.reason`.
- */
-export async function oauthRequest(
-  http: OAuthHttp,
-  url: URL,
-  init: { method: "GET" | "POST" | "DELETE"; headers?: Record<string, string>; body?: string },
-  signal?: AbortSignal,
-): Promise<OAuthResponse> {
-  // `mcpd auth` may run before the server's transport ever connected (and loaded undici).
-  await loadUndici();
-  const controller = new AbortController();
-  const timer = setTimeout(
-    () => controller.abort(new Error(`no answer from ${urlLabel(url)} within ${http.timeoutMs} ms`)),
-    http.timeoutMs,
-  );
-  const onAbort = (): void => controller.abort(signal?.reason);
-  if (signal?.aborted) onAbort();
-  else signal?.addEventListener("abort", onAbort, { once: true });
-  try {
-    const res = await request(url, {
-      method: init.method,
-      headers: { accept: "application/json", ...init.headers },
-      ...(init.body === undefined ? {} : { body: init.body }),
-      signal: controller.signal,
-      ...(http.dispatcher ? { dispatcher: http.dispatcher } : {}),
-    });
-    const text = await readBodyText(res.body, res.headers, http.maxBodyBytes, `answer of ${urlLabel(url)}`);
-    let json: JsonObject | undefined;
-    try {
-      const value: unknown = JSON.parse(text);
-      if (isObject(value)) json = value;
-    } catch {
-      // Not JSON: callers say what they expected.
-    }
-    return {
-      status: res.statusCode,
-      header: (name) => headerValue(res.headers, name),
-      json,
-      text: quote(text, PROTOCOL_DEFAULTS.quotedDescriptionChars),
-    };
-  } catch (err) {
-    throw controller.signal.aborted && !(signal?.aborted ?? false) ? (controller.signal.reason as Error) : err;
-  } finally {
-    clearTimeout(timer);
-    signal?.removeEventListener("abort", onAbort);
-  }
-}
+let library: typeof OAuth | undefined;
 
 /**
- * GETs each of `urls` in order and returns what `read` makes of the first JSON document it accepts:
- * `read` returns the value, or a string saying what is wrong with the document. Every failed attempt
- * (the request failing, a status other than 200, a body that is not JSON, `read`'s reason) is added to
- * `problems`, naming its URL (redacted), for the error that may follow. Undefined when none is accepted.
- * @throws the signal's reason when `signal` aborts.
+ * oauth4webapi, loaded on first use (it is ESM-only, and a daemon without OAuth servers never needs it).
+ * Rejects only if the package is not installed.
  */
-export async function firstDocument<T>(
-  http: OAuthHttp,
-  urls: Iterable<URL>,
-  read: (doc: JsonObject, url: URL) => T | string,
-  problems: string[],
-  signal?: AbortSignal,
-): Promise<T | undefined> {
-  for (const url of urls) {
-    let res: OAuthResponse;
-    try {
-      res = await oauthRequest(http, url, { method: "GET" }, signal);
-    } catch (err) {
-      if (signal?.aborted) throw signal.reason;
-      problems.push(`${urlLabel(url)}: ${errorText(err)}`);
-      continue;
-    }
-    if (res.status !== 200 || !res.json) {
-      problems.push(`${urlLabel(url)}: ${res.status !== 200 ? `HTTP ${res.status}` : "not JSON"}`);
-      continue;
-    }
-    const value = read(res.json, url);
-    if (typeof value !== "string") return value;
-    problems.push(`${urlLabel(url)}: ${value}`);
-  }
-  return undefined;
-}
-
-/** A form body (application/x-www-form-urlencoded) from the defined entries of `fields`. */
-export function formBody(fields: Record<string, string | undefined>): string {
-  const params = new URLSearchParams();
-  for (const [name, value] of Object.entries(fields)) if (value !== undefined) params.set(name, value);
-  return params.toString();
+export async function oauthLibrary(): Promise<typeof OAuth> {
+  library ??= await import("oauth4webapi");
+  return library;
 }
 
 /** Whether `url` is on this machine (loopback): plain http is accepted there only. */
@@ -135,4 +45,61 @@ export function isLoopback(url: URL): boolean {
 /** Whether an authorization server URL may carry credentials: https, or http on loopback. */
 export function isSecureEndpoint(url: URL): boolean {
   return url.protocol === "https:" || (url.protocol === "http:" && isLoopback(url));
+}
+
+/**
+ * One bounded HTTP exchange, as oauth4webapi's `customFetch` (and mcpd's own metadata and probe requests)
+ * make it: https or loopback only, no redirects followed, `timeoutMs` for the whole exchange, at most
+ * `maxBodyBytes` read. The answer is a WHATWG `Response` over the bytes read.
+ * @throws OAuthError `MCPD_OAUTH_UNSUPPORTED` for a URL that is neither https nor loopback; the network
+ *   error; a timeout error; MessageTooLargeError; `signal.reason`.
+ */
+export async function oauthFetch(
+  http: OAuthHttp,
+  url: string | URL,
+  init: { method?: string; headers?: Record<string, string> | Headers; body?: unknown; signal?: AbortSignal | null },
+): Promise<Response> {
+  const target = new URL(url);
+  if (!isSecureEndpoint(target)) {
+    throw new OAuthError(
+      "MCPD_OAUTH_UNSUPPORTED",
+      `${urlLabel(target)} is neither https nor on this machine: no credentials are sent there`,
+    );
+  }
+  // `mcpd auth` may run before the server's transport ever connected (and loaded undici).
+  await loadUndici();
+  const signal = init.signal ?? undefined;
+  const timeout = AbortSignal.timeout(http.timeoutMs);
+  const both = signal ? AbortSignal.any([signal, timeout]) : timeout;
+  const headers = init.headers instanceof Headers ? Object.fromEntries(init.headers) : (init.headers ?? {});
+  try {
+    const res = await request(target, {
+      method: (init.method ?? "GET") as Dispatcher.HttpMethod,
+      headers,
+      ...(init.body === undefined || init.body === null ? {} : { body: String(init.body) }),
+      signal: both,
+      ...(http.dispatcher ? { dispatcher: http.dispatcher } : {}),
+    });
+    const text = await readBodyText(res.body, res.headers, http.maxBodyBytes, `answer of ${urlLabel(target)}`);
+    const out = new Headers();
+    for (const [name, value] of Object.entries(res.headers)) {
+      for (const v of Array.isArray(value) ? value : value === undefined ? [] : [value]) out.append(name, v);
+    }
+    const empty = res.statusCode === 204 || res.statusCode === 205 || res.statusCode === 304;
+    return new Response(empty ? null : text, { status: res.statusCode, headers: out });
+  } catch (err) {
+    if (signal?.aborted) throw signal.reason;
+    if (timeout.aborted) throw new Error(`no answer from ${urlLabel(target)} within ${http.timeoutMs} ms`);
+    throw err;
+  }
+}
+
+/** The options every oauth4webapi request of this client takes: mcpd's bounded fetch, and the signal. */
+export function libraryOptions(lib: typeof OAuth, http: OAuthHttp, signal: AbortSignal | undefined) {
+  return {
+    [lib.customFetch]: (url: string, init: Parameters<typeof oauthFetch>[2]) => oauthFetch(http, url, init),
+    // Plain http is allowed by oauthFetch on loopback only (RFC 8252); every other URL must be https.
+    [lib.allowInsecureRequests]: true,
+    ...(signal ? { signal } : {}),
+  };
 }

@@ -40,6 +40,12 @@ export interface ClientRegistration {
   redirectUris: string[];
 }
 
+/** The time token lifetimes are measured in (epoch ms), and the wait between refresh attempts. */
+export interface OAuthClock {
+  now(): number;
+  sleep(ms: number, signal: AbortSignal): Promise<void>;
+}
+
 /** The grants mcpd uses: a user authorizes in a browser, or the client acts on its own behalf. */
 export type OAuthGrant = "authorization_code" | "client_credentials";
 
@@ -81,14 +87,16 @@ export interface AuthorizationContext {
 export interface OAuthProvider {
   /** The client settings (the config's `auth`). */
   readonly settings: OAuthSettings;
-  /** The stored tokens, if any. */
+  /** The clock of token lifetimes and refresh backoff; absent: the real one (tests inject a fake one). */
+  readonly clock?: OAuthClock;
+  /** The stored tokens in use, if any. */
   tokens(): OAuthTokens | undefined | Promise<OAuthTokens | undefined>;
-  /** Stores new tokens; `undefined` forgets them (a refresh token that was refused). */
+  /** Stores new tokens (keyed by their issuer and resource) and uses them; `undefined` forgets those in use. */
   saveTokens(tokens: OAuthTokens | undefined): void | Promise<void>;
-  /** The stored client registration, if any. */
-  registration(): ClientRegistration | undefined | Promise<ClientRegistration | undefined>;
-  /** Stores a registration; `undefined` forgets it (the server no longer knows the client). */
-  saveRegistration(registration: ClientRegistration | undefined): void | Promise<void>;
+  /** The stored client registration with the authorization server `issuer`, if any. */
+  registration(issuer: string): ClientRegistration | undefined | Promise<ClientRegistration | undefined>;
+  /** Stores the registration with `issuer`; `undefined` forgets it (the server no longer knows the client). */
+  saveRegistration(issuer: string, registration: ClientRegistration | undefined): void | Promise<void>;
   /**
    * Asked before an authorization that needs the user starts, before anything is set up (no listener,
    * no registration). Throw to refuse: the error rejects the request that needed it (a daemon with nobody

@@ -1,0 +1,150 @@
+import type { AuthorizationServer } from "oauth4webapi";
+import { isObject, OAuthError, PROTOCOL_DEFAULTS, quote } from "@mcpd/protocol";
+import { urlLabel } from "../../url-label.js";
+import { errorText } from "../http-wire.js";
+import { isSecureEndpoint, oauthFetch, oauthLibrary, type OAuthHttp } from "./oauth-http.js";
+import { canonicalResource, checkResource } from "./resource-match.js";
+
+/** Everything discovery learns about where and how to authorize for one server. */
+export interface AuthTarget {
+  /** The `resource` parameter (RFC 8707) for every authorization and token request. */
+  resource: string;
+  /** The protected resource metadata's `scopes_supported`, if it has one. */
+  scopesSupported?: string[];
+  /** The authorization server's metadata (validated by oauth4webapi: its `issuer` is the one asked for). */
+  server: AuthorizationServer;
+  /** false: no metadata was found and these are the 2025-03-26 default endpoints. */
+  discovered: boolean;
+}
+
+const PRM = "/.well-known/oauth-protected-resource";
+
+/**
+ * Where to look for protected resource metadata (RFC 9728), in the MCP spec's order: the challenge's
+ * `resource_metadata` (when https, loopback or the server's origin), the well-known URI with the server's
+ * path, the well-known URI at the root; each once.
+ */
+export function resourceMetadataUrls(serverUrl: URL, challengeUrl?: string): URL[] {
+  const out: URL[] = [];
+  if (challengeUrl && URL.canParse(challengeUrl, serverUrl.href)) {
+    const url = new URL(challengeUrl, serverUrl);
+    if (isSecureEndpoint(url) || url.origin === serverUrl.origin) out.push(url);
+  }
+  const path = serverUrl.pathname.replace(/\/+$/, "");
+  if (path !== "") out.push(new URL(`${PRM}${path}`, serverUrl.origin));
+  out.push(new URL(PRM, serverUrl.origin));
+  return out.filter((u, i) => out.findIndex((v) => v.href === u.href) === i);
+}
+
+/**
+ * The metadata URLs of an issuer, in the MCP spec's order: with a path, RFC 8414 with the path inserted,
+ * OpenID Connect with the path inserted, then appended; without one, RFC 8414 then OpenID Connect.
+ */
+export function authServerMetadataUrls(issuer: URL): URL[] {
+  const path = issuer.pathname.replace(/\/+$/, "");
+  const at = (p: string): URL => new URL(p, issuer.origin);
+  if (path === "") return [at("/.well-known/oauth-authorization-server"), at("/.well-known/openid-configuration")];
+  return [
+    at(`/.well-known/oauth-authorization-server${path}`),
+    at(`/.well-known/openid-configuration${path}`),
+    at(`${path}/.well-known/openid-configuration`),
+  ];
+}
+
+/** The first protected resource metadata document found, or undefined (a 2025-03-26 server). */
+async function resourceMetadata(http: OAuthHttp, urls: URL[], problems: string[], signal?: AbortSignal) {
+  for (const url of urls) {
+    try {
+      const res = await oauthFetch(http, url, { headers: { accept: "application/json" }, signal });
+      const doc: unknown = res.status === 200 ? JSON.parse(await res.text()) : undefined;
+      if (!isObject(doc) || typeof doc.resource !== "string") {
+        problems.push(`${urlLabel(url)}: ${res.status === 200 ? 'no "resource"' : `HTTP ${res.status}`}`);
+        continue;
+      }
+      const list = (v: unknown): string[] | undefined => (Array.isArray(v) ? v.filter((s) => typeof s === "string") : undefined);
+      return { url, resource: doc.resource, servers: list(doc.authorization_servers) ?? [], scopes: list(doc.scopes_supported) };
+    } catch (err) {
+      if (signal?.aborted) throw signal.reason;
+      problems.push(`${urlLabel(url)}: ${errorText(err)}`);
+    }
+  }
+  return undefined;
+}
+
+/**
+ * The metadata of the authorization server `issuer`, from the first of its metadata URLs that answers
+ * with a document oauth4webapi accepts: JSON, within the size bound, and whose `issuer` is exactly
+ * `issuer` (RFC 8414 section 3.3: a document naming another issuer is not used).
+ */
+async function serverMetadata(http: OAuthHttp, issuer: URL, problems: string[], signal?: AbortSignal) {
+  const lib = await oauthLibrary();
+  for (const url of authServerMetadataUrls(issuer)) {
+    try {
+      const res = await oauthFetch(http, url, { headers: { accept: "application/json" }, signal });
+      if (res.status === 404) {
+        problems.push(`${urlLabel(url)}: HTTP 404`);
+        continue;
+      }
+      const copy = res.clone();
+      try {
+        return await lib.processDiscoveryResponse(issuer, res);
+      } catch (err) {
+        // Older servers (and the conformance suite 0.1.x) serve a tenant's metadata (`https://h/tenant1`)
+        // naming the bare origin as issuer: the same host, so accepted; any other issuer is refused.
+        if ((err as { code?: string }).code !== "OAUTH_JSON_ATTRIBUTE_COMPARISON_FAILED" || issuer.pathname === "/") throw err;
+        return await lib.processDiscoveryResponse(new URL(issuer.origin), copy);
+      }
+    } catch (err) {
+      if (signal?.aborted) throw signal.reason;
+      problems.push(`${urlLabel(url)}: ${errorText(err)}`);
+    }
+  }
+  return undefined;
+}
+
+/**
+ * Discovery as the MCP authorization spec orders it: protected resource metadata (its `resource` must
+ * cover the server), then the metadata of the first of its `authorization_servers` that answers. Without
+ * resource metadata (2025-03-26): the metadata of the server's origin, else the default endpoints there.
+ * @throws OAuthError `MCPD_OAUTH_RESOURCE_MISMATCH`, `MCPD_OAUTH_DISCOVERY_FAILED`; `signal.reason`.
+ */
+export async function discoverAuthTarget(
+  http: OAuthHttp,
+  serverUrl: URL,
+  challengeUrl?: string,
+  signal?: AbortSignal,
+): Promise<AuthTarget> {
+  const problems: string[] = [];
+  const prm = await resourceMetadata(http, resourceMetadataUrls(serverUrl, challengeUrl), problems, signal);
+  if (!prm) {
+    const base = new URL(serverUrl.origin);
+    const found = await serverMetadata(http, base, problems, signal);
+    return { resource: canonicalResource(serverUrl), server: found ?? defaultEndpoints(base), discovered: found !== undefined };
+  }
+  checkResource(prm.resource, serverUrl);
+  for (const raw of prm.servers) {
+    if (!URL.canParse(raw)) {
+      problems.push(`authorization server ${JSON.stringify(quote(raw, PROTOCOL_DEFAULTS.quotedNameChars))} is not a URL`);
+      continue;
+    }
+    const server = await serverMetadata(http, new URL(raw), problems, signal);
+    if (server) return { resource: prm.resource, ...(prm.scopes ? { scopesSupported: prm.scopes } : {}), server, discovered: true };
+  }
+  throw new OAuthError(
+    "MCPD_OAUTH_DISCOVERY_FAILED",
+    `no authorization server metadata for ${urlLabel(serverUrl)}` +
+      (prm.servers.length === 0 ? ` (its resource metadata at ${urlLabel(prm.url)} names no authorization server)` : "") +
+      (problems.length > 0 ? `: ${problems.slice(-6).join("; ")}` : ""),
+  );
+}
+
+/** The 2025-03-26 fallback: `/authorize`, `/token` and `/register` at the server's origin, PKCE assumed. */
+function defaultEndpoints(base: URL): AuthorizationServer {
+  return {
+    issuer: base.origin,
+    authorization_endpoint: new URL("/authorize", base).href,
+    token_endpoint: new URL("/token", base).href,
+    registration_endpoint: new URL("/register", base).href,
+    code_challenge_methods_supported: ["S256"],
+  };
+}
