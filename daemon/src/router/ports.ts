@@ -116,6 +116,11 @@ export interface CallTracer {
 export interface TracedCall {
   /** The params to send upstream: `_meta.traceparent` names this span when it is exported, else the params as given. */
   readonly params: JsonObject | undefined;
+  /**
+   * The request is being sent: `requestId` is the id the upstream gave it (`jsonrpc.request.id`),
+   * `sessionId` the server's session, when it has one (`mcp.session.id`).
+   */
+  sent(requestId: RequestId, sessionId: string | undefined): void;
   /** The request settled: with the server's result, or failed with `error` (a cancellation included). */
   end(error: unknown, result?: JsonObject): void;
 }

@@ -3,7 +3,7 @@
  * span: mcpd calls the server on the client's behalf): its name, attributes and outcome; and W3C trace
  * context's `traceparent`, read and written. Pure: no SDK here.
  */
-import { McpdError, isObject, toWireError, type JsonObject } from "@mcpd/protocol";
+import { McpdError, isObject, toWireError, type JsonObject, type RequestId } from "@mcpd/protocol";
 
 /** A W3C `traceparent`: ids in lowercase hex, `flags` its trace-flags byte. */
 export interface TraceParent {
@@ -51,6 +51,16 @@ export function callAttributes(server: string, method: string, params: JsonObjec
   } else if (method === "prompts/get" && name !== undefined) a["gen_ai.prompt.name"] = name;
   const uri = text(params?.uri);
   if (uri !== undefined && method.startsWith("resources/")) a["mcp.resource.uri"] = uri;
+  return a;
+}
+
+/**
+ * The attributes known once the request is sent: `jsonrpc.request.id` (the id mcpd gave it upstream, as
+ * a string) and `mcp.session.id` (the server's session, when it has one: HTTP servers in the 2025 era).
+ */
+export function sentAttributes(requestId: RequestId, sessionId: string | undefined): Record<string, string> {
+  const a: Record<string, string> = { "jsonrpc.request.id": String(requestId) };
+  if (sessionId !== undefined && sessionId !== "") a["mcp.session.id"] = sessionId;
   return a;
 }
 
