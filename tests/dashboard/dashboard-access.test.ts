@@ -3,6 +3,7 @@
  * HttpOnly, SameSite=Strict cookie; actions need that cookie, the CSRF token and the dashboard's exact
  * Origin; the agents' bearer token never opens the dashboard, and the cookie never opens /mcp.
  */
+import { request as httpRequest } from "node:http";
 import { gzipSync } from "node:zlib";
 import { afterEach, describe, expect, it } from "vitest";
 import { fixture, startTestDaemon, until, type TestDaemon } from "../e2e/harness.js";
@@ -15,7 +16,43 @@ afterEach(async () => {
   d = undefined;
 });
 
+/** A GET with exactly these headers (fetch will not send a Host of our choosing): its status. */
+function get(origin: string, path: string, headers: Record<string, string>): Promise<number> {
+  const u = new URL(path, origin);
+  return new Promise((resolve, reject) => {
+    const req = httpRequest({ host: u.hostname, port: u.port, path: `${u.pathname}${u.search}`, headers }, (res) => {
+      res.resume();
+      res.on("end", () => resolve(res.statusCode ?? 0));
+    });
+    req.on("error", reject);
+    req.end();
+  });
+}
+
 describe("the dashboard's access", () => {
+  it("answers only loopback Host names and, when a request has an Origin, only its own exact one (scheme, host and port)", async () => {
+    d = await startTestDaemon({ fx: fixture("fx") });
+    const front = await httpFront(d);
+    const { cookie } = await logIn(d, front);
+    const host = new URL(front.origin).host;
+    const port = Number(new URL(front.origin).port);
+    const otherPort = `http://127.0.0.1:${port === 65535 ? port - 1 : port + 1}`;
+    const link = await loginLink(d);
+    const path = `${new URL(link).pathname}${new URL(link).search}`;
+    // A rebound name is refused before the link is looked at: the link still works afterwards.
+    expect(await get(front.origin, path, { host: `evil.example:${port}` }), "a foreign Host").toBe(403);
+    expect(await get(front.origin, "/", { host: `evil.example:${port}`, cookie }), "a foreign Host").toBe(403);
+    for (const p of ["/", "/dashboard/api/server?name=fx", "/dashboard/app.js"]) {
+      expect(await get(front.origin, p, { host, cookie, origin: otherPort }), `another port: ${p}`).toBe(403);
+      expect(await get(front.origin, p, { host, cookie, origin: `https://${host}` }), `another scheme: ${p}`).toBe(403);
+      expect(await get(front.origin, p, { host, cookie, origin: `http://localhost:${port}` }), `another name: ${p}`).toBe(403);
+      expect(await get(front.origin, p, { host, cookie, origin: front.origin }), `its own: ${p}`).toBe(200);
+      expect(await get(front.origin, p, { host, cookie }), `no Origin: ${p}`).toBe(200);
+    }
+    expect(await get(front.origin, path, { host, origin: otherPort }), "the link from another port").toBe(403);
+    expect(await get(front.origin, path, { host }), "the link, unused so far").toBe(303);
+  });
+
   it("the login link works once, within its minute, and sets an HttpOnly SameSite=Strict session cookie", async () => {
     d = await startTestDaemon({ fx: fixture("fx") });
     const front = await httpFront(d);
