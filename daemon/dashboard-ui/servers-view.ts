@@ -98,7 +98,8 @@ export class ServersView {
     replace(c.restarts as HTMLElement, String(s.restarts));
     replace(c.inflight as HTMLElement, String(s.inFlight));
     replace(c.last as HTMLElement, s.lastError ?? "");
-    row.toggle.textContent = s.enabled ? "Disable" : "Enable";
+    // By state: `enabled` is the config's flag, which `mcpd disable` (and this page's Disable) leaves as it is.
+    row.toggle.textContent = s.state === "disabled" ? "Enable" : "Disable";
   }
 
   /** Draws every row's charts from the counters of a `figures` event. */
