@@ -1,14 +1,16 @@
 /**
  * The dashboard in a real browser (issue 36), the points dashboard-browser.test.ts leaves: the page works
- * from the keyboard alone (disable and enable a server, each result shown, the focus kept on its button
- * across the live updates; a server's details opened); it is readable in light and in dark mode; and the
- * connected clients show each client's name, face, view or profile and calls in flight. Debian's chromium
- * driven by playwright-core; skipped, saying so, where no chromium is installed.
+ * from the keyboard alone (disable, enable and reload, each result shown, the focus kept on its button
+ * across the live updates; a server's details opened and "try a tool" filled in, numbers as numbers); it
+ * is readable in light and in dark mode; every server shows its era; and the connected clients show each
+ * client's name, face, view or profile and calls in flight. Debian's chromium driven by playwright-core;
+ * skipped, saying so, where no chromium is installed.
  */
 import type { Browser, Page } from "playwright-core";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { fixture, startTestDaemon, type RawClient, type TestDaemon } from "../e2e/harness.js";
 import { HAS_CHROMIUM, NO_CHROMIUM, launchChromium } from "../helpers/chromium.js";
+import { fixturePath } from "../helpers/process.js";
 import { loginLink } from "./dashboard-harness.js";
 
 let browser: Browser | undefined;
@@ -68,6 +70,9 @@ describe.skipIf(!HAS_CHROMIUM)(`the dashboard from the keyboard, in light and da
 
     await page.keyboard.press("Shift+Tab");
     await page.keyboard.press("Shift+Tab");
+    await tabTo(page, "#reload");
+    await page.keyboard.press("Enter");
+    await page.waitForFunction(() => /^reload: \{/.test(document.querySelector(".result")?.textContent ?? ""));
     await tabTo(page, 'tr[data-server="fx"] th button');
     await page.keyboard.press("Enter");
     await page.waitForSelector('li[data-tool="echo"]');
@@ -80,6 +85,15 @@ describe.skipIf(!HAS_CHROMIUM)(`the dashboard from the keyboard, in light and da
     await page.waitForFunction(() =>
       document.querySelector('li[data-tool="echo"] .tool-result')?.textContent?.startsWith("typed, not clicked\n"),
     );
+    // The form follows the schema: add's a and b are number fields, sent as numbers.
+    await tabTo(page, 'li[data-tool="add"] summary');
+    await page.keyboard.press("Enter");
+    await tabTo(page, 'li[data-tool="add"] input[name="a"][type="number"]');
+    await page.keyboard.type("20");
+    await tabTo(page, 'li[data-tool="add"] input[name="b"][type="number"]');
+    await page.keyboard.type("22");
+    await page.keyboard.press("Enter");
+    await page.waitForFunction(() => document.querySelector('li[data-tool="add"] .tool-result')?.textContent?.startsWith("42\n"));
     await page.close();
   });
 
@@ -136,6 +150,20 @@ describe.skipIf(!HAS_CHROMIUM)(`the dashboard from the keyboard, in light and da
     expect(cells.slice(1)).toEqual(["keyboard-agent 4.2", "socket", "profile coding", "1"]);
     await page.waitForFunction(() => /calls in flight: 1$/.test(document.querySelector(".summary")?.textContent ?? ""));
     await page.waitForSelector('tr[data-server="fx"] [data-field="inflight"]:text-is("1")');
+    await page.close();
+  });
+
+  it("shows each server's era: 2025 for a server that speaks initialize, 2026 for one that speaks only 2026-07-28", async () => {
+    d = await startTestDaemon({
+      fx: fixture("fx"),
+      ms: { command: process.execPath, args: [fixturePath("modern-fixture.mjs"), "--name", "ms"] },
+    });
+    const page = await (browser as Browser).newPage();
+    await page.goto(await loginLink(d));
+    await page.waitForSelector('tr[data-server="ms"][data-state="ready"]');
+    await page.waitForSelector('tr[data-server="fx"][data-state="ready"]');
+    expect(await page.textContent('tr[data-server="fx"] [data-field="era"]')).toBe("2025");
+    expect(await page.textContent('tr[data-server="ms"] [data-field="era"]')).toBe("2026");
     await page.close();
   });
 });
