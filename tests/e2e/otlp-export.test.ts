@@ -158,11 +158,13 @@ describe("OTLP span export", () => {
     const http = await spanWhere((x) => x["gen_ai.tool.name"] === "whoami", "the HTTP server's call span");
     expect(http.a["mcp.session.id"]).toBe(call?.sessionId);
     expect(http.a["jsonrpc.request.id"]).toBe(call?.requestId);
+    expect(http.a).toMatchObject({ "network.transport": "tcp", "mcp.protocol.version": expect.stringMatching(/^\d{4}-\d{2}-\d{2}$/) });
     // Over stdio there is no session id; the request id is the one the server received.
     const stdio = await spanWhere((x) => x["gen_ai.tool.name"] === "add", "the stdio call span");
     const received = readLog(logFile).find((m) => m.method === "tools/call" && m.params?.name === "add");
     expect(stdio.a["jsonrpc.request.id"]).toBe(String(received?.id));
     expect(stdio.a["mcp.session.id"]).toBeUndefined();
+    expect(stdio.a).toMatchObject({ "network.transport": "pipe", "mcp.protocol.version": "2025-11-25" });
   });
 
   it("exports one span per relayed call (name, attributes, outcome), the client's span its parent and itself the server's; a reload without the setting stops it", async () => {

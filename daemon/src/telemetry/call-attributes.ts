@@ -54,13 +54,26 @@ export function callAttributes(server: string, method: string, params: JsonObjec
   return a;
 }
 
+/** What the span says of the server a request went to. */
+export interface SentTo {
+  /** The server's session id (HTTP servers in the 2025 era), if any. */
+  sessionId?: string | undefined;
+  /** The MCP version of the session (its initialize result's, or the 2026 revision). */
+  protocolVersion?: string | undefined;
+  /** The server's transport: `stdio`, `http`, `sse` or `ws`. */
+  transport?: string | undefined;
+}
+
 /**
  * The attributes known once the request is sent: `jsonrpc.request.id` (the id mcpd gave it upstream, as
- * a string) and `mcp.session.id` (the server's session, when it has one: HTTP servers in the 2025 era).
+ * a string), `mcp.session.id` (when the server has a session), `mcp.protocol.version`, and
+ * `network.transport` (`pipe` for stdio, `tcp` for the HTTP and WebSocket transports).
  */
-export function sentAttributes(requestId: RequestId, sessionId: string | undefined): Record<string, string> {
+export function sentAttributes(requestId: RequestId, to: SentTo): Record<string, string> {
   const a: Record<string, string> = { "jsonrpc.request.id": String(requestId) };
-  if (sessionId !== undefined && sessionId !== "") a["mcp.session.id"] = sessionId;
+  if (to.sessionId !== undefined && to.sessionId !== "") a["mcp.session.id"] = to.sessionId;
+  if (to.protocolVersion !== undefined) a["mcp.protocol.version"] = to.protocolVersion;
+  if (to.transport !== undefined) a["network.transport"] = to.transport === "stdio" ? "pipe" : "tcp";
   return a;
 }
 

@@ -8,7 +8,7 @@ import type { BasicTracerProvider, ReadableSpan, SpanExporter } from "@opentelem
 import { isObject, type JsonObject, type Logger, type RequestId } from "@mcpd/protocol";
 import type { OtlpSettings } from "../config/config-schema.js";
 import { redactUrl } from "../secrets/index.js";
-import type { CallTracer, TracedCall } from "../router/ports.js";
+import type { CallTarget, CallTracer, TracedCall } from "../router/ports.js";
 import { callAttributes, callOutcome, formatTraceparent, parseTraceparent, sentAttributes, spanName } from "./call-attributes.js";
 
 type Api = typeof import("@opentelemetry/api");
@@ -55,8 +55,14 @@ class Call implements TracedCall {
     readonly params: JsonObject | undefined,
   ) {}
 
-  sent(requestId: RequestId, sessionId: string | undefined): void {
-    this.span.setAttributes(sentAttributes(requestId, sessionId));
+  sent(requestId: RequestId, to: CallTarget): void {
+    this.span.setAttributes(
+      sentAttributes(requestId, {
+        sessionId: to.sessionId,
+        protocolVersion: to.client?.initializeResult?.protocolVersion,
+        transport: to.config.transport.type,
+      }),
+    );
   }
 
   end(error: unknown, result?: JsonObject): void {

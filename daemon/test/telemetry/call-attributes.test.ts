@@ -50,10 +50,15 @@ describe("a relayed request's span", () => {
     expect(callAttributes("fx", "resources/read", { uri: "file:///a" })).toMatchObject({ "mcp.resource.uri": "file:///a" });
   });
 
-  it("names the request's upstream id as a string, and the server's session only when there is one", () => {
-    expect(sentAttributes(7, "abc")).toEqual({ "jsonrpc.request.id": "7", "mcp.session.id": "abc" });
-    expect(sentAttributes("r-1", undefined)).toEqual({ "jsonrpc.request.id": "r-1" });
-    expect(sentAttributes(0, "")).toEqual({ "jsonrpc.request.id": "0" });
+  it("names the request's upstream id as a string, the server's session only when there is one, its protocol version and transport", () => {
+    expect(sentAttributes(7, { sessionId: "abc", protocolVersion: "2025-11-25", transport: "http" })).toEqual({
+      "jsonrpc.request.id": "7",
+      "mcp.session.id": "abc",
+      "mcp.protocol.version": "2025-11-25",
+      "network.transport": "tcp",
+    });
+    expect(sentAttributes("r-1", { transport: "stdio" })).toEqual({ "jsonrpc.request.id": "r-1", "network.transport": "pipe" });
+    expect(sentAttributes(0, { sessionId: "" })).toEqual({ "jsonrpc.request.id": "0" });
   });
 
   it("ends ok, as a tool error, as an error with its JSON-RPC code, or cancelled", () => {
