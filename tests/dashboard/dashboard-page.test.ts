@@ -2,8 +2,9 @@
  * The dashboard in a real browser (issue 36), the points dashboard-browser.test.ts leaves: the page works
  * from the keyboard alone (disable, enable and reload, each result shown, the focus kept on its button
  * across the live updates; a server's details opened and "try a tool" filled in, numbers as numbers); it
- * is readable in light and in dark mode; every server shows its era; and the connected clients show each
- * client's name, face, view or profile and calls in flight. Debian's chromium driven by playwright-core;
+ * is readable in light and in dark mode; every server shows its era; the connected clients show each
+ * client's name, face, view or profile and calls in flight; and it updates over its one event stream,
+ * polling nothing. Debian's chromium driven by playwright-core;
  * skipped, saying so, where no chromium is installed.
  */
 import type { Browser, Page } from "playwright-core";
@@ -164,6 +165,33 @@ describe.skipIf(!HAS_CHROMIUM)(`the dashboard from the keyboard, in light and da
     await page.waitForSelector('tr[data-server="fx"][data-state="ready"]');
     expect(await page.textContent('tr[data-server="fx"] [data-field="era"]')).toBe("2025");
     expect(await page.textContent('tr[data-server="ms"] [data-field="era"]')).toBe("2026");
+    await page.close();
+  });
+
+  it("is live over its one event stream: while it updates, the page makes no other request (no polling)", async () => {
+    d = await startTestDaemon({ fx: fixture("fx") });
+    const page = await (browser as Browser).newPage();
+    const requests: string[] = [];
+    page.on("request", (r) => requests.push(new URL(r.url()).pathname));
+    await page.goto(await loginLink(d));
+    await page.evaluate(() => {
+      const w = window as unknown as { statuses: number };
+      w.statuses = 0;
+      new MutationObserver(() => w.statuses++).observe(document.querySelector(".summary") as Node, {
+        childList: true,
+        characterData: true,
+        subtree: true,
+      });
+    });
+    // Several pushes of the status (one a second), each redrawing the summary's uptime.
+    await page.waitForFunction(() => (window as unknown as { statuses: number }).statuses >= 3);
+    expect(requests.filter((p) => p !== "/favicon.ico")).toEqual([
+      "/dashboard/login",
+      "/",
+      "/dashboard/app.css",
+      "/dashboard/app.js",
+      "/dashboard/events",
+    ]);
     await page.close();
   });
 });
