@@ -3,8 +3,8 @@
  * from the keyboard alone (disable, enable and reload, each result shown, the focus kept on its button
  * across the live updates; a server's details opened and "try a tool" filled in, numbers as numbers); it
  * is readable in light and in dark mode; every server shows its era; the connected clients show each
- * client's name, face, view or profile and calls in flight; and it updates over its one event stream,
- * polling nothing. Debian's chromium driven by playwright-core;
+ * client's name, face, view or profile and calls in flight; it updates over its one event stream,
+ * polling nothing; and a daemon log line holding markup shows as text. Debian's chromium driven by playwright-core;
  * skipped, saying so, where no chromium is installed.
  */
 import type { Browser, Page } from "playwright-core";
@@ -192,6 +192,31 @@ describe.skipIf(!HAS_CHROMIUM)(`the dashboard from the keyboard, in light and da
       "/dashboard/app.js",
       "/dashboard/events",
     ]);
+    await page.close();
+  });
+
+  it("shows a daemon log line holding markup as text", async () => {
+    d = await startTestDaemon({ fx: fixture("fx") });
+    const page = await (browser as Browser).newPage();
+    await page.goto(await loginLink(d));
+    await page.waitForSelector('tr[data-server="fx"][data-state="ready"]');
+    const xss = "<img src=x onerror=window.__xss=1>";
+    // The page's own API, as its script calls it: the daemon logs the action with the tool's name.
+    const answered = await page.evaluate(async (tool) => {
+      const csrf = document.querySelector('meta[name="mcpd-csrf"]')?.getAttribute("content") ?? "";
+      const r = await fetch("/dashboard/api/call", {
+        method: "POST",
+        headers: { "content-type": "application/json", "x-mcpd-csrf": csrf },
+        body: JSON.stringify({ server: "fx", tool, arguments: {} }),
+      });
+      return r.status;
+    }, xss);
+    expect(answered).toBe(200);
+    await page.waitForFunction((x) => document.querySelector(".log")?.textContent?.includes(x), xss);
+    expect(await page.evaluate(() => ({ xss: (window as unknown as { __xss?: number }).__xss, imgs: document.images.length }))).toEqual({
+      xss: undefined,
+      imgs: 0,
+    });
     await page.close();
   });
 });
