@@ -10,7 +10,7 @@ export interface ServersHooks {
   open(server: string): void;
 }
 
-const CELLS = ["state", "transport", "pid", "uptime", "restarts", "inflight", "calls", "errors", "latency", "last"] as const;
+const CELLS = ["state", "era", "transport", "pid", "uptime", "restarts", "inflight", "calls", "errors", "latency", "last"] as const;
 
 /**
  * The servers' table (a row per server, kept across updates so focus stays on its buttons) and the
@@ -37,6 +37,7 @@ export class ServersView {
         head(
           "Server",
           "State",
+          "Era",
           "Transport",
           "PID",
           "Uptime",
@@ -92,13 +93,15 @@ export class ServersView {
       if (s.stateReason && s.state !== "ready") (c.state as HTMLElement).append(h("div", { class: "reason" }, s.stateReason));
     }
     row.tr.dataset.state = s.state;
+    replace(c.era as HTMLElement, s.era ?? "–");
     replace(c.transport as HTMLElement, s.mode && s.mode !== s.transport ? `${s.transport} (${s.mode})` : s.transport);
     replace(c.pid as HTMLElement, s.pid === null ? "–" : String(s.pid));
     replace(c.uptime as HTMLElement, duration(s.uptimeMs));
     replace(c.restarts as HTMLElement, String(s.restarts));
     replace(c.inflight as HTMLElement, String(s.inFlight));
     replace(c.last as HTMLElement, s.lastError ?? "");
-    row.toggle.textContent = s.enabled ? "Disable" : "Enable";
+    // By state: `enabled` is the config's flag, which `mcpd disable` (and this page's Disable) leaves as it is.
+    row.toggle.textContent = s.state === "disabled" ? "Enable" : "Disable";
   }
 
   /** Draws every row's charts from the counters of a `figures` event. */

@@ -4,6 +4,8 @@ export interface ServerRow {
   state: string;
   stateReason: string | null;
   enabled: boolean;
+  /** The MCP era mcpd speaks to it ("2025" or "2026"); null before it is known. */
+  era: string | null;
   transport: string;
   mode: string | null;
   pid: number | null;

@@ -3,6 +3,7 @@
  * HttpOnly, SameSite=Strict cookie; actions need that cookie, the CSRF token and the dashboard's exact
  * Origin; the agents' bearer token never opens the dashboard, and the cookie never opens /mcp.
  */
+import { request as httpRequest } from "node:http";
 import { gzipSync } from "node:zlib";
 import { afterEach, describe, expect, it } from "vitest";
 import { fixture, startTestDaemon, until, type TestDaemon } from "../e2e/harness.js";
@@ -15,7 +16,43 @@ afterEach(async () => {
   d = undefined;
 });
 
+/** A GET with exactly these headers (fetch will not send a Host of our choosing): its status. */
+function get(origin: string, path: string, headers: Record<string, string>): Promise<number> {
+  const u = new URL(path, origin);
+  return new Promise((resolve, reject) => {
+    const req = httpRequest({ host: u.hostname, port: u.port, path: `${u.pathname}${u.search}`, headers }, (res) => {
+      res.resume();
+      res.on("end", () => resolve(res.statusCode ?? 0));
+    });
+    req.on("error", reject);
+    req.end();
+  });
+}
+
 describe("the dashboard's access", () => {
+  it("answers only loopback Host names and, when a request has an Origin, only its own exact one (scheme, host and port)", async () => {
+    d = await startTestDaemon({ fx: fixture("fx") });
+    const front = await httpFront(d);
+    const { cookie } = await logIn(d, front);
+    const host = new URL(front.origin).host;
+    const port = Number(new URL(front.origin).port);
+    const otherPort = `http://127.0.0.1:${port === 65535 ? port - 1 : port + 1}`;
+    const link = await loginLink(d);
+    const path = `${new URL(link).pathname}${new URL(link).search}`;
+    // A rebound name is refused before the link is looked at: the link still works afterwards.
+    expect(await get(front.origin, path, { host: `evil.example:${port}` }), "a foreign Host").toBe(403);
+    expect(await get(front.origin, "/", { host: `evil.example:${port}`, cookie }), "a foreign Host").toBe(403);
+    for (const p of ["/", "/dashboard/api/server?name=fx", "/dashboard/app.js"]) {
+      expect(await get(front.origin, p, { host, cookie, origin: otherPort }), `another port: ${p}`).toBe(403);
+      expect(await get(front.origin, p, { host, cookie, origin: `https://${host}` }), `another scheme: ${p}`).toBe(403);
+      expect(await get(front.origin, p, { host, cookie, origin: `http://localhost:${port}` }), `another name: ${p}`).toBe(403);
+      expect(await get(front.origin, p, { host, cookie, origin: front.origin }), `its own: ${p}`).toBe(200);
+      expect(await get(front.origin, p, { host, cookie }), `no Origin: ${p}`).toBe(200);
+    }
+    expect(await get(front.origin, path, { host, origin: otherPort }), "the link from another port").toBe(403);
+    expect(await get(front.origin, path, { host }), "the link, unused so far").toBe(303);
+  });
+
   it("the login link works once, within its minute, and sets an HttpOnly SameSite=Strict session cookie", async () => {
     d = await startTestDaemon({ fx: fixture("fx") });
     const front = await httpFront(d);
@@ -83,25 +120,41 @@ describe("the dashboard's access", () => {
     expect(await openSession(front)).toBeTruthy();
   });
 
-  it("an action needs the CSRF token and the dashboard's own exact Origin (another loopback port is refused)", async () => {
+  it("an action and a try-a-tool call each need the CSRF token, the dashboard's own exact Origin (another loopback port is refused) and the cookie", async () => {
     d = await startTestDaemon({ fx: fixture("fx") });
     const front = await httpFront(d);
     const { cookie, csrf } = await logIn(d, front);
-    const action = (headers: Record<string, string>) =>
-      fetch(`${front.origin}/dashboard/api/action`, {
-        method: "POST",
-        headers: { cookie, "content-type": "application/json", ...headers },
-        body: JSON.stringify({ action: "reload" }),
-      });
     const port = Number(new URL(front.origin).port);
     const otherPort = `http://127.0.0.1:${port === 65535 ? port - 1 : port + 1}`;
-    expect((await action({ origin: front.origin })).status, "no CSRF token").toBe(403);
-    expect((await action({ origin: otherPort, "x-mcpd-csrf": csrf })).status, "another port").toBe(403);
-    expect((await action({ "x-mcpd-csrf": csrf })).status, "no Origin").toBe(403);
-    expect((await action({ origin: front.origin, "x-mcpd-csrf": "x".repeat(43) })).status, "a wrong token").toBe(403);
-    const ok = await action({ origin: front.origin, "x-mcpd-csrf": csrf });
-    expect(ok.status).toBe(200);
-    expect(await ok.json()).toMatchObject({ ok: true, result: { added: [], removed: [] } });
+    // Both kinds of action: the control actions, and "try a tool" (a call through mcpd).
+    const bodies = {
+      "/dashboard/api/action": { action: "reload" },
+      "/dashboard/api/call": { server: "fx", tool: "echo", arguments: { text: "csrf" } },
+    };
+    for (const [path, body] of Object.entries(bodies)) {
+      const action = (headers: Record<string, string>, type = "application/json") =>
+        fetch(`${front.origin}${path}`, {
+          method: "POST",
+          headers: { cookie, "content-type": type, ...headers },
+          body: JSON.stringify(body),
+        });
+      expect((await action({ origin: front.origin })).status, `${path}: no CSRF token`).toBe(403);
+      expect((await action({ origin: otherPort, "x-mcpd-csrf": csrf })).status, `${path}: another port`).toBe(403);
+      expect((await action({ "x-mcpd-csrf": csrf })).status, `${path}: no Origin`).toBe(403);
+      expect((await action({ origin: front.origin, "x-mcpd-csrf": "x".repeat(43) })).status, `${path}: a wrong token`).toBe(403);
+      expect((await action({ origin: front.origin, "x-mcpd-csrf": csrf }, "text/plain")).status, `${path}: not JSON`).toBe(403);
+      const bearer = { origin: front.origin, "x-mcpd-csrf": csrf, cookie: "", authorization: `Bearer ${front.token}` };
+      expect((await action(bearer)).status, `${path}: the bearer token in place of the cookie`).toBe(401);
+      const ok = await action({ origin: front.origin, "x-mcpd-csrf": csrf });
+      expect(ok.status, path).toBe(200);
+      expect(await ok.json()).toMatchObject({ ok: true });
+    }
+    const reload = await fetch(`${front.origin}/dashboard/api/action`, {
+      method: "POST",
+      headers: { cookie, "content-type": "application/json", origin: front.origin, "x-mcpd-csrf": csrf },
+      body: JSON.stringify({ action: "reload" }),
+    });
+    expect(await reload.json()).toMatchObject({ ok: true, result: { added: [], removed: [] } });
   });
 
   it("a server's page lists its tools with the profiles that select each, its prompts, resources and stderr", async () => {

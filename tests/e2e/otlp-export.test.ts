@@ -4,9 +4,12 @@
  * server's (the server is sent a `traceparent` naming mcpd's span). The collector is a real OTLP/HTTP
  * receiver written here, on 127.0.0.1 port 0, that decodes each export's JSON (protobuf JSON encoding).
  */
+import { randomUUID } from "node:crypto";
 import { writeFileSync } from "node:fs";
 import { createServer, type Server } from "node:http";
 import { join } from "node:path";
+import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
+import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type TestDaemon, fixture, readLog, startTestDaemon } from "./harness.js";
 import { waitFor } from "../helpers/process.js";
@@ -37,6 +40,7 @@ interface Export {
 
 const exports: Export[] = [];
 let collector: Server;
+let sessionful: Server | undefined;
 let d: TestDaemon;
 let logFile: string;
 
@@ -82,7 +86,42 @@ beforeAll(async () => {
 afterAll(async () => {
   await d?.stop();
   await new Promise<void>((r) => (collector ? collector.close(() => r()) : r()));
+  sessionful?.closeAllConnections();
+  await new Promise<void>((r) => (sessionful ? sessionful.close(() => r()) : r()));
 });
+
+/** What the HTTP server saw of each `whoami` call: the session id and the JSON-RPC id it was sent with. */
+const seen: Array<{ sessionId: string | undefined; requestId: string }> = [];
+
+/**
+ * A Streamable HTTP server with sessions, on the official SDK (an independent peer), on 127.0.0.1 port 0:
+ * its tool `whoami` records the session and request id each call came with. Resolves with its URL.
+ */
+function startSessionfulServer(): Promise<string> {
+  const transports = new Map<string, StreamableHTTPServerTransport>();
+  sessionful = createServer((req, res) => {
+    const id = req.headers["mcp-session-id"];
+    let transport = typeof id === "string" ? transports.get(id) : undefined;
+    if (transport === undefined) {
+      const t = new StreamableHTTPServerTransport({
+        sessionIdGenerator: () => randomUUID(),
+        onsessioninitialized: (sid) => void transports.set(sid, t),
+      });
+      const server = new McpServer({ name: "sessionful", version: "1.0.0" });
+      server.registerTool("whoami", { description: "records its session and request id" }, async (extra) => {
+        seen.push({ sessionId: extra.sessionId, requestId: String(extra.requestId) });
+        return { content: [{ type: "text", text: "seen" }] };
+      });
+      void server.connect(t);
+      transport = t;
+    }
+    void transport.handleRequest(req, res);
+  });
+  const server = sessionful;
+  return new Promise((resolve) =>
+    server.listen(0, "127.0.0.1", () => resolve(`http://127.0.0.1:${(server.address() as { port: number }).port}/mcp`)),
+  );
+}
 
 /** The exported span whose attributes match `match`. */
 function spanWhere(match: (a: Record<string, string>) => boolean, what: string): Promise<{ span: OtlpSpan; a: Record<string, string> }> {
@@ -100,6 +139,34 @@ function spanWhere(match: (a: Record<string, string>) => boolean, what: string):
 }
 
 describe("OTLP span export", () => {
+  it("a span names the JSON-RPC id the server was sent (jsonrpc.request.id) and the server's session (mcp.session.id) when it has one", async () => {
+    const url = await startSessionfulServer();
+    d.writeConfig({ fx: fixture("fx", ["--log", logFile]), http: { type: "http", url } });
+    const control = await d.control();
+    await control.request("mcpd/reload");
+    control.close();
+    const raw = await d.raw();
+    try {
+      await raw.initialize();
+      expect((await raw.request("tools/call", { name: "http__whoami", arguments: {} })).error).toBeUndefined();
+      expect((await raw.request("tools/call", { name: "fx__add", arguments: { a: 20, b: 22 } })).error).toBeUndefined();
+    } finally {
+      raw.close();
+    }
+    const call = seen.at(-1);
+    expect(call?.sessionId).toMatch(/^[0-9a-f-]{36}$/);
+    const http = await spanWhere((x) => x["gen_ai.tool.name"] === "whoami", "the HTTP server's call span");
+    expect(http.a["mcp.session.id"]).toBe(call?.sessionId);
+    expect(http.a["jsonrpc.request.id"]).toBe(call?.requestId);
+    expect(http.a).toMatchObject({ "network.transport": "tcp", "mcp.protocol.version": expect.stringMatching(/^\d{4}-\d{2}-\d{2}$/) });
+    // Over stdio there is no session id; the request id is the one the server received.
+    const stdio = await spanWhere((x) => x["gen_ai.tool.name"] === "add", "the stdio call span");
+    const received = readLog(logFile).find((m) => m.method === "tools/call" && m.params?.name === "add");
+    expect(stdio.a["jsonrpc.request.id"]).toBe(String(received?.id));
+    expect(stdio.a["mcp.session.id"]).toBeUndefined();
+    expect(stdio.a).toMatchObject({ "network.transport": "pipe", "mcp.protocol.version": "2025-11-25" });
+  });
+
   it("exports one span per relayed call (name, attributes, outcome), the client's span its parent and itself the server's; a reload without the setting stops it", async () => {
     const raw = await d.raw();
     await raw.initialize();

@@ -2,10 +2,11 @@
  * W3C trace context through mcpd: `traceparent`, `tracestate` and `baggage` in a request's `_meta` reach the
  * server unchanged, with whatever else the client put there, on every request that carries a target
  * (calls, prompts, resource reads), in the aggregate and the transparent view, over the socket and
- * over HTTP. Without `mcpd.telemetry.otlp` mcpd exports no spans of its own, so it is no hop of the trace:
+ * over HTTP, from clients and to servers of both eras (2025-11-25 and 2026-07-28). Without `mcpd.telemetry.otlp` mcpd exports no spans of its own, so it is no hop of the trace:
  * the server's spans are the client's children (with it, see otlp-export.test.ts).
  */
 import { join } from "node:path";
+import { fixturePath } from "../helpers/process.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type TestDaemon, fixture, readLog, startTestDaemon, until } from "./harness.js";
 import { type HttpFrontInfo, httpFront, post } from "../http/http-harness.js";
@@ -84,5 +85,47 @@ describe("trace context", () => {
     expect(r.status).toBe(200);
     await r.text();
     expect(await metaReceived("tools/call", (p) => p?.arguments?.text === "over-http")).toEqual(TRACE);
+  });
+
+  it("reaches the server unchanged in both eras: a 2026 client's to a 2025 and a 2026 server, a 2025 client's to a 2026 server", async () => {
+    d.writeConfig({
+      fx: fixture("fx", ["--log", logFile]),
+      ms: { command: process.execPath, args: [fixturePath("modern-fixture.mjs"), "--name", "ms"] },
+    });
+    const control = await d.control();
+    await control.request("mcpd/reload");
+    await until(
+      async () => (await control.request("mcpd/status")).result?.servers?.find((s: any) => s.name === "ms")?.state === "ready",
+      "the 2026 server ready",
+    );
+    control.close();
+    const envelope = {
+      "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+      "io.modelcontextprotocol/clientCapabilities": {},
+      "io.modelcontextprotocol/clientInfo": { name: "trace-2026", version: "1" },
+    };
+    const modern = await d.raw();
+    const older = await d.raw();
+    try {
+      // A 2026 client: no initialize, its envelope in every request's _meta (mcpd's own toward the server).
+      const toOld = await modern.request("tools/call", {
+        name: "fx__echo",
+        arguments: { text: "modern-to-2025" },
+        _meta: { ...envelope, ...TRACE },
+      });
+      expect(toOld.error).toBeUndefined();
+      expect(await metaReceived("tools/call", (p) => p?.arguments?.text === "modern-to-2025")).toEqual(TRACE);
+      const toNew = await modern.request("tools/call", { name: "ms__meta", arguments: {}, _meta: { ...envelope, ...TRACE } });
+      expect(toNew.error).toBeUndefined();
+      expect(JSON.parse(toNew.result.content[0].text)).toEqual(TRACE);
+      // A 2025 client to the 2026 server.
+      await older.initialize();
+      const r = await older.request("tools/call", { name: "ms__meta", arguments: {}, _meta: TRACE });
+      expect(r.error).toBeUndefined();
+      expect(JSON.parse(r.result.content[0].text)).toEqual(TRACE);
+    } finally {
+      modern.close();
+      older.close();
+    }
   });
 });

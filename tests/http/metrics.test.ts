@@ -4,6 +4,7 @@
  * scoped token and no token do not.
  */
 import { McpdHttpTokenIssue } from "@mcpd/protocol";
+import { connect } from "node:net";
 import parsePrometheusTextFormat from "parse-prometheus-text-format";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type RawClient, type TestDaemon, fixture, startTestDaemon } from "../e2e/harness.js";
@@ -98,9 +99,35 @@ describe("/metrics", () => {
         st.clients.filter((c: any) => c.face === "socket").length + 1,
       );
       expect(sampleOf(families.get("mcpd_buffered_bytes_budget"), {})).toBe(st.daemon.maxBufferedBytesTotal);
+      expect(sampleOf(families.get("mcpd_buffered_bytes"), {})).toBe(st.daemon.bufferedBytes);
       expect(sampleOf(families.get("mcpd_process_resident_memory_bytes"), {})).toBeGreaterThan(0);
     } finally {
       await client.close();
+    }
+  });
+
+  it("reports the bytes held for clients as mcpd status does, while a request body is still arriving", async () => {
+    const { port } = new URL(front.origin);
+    const sock = connect(Number(port), "127.0.0.1");
+    try {
+      await new Promise<void>((r) => sock.once("connect", () => r()));
+      const part = `{"jsonrpc":"2.0","id":1,"method":"ping","params":{"pad":"${"x".repeat(20_000)}`;
+      sock.write(
+        `POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nAuthorization: Bearer ${front.token}\r\n` +
+          `Content-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: 100000\r\n\r\n${part}`,
+      );
+      const held = await waitFor(
+        async () => {
+          const n = (await control.request("mcpd/status")).result.daemon.bufferedBytes as number;
+          return n >= 20_000 ? n : undefined;
+        },
+        { message: "the body's bytes to be held" },
+      );
+      const { families } = await scrape();
+      expect(sampleOf(families.get("mcpd_buffered_bytes"), {})).toBe(held);
+      expect(held).toBeLessThanOrEqual(sampleOf(families.get("mcpd_buffered_bytes_budget"), {}) as number);
+    } finally {
+      sock.destroy();
     }
   });
 

@@ -98,6 +98,7 @@ export class InFlight implements RequestReply<JsonObject>, RoundCall {
   /** Called with the id the upstream gave the request, before it is sent. */
   onRequestId(id: RequestId): void {
     this.upstreamId = id;
+    this.span?.sent(id, this.handle);
   }
 
   /**

@@ -116,9 +116,17 @@ export interface CallTracer {
 export interface TracedCall {
   /** The params to send upstream: `_meta.traceparent` names this span when it is exported, else the params as given. */
   readonly params: JsonObject | undefined;
+  /**
+   * The request is being sent to `to`: `requestId` is the id the upstream gave it (`jsonrpc.request.id`);
+   * `to` tells the server's session (`mcp.session.id`), protocol version and transport.
+   */
+  sent(requestId: RequestId, to: CallTarget): void;
   /** The request settled: with the server's result, or failed with `error` (a cancellation included). */
   end(error: unknown, result?: JsonObject): void;
 }
+
+/** What a span reads of the server a request is sent to, once it is sent. */
+export type CallTarget = Pick<Upstream, "sessionId" | "config" | "client">;
 
 /** Where the relay path finds the current tracer: undefined while no span is exported (one property read per call). */
 export interface CallSpans {

@@ -91,6 +91,12 @@ export interface Upstream {
   /** The live session, while there is one (read its lists only when `state` is `ready`). */
   readonly client: UpstreamSession | undefined;
   /**
+   * The MCP session id the server gave its live session (Streamable HTTP's `Mcp-Session-Id`, a legacy SSE
+   * endpoint's `sessionId`); undefined over stdio, in the stateless 2026 era, or without a session. Read
+   * only for a span (`mcp.session.id`).
+   */
+  readonly sessionId?: string | undefined;
+  /**
    * Waits until the server is ready (starting it when it is stopped), at most `timeoutMs`.
    * @throws ServerUnavailableError (MCPD_SERVER_UNAVAILABLE), AuthRequiredError (needs-auth)
    */

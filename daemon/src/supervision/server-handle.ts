@@ -68,6 +68,11 @@ export class ServerHandle extends ServerLifecycle {
     return this.readiness.failsAtOnce;
   }
 
+  /** The session id the server gave its live session (HTTP), if any: see Upstream.sessionId. */
+  get sessionId(): string | undefined {
+    return this.client?.transport.info().sessionId;
+  }
+
   /** Tools to show: live once ready, else the cached ones. */
   get tools(): readonly Tool[] {
     if (this.state === "ready" && this.client) return this.client.tools;

@@ -3,7 +3,7 @@
  * span: mcpd calls the server on the client's behalf): its name, attributes and outcome; and W3C trace
  * context's `traceparent`, read and written. Pure: no SDK here.
  */
-import { McpdError, isObject, toWireError, type JsonObject } from "@mcpd/protocol";
+import { McpdError, isObject, toWireError, type JsonObject, type RequestId } from "@mcpd/protocol";
 
 /** A W3C `traceparent`: ids in lowercase hex, `flags` its trace-flags byte. */
 export interface TraceParent {
@@ -51,6 +51,29 @@ export function callAttributes(server: string, method: string, params: JsonObjec
   } else if (method === "prompts/get" && name !== undefined) a["gen_ai.prompt.name"] = name;
   const uri = text(params?.uri);
   if (uri !== undefined && method.startsWith("resources/")) a["mcp.resource.uri"] = uri;
+  return a;
+}
+
+/** What the span says of the server a request went to. */
+export interface SentTo {
+  /** The server's session id (HTTP servers in the 2025 era), if any. */
+  sessionId?: string | undefined;
+  /** The MCP version of the session (its initialize result's, or the 2026 revision). */
+  protocolVersion?: string | undefined;
+  /** The server's transport: `stdio`, `http`, `sse` or `ws`. */
+  transport?: string | undefined;
+}
+
+/**
+ * The attributes known once the request is sent: `jsonrpc.request.id` (the id mcpd gave it upstream, as
+ * a string), `mcp.session.id` (when the server has a session), `mcp.protocol.version`, and
+ * `network.transport` (`pipe` for stdio, `tcp` for the HTTP and WebSocket transports).
+ */
+export function sentAttributes(requestId: RequestId, to: SentTo): Record<string, string> {
+  const a: Record<string, string> = { "jsonrpc.request.id": String(requestId) };
+  if (to.sessionId !== undefined && to.sessionId !== "") a["mcp.session.id"] = to.sessionId;
+  if (to.protocolVersion !== undefined) a["mcp.protocol.version"] = to.protocolVersion;
+  if (to.transport !== undefined) a["network.transport"] = to.transport === "stdio" ? "pipe" : "tcp";
   return a;
 }
 

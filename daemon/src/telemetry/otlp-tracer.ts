@@ -5,11 +5,11 @@
  */
 import type { Attributes, Context, Span, SpanContext, Tracer } from "@opentelemetry/api";
 import type { BasicTracerProvider, ReadableSpan, SpanExporter } from "@opentelemetry/sdk-trace-base";
-import { isObject, type JsonObject, type Logger } from "@mcpd/protocol";
+import { isObject, type JsonObject, type Logger, type RequestId } from "@mcpd/protocol";
 import type { OtlpSettings } from "../config/config-schema.js";
 import { redactUrl } from "../secrets/index.js";
-import type { CallTracer, TracedCall } from "../router/ports.js";
-import { callAttributes, callOutcome, formatTraceparent, parseTraceparent, spanName } from "./call-attributes.js";
+import type { CallTarget, CallTracer, TracedCall } from "../router/ports.js";
+import { callAttributes, callOutcome, formatTraceparent, parseTraceparent, sentAttributes, spanName } from "./call-attributes.js";
 
 type Api = typeof import("@opentelemetry/api");
 type ExportResult = Parameters<Parameters<SpanExporter["export"]>[1]>[0];
@@ -54,6 +54,16 @@ class Call implements TracedCall {
     private readonly span: Span,
     readonly params: JsonObject | undefined,
   ) {}
+
+  sent(requestId: RequestId, to: CallTarget): void {
+    this.span.setAttributes(
+      sentAttributes(requestId, {
+        sessionId: to.sessionId,
+        protocolVersion: to.client?.initializeResult?.protocolVersion,
+        transport: to.config.transport.type,
+      }),
+    );
+  }
 
   end(error: unknown, result?: JsonObject): void {
     const o = callOutcome(error, result);

@@ -1,7 +1,14 @@
 /** A relayed request's span, as the MCP semantic conventions name it, and W3C traceparent read and written. */
 import { McpdError, RequestTimeoutError } from "@mcpd/protocol";
 import { describe, expect, it } from "vitest";
-import { callAttributes, callOutcome, formatTraceparent, parseTraceparent, spanName } from "../../src/telemetry/call-attributes.js";
+import {
+  callAttributes,
+  callOutcome,
+  formatTraceparent,
+  parseTraceparent,
+  sentAttributes,
+  spanName,
+} from "../../src/telemetry/call-attributes.js";
 
 describe("traceparent", () => {
   it("reads version 00 and later versions' first fields, and writes version 00", () => {
@@ -41,6 +48,17 @@ describe("a relayed request's span", () => {
     });
     expect(callAttributes("fx", "prompts/get", { name: "greet" })).toMatchObject({ "gen_ai.prompt.name": "greet" });
     expect(callAttributes("fx", "resources/read", { uri: "file:///a" })).toMatchObject({ "mcp.resource.uri": "file:///a" });
+  });
+
+  it("names the request's upstream id as a string, the server's session only when there is one, its protocol version and transport", () => {
+    expect(sentAttributes(7, { sessionId: "abc", protocolVersion: "2025-11-25", transport: "http" })).toEqual({
+      "jsonrpc.request.id": "7",
+      "mcp.session.id": "abc",
+      "mcp.protocol.version": "2025-11-25",
+      "network.transport": "tcp",
+    });
+    expect(sentAttributes("r-1", { transport: "stdio" })).toEqual({ "jsonrpc.request.id": "r-1", "network.transport": "pipe" });
+    expect(sentAttributes(0, { sessionId: "" })).toEqual({ "jsonrpc.request.id": "0" });
   });
 
   it("ends ok, as a tool error, as an error with its JSON-RPC code, or cancelled", () => {

@@ -91,6 +91,12 @@ export class Dashboard {
   serve(req: IncomingMessage, res: ServerResponse, allowed: ReadonlySet<string>): void {
     const why = checkHostAndOrigin(req.headers.host, req.headers.origin, allowed);
     if (why) return sendText(res, 403, `Forbidden: ${why} (DNS rebinding protection; see "mcpd.http.allowedHosts")`);
+    // Only its own exact origin: a page on another loopback port passes the Host check above (and gets
+    // the cookie sent, cookies ignoring ports), but not this.
+    const origin = req.headers.origin;
+    if (origin !== undefined && origin !== `http://${req.headers.host}`) {
+      return sendText(res, 403, "Forbidden: the dashboard answers its own origin only", { "x-mcpd-code": "MCPD_DASHBOARD_FORBIDDEN" });
+    }
     const url = new URL(req.url ?? "/", "http://localhost");
     const method = req.method ?? "GET";
     if (isAsset(url.pathname)) return method === "GET" ? sendAsset(res, url.pathname) : sendText(res, 405, "Method Not Allowed");
@@ -171,8 +177,8 @@ export class Dashboard {
 
 /** Why an action is refused: not from the dashboard's own exact origin, not JSON, or without the CSRF token. */
 function refusal(req: IncomingMessage, session: DashboardSession): string | undefined {
-  // Cookies ignore ports: a page on another loopback port gets the cookie sent, but not this Origin.
-  if (req.headers.origin !== `http://${req.headers.host}`) return "an action must come from the dashboard's own origin";
+  // A foreign Origin was refused already (serve); an action must also carry one.
+  if (req.headers.origin === undefined) return "an action must come from the dashboard's own origin";
   if (!/^application\/json\b/i.test(req.headers["content-type"] ?? "")) return "an action's body must be application/json";
   const csrf = req.headers["x-mcpd-csrf"];
   if (!DashboardAccess.csrfMatches(session, typeof csrf === "string" ? csrf : undefined)) return "missing or wrong CSRF token";
