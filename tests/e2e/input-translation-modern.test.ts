@@ -192,6 +192,34 @@ describe("a 2025 server's mid-call request for a 2026-era client", () => {
     expect(readLog(log).filter((m) => m.method === undefined)).toEqual([]);
   });
 
+  it("a server that cancels one of the requests gathered in one input_required: the retry is refused, the other request fails, neither is answered as the client said", async () => {
+    const { d, log } = await legacyDaemon();
+    const r = await raw(d);
+    const params = { name: "fx__elicit_cancel", arguments: { roots: true }, _meta: envelope({ elicitation: {}, roots: {} }) };
+    const first = await r.request("tools/call", params, 1);
+    expect(first.result?.resultType).toBe("input_required");
+    const asked = first.result.inputRequests as Record<string, { method: string }>;
+    expect(Object.fromEntries(Object.entries(asked).map(([key, req]) => [key, req.method]))).toEqual({
+      mcpd: "elicitation/create",
+      "mcpd-2": "roots/list",
+    });
+    // The server wrote its cancellation before it read this call: mcpd has handled it once the echo is answered.
+    await r.request("tools/call", { name: "fx__echo", arguments: { text: "after" }, _meta: envelope() }, 2);
+    const inputResponses = { mcpd: { action: "accept", content: {} }, "mcpd-2": { roots: [] } };
+    const late = await r.request("tools/call", { ...params, inputResponses, requestState: first.result.requestState }, 3);
+    expect(late.error).toMatchObject({ code: -32602, data: { mcpdCode: "MCPD_REQUEST_STATE_INVALID" } });
+    expect(late.error.message).toMatch(/^the server cancelled the elicitation\/create this requestState answers/);
+    const call = readLog(log).find((m) => m.method === "tools/call" && m.params?.name === "elicit_cancel");
+    await until(
+      () => readLog(log).some((m) => m.method === "notifications/cancelled" && m.params?.requestId === call.id),
+      "the call cancelled upstream",
+    );
+    // The roots/list got an error, not the client's roots; the cancelled elicitation got no answer at all.
+    const answers = readLog(log).filter((m) => m.method === undefined);
+    expect(answers).toHaveLength(1);
+    expect(answers[0].error).toBeDefined();
+  });
+
   it("two 2026-era calls of one connection in flight to the server: its request cannot be matched to one, and is refused with -32066 (never a guess)", async () => {
     const { d } = await legacyDaemon();
     const r = await raw(d);
