@@ -152,7 +152,7 @@ export class OAuthClient {
     );
   }
 
-  /** What the server asks for now ({@link probeChallenge}), or undefined when it lets an unauthenticated `initialize` through. */
+  /** What the server asks for now ({@link probeChallenge}), or undefined when it lets an unauthenticated request through. */
   probe(signal?: AbortSignal): Promise<BearerChallenge | undefined> {
     return probeChallenge(this.http, this.serverUrl, signal);
   }
