@@ -1,6 +1,7 @@
 import { HttpError } from "@mcpd/protocol";
 import { HttpAuth } from "./auth/http-auth.js";
 import { LegacySseConnection, type LegacySseDeps } from "./legacy-sse.js";
+import { parseBearerChallenge } from "./auth/www-authenticate.js";
 
 /**
  * Opens the legacy HTTP+SSE stream (GET, then the `endpoint` event), with the OAuth access token when
@@ -25,7 +26,7 @@ export async function openLegacyConnection(
   } catch (err) {
     onCreated(undefined);
     if (auth && !retried && err instanceof HttpError && err.status === 401) {
-      await auth.client.unauthorized(err.wwwAuthenticate, token, signal);
+      await auth.client.unauthorized(await parseBearerChallenge(err.wwwAuthenticate), token, signal);
       return openLegacyConnection(deps, auth, onCreated, signal, true);
     }
     throw err;

@@ -65,19 +65,19 @@ export async function authorizationCodeGrant(options: CodeGrantOptions): Promise
     url.searchParams.set("resource", target.resource);
     await provider.redirect(url, { ...options.context, scopes });
     const returned = await loopback.wait(options.timeoutMs, signal);
-    let callback: URLSearchParams;
+    let code: string | null;
     try {
-      callback = lib.validateAuthResponse(server, { client_id: identity.clientId }, returned, state);
+      code = lib.validateAuthResponse(server, { client_id: identity.clientId }, returned, state).get("code");
     } catch (err) {
       throw oauthFailure("MCPD_OAUTH_AUTHORIZATION_FAILED", `the authorization response from ${server.issuer}`, err);
     }
-    const code = { callback, redirectUri: loopback.redirectUri, verifier };
+    if (!code) throw new OAuthError("MCPD_OAUTH_AUTHORIZATION_FAILED", `the authorization response from ${server.issuer} has no code`);
     return await requestToken(
       http,
       server,
       identity,
       provider.settings,
-      { grant: "authorization_code", code, resource: target.resource, scopes },
+      { grant: "authorization_code", code: { code, redirectUri: loopback.redirectUri, verifier }, resource: target.resource, scopes },
       signal,
       options.clock.now,
     ).catch(async (err: unknown) => {

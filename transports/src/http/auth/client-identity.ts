@@ -72,14 +72,19 @@ export async function knownClient(
     return { clientId: cimd, method: settings.privateKey !== undefined ? "private_key_jwt" : "none", source: "metadata-document" };
   }
   const stored = await provider.registration(server.issuer);
-  if (!stored || !registrationUsable(stored, server)) return undefined;
-  const method = knownMethod(stored.tokenEndpointAuthMethod) ?? (stored.clientSecret !== undefined ? secretMethod(server) : "none");
+  return stored && registrationUsable(stored, server) ? registeredIdentity(stored, server) : undefined;
+}
+
+/** The identity of a registration with `server`: the method it was registered with, else one that fits its secret (or none). */
+export function registeredIdentity(registration: ClientRegistration, server: AuthorizationServer): ClientIdentity {
+  const secret = registration.clientSecret;
+  const method = knownMethod(registration.tokenEndpointAuthMethod) ?? (secret !== undefined ? secretMethod(server) : "none");
   return {
-    clientId: stored.clientId,
-    ...(stored.clientSecret !== undefined ? { clientSecret: stored.clientSecret } : {}),
+    clientId: registration.clientId,
+    ...(secret !== undefined ? { clientSecret: secret } : {}),
     method,
     source: "registered",
-    registration: stored,
+    registration,
   };
 }
 

@@ -1,7 +1,7 @@
 import type { AuthorizationServer } from "oauth4webapi";
 import { isObject, OAuthError } from "@mcpd/protocol";
 import { urlLabel } from "../../url-label.js";
-import { knownMethod, secretMethod, type ClientIdentity } from "./client-identity.js";
+import { knownMethod, registeredIdentity, secretMethod, type ClientIdentity } from "./client-identity.js";
 import { libraryOptions, oauthLibrary, type OAuthHttp } from "./oauth-http.js";
 import type { ClientRegistration, OAuthSettings } from "./oauth-provider.js";
 import { oauthFailure } from "./token-request.js";
@@ -56,15 +56,9 @@ export async function registerClient(
   const expires = doc.client_secret_expires_at;
   if (typeof expires === "number" && expires > 0) registration.clientSecretExpiresAt = expires * 1000;
   // The server's answer decides; without one, a secret means a secret method and none means `none`.
-  registration.tokenEndpointAuthMethod =
-    knownMethod(doc.token_endpoint_auth_method) ?? (registration.clientSecret ? secretMethod(server) : "none");
-  return {
-    clientId: registration.clientId,
-    ...(registration.clientSecret ? { clientSecret: registration.clientSecret } : {}),
-    method: knownMethod(registration.tokenEndpointAuthMethod) ?? "none",
-    source: "registered",
-    registration,
-  };
+  const registered = knownMethod(doc.token_endpoint_auth_method);
+  if (registered) registration.tokenEndpointAuthMethod = registered;
+  return registeredIdentity(registration, server);
 }
 
 /**

@@ -57,19 +57,16 @@ export class HttpAuth {
       const res = await send(HttpAuth.withToken(configured, token));
       const status = res.statusCode;
       if (status !== 401 && status !== 403) return res;
-      const challenge = headerValue(res.headers, "www-authenticate");
+      const header = headerValue(res.headers, "www-authenticate");
+      const challenge = await parseBearerChallenge(header);
       // A challenge of another scheme only (Basic, ...) is not OAuth's to answer.
-      if (status === 401 && !reauthorized && (challenge === undefined || (await parseBearerChallenge(challenge)) !== undefined)) {
+      if (status === 401 && !reauthorized && (header === undefined || challenge !== undefined)) {
         reauthorized = true;
         discardBody(res.body);
         await this.client.unauthorized(challenge, token, signal);
         continue;
       }
-      if (
-        status === 403 &&
-        stepUps < TRANSPORT_DEFAULTS.oauthStepUpAttempts &&
-        (await parseBearerChallenge(challenge))?.error === "insufficient_scope"
-      ) {
+      if (status === 403 && stepUps < TRANSPORT_DEFAULTS.oauthStepUpAttempts && challenge?.error === "insufficient_scope") {
         stepUps++;
         discardBody(res.body);
         await this.client.insufficientScope(challenge, token, signal);

@@ -11,7 +11,7 @@ import type { OAuthClock, OAuthProvider, OAuthTokens } from "./oauth-provider.js
 import { resourceCovers } from "./resource-match.js";
 import { chooseScopes } from "./scope-selection.js";
 import { clientCredentialsGrant, realClock, refreshTokens, type RenewalContext } from "./token-renewal.js";
-import { parseBearerChallenge, type BearerChallenge } from "./www-authenticate.js";
+import type { BearerChallenge } from "./www-authenticate.js";
 
 /** Options of an {@link OAuthClient}; every bound defaults to `TRANSPORT_DEFAULTS`. */
 export interface OAuthClientOptions {
@@ -104,14 +104,13 @@ export class OAuthClient {
   }
 
   /**
-   * The server answered 401 to a request sent with `sentToken` (undefined: none). Resolves once a new
-   * token is stored: by another request's run, by one refresh, or by a new authorization (which may need
-   * the user). Discovery runs again first: a server that moved to another authorization server (SEP-2352)
+   * The server answered 401 (with `challenge`, if any) to a request sent with `sentToken` (undefined:
+   * none). Resolves once a new token is stored: by another request's run, by one refresh, or by a new
+   * authorization (which may need the user). Discovery runs again first: a server that moved to another authorization server (SEP-2352)
    * gets a new authorization there (and a registration of its own), never a refresh at the old one.
    * @throws what the refresh or authorization threw (OAuthError, the provider's error); `signal.reason`.
    */
-  async unauthorized(wwwAuthenticate: string | undefined, sentToken: string | undefined, signal?: AbortSignal): Promise<void> {
-    const challenge = await parseBearerChallenge(wwwAuthenticate);
+  async unauthorized(challenge: BearerChallenge | undefined, sentToken: string | undefined, signal?: AbortSignal): Promise<void> {
     const run = async (): Promise<void> => {
       const tokens = await this.tokens();
       if (tokens && tokens.accessToken !== sentToken) return; // replaced meanwhile: just retry
@@ -134,8 +133,7 @@ export class OAuthClient {
    * authorization for the granted scopes plus the challenged ones, unless another request's already
    * replaced the token. @throws like {@link unauthorized}.
    */
-  async insufficientScope(wwwAuthenticate: string | undefined, sentToken: string | undefined, signal?: AbortSignal): Promise<void> {
-    const challenge = await parseBearerChallenge(wwwAuthenticate);
+  async insufficientScope(challenge: BearerChallenge | undefined, sentToken: string | undefined, signal?: AbortSignal): Promise<void> {
     const wanted = challenge?.scopes?.join(" ");
     const run = async (): Promise<void> => {
       if ((await this.tokens())?.accessToken !== sentToken) return;
@@ -152,7 +150,7 @@ export class OAuthClient {
     );
   }
 
-  /** What the server asks for now ({@link probeChallenge}), or undefined when it lets an unauthenticated `initialize` through. */
+  /** What the server asks for now ({@link probeChallenge}), or undefined when it lets an unauthenticated request through. */
   probe(signal?: AbortSignal): Promise<BearerChallenge | undefined> {
     return probeChallenge(this.http, this.serverUrl, signal);
   }

@@ -23,7 +23,6 @@ export function chooseScopes(options: {
 }): string[] {
   const { configured, challenge, scopesSupported, granted, stepUp } = options;
   const wanted = configured ?? challenge?.scopes ?? scopesSupported ?? [];
-  const base = stepUp ? unionScopes(granted, wanted) : [...wanted];
   // A step-up must at least ask for what the challenge named, even with configured scopes.
-  return stepUp ? unionScopes(base, challenge?.scopes) : base;
+  return stepUp ? unionScopes(granted, wanted, challenge?.scopes) : [...wanted];
 }

@@ -46,13 +46,21 @@ export function isRefusal(err: unknown): boolean {
 /** One token request: the grant, its parameters and what to record with the tokens. */
 export interface TokenRequest {
   grant: OAuthGrant | "refresh_token";
-  /** authorization_code: the validated callback, the redirect URI and the PKCE verifier; refresh_token: the token. */
-  code?: { callback: URLSearchParams; redirectUri: string; verifier: string };
+  /** authorization_code: the code of the validated callback, the redirect URI and the PKCE verifier. */
+  code?: { code: string; redirectUri: string; verifier: string };
   refreshToken?: string;
   /** The `resource` (RFC 8707), sent with every token request. */
   resource: string;
   /** The scopes requested (sent with client_credentials), recorded as granted when the answer does not say. */
   scopes: string[];
+}
+
+/** The form parameters of a token request besides the client's: the grant's, and `resource` (RFC 8707). */
+function grantParameters(request: TokenRequest): Record<string, string> {
+  const { grant, code, refreshToken, resource, scopes } = request;
+  if (grant === "refresh_token") return { refresh_token: refreshToken ?? "", resource };
+  if (grant === "client_credentials") return { resource, ...(scopes.length > 0 ? { scope: scopes.join(" ") } : {}) };
+  return { code: code!.code, redirect_uri: code!.redirectUri, code_verifier: code!.verifier, resource };
 }
 
 /**
@@ -72,21 +80,17 @@ export async function requestToken(
 ): Promise<OAuthTokens> {
   const lib = await oauthLibrary();
   const { client, auth } = await clientAuthentication(identity, server, settings);
-  const options = { ...libraryOptions(lib, http, signal), additionalParameters: { resource: request.resource } };
   let answer: TokenEndpointResponse;
   try {
-    if (request.grant === "refresh_token") {
-      const res = await lib.refreshTokenGrantRequest(server, client, auth, request.refreshToken ?? "", options);
-      answer = await lib.processRefreshTokenResponse(server, client, res);
-    } else if (request.grant === "client_credentials") {
-      const params = { resource: request.resource, ...(request.scopes.length > 0 ? { scope: request.scopes.join(" ") } : {}) };
-      const res = await lib.clientCredentialsGrantRequest(server, client, auth, params, libraryOptions(lib, http, signal));
-      answer = await lib.processClientCredentialsResponse(server, client, res);
-    } else {
-      const { callback, redirectUri, verifier } = request.code!;
-      const res = await lib.authorizationCodeGrantRequest(server, client, auth, callback, redirectUri, verifier, options);
-      answer = await lib.processAuthorizationCodeResponse(server, client, res);
-    }
+    const res = await lib.genericTokenEndpointRequest(
+      server,
+      client,
+      auth,
+      request.grant,
+      grantParameters(request),
+      libraryOptions(lib, http, signal),
+    );
+    answer = await lib.processGenericTokenEndpointResponse(server, client, res);
   } catch (err) {
     if (signal?.aborted) throw signal.reason;
     throw oauthFailure(
