@@ -345,9 +345,9 @@ describe("faults: upstream stdio server", () => {
   });
 
   it("a server in a restart loop does not hold up a call to another server that is still starting (aggregate view)", async () => {
-    // h fails at once, again and again, and is given up on after ~4 s (never earlier than 3.6 s, with
-    // jitter); b needs a moment to start.
-    const loop = { restart: { maxRestarts: 2, initialDelayMs: 1_500, maxDelayMs: 3_000 } };
+    // h fails at once, again and again, and is given up on after ~9 s (never earlier than 7.2 s, with
+    // jitter: far longer than b takes to start even on a loaded machine); b needs a moment to start.
+    const loop = { restart: { maxRestarts: 2, initialDelayMs: 3_000, maxDelayMs: 6_000 } };
     const d = (daemon = await startTestDaemon({
       h: fixture("h", ["--exit-at-start", "1"], loop),
       b: fixture("b", ["--init-delay", "300"]),
@@ -357,7 +357,9 @@ describe("faults: upstream stdio server", () => {
     // restarting server (h until it failed, or 10 s), now only until the name shows up.
     const r = await c0!.request("tools/call", { name: "b__echo", arguments: { text: "not held up" } });
     expect(textOf(r)).toBe("not held up");
-    expect((await serverStatus(c0!, "h")).state).toBe("restarting");
+    // h is still in its loop, not given up on: the call did not wait for it. (Its first start may not have
+    // failed yet on a loaded machine: "starting" says the same.)
+    expect(["starting", "restarting"]).toContain((await serverStatus(c0!, "h")).state);
     ledger.add(await serverPid(c0!, "b"));
     await stopAndExpectNothingLeft(d);
   });
