@@ -48,11 +48,27 @@ function memoryProvider() {
     async redirect(authorizationUrl, ctx) {
       log(`authorizing (${ctx.reason}; scopes: ${ctx.scopes.join(" ") || "(none)"})`);
       // The scenario's authorization server approves at once and redirects to our loopback listener.
-      const res = await fetch(authorizationUrl, { redirect: "follow" });
+      const res = await browserGet(authorizationUrl);
       await res.text();
       log(`redirect followed: HTTP ${res.status}`);
     },
   };
+}
+
+/**
+ * A GET as a browser makes it: retried once when the connection it reused was closed by the server before
+ * any answer (the keep-alive race: the suite's servers close idle sockets after Node's 5 s, and a loaded
+ * machine can reuse one just then), as browsers do; any other failure is the flow's.
+ */
+async function browserGet(url) {
+  try {
+    return await fetch(url, { redirect: "follow" });
+  } catch (err) {
+    const code = err?.cause?.code;
+    if (code !== "UND_ERR_SOCKET" && code !== "ECONNRESET") throw err;
+    log(`retrying the authorization request once (${code}: ${err.cause.message})`);
+    return await fetch(url, { redirect: "follow" });
+  }
 }
 
 // The revision the suite runs the scenario at (0.2.x sets it): a 2026 server takes no `initialize`, and
