@@ -8,7 +8,8 @@ import { WireCode } from "./wire-codes.js";
  * configured, no metadata document, no registration endpoint) or registration was refused
  * (`MCPD_OAUTH_REGISTRATION_FAILED`); the authorization server refused a token request
  * (`MCPD_OAUTH_TOKEN_REFUSED`, with `oauthError` such as `invalid_grant`); the user's authorization did not
- * come back (denied, state mismatch, timeout: `MCPD_OAUTH_AUTHORIZATION_FAILED`); the server's requirements
+ * come back (denied, state mismatch, timeout: `MCPD_OAUTH_AUTHORIZATION_FAILED`); the MCP server refused
+ * an access token obtained for the request it refused (`MCPD_OAUTH_TOKEN_REJECTED`); the server's requirements
  * cannot be met (no PKCE S256, a grant the server does not offer, too many step-ups:
  * `MCPD_OAUTH_UNSUPPORTED`).
  */
@@ -18,6 +19,7 @@ export type OAuthErrorCode =
   | "MCPD_OAUTH_REGISTRATION_FAILED"
   | "MCPD_OAUTH_TOKEN_REFUSED"
   | "MCPD_OAUTH_AUTHORIZATION_FAILED"
+  | "MCPD_OAUTH_TOKEN_REJECTED"
   | "MCPD_OAUTH_UNSUPPORTED";
 
 /**

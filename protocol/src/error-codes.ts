@@ -182,6 +182,11 @@ export const ERROR_CODES = {
     raisedBy: "OAuthError",
     meaning: "The user's authorization did not come back: denied, state mismatch or timeout.",
   },
+  MCPD_OAUTH_TOKEN_REJECTED: {
+    wire: WireCode.UpstreamHttpError,
+    raisedBy: "OAuthError",
+    meaning: "The MCP server refused an access token obtained for the very request it refused (answered 401 again).",
+  },
   MCPD_OAUTH_UNSUPPORTED: {
     wire: WireCode.UpstreamHttpError,
     raisedBy: "OAuthError",

@@ -1,7 +1,8 @@
 /**
  * A malicious or broken authorization server gets a clear error naming the server and the rule it broke,
- * never a loop: metadata naming another issuer, metadata past the size bound, a token endpoint that is
- * neither https nor on this machine, and a resource server that answers 401 to every token.
+ * never a loop: metadata naming another issuer, past the size bound, redirecting elsewhere or malformed,
+ * a token endpoint that is neither https nor on this machine or that redirects, and a resource server
+ * that answers 401 to every token.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import { afterEach, describe, expect, it } from "vitest";
@@ -12,7 +13,7 @@ import { loadUndici, request } from "../../src/http/undici.js";
 
 const servers: Server[] = [];
 afterEach(async () => {
-  await Promise.all(servers.splice(0).map((s) => new Promise((r) => s.close(r))));
+  await Promise.all(servers.splice(0).map((s) => new Promise((r) => (s.close(r), s.closeAllConnections()))));
 });
 
 /** A server whose answers `route` decides, on 127.0.0.1; `hits` counts requests by path. */
@@ -56,6 +57,7 @@ function authServer(metadata: (base: string) => unknown) {
     if (path === "/.well-known/oauth-protected-resource/mcp") return json(res, { resource: `${base}/mcp`, authorization_servers: [base] });
     if (path === "/.well-known/oauth-authorization-server") return json(res, metadata(base));
     if (path === "/token") return json(res, { access_token: "at", token_type: "Bearer", expires_in: 3600 });
+    if (path === "/token-moved") return void res.writeHead(307, { location: "https://attacker.example.com/token" }).end();
     res.writeHead(404).end();
   });
 }
@@ -88,11 +90,56 @@ describe("a malicious or broken authorization server", () => {
     expect((err as Error).message).toMatch(/192\.0\.2\.1.* is neither https nor on this machine/);
   });
 
-  it("a resource server answering 401 to every token: one new token, one retry, then the 401 is the answer (no loop)", async () => {
+  it("metadata that redirects elsewhere is not followed: the error names the server, where it pointed and the rule", async () => {
+    const { base, hits } = await serve((path, b, _req, res) => {
+      if (path === "/.well-known/oauth-protected-resource/mcp") return json(res, { resource: `${b}/mcp`, authorization_servers: [b] });
+      if (path === "/.well-known/oauth-authorization-server" || path === "/.well-known/openid-configuration")
+        return void res.writeHead(302, { location: "http://192.0.2.1/.well-known/oauth-authorization-server" }).end();
+      if (path === "/token") return json(res, { access_token: "at", token_type: "Bearer", expires_in: 3600 });
+      res.writeHead(404).end();
+    });
+    const err = await new OAuthClient(new URL(`${base}/mcp`), provider(machine)).authorize(undefined, "test").catch((e: Error) => e);
+    expect(err).toMatchObject({ code: "MCPD_OAUTH_DISCOVERY_FAILED" });
+    expect((err as Error).message).toContain(`${base}/mcp`);
+    expect((err as Error).message).toMatch(/HTTP 302 redirecting to http:\/\/192\.0\.2\.1\/\S+ \(not followed/);
+    expect(hits.get("/token")).toBeUndefined();
+  });
+
+  it("a token endpoint that redirects elsewhere is not followed: the credentials stay where they were sent", async () => {
+    const { base, hits } = await authServer((b) => ({ issuer: b, token_endpoint: `${b}/token-moved` }));
+    const err = await new OAuthClient(new URL(`${base}/mcp`), provider(machine)).authorize(undefined, "test").catch((e: Error) => e);
+    expect(err).toMatchObject({ code: "MCPD_OAUTH_TOKEN_REFUSED" });
+    expect((err as Error).message).toMatch(/token request \(client_credentials\) to http:\/\/127\.0\.0\.1:\d+\/token-moved failed/);
+    expect((err as Error).message).toMatch(/HTTP 307 redirecting to https:\/\/attacker\.example\.com\/token \(not followed/);
+    expect(hits.get("/token")).toBeUndefined();
+  });
+
+  it("malformed metadata (not JSON, fields of the wrong type): the error names the server and what was wrong", async () => {
+    const notJson = await authServer(() => "{ this is not json");
+    const err = await new OAuthClient(new URL(`${notJson.base}/mcp`), provider(machine)).authorize(undefined, "t").catch((e: Error) => e);
+    expect(err).toMatchObject({ code: "MCPD_OAUTH_DISCOVERY_FAILED" });
+    expect((err as Error).message).toContain(`${notJson.base}/mcp`);
+    expect((err as Error).message).toMatch(/JSON/);
+
+    const wrongTypes = await serve((path, b, _req, res) => {
+      if (path === "/.well-known/oauth-protected-resource/mcp") return json(res, { resource: `${b}/mcp`, authorization_servers: b });
+      res.writeHead(404).end();
+    });
+    const err2 = await new OAuthClient(new URL(`${wrongTypes.base}/mcp`), provider(machine))
+      .authorize(undefined, "t")
+      .catch((e: Error) => e);
+    expect(err2).toMatchObject({ code: "MCPD_OAUTH_DISCOVERY_FAILED" });
+    expect((err2 as Error).message).toContain(`${wrongTypes.base}/mcp`);
+    expect((err2 as Error).message).toMatch(/"authorization_servers" is not a list of URLs/);
+  });
+
+  it("a resource server answering 401 to every token: one new token, one retry, then an error naming the server and the rule (no loop)", async () => {
     const { base, hits } = await serve((path, b, _req, res) => {
       if (path === "/mcp")
         return void res
-          .writeHead(401, { "www-authenticate": `Bearer resource_metadata="${b}/.well-known/oauth-protected-resource/mcp"` })
+          .writeHead(401, {
+            "www-authenticate": `Bearer error="invalid_token", error_description="nope", resource_metadata="${b}/.well-known/oauth-protected-resource/mcp"`,
+          })
           .end();
       if (path === "/.well-known/oauth-protected-resource/mcp") return json(res, { resource: `${b}/mcp`, authorization_servers: [b] });
       if (path === "/.well-known/oauth-authorization-server") return json(res, { issuer: b, token_endpoint: `${b}/token` });
@@ -102,10 +149,30 @@ describe("a malicious or broken authorization server", () => {
     await loadUndici();
     const url = new URL(`${base}/mcp`);
     const auth = new HttpAuth(url, provider(machine), undefined, { trace() {}, debug() {}, info() {}, warn() {}, error() {} });
+    const err = await auth
+      .send({}, (headers) => request(url, { method: "POST", headers, body: "{}" }), AbortSignal.timeout(30_000))
+      .catch((e: Error) => e);
+    expect(err).toMatchObject({ code: "MCPD_OAUTH_TOKEN_REJECTED" });
+    expect((err as Error).message).toBe(
+      `${base}/mcp answered HTTP 401 (invalid_token: nope) to an access token just obtained from ${base}: ` +
+        "not trying again (one new token per refused request); the server or its authorization server is misconfigured",
+    );
+    expect(hits.get("/mcp")).toBe(2);
+    expect(hits.get("/token")).toBe(1);
+  });
+
+  it("a 401 of another scheme (Basic) is not OAuth's: the answer is returned as it is, no token requested", async () => {
+    const { base, hits } = await serve((path, _b, _req, res) => {
+      if (path === "/mcp") return void res.writeHead(401, { "www-authenticate": 'Basic realm="x"' }).end();
+      res.writeHead(404).end();
+    });
+    await loadUndici();
+    const url = new URL(`${base}/mcp`);
+    const auth = new HttpAuth(url, provider(machine), undefined, { trace() {}, debug() {}, info() {}, warn() {}, error() {} });
     const res = await auth.send({}, (headers) => request(url, { method: "POST", headers, body: "{}" }), AbortSignal.timeout(30_000));
     expect(res.statusCode).toBe(401);
     await res.body.dump();
-    expect(hits.get("/mcp")).toBe(2);
-    expect(hits.get("/token")).toBe(1);
+    expect(hits.get("/mcp")).toBe(1);
+    expect(hits.get("/token")).toBeUndefined();
   });
 });

@@ -51,24 +51,57 @@ export function authServerMetadataUrls(issuer: URL): URL[] {
   ];
 }
 
-/** The first protected resource metadata document found, or undefined (a 2025-03-26 server). */
-async function resourceMetadata(http: OAuthHttp, urls: URL[], problems: string[], signal?: AbortSignal) {
+/**
+ * The first protected resource metadata document found, or undefined when no URL has one (a 2025-03-26
+ * server). A document that is there but malformed (not JSON, no `resource`, lists that are not lists of
+ * strings) is a problem, not a reason to fall back to the 2025-03-26 defaults: when no other URL has a good
+ * one, discovery fails naming it.
+ * @throws OAuthError `MCPD_OAUTH_DISCOVERY_FAILED` when only malformed documents were found; `signal.reason`.
+ */
+async function resourceMetadata(http: OAuthHttp, serverUrl: URL, urls: URL[], problems: string[], signal?: AbortSignal) {
+  let found = false; // a document was there (HTTP 200), usable or not
   for (const url of urls) {
     try {
       const res = await oauthFetch(http, url, { headers: { accept: "application/json" }, signal });
-      const doc: unknown = res.status === 200 ? JSON.parse(await res.text()) : undefined;
-      if (!isObject(doc) || typeof doc.resource !== "string") {
-        problems.push(`${urlLabel(url)}: ${res.status === 200 ? 'no "resource"' : `HTTP ${res.status}`}`);
+      if (res.status !== 200) {
+        problems.push(`${urlLabel(url)}: HTTP ${res.status}`);
         continue;
       }
-      const list = (v: unknown): string[] | undefined => (Array.isArray(v) ? v.filter((s) => typeof s === "string") : undefined);
-      return { url, resource: doc.resource, servers: list(doc.authorization_servers) ?? [], scopes: list(doc.scopes_supported) };
+      found = true;
+      const doc: unknown = JSON.parse(await res.text());
+      const problem = resourceMetadataProblem(doc);
+      if (problem !== undefined || !isObject(doc)) {
+        problems.push(`${urlLabel(url)}: ${problem}`);
+        continue;
+      }
+      const servers = (doc.authorization_servers as string[] | undefined) ?? [];
+      return { url, resource: doc.resource as string, servers, scopes: doc.scopes_supported as string[] | undefined };
     } catch (err) {
       if (signal?.aborted) throw signal.reason;
       problems.push(`${urlLabel(url)}: ${errorText(err)}`);
     }
   }
+  if (found) throw discoveryFailed(serverUrl, "", problems);
   return undefined;
+}
+
+/** What makes a protected resource metadata document unusable, or undefined when it is usable. */
+function resourceMetadataProblem(doc: unknown): string | undefined {
+  const isList = (v: unknown): boolean => v === undefined || (Array.isArray(v) && v.every((s) => typeof s === "string"));
+  if (!isObject(doc)) return "not a JSON object";
+  if (typeof doc.resource !== "string") return 'no "resource"';
+  if (!isList(doc.authorization_servers)) return '"authorization_servers" is not a list of URLs';
+  if (!isList(doc.scopes_supported)) return '"scopes_supported" is not a list of strings';
+  return undefined;
+}
+
+/** `MCPD_OAUTH_DISCOVERY_FAILED` for `serverUrl`, with what each URL answered (the last six). */
+function discoveryFailed(serverUrl: URL, detail: string, problems: string[]): OAuthError {
+  return new OAuthError(
+    "MCPD_OAUTH_DISCOVERY_FAILED",
+    `no authorization server metadata for ${urlLabel(serverUrl)}${detail}` +
+      (problems.length > 0 ? `: ${problems.slice(-6).join("; ")}` : ""),
+  );
 }
 
 /**
@@ -115,7 +148,7 @@ export async function discoverAuthTarget(
   signal?: AbortSignal,
 ): Promise<AuthTarget> {
   const problems: string[] = [];
-  const prm = await resourceMetadata(http, resourceMetadataUrls(serverUrl, challengeUrl), problems, signal);
+  const prm = await resourceMetadata(http, serverUrl, resourceMetadataUrls(serverUrl, challengeUrl), problems, signal);
   if (!prm) {
     const base = new URL(serverUrl.origin);
     const found = await serverMetadata(http, base, problems, signal);
@@ -130,12 +163,8 @@ export async function discoverAuthTarget(
     const server = await serverMetadata(http, new URL(raw), problems, signal);
     if (server) return { resource: prm.resource, ...(prm.scopes ? { scopesSupported: prm.scopes } : {}), server, discovered: true };
   }
-  throw new OAuthError(
-    "MCPD_OAUTH_DISCOVERY_FAILED",
-    `no authorization server metadata for ${urlLabel(serverUrl)}` +
-      (prm.servers.length === 0 ? ` (its resource metadata at ${urlLabel(prm.url)} names no authorization server)` : "") +
-      (problems.length > 0 ? `: ${problems.slice(-6).join("; ")}` : ""),
-  );
+  const none = prm.servers.length === 0 ? ` (its resource metadata at ${urlLabel(prm.url)} names no authorization server)` : "";
+  throw discoveryFailed(serverUrl, none, problems);
 }
 
 /** The 2025-03-26 fallback: `/authorize`, `/token` and `/register` at the server's origin, PKCE assumed. */

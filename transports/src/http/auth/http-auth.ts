@@ -1,10 +1,11 @@
 import type { Dispatcher } from "undici";
-import type { Logger } from "@mcpd/protocol";
+import { OAuthError, PROTOCOL_DEFAULTS, quote, type Logger } from "@mcpd/protocol";
+import { urlLabel } from "../../url-label.js";
 import { TRANSPORT_DEFAULTS } from "../../defaults.js";
 import { discardBody, headerValue } from "../http-wire.js";
 import { OAuthClient } from "./oauth-client.js";
 import type { OAuthProvider } from "./oauth-provider.js";
-import { parseBearerChallenge } from "./www-authenticate.js";
+import { parseBearerChallenge, type BearerChallenge } from "./www-authenticate.js";
 
 /**
  * OAuth as the HTTP transport applies it: the access token on every request (`Authorization: Bearer`),
@@ -40,10 +41,11 @@ export class HttpAuth {
   /**
    * Sends a request with the access token (`send` is called with the headers to use). A 401 (with a
    * `Bearer` challenge, or none) is answered once by a refresh or a new authorization and the request
-   * sent again; a 403 `insufficient_scope` by a
-   * step-up, at most `TRANSPORT_DEFAULTS.oauthStepUpAttempts` times. Returns the last answer (still a 401
-   * or 403 when that did not help); the bodies of the answers replaced are discarded.
-   * @throws what the OAuth client throws (OAuthError, the provider's refusal); `signal.reason`.
+   * sent again; a 403 `insufficient_scope` by a step-up, at most `TRANSPORT_DEFAULTS.oauthStepUpAttempts`
+   * times. Returns the last answer (a 403 when the step-ups did not help, a 401 of another scheme); the
+   * bodies of the answers replaced are discarded.
+   * @throws OAuthError `MCPD_OAUTH_TOKEN_REJECTED` when the server refuses the new token too; what the
+   *   OAuth client throws (OAuthError, the provider's refusal); `signal.reason`.
    */
   async send(
     configured: Record<string, string>,
@@ -60,9 +62,11 @@ export class HttpAuth {
       const header = headerValue(res.headers, "www-authenticate");
       const challenge = await parseBearerChallenge(header);
       // A challenge of another scheme only (Basic, ...) is not OAuth's to answer.
-      if (status === 401 && !reauthorized && (header === undefined || challenge !== undefined)) {
-        reauthorized = true;
+      const bearer = header === undefined || challenge !== undefined;
+      if (status === 401 && bearer) {
         discardBody(res.body);
+        if (reauthorized) throw await this.rejected(challenge);
+        reauthorized = true;
         await this.client.unauthorized(challenge, token, signal);
         continue;
       }
@@ -74,5 +78,18 @@ export class HttpAuth {
       }
       return res;
     }
+  }
+
+  /** The error of a 401 to a token obtained for the very request the server refused: no second try. */
+  private async rejected(challenge: BearerChallenge | undefined): Promise<OAuthError> {
+    const issuer = (await this.client.tokens().catch(() => undefined))?.issuer;
+    const { error, errorDescription: text } = challenge ?? {};
+    const described = text ? `: ${quote(text, PROTOCOL_DEFAULTS.quotedDescriptionChars)}` : "";
+    const why = error ? ` (${quote(error, PROTOCOL_DEFAULTS.quotedNameChars)}${described})` : "";
+    return new OAuthError(
+      "MCPD_OAUTH_TOKEN_REJECTED",
+      `${urlLabel(this.client.serverUrl)} answered HTTP 401${why} to an access token just obtained${issuer ? ` from ${issuer}` : ""}: ` +
+        "not trying again (one new token per refused request); the server or its authorization server is misconfigured",
+    );
   }
 }

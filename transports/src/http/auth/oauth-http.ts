@@ -1,9 +1,9 @@
 import type { Dispatcher } from "undici";
 import type * as OAuth from "oauth4webapi";
-import { OAuthError } from "@mcpd/protocol";
+import { OAuthError, quote } from "@mcpd/protocol";
 import { TRANSPORT_DEFAULTS } from "../../defaults.js";
 import { urlLabel } from "../../url-label.js";
-import { readBodyText } from "../http-wire.js";
+import { discardBody, headerValue, readBodyText } from "../http-wire.js";
 import { loadUndici, request } from "../undici.js";
 
 /** How the OAuth client reaches authorization servers and metadata: a dispatcher, a deadline, a body bound. */
@@ -49,8 +49,9 @@ export function isSecureEndpoint(url: URL): boolean {
 
 /**
  * One bounded HTTP exchange, as oauth4webapi's `customFetch` (and mcpd's own metadata and probe requests)
- * make it: https or loopback only, no redirects followed, `timeoutMs` for the whole exchange, at most
- * `maxBodyBytes` read. The answer is a WHATWG `Response` over the bytes read.
+ * make it: https or loopback only, no redirects followed (a 3xx with a `Location` is an error naming where
+ * it pointed: credentials and metadata are only taken from the URL asked), `timeoutMs` for the whole
+ * exchange, at most `maxBodyBytes` read. The answer is a WHATWG `Response` over the bytes read.
  * @throws OAuthError `MCPD_OAUTH_UNSUPPORTED` for a URL that is neither https nor loopback; the network
  *   error; a timeout error; MessageTooLargeError; `signal.reason`.
  */
@@ -80,6 +81,12 @@ export async function oauthFetch(
       signal: both,
       ...(http.dispatcher ? { dispatcher: http.dispatcher } : {}),
     });
+    const location = res.statusCode >= 300 && res.statusCode < 400 ? headerValue(res.headers, "location") : undefined;
+    if (location !== undefined) {
+      discardBody(res.body);
+      const to = URL.canParse(location, target.href) ? urlLabel(new URL(location, target)) : JSON.stringify(quote(location, 200));
+      throw new Error(`HTTP ${res.statusCode} redirecting to ${to} (not followed: OAuth endpoints must answer at the URL they are given)`);
+    }
     const text = await readBodyText(res.body, res.headers, http.maxBodyBytes, `answer of ${urlLabel(target)}`);
     const out = new Headers();
     for (const [name, value] of Object.entries(res.headers)) {
