@@ -13,7 +13,13 @@ import { loadUndici, request } from "../../src/http/undici.js";
 
 const servers: Server[] = [];
 afterEach(async () => {
-  await Promise.all(servers.splice(0).map((s) => new Promise((r) => (s.close(r), s.closeAllConnections()))));
+  await Promise.all(
+    servers.splice(0).map((s) => {
+      const closed = new Promise((r) => s.close(r));
+      s.closeAllConnections(); // the oversized answer's connection would hold close() for seconds
+      return closed;
+    }),
+  );
 });
 
 /** A server whose answers `route` decides, on 127.0.0.1; `hits` counts requests by path. */
