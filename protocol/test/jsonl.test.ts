@@ -148,6 +148,40 @@ describe("JsonLineDecoder: bad lines", () => {
   });
 });
 
+describe("JsonLineDecoder: long lines (held in one block past 256 KiB)", () => {
+  const LIMIT = 300 * 1024;
+  const exact = `"${"a".repeat(LIMIT - 2)}"`;
+  const over = `"${"b".repeat(LIMIT - 1)}"`;
+  const long = `"${"c".repeat(280 * 1024)}"`;
+  const stream = enc.encode(`${long}\n${exact}\r\n${over}\r\n1\n${exact}\n${long}`);
+
+  it.each([1_000, 64 * 1024, 65_537, 100_003, 1024 * 1024])(
+    "delivers lines of 280 KiB and of exactly the limit (LF, CRLF), reports the one over it, in %i-byte chunks",
+    (size) => {
+      const a = "a".repeat(LIMIT - 2);
+      const c = "c".repeat(280 * 1024);
+      // Views of one buffer (held as copies), and reads of their own (held as views until 256 KiB).
+      for (const chunks of [chunksOf(stream, size), chunksOf(stream, size).map((b) => Buffer.from(b))]) {
+        const run = decode(chunks, LIMIT);
+        expect(run.values).toEqual([c, a, 1, a, c]);
+        expect(run.errors.map((e) => e.message)).toEqual([`Line of ${LIMIT + 1} bytes exceeds the limit of ${LIMIT} bytes`]);
+        expect(run.errors[0]?.preview.startsWith('"bbb')).toBe(true);
+        expect(run.maxBuffered).toBeLessThanOrEqual(LIMIT);
+      }
+    },
+  );
+
+  it("takes a CR that arrives alone after a line of exactly the limit as the end of a CRLF", () => {
+    const bytes = enc.encode(`${exact}\r\n2\n`);
+    const run = decode(
+      [bytes.subarray(0, LIMIT - 5), bytes.subarray(LIMIT - 5, LIMIT), bytes.subarray(LIMIT, LIMIT + 1), bytes.subarray(LIMIT + 1)],
+      LIMIT,
+    );
+    expect(run.errors).toEqual([]);
+    expect(run.values).toEqual(["a".repeat(LIMIT - 2), 2]);
+  });
+});
+
 describe("JsonLineDecoder: size limit", () => {
   const LIMIT = 64;
   const big = JSON.stringify({ pad: "é".repeat(500) }); // 1000+ bytes

@@ -2,7 +2,7 @@
 /**
  * Micro-benchmark of @mcpd/protocol's JsonLineDecoder against the naive way (StringDecoder, `+=`,
  * split("\n"), JSON.parse), both fed the same stream of newline-delimited JSON-RPC responses in 64 KiB
- * Buffer chunks, as a socket or pipe delivers them. Runs in its own process for a clean JIT.
+ * Buffer chunks, each with its own memory, as a socket or pipe delivers them. Runs in its own process for a clean JIT.
  * Spec: {sizes: [bytes...], minMs}. Prints {type: "decoder", results: [{size, decoderMBs, naiveMBs}]}.
  */
 import { StringDecoder } from "node:string_decoder";
@@ -26,7 +26,10 @@ function stream(size) {
   }
   const buf = Buffer.from(lines.join(""), "utf8");
   const chunks = [];
-  for (let i = 0; i < buf.length; i += CHUNK) chunks.push(buf.subarray(i, i + CHUNK));
+  // Each chunk a Buffer of its own, as Node delivers a socket's or a pipe's reads (every read has its own
+  // ArrayBuffer of exactly the bytes read), not views of one large buffer: the decoder keeps a view of a
+  // read only when that does not keep much more memory alive than the view.
+  for (let i = 0; i < buf.length; i += CHUNK) chunks.push(Buffer.from(buf.subarray(i, i + CHUNK)));
   return { chunks, bytes: buf.length, count: lines.length };
 }
 
