@@ -139,6 +139,24 @@ describe("a malicious or broken authorization server", () => {
     expect((err2 as Error).message).toMatch(/"authorization_servers" is not a list of URLs/);
   });
 
+  it("a site's catch-all page at the well-known URLs is no metadata (the 2025-03-26 fallback); at the URL a challenge named, it fails discovery", async () => {
+    const { base, hits } = await serve((path, _b, _req, res) => {
+      if (path.startsWith("/.well-known/"))
+        return void res.writeHead(200, { "content-type": "text/html" }).end("<!doctype html><p>app</p>");
+      if (path === "/token") return json(res, { access_token: "at", token_type: "Bearer", expires_in: 3600 });
+      res.writeHead(404).end();
+    });
+    const tokens = await new OAuthClient(new URL(`${base}/mcp`), provider(machine)).authorize(undefined, "test");
+    expect(tokens).toMatchObject({ accessToken: "at", tokenEndpoint: `${base}/token` });
+    expect(hits.get("/token")).toBe(1);
+
+    const named = { resourceMetadata: `${base}/.well-known/oauth-protected-resource/mcp` };
+    const err = await new OAuthClient(new URL(`${base}/mcp`), provider(machine)).authorize(named, "test").catch((e: Error) => e);
+    expect(err).toMatchObject({ code: "MCPD_OAUTH_DISCOVERY_FAILED" });
+    expect((err as Error).message).toContain(`${base}/.well-known/oauth-protected-resource/mcp: Unexpected token`);
+    expect(hits.get("/token")).toBe(1);
+  });
+
   it("a resource server answering 401 to every token: one new token, one retry, then an error naming the server and the rule (no loop)", async () => {
     const { base, hits } = await serve((path, b, _req, res) => {
       if (path === "/mcp")

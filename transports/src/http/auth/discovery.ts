@@ -53,22 +53,26 @@ export function authServerMetadataUrls(issuer: URL): URL[] {
 
 /**
  * The first protected resource metadata document found, or undefined when no URL has one (a 2025-03-26
- * server). A document that is there but malformed (not JSON, no `resource`, lists that are not lists of
- * strings) is a problem, not a reason to fall back to the 2025-03-26 defaults: when no other URL has a good
- * one, discovery fails naming it.
+ * server). A document that is there but malformed (JSON with no `resource` or with lists that are not lists
+ * of strings, or anything but a JSON object at the URL the server's challenge named) is a problem, not a
+ * reason to fall back to the 2025-03-26 defaults: when no other URL has a good one, discovery fails naming
+ * it. (Something else than JSON at a well-known URL nobody named, such as a site's catch-all page, is
+ * taken for no document.)
  * @throws OAuthError `MCPD_OAUTH_DISCOVERY_FAILED` when only malformed documents were found; `signal.reason`.
  */
-async function resourceMetadata(http: OAuthHttp, serverUrl: URL, urls: URL[], problems: string[], signal?: AbortSignal) {
-  let found = false; // a document was there (HTTP 200), usable or not
-  for (const url of urls) {
+async function resourceMetadata(http: OAuthHttp, serverUrl: URL, named: string | undefined, problems: string[], signal?: AbortSignal) {
+  let found = false; // a document was there, usable or not
+  const namedHref = named !== undefined && URL.canParse(named, serverUrl.href) ? new URL(named, serverUrl).href : undefined;
+  for (const url of resourceMetadataUrls(serverUrl, named)) {
     try {
       const res = await oauthFetch(http, url, { headers: { accept: "application/json" }, signal });
       if (res.status !== 200) {
         problems.push(`${urlLabel(url)}: HTTP ${res.status}`);
         continue;
       }
-      found = true;
+      found ||= url.href === namedHref;
       const doc: unknown = JSON.parse(await res.text());
+      found ||= isObject(doc);
       const problem = resourceMetadataProblem(doc);
       if (problem !== undefined || !isObject(doc)) {
         problems.push(`${urlLabel(url)}: ${problem}`);
@@ -148,7 +152,7 @@ export async function discoverAuthTarget(
   signal?: AbortSignal,
 ): Promise<AuthTarget> {
   const problems: string[] = [];
-  const prm = await resourceMetadata(http, serverUrl, resourceMetadataUrls(serverUrl, challengeUrl), problems, signal);
+  const prm = await resourceMetadata(http, serverUrl, challengeUrl, problems, signal);
   if (!prm) {
     const base = new URL(serverUrl.origin);
     const found = await serverMetadata(http, base, problems, signal);
