@@ -1,4 +1,13 @@
-import { McpdError, TransportClosedError, type ServerState } from "@mcpd/protocol";
+import {
+  McpRemoteError,
+  McpdError,
+  ModernErrorCode,
+  PROTOCOL_DEFAULTS,
+  TransportClosedError,
+  isObject,
+  quote,
+  type ServerState,
+} from "@mcpd/protocol";
 
 /**
  * Makes a failed request's error clear to the caller. A session mcpd ended on purpose (health restart,
@@ -15,4 +24,19 @@ export function clarifyRequestError(err: unknown, server: { name: string; state:
     return new TransportClosedError(`network error talking to "${server.name}": ${err.message} (${code})`, { cause: err });
   }
   return err;
+}
+
+/**
+ * Whether a request of a 2026-era session at `version` was refused with -32022 (UnsupportedProtocolVersion,
+ * naming the versions the server supports): the server no longer accepts the version the session was
+ * opened at (another build of it answers now), and did not run the request. Returns what happened, in
+ * words (`it no longer accepts MCP 2026-07-28 (it answered -32022, supporting 2025-11-25)`); undefined for
+ * any other error.
+ */
+export function versionRefused(err: unknown, version: string | undefined): string | undefined {
+  if (version === undefined || !(err instanceof McpRemoteError) || err.rpcCode !== ModernErrorCode.UnsupportedProtocolVersion)
+    return undefined;
+  const supported = isObject(err.data) && Array.isArray(err.data.supported) ? err.data.supported.filter((v) => typeof v === "string") : [];
+  if (supported.length === 0) return undefined;
+  return `it no longer accepts MCP ${version} (it answered -32022, supporting ${quote(supported.join(", "), PROTOCOL_DEFAULTS.quotedNameChars)})`;
 }

@@ -10,7 +10,7 @@ import {
   type ServerState,
 } from "@mcpd/protocol";
 import { CallQueue } from "./call-queue.js";
-import { clarifyRequestError } from "./request-error.js";
+import { clarifyRequestError, versionRefused } from "./request-error.js";
 import type { ServerStats } from "./server-stats.js";
 import type { UpstreamClient, UpstreamRequestOptions } from "./upstream-client.js";
 
@@ -40,13 +40,21 @@ export interface RelayOptions {
   readonly caller?: RequestCaller;
 }
 
+/** What a session's owner is told when a call shows the session can take no request any more. */
+export interface SessionLoss {
+  /** The session lost its authorization (not a step-up). */
+  authorization(err: AuthRequiredError, client: UpstreamClient): void;
+  /** The server refused the session's protocol version; `why` in words (see versionRefused). */
+  versionRefused(why: string, client: UpstreamClient): void;
+}
+
 /** p-queue priority of the session's own re-reads of its lists: before every call waiting (calls have 0). */
 const REREAD_PRIORITY = 1;
 
 /**
  * The calls one server is sent: within its concurrency limit (at most `maxConcurrency` with the
  * transport), the rest waiting in its {@link CallQueue} (at most `maxQueue`), counted in its stats, their
- * errors made clear. `onAuthLost` hears a call that failed because the session lost its authorization.
+ * errors made clear. `lost` hears a call that failed because the session can take no request any more.
  *
  * The queue waits while the server starts or restarts ({@link stateChanged}): a call that was waiting for
  * a slot when the session died goes to the next session, never having reached the dead one.
@@ -58,7 +66,7 @@ export class ServerCalls {
   constructor(
     private readonly host: CallsHost,
     concurrency: number,
-    private readonly onAuthLost: (err: AuthRequiredError, client: UpstreamClient) => void,
+    private readonly lost: SessionLoss,
   ) {
     this.queue = new CallQueue(concurrency);
   }
@@ -211,12 +219,24 @@ export class ServerCalls {
     return this.failed(err, client, started);
   }
 
-  /** A call failed: counted, made clear (see clarifyRequestError), and reported when the server wants new authorization. */
+  /**
+   * A call failed: counted, made clear (see clarifyRequestError), and reported when the session can take no
+   * request any more: the server wants new authorization, or refused the session's protocol version (the
+   * call then fails -32060 saying so and to send it again: the server did not run it).
+   */
   private failed(err: unknown, client: UpstreamClient, started: number): unknown {
-    const e = clarifyRequestError(err, this.host);
+    const refused = client.era === "2026" ? versionRefused(err, client.protocolVersion) : undefined;
+    const e = refused
+      ? new ServerUnavailableError(
+          this.host.name,
+          "restarting",
+          `${refused}: reconnecting to find the era it speaks now; send the request again`,
+        )
+      : clarifyRequestError(err, this.host);
     this.host.stats.end(started, e);
+    if (refused) this.lost.versionRefused(refused, client);
     // A step-up concerns this request only; otherwise no request can succeed any more.
-    if (e instanceof AuthRequiredError && !e.stepUp) this.onAuthLost(e, client);
+    else if (e instanceof AuthRequiredError && !e.stepUp) this.lost.authorization(e, client);
     return e;
   }
 }

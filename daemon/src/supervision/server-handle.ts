@@ -165,6 +165,10 @@ export class ServerHandle extends ServerLifecycle {
     this.scheduleRestart(`session closed: ${info.reason}`);
   }
 
+  protected override forgetEra(): void {
+    this.eras.known = undefined;
+  }
+
   /** Replaces the config (reload). The caller restarts the server when the transport changed (and the era learned is forgotten). */
   updateConfig(config: ResolvedServerConfig): void {
     if (config.transportHash !== this.config.transportHash) this.eras.known = undefined;

@@ -60,8 +60,10 @@ export abstract class ServerLifecycle extends EventEmitter {
     this.config = config;
     this.log = options.logger ?? silentLogger;
     this.state = config.enabled ? "stopped" : "disabled";
-    this.calls = new ServerCalls(this, config.maxConcurrency, (err, client) => {
-      if (this.state === "ready" && this.client === client) void this.dropForAuth(err);
+    const current = (client: UpstreamClient): boolean => this.state === "ready" && this.client === client;
+    this.calls = new ServerCalls(this, config.maxConcurrency, {
+      authorization: (err, client) => void (current(client) && this.dropForAuth(err)),
+      versionRefused: (why, client) => void (current(client) && this.reopenForEra(why)),
     });
     this.health = new HealthMonitor({
       stats: this.stats,
@@ -141,6 +143,19 @@ export abstract class ServerLifecycle extends EventEmitter {
     this.enterNeedsAuth(err);
     await client?.close().catch(() => {});
   }
+
+  /**
+   * The server refused the session's protocol version (a new build of it speaks another): the era learned
+   * is forgotten and the session opened again through the backoff and breaker of a crash, its era probed.
+   */
+  protected async reopenForEra(why: string): Promise<void> {
+    this.forgetEra();
+    this.log.warn({ reason: why }, "the server refused the session's protocol version: opening it again");
+    await this.recycle(`${why}: probing its era again`);
+  }
+
+  /** Forgets the era learned for the server (its next start probes it): see ServerHandle. */
+  protected forgetEra(): void {}
 
   /** Restarts the session after a backoff delay, or marks the server `failed` once the crash-loop breaker trips. */
   protected scheduleRestart(reason: string): void {
