@@ -54,7 +54,8 @@ export interface Exchange {
 /**
  * One Streamable HTTP session (`Mcp-Session-Id`): a downstream {@link Session} of the router, exactly like a
  * socket connection's, whose outgoing messages are sorted onto HTTP responses: an answer to the POST that
- * asked, a request's progress to that POST's stream, anything else to the standalone GET stream when the
+ * asked, a request's progress (and a log message the router relates to a request) to that POST's stream,
+ * anything else to the standalone GET stream when the
  * client has one open, else to the newest POST still open that may stream (else kept on the standalone
  * stream until a GET comes). Every SSE event is resumable with `Last-Event-ID` within the replay budget.
  */
@@ -188,14 +189,14 @@ export class StreamableSession implements Outbound {
   // --- outgoing messages ---
 
   /** The router's {@link Outbound}: one message for the client, sorted onto its responses. */
-  send(message: object): boolean {
+  send(message: object, related?: RequestId): boolean {
     if (this.closed) return false;
     const m = message as { id?: RequestId; method?: unknown; params?: JsonObject };
     // A server's answer goes on as the server wrote it, with only its id the client's (no second encoding).
     const text = encodeOutgoing(message, this.log, encodeRelayed);
     if (text === undefined) return true;
     if (m.method !== undefined) {
-      this.target(m.method, m.params).push(text);
+      this.target(m.method, m.params, related).push(text);
       return true;
     }
     const id = m.id as RequestId;
@@ -247,14 +248,15 @@ export class StreamableSession implements Outbound {
     if (ex.res.writableLength > 0) new OutputMeter(ex.res, this.owner.buffers).written();
   }
 
-  /** Where a notification or server-to-client request goes (see the class comment). */
-  private target(method: unknown, params: JsonObject | undefined): SseStream {
+  /** Where a notification or server-to-client request goes (see the class comment); `related`: see Outbound.send. */
+  private target(method: unknown, params: JsonObject | undefined, related: RequestId | undefined): SseStream {
+    let rid = related;
     if (method === "notifications/progress") {
       const token = params?.progressToken;
-      const rid = typeof token === "string" || typeof token === "number" ? this.progressTokens.get(token) : undefined;
-      const ex = rid === undefined ? undefined : this.exchanges.get(rid);
-      if (ex && ex.sse !== "never" && (ex.stream || !ex.gone)) return this.toSse(ex);
+      rid = typeof token === "string" || typeof token === "number" ? this.progressTokens.get(token) : undefined;
     }
+    const ex = rid === undefined ? undefined : this.exchanges.get(rid);
+    if (ex && ex.sse !== "never" && (ex.stream || !ex.gone)) return this.toSse(ex);
     const standalone = this.streams.standalone;
     if (standalone.attached) return standalone;
     let newest: Exchange | undefined;

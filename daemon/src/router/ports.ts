@@ -11,8 +11,12 @@ import type { ServerDirectory, Upstream } from "./upstream-port.js";
 
 /** Where a session's outgoing messages go (a socket, in the daemon). */
 export interface Outbound {
-  /** Queues one message. Returns false when the connection is gone or over its buffer bound. */
-  send(message: object): boolean;
+  /**
+   * Queues one message. `related`: the client's request a notification belongs to (an HTTP session sends
+   * it on that request's stream, before its answer; others ignore it). Returns false when the connection
+   * is gone or over its buffer bound.
+   */
+  send(message: object, related?: RequestId): boolean;
   /**
    * Whether its client can take messages that answer none of its requests (list changes, log messages)
    * now. Undefined: always (a socket connection). An HTTP session without its GET stream cannot.

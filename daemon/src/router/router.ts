@@ -101,7 +101,7 @@ export class Router {
       removed: () => this.catalog.invalidate(),
       state: (u, change) => delivery.onState(u, change),
       listChanged: () => this.catalog.invalidate(),
-      notification: (u, method, params) => delivery.onNotification(u, method, params),
+      notification: (u, method, params, ctx) => delivery.onNotification(u, method, params, ctx),
       request: (u, req, ctx) => this.requests.request(u, req, ctx),
       usedByUiClient: (server) => usedByUiClient(this.sessions.values(), this.manager.get(server)),
       usedWithoutUi: (server) => usedWithoutUi(this.sessions.values(), this.manager.get(server)),

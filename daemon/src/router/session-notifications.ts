@@ -1,4 +1,4 @@
-import type { JsonObject } from "@mcpd/protocol";
+import type { JsonObject, RequestId } from "@mcpd/protocol";
 import type { InFlightRequests } from "./in-flight.js";
 import type { ModernCalls } from "./modern-calls.js";
 import type { SessionContext } from "./ports.js";
@@ -18,7 +18,7 @@ export interface NotifiedSession {
   readonly privates: Set<Upstream> | undefined;
   readonly uriForms: SubscribedForms | undefined;
   tag(handle: Upstream, params: JsonObject | undefined): JsonObject | undefined;
-  send(message: object): void;
+  send(message: object, related?: RequestId): void;
 }
 
 /**
@@ -50,8 +50,17 @@ export function clientNotification(s: NotifiedSession, method: string, params: J
   }
 }
 
-/** Sends a server's notification to the session as its view shows it: once initialized, or to its 2026-era listens. */
-export function relayNotification(s: NotifiedSession, handle: Upstream, method: string, params: JsonObject | undefined): void {
+/**
+ * Sends a server's notification to the session as its view shows it: once initialized, or to its 2026-era
+ * listens. `related`: the session's request it came with (see Outbound.send).
+ */
+export function relayNotification(
+  s: NotifiedSession,
+  handle: Upstream,
+  method: string,
+  params: JsonObject | undefined,
+  related?: RequestId,
+): void {
   if (!s.initialized && s.modern === undefined) return;
   if (method === "notifications/resources/updated" && typeof params?.uri === "string") {
     // Once per form this connection subscribed with: a client matches updates by the URI it used.
@@ -61,11 +70,11 @@ export function relayNotification(s: NotifiedSession, handle: Upstream, method: 
       return;
     }
   }
-  emit(s, method, s.tag(handle, params));
+  emit(s, method, s.tag(handle, params), related);
 }
 
-function emit(s: NotifiedSession, method: string, params: JsonObject | undefined): void {
-  if (s.initialized) s.send({ jsonrpc: "2.0", method, params: params ?? {} });
+function emit(s: NotifiedSession, method: string, params: JsonObject | undefined, related?: RequestId): void {
+  if (s.initialized) s.send({ jsonrpc: "2.0", method, params: params ?? {} }, related);
   else s.modern?.relay(method, params);
 }
 

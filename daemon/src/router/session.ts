@@ -122,10 +122,11 @@ export class Session implements InputAsker, SearchHost, ModernHost {
     return this.out.listening === false && this.logLevel === undefined && !this.subscribed?.size;
   }
 
-  send(message: object): void {
+  /** Sends one message to the client; `related`: the client's request a notification belongs to (see Outbound.send). */
+  send(message: object, related?: RequestId): void {
     if (this.closed) return;
     const m = this.modern === undefined ? message : this.modern.adapt(message);
-    if (m !== undefined) this.out.send(m);
+    if (m !== undefined) this.out.send(m, related);
   }
 
   reply(id: RequestId | null, result: JsonObject): void {
@@ -274,8 +275,8 @@ export class Session implements InputAsker, SearchHost, ModernHost {
   }
 
   /** Sends a server's notification to this connection as its view shows it: once initialized, or to its 2026-era listens. */
-  relayNotification(handle: Upstream, method: string, params: JsonObject | undefined): void {
-    relayNotification(this, handle, method, params);
+  relayNotification(handle: Upstream, method: string, params: JsonObject | undefined, related?: RequestId): void {
+    relayNotification(this, handle, method, params, related);
   }
 
   /** Whether notifications of this server reach this session. */

@@ -1,4 +1,4 @@
-import { McpdServerStateNotification, type JsonObject } from "@mcpd/protocol";
+import { McpdServerStateNotification, type JsonObject, type MessageContext, type RequestId } from "@mcpd/protocol";
 import type { StateChange, Upstream } from "./upstream-port.js";
 import type { Catalog } from "./catalog.js";
 import { wantsLog, type LogLevels } from "./log-levels.js";
@@ -23,7 +23,8 @@ export interface DeliveryParts {
 /**
  * What servers say, delivered to the right connections: progress to the request it is for, resource
  * updates to their subscribers, a cancellation of a relayed request to its client, anything else to
- * every connection that views the server (log messages at or above each one's level); and state changes
+ * every connection that views the server (log messages at or above each one's level, on the way of the
+ * request they came with when that is known); and state changes
  * (to connections that asked for events, and as tools/list_changed in the aggregate view). A quiet
  * session (`Session.quiet`: an HTTP session with no GET stream open, no subscription and no log level)
  * is skipped for everything that answers none of its requests: nothing is encoded or kept for it.
@@ -42,7 +43,12 @@ export class UpstreamDelivery {
     for (const s of p.sessions()) this.stateTo(s, handle, change);
   }
 
-  onNotification(handle: Upstream, method: string, params: JsonObject | undefined): void {
+  /**
+   * A server's notification. A log message goes, for a connection with one request in flight to the server
+   * (the one it came with, when the server's transport says), on that request's way: an HTTP session sends
+   * it on the request's stream, before its answer, not on the GET stream in no order with it.
+   */
+  onNotification(handle: Upstream, method: string, params: JsonObject | undefined, ctx?: MessageContext): void {
     const p = this.parts;
     if (method === "notifications/progress") return p.progress.deliver(handle, method, params);
     if (method === "notifications/resources/updated") {
@@ -55,8 +61,8 @@ export class UpstreamDelivery {
     if (method.endsWith("/list_changed")) p.catalog.invalidate();
     for (const s of p.sessions()) {
       if (s.quiet || !s.views(handle)) continue;
-      if (method === "notifications/message" && !wantsLog(s.logLevel, params)) continue;
-      s.relayNotification(handle, method, params);
+      if (method !== "notifications/message") s.relayNotification(handle, method, params);
+      else if (wantsLog(s.logLevel, params)) s.relayNotification(handle, method, params, onlyCall(s, handle, ctx?.relatedRequestId));
     }
   }
 
@@ -78,4 +84,10 @@ export class UpstreamDelivery {
       s.relayNotification(handle, "notifications/tools/list_changed", undefined);
     }
   }
+}
+
+/** The session's one request in flight to `handle` (the one sent under `upstreamId`, when known); undefined for none or several. */
+function onlyCall(s: Session, handle: Upstream, upstreamId: RequestId | undefined): RequestId | undefined {
+  const calls = s.inFlight.callsTo(handle, upstreamId);
+  return calls.length === 1 ? calls[0]?.id : undefined;
 }
