@@ -37,6 +37,12 @@ export const HTTP_RUNTIME_DEFAULTS = {
    * within it, and an idle one costs the daemon a descriptor.
    */
   httpKeepAliveMs: 5_000,
+  /**
+   * HTTP front end: when it closes (shutdown, a reload that moves it), connections still busy (an answer
+   * being written, a request a client left half sent) get this long before they are cut, in ms. Idle ones
+   * are closed at once.
+   */
+  httpCloseLingerMs: 500,
   /** A 2026-era `subscriptions/listen` over HTTP: an SSE comment this often keeps its idle stream open through proxies, in ms. */
   httpListenKeepAliveMs: 15_000,
   /**

@@ -77,13 +77,21 @@ export async function listenOn(settings: HttpSettings, make: () => Server, log: 
   return { servers, url: `http://${bracket(shown)}:${port}/mcp`, addresses };
 }
 
-/** Stops `servers` listening; resolves once each has closed (idle connections are closed at once). */
-export async function closeServers(servers: readonly Server[]): Promise<void> {
+/**
+ * Stops `servers` listening; resolves once each has closed. Idle connections are closed at once; one still
+ * busy gets `lingerMs` to finish its answer, then is cut: a client that left a request half sent, or a
+ * connection Node does not count as idle, must not hold the daemon's exit for its deadline.
+ */
+export async function closeServers(servers: readonly Server[], lingerMs = RUNTIME_DEFAULTS.httpCloseLingerMs): Promise<void> {
   await Promise.all(
     servers.map(
       (s) =>
         new Promise<void>((resolve) => {
-          s.close(() => resolve());
+          const cut = setTimeout(() => s.closeAllConnections(), lingerMs);
+          s.close(() => {
+            clearTimeout(cut);
+            resolve();
+          });
           s.closeIdleConnections();
         }),
     ),
