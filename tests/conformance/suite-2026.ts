@@ -157,8 +157,9 @@ export async function readSuiteChecks(dir: string): Promise<Map<string, Conforma
  * What a scenario says when something did not come within a fixed window it waits for: server-stateless
  * reads a tools/call's or a listen's stream for 500 to 1500 ms (through mcpd a list change reaches a listen
  * after mcpd re-read the list, at most once a second); tools-call-with-logging counts the log
- * messages 200 ms after the call's answer, and a log message that is not the answer to a request travels on
- * the session's GET stream, in no order with the POST that carries the answer. On a loaded machine a
+ * messages 200 ms after the call's answer (a 2025 session's log messages come on the call's own stream
+ * now, before its answer, when it is the session's one call in flight to the server; they came on the GET
+ * stream, in no order with the answer: kept here in case a scenario runs calls side by side). On a loaded machine a
  * correct reply can miss the window; a failure that is not timing fails every attempt, so one more run
  * hides nothing.
  */
