@@ -193,8 +193,32 @@ export class RawClient {
     this.writeLine(JSON.stringify(msg));
   }
 
-  async waitFor(pred: (m: any) => boolean, what: string, timeoutMs = 20_000): Promise<any> {
-    return until(() => this.messages.find(pred), what, timeoutMs, 10);
+  /**
+   * The first message received (so far or from now on) that `pred` accepts, woken by each read: no polling
+   * (a poll every 10 ms cost each request up to 10 ms, most of a long test's time).
+   * @throws after `timeoutMs` without one.
+   */
+  waitFor(pred: (m: any) => boolean, what: string, timeoutMs = 20_000): Promise<any> {
+    let scanned = 0;
+    const find = (): any => {
+      for (; scanned < this.messages.length; scanned++) if (pred(this.messages[scanned])) return this.messages[scanned];
+      return undefined;
+    };
+    const found = find();
+    if (found !== undefined) return Promise.resolve(found);
+    return new Promise((resolve, reject) => {
+      const check = (): void => {
+        const m = find();
+        if (m === undefined) return void this.waiters.push(check);
+        clearTimeout(timer);
+        resolve(m);
+      };
+      const timer = setTimeout(() => {
+        this.waiters = this.waiters.filter((w) => w !== check);
+        reject(new Error(`waitFor: ${what} not met within ${timeoutMs}ms`));
+      }, timeoutMs);
+      this.waiters.push(check);
+    });
   }
 
   async request(method: string, params?: object, id: string | number = this.nextId++): Promise<any> {
