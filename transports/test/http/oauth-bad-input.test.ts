@@ -96,6 +96,21 @@ describe("a malicious or broken authorization server", () => {
     expect((err as Error).message).toMatch(/192\.0\.2\.1.* is neither https nor on this machine/);
   });
 
+  it("an authorization endpoint that is neither https nor on this machine: the browser is never sent there", async () => {
+    const { base } = await authServer((b) => ({
+      issuer: b,
+      authorization_endpoint: "http://192.0.2.1/authorize",
+      token_endpoint: `${b}/token`,
+      code_challenge_methods_supported: ["S256"],
+    }));
+    let redirected = 0;
+    const user = { ...provider({ clientId: "c" }), redirect: () => void redirected++ };
+    const err = await new OAuthClient(new URL(`${base}/mcp`), user).authorize(undefined, "test").catch((e: Error) => e);
+    expect(err).toMatchObject({ code: "MCPD_OAUTH_UNSUPPORTED" });
+    expect((err as Error).message).toBe("authorization endpoint http://192.0.2.1/authorize is neither https nor on this machine");
+    expect(redirected).toBe(0);
+  });
+
   it("metadata that redirects elsewhere is not followed: the error names the server, where it pointed and the rule", async () => {
     const { base, hits } = await serve((path, b, _req, res) => {
       if (path === "/.well-known/oauth-protected-resource/mcp") return json(res, { resource: `${b}/mcp`, authorization_servers: [b] });
