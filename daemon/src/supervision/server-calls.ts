@@ -225,7 +225,9 @@ export class ServerCalls {
    * call then fails -32060 saying so and to send it again: the server did not run it).
    */
   private failed(err: unknown, client: UpstreamClient, started: number): unknown {
-    const refused = client.era === "2026" ? versionRefused(err, client.protocolVersion) : undefined;
+    // A process mcpd started cannot become another build mid-session: only a remote server is opened again.
+    const remote = client.era === "2026" && client.transport.info().mode !== "stdio";
+    const refused = remote ? versionRefused(err, client.protocolVersion) : undefined;
     const e = refused
       ? new ServerUnavailableError(
           this.host.name,
