@@ -61,6 +61,8 @@ export interface TestDaemonOptions {
   nofile?: number;
   /** An MCPD_HOME to use (a daemon started again on the state of an earlier one); the test removes it. Default: a fresh one, removed by stop(). */
   home?: string;
+  /** The node binary the daemon runs on (another supported Node); default this process's. */
+  node?: string;
 }
 
 /** Starts the real daemon (`mcpd start --foreground`) as a process in a fresh short MCPD_HOME. */
@@ -86,8 +88,8 @@ export async function startTestDaemon(servers: Record<string, unknown>, opts: Te
   // sh execs node in place, so proc.pid is the daemon's pid.
   const proc =
     opts.nofile === undefined
-      ? spawn(process.execPath, argv, { env, stdio: ["ignore", "pipe", "pipe"] })
-      : spawn("/bin/sh", ["-c", 'ulimit -n "$0" && exec "$@"', String(opts.nofile), process.execPath, ...argv], {
+      ? spawn(opts.node ?? process.execPath, argv, { env, stdio: ["ignore", "pipe", "pipe"] })
+      : spawn("/bin/sh", ["-c", 'ulimit -n "$0" && exec "$@"', String(opts.nofile), opts.node ?? process.execPath, ...argv], {
           env,
           stdio: ["ignore", "pipe", "pipe"],
         });
