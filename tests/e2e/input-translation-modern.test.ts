@@ -215,6 +215,10 @@ describe("a 2025 server's mid-call request for a 2026-era client", () => {
       "the call cancelled upstream",
     );
     // The roots/list got an error, not the client's roots; the cancelled elicitation got no answer at all.
+    // (mcpd writes that error and the call's cancellation in no set order: wait for the answer, then make
+    // one more round trip, so that whatever mcpd wrote to the server before it has been read and logged.)
+    await until(() => readLog(log).some((m) => m.method === undefined), "the roots/list answered");
+    await r.request("tools/call", { name: "fx__echo", arguments: { text: "flush" }, _meta: envelope() }, 4);
     const answers = readLog(log).filter((m) => m.method === undefined);
     expect(answers).toHaveLength(1);
     expect(answers[0].error).toBeDefined();
