@@ -50,8 +50,9 @@ describe("isPidAlive: the one answer to 'is this pid alive' for the daemon and t
   });
 
   it.runIf(process.platform === "linux")("counts a zombie (exited, never reaped) as dead", async () => {
-    // The subshell's child exits at once; its parent then becomes `sleep`, which never reaps it.
-    const parent = start("/bin/sh", ["-c", "sleep 0 & echo $!; exec sleep 60"]);
+    // The subshell exits once its parent has become `sleep` (which never reaps it): not before, when the
+    // shell could still reap it (a child that exited at once was, now and then, on a loaded machine).
+    const parent = start("/bin/sh", ["-c", '(while [ "$(cat /proc/$$/comm)" != sleep ]; do sleep 0.01; done) & echo $!; exec sleep 60']);
     let out = "";
     parent.stdout?.on("data", (chunk: Buffer) => {
       out += chunk.toString();
