@@ -4,7 +4,7 @@ import {
   ModernErrorCode,
   PROTOCOL_DEFAULTS,
   TransportClosedError,
-  isObject,
+  classifyProbeError,
   quote,
   type ServerState,
 } from "@mcpd/protocol";
@@ -36,7 +36,8 @@ export function clarifyRequestError(err: unknown, server: { name: string; state:
 export function versionRefused(err: unknown, version: string | undefined): string | undefined {
   if (version === undefined || !(err instanceof McpRemoteError) || err.rpcCode !== ModernErrorCode.UnsupportedProtocolVersion)
     return undefined;
-  const supported = isObject(err.data) && Array.isArray(err.data.supported) ? err.data.supported.filter((v) => typeof v === "string") : [];
+  // The same reading of -32022's `data.supported` as the era probe's.
+  const supported = classifyProbeError({ code: err.rpcCode, data: err.data }).supported ?? [];
   if (supported.length === 0) return undefined;
   return `it no longer accepts MCP ${version} (it answered -32022, supporting ${quote(supported.join(", "), PROTOCOL_DEFAULTS.quotedNameChars)})`;
 }
