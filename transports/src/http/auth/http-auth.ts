@@ -1,10 +1,11 @@
 import type { Dispatcher } from "undici";
-import { OAuthError, PROTOCOL_DEFAULTS, quote, type Logger } from "@mcpd/protocol";
+import { OAuthError, type Logger } from "@mcpd/protocol";
 import { urlLabel } from "../../url-label.js";
 import { TRANSPORT_DEFAULTS } from "../../defaults.js";
 import { discardBody, headerValue } from "../http-wire.js";
 import { OAuthClient } from "./oauth-client.js";
 import type { OAuthProvider } from "./oauth-provider.js";
+import { oauthErrorText } from "./token-request.js";
 import { parseBearerChallenge, type BearerChallenge } from "./www-authenticate.js";
 
 /**
@@ -83,9 +84,7 @@ export class HttpAuth {
   /** The error of a 401 to a token obtained for the very request the server refused: no second try. */
   private async rejected(challenge: BearerChallenge | undefined): Promise<OAuthError> {
     const issuer = (await this.client.tokens().catch(() => undefined))?.issuer;
-    const { error, errorDescription: text } = challenge ?? {};
-    const described = text ? `: ${quote(text, PROTOCOL_DEFAULTS.quotedDescriptionChars)}` : "";
-    const why = error ? ` (${quote(error, PROTOCOL_DEFAULTS.quotedNameChars)}${described})` : "";
+    const why = challenge?.error ? ` (${oauthErrorText(challenge.error, challenge.errorDescription)})` : "";
     return new OAuthError(
       "MCPD_OAUTH_TOKEN_REJECTED",
       `${urlLabel(this.client.serverUrl)} answered HTTP 401${why} to an access token just obtained${issuer ? ` from ${issuer}` : ""}: ` +

@@ -30,12 +30,18 @@ export function oauthFailure(code: OAuthErrorCode, what: string, err: unknown): 
       });
     }
     const status = e.status ? `HTTP ${e.status}, ` : "";
-    return new OAuthError(code, `${what} refused (${status}${oauthError}${description ? `: ${description}` : ""})`, {
+    return new OAuthError(code, `${what} refused (${status}${oauthErrorText(String(e.error), e.error_description)})`, {
       oauthError,
       cause: err,
     });
   }
   return new OAuthError(code, `${what} failed: ${errorText(err)}`, { cause: err });
+}
+
+/** An OAuth `error` and its description as messages quote them: `invalid_grant: the token was revoked`. */
+export function oauthErrorText(error: string, description: string | undefined): string {
+  const text = quote(error, PROTOCOL_DEFAULTS.quotedNameChars);
+  return description ? `${text}: ${quote(description, PROTOCOL_DEFAULTS.quotedDescriptionChars)}` : text;
 }
 
 /** Whether `err` is the authorization server refusing for good (see {@link REFUSALS}). */
