@@ -52,6 +52,29 @@ export function authServerMetadataUrls(issuer: URL): URL[] {
 }
 
 /**
+ * The first document of `urls` (GET, JSON asked for) that `read` accepts (returns), in order; what every
+ * other URL answered (`read` throws it) goes to `problems`.
+ * @throws `signal.reason`.
+ */
+async function firstDocument<T>(
+  http: OAuthHttp,
+  urls: URL[],
+  problems: string[],
+  signal: AbortSignal | undefined,
+  read: (res: Response, url: URL) => Promise<T>,
+): Promise<T | undefined> {
+  for (const url of urls) {
+    try {
+      return await read(await oauthFetch(http, url, { headers: { accept: "application/json" }, signal }), url);
+    } catch (err) {
+      if (signal?.aborted) throw signal.reason;
+      problems.push(`${urlLabel(url)}: ${errorText(err)}`);
+    }
+  }
+  return undefined;
+}
+
+/**
  * The first protected resource metadata document found, or undefined when no URL has one (a 2025-03-26
  * server). A document that is there but malformed (JSON with no `resource` or with lists that are not lists
  * of strings, or anything but a JSON object at the URL the server's challenge named) is a problem, not a
@@ -63,30 +86,18 @@ export function authServerMetadataUrls(issuer: URL): URL[] {
 async function resourceMetadata(http: OAuthHttp, serverUrl: URL, named: string | undefined, problems: string[], signal?: AbortSignal) {
   let found = false; // a document was there, usable or not
   const namedHref = named !== undefined && URL.canParse(named, serverUrl.href) ? new URL(named, serverUrl).href : undefined;
-  for (const url of resourceMetadataUrls(serverUrl, named)) {
-    try {
-      const res = await oauthFetch(http, url, { headers: { accept: "application/json" }, signal });
-      if (res.status !== 200) {
-        problems.push(`${urlLabel(url)}: HTTP ${res.status}`);
-        continue;
-      }
-      found ||= url.href === namedHref;
-      const doc: unknown = JSON.parse(await res.text());
-      found ||= isObject(doc);
-      const problem = resourceMetadataProblem(doc);
-      if (problem !== undefined || !isObject(doc)) {
-        problems.push(`${urlLabel(url)}: ${problem}`);
-        continue;
-      }
-      const servers = (doc.authorization_servers as string[] | undefined) ?? [];
-      return { url, resource: doc.resource as string, servers, scopes: doc.scopes_supported as string[] | undefined };
-    } catch (err) {
-      if (signal?.aborted) throw signal.reason;
-      problems.push(`${urlLabel(url)}: ${errorText(err)}`);
-    }
-  }
-  if (found) throw discoveryFailed(serverUrl, "", problems);
-  return undefined;
+  const prm = await firstDocument(http, resourceMetadataUrls(serverUrl, named), problems, signal, async (res, url) => {
+    if (res.status !== 200) throw new Error(`HTTP ${res.status}`);
+    found ||= url.href === namedHref;
+    const doc: unknown = JSON.parse(await res.text());
+    found ||= isObject(doc);
+    const problem = resourceMetadataProblem(doc);
+    if (problem !== undefined || !isObject(doc)) throw new Error(problem);
+    const servers = (doc.authorization_servers as string[] | undefined) ?? [];
+    return { url, resource: doc.resource as string, servers, scopes: doc.scopes_supported as string[] | undefined };
+  });
+  if (!prm && found) throw discoveryFailed(serverUrl, "", problems);
+  return prm;
 }
 
 /** What makes a protected resource metadata document unusable, or undefined when it is usable. */
@@ -115,28 +126,18 @@ function discoveryFailed(serverUrl: URL, detail: string, problems: string[]): OA
  */
 async function serverMetadata(http: OAuthHttp, issuer: URL, problems: string[], signal?: AbortSignal) {
   const lib = await oauthLibrary();
-  for (const url of authServerMetadataUrls(issuer)) {
+  return firstDocument(http, authServerMetadataUrls(issuer), problems, signal, async (res) => {
+    if (res.status === 404) throw new Error("HTTP 404");
+    const copy = res.clone();
     try {
-      const res = await oauthFetch(http, url, { headers: { accept: "application/json" }, signal });
-      if (res.status === 404) {
-        problems.push(`${urlLabel(url)}: HTTP 404`);
-        continue;
-      }
-      const copy = res.clone();
-      try {
-        return await lib.processDiscoveryResponse(issuer, res);
-      } catch (err) {
-        // Older servers (and the conformance suite 0.1.x) serve a tenant's metadata (`https://h/tenant1`)
-        // naming the bare origin as issuer: the same host, so accepted; any other issuer is refused.
-        if ((err as { code?: string }).code !== "OAUTH_JSON_ATTRIBUTE_COMPARISON_FAILED" || issuer.pathname === "/") throw err;
-        return await lib.processDiscoveryResponse(new URL(issuer.origin), copy);
-      }
+      return await lib.processDiscoveryResponse(issuer, res);
     } catch (err) {
-      if (signal?.aborted) throw signal.reason;
-      problems.push(`${urlLabel(url)}: ${errorText(err)}`);
+      // Older servers (and the conformance suite 0.1.x) serve a tenant's metadata (`https://h/tenant1`)
+      // naming the bare origin as issuer: the same host, so accepted; any other issuer is refused.
+      if ((err as { code?: string }).code !== "OAUTH_JSON_ATTRIBUTE_COMPARISON_FAILED" || issuer.pathname === "/") throw err;
+      return await lib.processDiscoveryResponse(new URL(issuer.origin), copy);
     }
-  }
-  return undefined;
+  });
 }
 
 /**

@@ -1,5 +1,8 @@
+import { once } from "node:events";
 import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
 import { OAuthError, PROTOCOL_DEFAULTS, quote } from "@mcpd/protocol";
+import { waitOrAbort } from "../http-wire.js";
 
 // Each answer closes its connection, so the listener closes as soon as the answer is out.
 const HTML = { "content-type": "text/html; charset=utf-8", connection: "close" };
@@ -19,12 +22,11 @@ const PAGE = (title: string, text: string): string =>
 export class LoopbackRedirect {
   private server: Server | undefined;
   private portValue = 0;
-  private settle: ((outcome: { response?: URL; error?: Error }) => void) | undefined;
-  private readonly outcome: Promise<{ response?: URL; error?: Error }>;
+  private received: (url: URL) => void = () => {};
+  /** The redirect with the expected state (kept from its arrival: the browser may be quicker than the wait). */
+  private readonly response = new Promise<URL>((resolve) => (this.received = resolve));
 
-  constructor(private readonly state: string) {
-    this.outcome = new Promise((resolve) => (this.settle = resolve));
-  }
+  constructor(private readonly state: string) {}
 
   /** `http://127.0.0.1:<port>/callback`, once listening. */
   get redirectUri(): string {
@@ -45,46 +47,32 @@ export class LoopbackRedirect {
     }
   }
 
-  private listenOn(port: number): Promise<void> {
+  private async listenOn(port: number): Promise<void> {
     const server = createServer((req, res) => {
       const url = new URL(req.url ?? "/", "http://127.0.0.1");
       if (req.method !== "GET" || url.pathname !== "/callback") {
         res.writeHead(404, TEXT).end("not found");
-        return;
+      } else if (url.searchParams.get("state") !== this.state) {
+        const text = "This redirect does not belong to the authorization mcpd is waiting for. Start again with the link mcpd printed.";
+        res.writeHead(400, HTML).end(PAGE("mcpd: authorization not recognized", text));
+      } else {
+        // The response itself (code, error, iss) is judged by oauth4webapi; the page only says which it looks like.
+        const error = url.searchParams.get("error");
+        if (error !== null)
+          res.writeHead(400, HTML).end(PAGE("mcpd: authorization failed", `The authorization server said: ${escapeHtml(error)}.`));
+        else res.writeHead(200, HTML).end(PAGE("mcpd received the authorization", "You can close this tab and return to your terminal."));
+        this.received(url);
       }
-      const q = url.searchParams;
-      if (q.get("state") !== this.state) {
-        res
-          .writeHead(400, HTML)
-          .end(
-            PAGE(
-              "mcpd: authorization not recognized",
-              "This redirect does not belong to the authorization mcpd is waiting for. Start again with the link mcpd printed.",
-            ),
-          );
-        return;
-      }
-      // The response itself (code, error, iss) is judged by oauth4webapi; the page only says which it looks like.
-      const error = q.get("error");
-      if (error !== null)
-        res.writeHead(400, HTML).end(PAGE("mcpd: authorization failed", `The authorization server said: ${escapeHtml(error)}.`));
-      else res.writeHead(200, HTML).end(PAGE("mcpd received the authorization", "You can close this tab and return to your terminal."));
-      this.settle?.({ response: url });
     });
     // The browser's request is tiny; nothing may hold the listener open.
     server.headersTimeout = 10_000;
     server.requestTimeout = 10_000;
-    return new Promise((resolve, reject) => {
-      server.once("error", reject);
-      server.listen(port, "127.0.0.1", () => {
-        server.off("error", reject);
-        // A later server error (out of descriptors at accept) must not crash the process; the wait's timeout ends it.
-        server.on("error", () => {});
-        this.server = server;
-        this.portValue = (server.address() as { port: number }).port;
-        resolve();
-      });
-    });
+    server.listen(port, "127.0.0.1");
+    await once(server, "listening"); // rejects with the listen error
+    // A later server error (out of descriptors at accept) must not crash the process; the wait's timeout ends it.
+    server.on("error", () => {});
+    this.server = server;
+    this.portValue = (server.address() as AddressInfo).port;
   }
 
   /**
@@ -92,26 +80,16 @@ export class LoopbackRedirect {
    * @throws OAuthError (`MCPD_OAUTH_AUTHORIZATION_FAILED`) when nothing came in time; `signal.reason`.
    */
   async wait(timeoutMs: number, signal?: AbortSignal): Promise<URL> {
-    const timer = setTimeout(
-      () =>
-        this.settle?.({
-          error: new OAuthError(
-            "MCPD_OAUTH_AUTHORIZATION_FAILED",
-            `no redirect came back to ${this.redirectUri} within ${Math.round(timeoutMs / 1000)} s (was the link opened and the access granted?)`,
-          ),
-        }),
-      timeoutMs,
-    );
-    const onAbort = (): void => this.settle?.({ error: signal?.reason as Error });
-    if (signal?.aborted) onAbort();
-    else signal?.addEventListener("abort", onAbort, { once: true });
+    const timeout = AbortSignal.timeout(timeoutMs);
     try {
-      const outcome = await this.outcome;
-      if (outcome.error) throw outcome.error;
-      return outcome.response as URL;
+      return await waitOrAbort(this.response, signal ? AbortSignal.any([signal, timeout]) : timeout);
+    } catch (err) {
+      if (signal?.aborted || !timeout.aborted) throw err;
+      throw new OAuthError(
+        "MCPD_OAUTH_AUTHORIZATION_FAILED",
+        `no redirect came back to ${this.redirectUri} within ${Math.round(timeoutMs / 1000)} s (was the link opened and the access granted?)`,
+      );
     } finally {
-      clearTimeout(timer);
-      signal?.removeEventListener("abort", onAbort);
       this.close();
     }
   }
