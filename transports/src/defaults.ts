@@ -52,8 +52,9 @@ export const TRANSPORT_DEFAULTS = {
   /** OAuth: how long the loopback listener waits for the browser's redirect after sending the user there. */
   oauthAuthorizationTimeoutMs: 300_000,
   /**
-   * OAuth: an access token is refreshed when a request finds it this close to its expiry (or a fifth of
-   * its lifetime, if that is less), so it never expires in flight.
+   * OAuth: an access token is refreshed (ahead: the request goes out with it meanwhile) when a request
+   * finds it this close to its expiry (or a fifth of its lifetime, if that is less), so it never expires
+   * in flight.
    */
   oauthRefreshMarginMs: 60_000,
   /**
@@ -63,10 +64,14 @@ export const TRANSPORT_DEFAULTS = {
   oauthStepUpAttempts: 2,
   /**
    * OAuth: attempts of one refresh that fails for a passing reason (network, 5xx,
-   * `temporarily_unavailable`) before the request that needed it fails; the tokens are kept either way.
+   * `temporarily_unavailable`) before the requests waiting for it (only those of an expired token) fail;
+   * the tokens are kept either way.
    */
   oauthRefreshAttempts: 4,
-  /** OAuth: the wait before the second refresh attempt, doubled before each further one, in ms. */
+  /**
+   * OAuth: the wait before the second refresh attempt, doubled before each further one, in ms; after the
+   * last attempt failed, the next refresh of a token not yet expired waits one more doubling (16 s).
+   */
   oauthRefreshBackoffMs: 1_000,
   /** OAuth: lifetime of a `private_key_jwt` client assertion. */
   oauthAssertionLifetimeMs: 300_000,

@@ -7,7 +7,7 @@
 import { createServer, type Server } from "node:http";
 import { generateKeyPairSync, verify } from "node:crypto";
 import { OAuthError } from "@mcpd/protocol";
-import { afterEach, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import { authServerMetadataUrls, resourceMetadataUrls } from "../../src/http/auth/discovery.js";
 import { clientAuthentication } from "../../src/http/auth/client-identity.js";
 import { chooseAlgorithm } from "../../src/http/auth/signing-key.js";
@@ -225,20 +225,24 @@ describe("OAuthClient token lifetime", () => {
     grant: "authorization_code",
   });
 
-  it("uses a token far from expiry as is, and refreshes one within the margin before it is sent (keeping the refresh token)", async () => {
+  it("uses a token far from expiry as is; one within the margin goes out while its refresh runs ahead and replaces it (keeping the refresh token)", async () => {
     const ep = await tokenEndpoint();
     const fresh = provider(tokens(ep.url, 3_000_000));
     expect(await new OAuthClient(new URL("http://127.0.0.1/mcp"), fresh).accessToken()).toBe("at-1");
     expect(ep.refreshes()).toBe(0);
     const due = provider(tokens(ep.url, 10_000));
-    expect(await new OAuthClient(new URL("http://127.0.0.1/mcp"), due).accessToken()).toBe("at-2");
+    const client = new OAuthClient(new URL("http://127.0.0.1/mcp"), due);
+    expect(await client.accessToken()).toBe("at-1");
+    await vi.waitFor(() => expect(due.stored).toMatchObject({ accessToken: "at-2", refreshToken: "rt-1", scopes: ["s"] }), {
+      timeout: 20_000,
+    });
+    expect(await client.accessToken()).toBe("at-2");
     expect(ep.refreshes()).toBe(1);
-    expect(due.stored).toMatchObject({ accessToken: "at-2", refreshToken: "rt-1", scopes: ["s"] });
   });
 
-  it("regression: two sessions of one server refreshing at once keep the tokens of the one that won (rotation refused the other's refresh token)", async () => {
+  it("regression: two sessions of one server refreshing an expired token at once keep the tokens of the refresh (rotation refused the other's refresh token)", async () => {
     const ep = await tokenEndpoint(true);
-    const shared = provider(tokens(ep.url, 10_000));
+    const shared = provider(tokens(ep.url, -1_000));
     const url = new URL("http://127.0.0.1/mcp");
     const [a, b] = await Promise.all([new OAuthClient(url, shared).accessToken(), new OAuthClient(url, shared).accessToken()]);
     expect(ep.refreshes()).toBe(1);

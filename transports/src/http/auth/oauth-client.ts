@@ -53,6 +53,10 @@ export class OAuthClient {
   private target: AuthTarget | undefined;
   private targetMetadataUrl: string | undefined;
   private running: Promise<unknown> | undefined;
+  /** The renewal started ahead of expiry, while it runs: every request that finds the token due joins it. */
+  private renewing: Promise<void> | undefined;
+  /** After a renewal failed for a passing reason: no new one starts ahead of expiry before this time. */
+  private renewAfter = 0;
   /** Why the last refresh failed for good, for the next authorization's reason. */
   private refreshFailure: string | undefined;
 
@@ -74,32 +78,23 @@ export class OAuthClient {
 
   /**
    * The access token to send now, or undefined when there is none (the server will answer 401 and
-   * {@link unauthorized} takes over). Waits for a run in progress; refreshes first when the token expires
-   * within the margin. When that refresh fails for a passing reason, a token not yet expired is sent.
+   * {@link unauthorized} takes over). Waits for an authorization in progress. A token that expires within
+   * the margin is renewed ahead ({@link renewAhead}) while the request goes out with it; only an expired
+   * one waits for its renewal.
    * @throws OAuthError when an expired token cannot be refreshed for a passing reason; `signal.reason`.
    */
   async accessToken(signal?: AbortSignal): Promise<string | undefined> {
-    if (this.running)
+    // A renewal ahead of expiry holds nobody up; anything else running replaces the token.
+    if (this.running && this.running !== this.renewing)
       await within(
         this.running.catch(() => {}),
         signal,
       );
     const tokens = await this.tokens();
     if (!tokens || !this.due(tokens)) return tokens?.accessToken;
-    const refresh = async (): Promise<void> => {
-      const now = await this.tokens();
-      if (now && this.due(now)) await this.renew(now);
-    };
-    try {
-      await within(this.exclusive(refresh), signal);
-    } catch (err) {
-      if (signal?.aborted || tokens.expiresAt === undefined || tokens.expiresAt <= this.clock.now()) throw err;
-      this.log.warn(
-        { url: urlLabel(this.serverUrl), err: errorText(err) },
-        "token refresh failed; using the current token until it expires",
-      );
-      return tokens.accessToken;
-    }
+    const renewal = this.renewAhead(tokens);
+    if ((tokens.expiresAt ?? 0) > this.clock.now()) return tokens.accessToken;
+    await within(renewal, signal);
     return (await this.tokens())?.accessToken;
   }
 
@@ -168,7 +163,36 @@ export class OAuthClient {
     });
     tracked.catch(() => {});
     this.running = tracked;
-    return run;
+    return tracked;
+  }
+
+  /**
+   * The renewal of `tokens` (due): the one in progress, else a new one, unless one failed within the
+   * backoff and `tokens` have not expired yet. A failure is logged here; the promise rejects with it.
+   */
+  private renewAhead(tokens: OAuthTokens): Promise<void> {
+    if (this.renewing) return this.renewing;
+    const now = this.clock.now();
+    const ahead = (tokens.expiresAt ?? 0) > now;
+    if (ahead && now < this.renewAfter) return Promise.resolve();
+    const renewing = this.exclusive(async () => {
+      const current = await this.tokens();
+      if (current && this.due(current)) await this.renew(current);
+    });
+    this.renewing = renewing;
+    // Nobody may wait for it (a request whose token is still good goes out at once): its outcome is kept here.
+    void renewing.then(
+      () => {
+        this.renewing = undefined;
+      },
+      (err: unknown) => {
+        this.renewing = undefined;
+        this.renewAfter = this.clock.now() + TRANSPORT_DEFAULTS.oauthRefreshBackoffMs * 2 ** TRANSPORT_DEFAULTS.oauthRefreshAttempts;
+        const what = ahead ? "token refresh failed; using the current token until it expires" : "token refresh failed";
+        this.log.warn({ url: urlLabel(this.serverUrl), err: errorText(err) }, what);
+      },
+    );
+    return renewing;
   }
 
   /** Whether `tokens` expire within the margin (a fifth of their lifetime, if less). */
@@ -192,7 +216,11 @@ export class OAuthClient {
       await this.obtain({ challenge: undefined, stepUp: false, reason: "the access token expired" });
       return true;
     }
-    const outcome = await refreshTokens(this.renewal(), this.target?.server, tokens, tokens.refreshToken);
+    // The discovered authorization server, if it is the one that issued the tokens: after a move (SEP-2352)
+    // they are refreshed where they came from, never sent to the new one.
+    const found = this.target?.server;
+    const issued = tokens.issuer !== undefined ? found?.issuer === tokens.issuer : found?.token_endpoint === tokens.tokenEndpoint;
+    const outcome = await refreshTokens(this.renewal(), issued ? found : undefined, tokens, tokens.refreshToken);
     if (typeof outcome === "object") {
       this.refreshFailure = outcome.refused;
       await this.provider.saveTokens(undefined);

@@ -36,13 +36,39 @@ export interface RenewalContext {
  */
 export type RefreshOutcome = "refreshed" | "replaced" | { refused: string };
 
+/** The refreshes in flight in this process, by token endpoint and refresh token, with the signal each runs under. */
+const refreshing = new Map<string, { run: Promise<RefreshOutcome>; signal: AbortSignal }>();
+
 /**
- * Refreshes `tokens` at `server` (the discovered authorization server, else the one the tokens name). A
- * passing failure (network, 5xx, an answer that is not OAuth, `temporarily_unavailable`) is tried again
- * after `oauthRefreshBackoffMs`, doubled each time, `oauthRefreshAttempts` times in all.
+ * Refreshes `tokens` at `discovered` (the authorization server that issued them, else the one the tokens
+ * name). Every client of the server in this process (per-client sessions have one each) joins the refresh
+ * in flight for the same refresh token, so a rotating one is sent once; when the client that started it
+ * closes meanwhile, the others start again. A passing failure (network, 5xx, an answer that is not OAuth,
+ * `temporarily_unavailable`) is tried again after `oauthRefreshBackoffMs`, doubled each time,
+ * `oauthRefreshAttempts` times in all.
  * @throws the last passing failure: the tokens are kept, and a later request tries again.
  */
 export async function refreshTokens(
+  ctx: RenewalContext,
+  discovered: AuthorizationServer | undefined,
+  tokens: OAuthTokens,
+  refreshToken: string,
+): Promise<RefreshOutcome> {
+  const key = `${tokens.tokenEndpoint} ${refreshToken}`;
+  const joined = refreshing.get(key);
+  if (joined !== undefined) {
+    try {
+      return await joined.run;
+    } catch (err) {
+      if (!joined.signal.aborted || ctx.signal.aborted) throw err;
+    }
+  }
+  const run = refreshWithRetries(ctx, discovered, tokens, refreshToken).finally(() => refreshing.delete(key));
+  refreshing.set(key, { run, signal: ctx.signal });
+  return run;
+}
+
+async function refreshWithRetries(
   ctx: RenewalContext,
   discovered: AuthorizationServer | undefined,
   tokens: OAuthTokens,
