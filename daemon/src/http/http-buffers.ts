@@ -31,7 +31,14 @@ export class HttpBuffers implements BudgetAccount {
   readonly budget: BufferBudget;
   readonly log: Logger;
   /** What the front end's bounds dropped, for `mcpd/status`. */
-  readonly dropped: HttpFrontDropped = { overBudget: 0, replayTrims: 0, droppedEvents: 0, bodyTooLarge: 0, bodyTimeout: 0 };
+  readonly dropped: HttpFrontDropped = {
+    overBudget: 0,
+    replayTrims: 0,
+    droppedEvents: 0,
+    bodyTooLarge: 0,
+    bodyTimeout: 0,
+    tooManyRequests: 0,
+  };
   /** Told of bytes let go, now garbage (a GarbagePacer's `release`): bodies read or refused, output written, kept events trimmed. */
   released: (bytes: number) => void = () => {};
   /** The blocks request bodies are kept in, reused from body to body (body-blocks.ts). */

@@ -139,6 +139,7 @@ export async function handlePost(req: IncomingMessage, res: ServerResponse, ctx:
     return;
   }
   if (session.openExchanges >= session.limits.maxStreamsPerSession) {
+    ctx.sessions.buffers.dropped.tooManyRequests++;
     sendError(
       res,
       429,
@@ -172,6 +173,10 @@ export function handleGet(req: IncomingMessage, res: ServerResponse, ctx: Endpoi
   const session = sessionOf(req, res, ctx);
   if (!session) return;
   session.lastActiveAt = Date.now();
+  // The session is busy while the stream is open, and idle only from its end (however long it was open).
+  onGone(res, () => {
+    session.lastActiveAt = Date.now();
+  });
   const last = req.headers["last-event-id"];
   const resume = parseEventId(typeof last === "string" ? last : undefined);
   const stream = resume ? session.stream(resume.stream) : undefined;

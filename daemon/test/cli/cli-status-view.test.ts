@@ -152,7 +152,7 @@ describe("statusJson", () => {
         slowReaders: 0,
         replayBytes: 0,
         bufferedBytes: 0,
-        dropped: { overBudget: 0, replayTrims: 0, droppedEvents: 0, bodyTooLarge: 0, bodyTimeout: 0 },
+        dropped: { overBudget: 0, replayTrims: 0, droppedEvents: 0, bodyTooLarge: 0, bodyTimeout: 0, tooManyRequests: 0 },
       },
     } as DaemonStatus;
     const s = statusJson(withHttp);

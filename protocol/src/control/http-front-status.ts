@@ -49,6 +49,11 @@ export interface HttpFrontDropped {
   bodyTooLarge: number;
   /** Request bodies not finished within `mcpd.http.requestTimeoutMs` of their headers (408). */
   bodyTimeout: number;
+  /**
+   * Requests refused (429) for coming while as many were being answered at once as one session (2025
+   * era), or one TCP connection (2026-era requests, which have no session), may have.
+   */
+  tooManyRequests: number;
 }
 
 export const HTTP_FRONT_STATUS_FIELDS: Fields<HttpFrontStatus> = {
@@ -74,6 +79,7 @@ export const HTTP_FRONT_STATUS_FIELDS: Fields<HttpFrontStatus> = {
       droppedEvents: "required",
       bodyTooLarge: "required",
       bodyTimeout: "required",
+      tooManyRequests: "required",
     },
   },
 };
