@@ -176,6 +176,40 @@ describe("a session opened with a scoped token stays inside its scope", () => {
     expect((await rpc(front.token, path, mainSid, "tools/call", routedTo("other", echo))).result.content[0].text).toBe("hi");
   });
 
+  it("regression: a session is its token's: a scoped token presenting the id of a session the main token or another token opened gets 404, in both transports (the main token's session served it unconfined)", async () => {
+    const { token } = await issue({ server: "fx" });
+    const other = await issue({ server: "fx" });
+    const path = "/servers/fx/mcp";
+    const ping = { jsonrpc: "2.0", id: 7, method: "ping" };
+    for (const foreign of [await openSession(front, path), await openSession(holding(other.token), path)]) {
+      const r = await post(holding(token), path, ping, { "mcp-session-id": foreign });
+      const body = await r.json();
+      expect(r.status).toBe(404);
+      expect(body.error.data.mcpdCode).toBe("MCPD_HTTP_SESSION_NOT_FOUND");
+    }
+    // Its own session, and the main token on any session, still work.
+    const own = await openSession(holding(token), path);
+    expect((await rpc(token, path, own, "ping")).result).toEqual({});
+    expect((await rpc(front.token, path, own, "ping")).result).toEqual({});
+    // Legacy SSE: the main token's session id, posted to with the scoped token.
+    const stream = await fetch(new URL("/servers/fx/sse", front.origin), {
+      headers: { ...authHeaders(front), accept: "text/event-stream" },
+    });
+    const events = sseReader(stream);
+    try {
+      const endpoint = (await events.next()).data;
+      expect(endpoint).toContain("sessionId=");
+      const r = await post(holding(token), endpoint, ping);
+      expect(r.status).toBe(404);
+      await r.text();
+      const mine = await post(front, endpoint, ping);
+      expect(mine.status).toBe(202);
+      await mine.text();
+    } finally {
+      await events.cancel();
+    }
+  });
+
   it("a profile token's session cannot route any method to a server outside the profile, and sees only the profile's servers", async () => {
     const { token } = await issue({ profile: "coding" });
     const path = "/profiles/coding/mcp";

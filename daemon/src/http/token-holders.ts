@@ -5,7 +5,7 @@ import type { HttpSessions } from "./http-sessions.js";
 
 /**
  * What each scoped token holds open on the HTTP front end: the responses of its requests still being
- * answered (POST streams, GET streams, legacy SSE streams) and the Streamable HTTP sessions it opened.
+ * answered (POST streams, GET streams, legacy SSE streams) and the sessions it opened (both transports).
  * Revoking a token ends all of them at once ({@link cut}): a session opened with it gets nothing more,
  * and its client's next request, carrying the revoked token, gets 401. Bounded by what it tracks: open
  * responses (the connection cap) and live sessions (`maxSessions`; ended ones are dropped as new ones come).
@@ -30,8 +30,8 @@ export class TokenHolders {
 
   /**
    * The sessions as a request made with token `id` is given them: the same object in every respect, but
-   * every session it opens (either transport) is first given to `confine`, and a Streamable HTTP one is
-   * remembered as that token's. (The handlers open sessions after reading the body, so the token cannot
+   * every session it opens (either transport) is first given to `confine` and remembered as that token's,
+   * and a session id is found only among the token's own sessions. (The handlers open sessions after reading the body, so the token cannot
    * be passed any other way without them knowing of tokens.)
    */
   sessionsFor(id: string, confine: (session: Session) => void): HttpSessions {
@@ -39,9 +39,13 @@ export class TokenHolders {
     const remember = (sessionId: string): void => {
       let set = this.opened.get(id);
       if (!set) this.opened.set(id, (set = new Set()));
-      for (const old of set) if (!target.streamable(old)) set.delete(old);
+      for (const old of set) if (!target.streamable(old) && !target.legacy(old)) set.delete(old);
       set.add(sessionId);
     };
+    // A session id is looked up among this token's own: one another token (or the main one) opened is not found.
+    const own = (sessionId: string): boolean => this.opened.get(id)?.has(sessionId) === true;
+    const streamable: HttpSessions["streamable"] = (sessionId) => (own(sessionId) ? target.streamable(sessionId) : undefined);
+    const legacy: HttpSessions["legacy"] = (sessionId) => (own(sessionId) ? target.legacy(sessionId) : undefined);
     const openStreamable: HttpSessions["openStreamable"] = (path, view) => {
       const opened = target.openStreamable(path, view);
       if ("status" in opened) return opened;
@@ -51,7 +55,9 @@ export class TokenHolders {
     };
     const openLegacy: HttpSessions["openLegacy"] = (res, view) => {
       const opened = target.openLegacy(res, view);
-      if (!("status" in opened)) confine(opened.session);
+      if ("status" in opened) return opened;
+      confine(opened.session);
+      remember(opened.id);
       return opened;
     };
     const openModern: HttpSessions["openModern"] = (outbound, view) => {
@@ -64,6 +70,8 @@ export class TokenHolders {
         if (prop === "openStreamable") return openStreamable;
         if (prop === "openLegacy") return openLegacy;
         if (prop === "openModern") return openModern;
+        if (prop === "streamable") return streamable;
+        if (prop === "legacy") return legacy;
         const value: unknown = Reflect.get(t, prop, t);
         return typeof value === "function" ? (value as (...args: unknown[]) => unknown).bind(t) : value;
       },
