@@ -3,6 +3,7 @@ import { McpdError, WireCode, isObject, type JsonObject, type JsonRpcRequest, ty
 import type { InFlight, InFlightRequests } from "./in-flight.js";
 import { RUNTIME_DEFAULTS } from "../defaults.js";
 import { StateSealer, type StateRefusal } from "./sealed-state.js";
+import { upstreamRequestKey } from "./upstream-request-key.js";
 
 /**
  * The key mcpd gives the first request of an `input_required` it makes (the retry's `inputResponses` answer
@@ -16,7 +17,7 @@ const MAX_GATHERED = 32;
 /** One request of the server's in a round: its key in `inputRequests`, and how its answer reaches the server. */
 interface Asked {
   readonly key: string;
-  /** `<server>\0<the server's request id>`: what its `notifications/cancelled` names. */
+  /** {@link upstreamRequestKey} of the server's request: what its `notifications/cancelled` names. */
   readonly serverKey: string;
   readonly req: JsonRpcRequest;
   /** Set when the server cancelled this request: it is no longer answered, and a retry is refused saying why. */
@@ -68,7 +69,7 @@ export class HeldCalls {
   private readonly held = new Map<string, Held>();
   /** Calls whose round is being gathered. */
   private readonly gathering = new Map<InFlight, Gathering>();
-  /** The requests gathered or held, by `<server>\0<request id>` (see {@link Asked.serverKey}). */
+  /** The requests gathered or held, by {@link upstreamRequestKey} (see {@link Asked.serverKey}). */
   private readonly byRequest = new Map<string, { asked: Asked; call: InFlight }>();
   /** What a connection's states are bound to, when not the connection itself: an HTTP request's token. */
   private readonly bindings = new WeakMap<HoldingConnection, string>();
@@ -100,7 +101,7 @@ export class HeldCalls {
    */
   hold(conn: HoldingConnection, call: InFlight, req: JsonRpcRequest): Promise<JsonObject> {
     return new Promise<JsonObject>((answer, fail) => {
-      const serverKey = `${call.handle.name}\0${String(req.id)}`;
+      const serverKey = upstreamRequestKey(call.handle, req.id);
       const gathering = this.gathering.get(call);
       if (gathering !== undefined) {
         const asked: Asked = { key: `${HELD_KEY}-${gathering.asked.length + 1}`, serverKey, req, answer, fail };
@@ -184,8 +185,8 @@ export class HeldCalls {
    * held here, it is dropped (never answered, as the spec asks of a cancelled request); a retry with its
    * round's state is refused. True when it was gathered or held.
    */
-  serverCancelled(server: string, requestId: unknown, reason: string | undefined): boolean {
-    const key = `${server}\0${String(requestId)}`;
+  serverCancelled(upstream: object, requestId: unknown, reason: string | undefined): boolean {
+    const key = upstreamRequestKey(upstream, requestId);
     const entry = this.byRequest.get(key);
     if (entry === undefined || entry.asked.cancelled !== undefined) return false;
     this.byRequest.delete(key);

@@ -3,6 +3,7 @@ import type { HeldCalls } from "./held-calls.js";
 import { INPUT_CAPABILITY as REQUEST_CAPABILITY } from "./input-rounds.js";
 import type { ServerDirectory, Upstream } from "./upstream-port.js";
 import { declares } from "./client-capabilities.js";
+import { upstreamRequestKey } from "./upstream-request-key.js";
 import type { Session } from "./session.js";
 
 /** Most candidate clients a refusal names. */
@@ -24,7 +25,7 @@ function named(candidates: readonly Session[]): string {
  * and, per shared server, a hint for status when one could not be routed.
  */
 export class ServerRequests {
-  /** `<server>\0<upstream request id>` -> the connection it was relayed to, and its id there. */
+  /** {@link upstreamRequestKey} of the server's request -> the connection it was relayed to, and its id there. */
   private readonly relayed = new Map<string, { session: Session; downstreamId: number }>();
   /** Per shared server: why a server-to-client request could not be routed, and what to do (status). */
   private readonly hints = new Map<string, string>();
@@ -53,8 +54,8 @@ export class ServerRequests {
   cancelled(handle: Upstream, params: JsonObject | undefined): void {
     const id = params?.requestId;
     const reason = typeof params?.reason === "string" ? params.reason : undefined;
-    if (this.held.serverCancelled(handle.name, id, reason)) return;
-    const route = id !== undefined ? this.relayed.get(`${handle.name}\0${String(id)}`) : undefined;
+    if (this.held.serverCancelled(handle, id, reason)) return;
+    const route = id !== undefined ? this.relayed.get(upstreamRequestKey(handle, id)) : undefined;
     if (!route) return;
     // The client is told (notifications/cancelled) by the cancellation itself.
     route.session.outgoing.cancel(route.downstreamId, reason);
@@ -111,7 +112,7 @@ export class ServerRequests {
     const held = only?.modern !== undefined ? this.holdFor(only, handle, req, ctx, cap) : undefined;
     if (held !== undefined) return held;
     if (only && (!cap || declares(only, cap))) {
-      const key = `${handle.name}\0${String(req.id)}`;
+      const key = upstreamRequestKey(handle, req.id);
       try {
         return await only.outgoing.request(req.method, only.tag(handle, req.params), (id) =>
           this.relayed.set(key, { session: only, downstreamId: id }),
