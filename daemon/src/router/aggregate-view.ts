@@ -21,6 +21,7 @@ import { OwnTools, ownSessions } from "./own-tools.js";
 import { RUNTIME_DEFAULTS } from "../defaults.js";
 import type { ViewFilter } from "./view-filter.js";
 import type { InputAsker } from "./ports.js";
+import type { InFlightRequests } from "./in-flight.js";
 import type { ServerDirectory, Upstream } from "./upstream-port.js";
 import { resolveInView, viewResources, viewTemplates } from "./view-resources.js";
 import { viewUriForm } from "./view-uris.js";
@@ -37,6 +38,8 @@ export interface AggregateHost extends Pick<InputAsker, "clientCapabilities" | "
   readonly privates: ReadonlySet<Upstream> | undefined;
   /** The session it uses for a server (its own for a per-client server, made on first use); `capabilities`: what the request's client declared. */
   resolveHandle(server: string, capabilities?: ClientCapabilities): Promise<Upstream>;
+  /** Its requests in flight: one that waits for servers to come up is registered there (`wait`) meanwhile. */
+  readonly inFlight: Pick<InFlightRequests, "wait">;
   send(message: object): void;
   replyError(id: RequestId | null, error: JsonRpcErrorObject): void;
   /**
@@ -167,9 +170,11 @@ export class AggregateView {
   /** Answers `err`; a name or URI not found while servers are still coming up is looked up once more when they are. */
   private fail(id: RequestId, method: string, params: JsonObject | undefined, retried: boolean, err: unknown): void {
     if (!retried && err instanceof NotFoundError && this.unsettled) {
+      // Cancelled meanwhile, or its connection gone: nothing more is done for it (no answer, no session started).
+      const goOn = this.host.inFlight.wait(id);
       this.settle(true, () => this.shared.catalog.resolves(method, params)).then(
-        () => this.serve(id, method, params, true),
-        (e: unknown) => this.host.replyError(id, toWireError(e)),
+        () => goOn() && this.serve(id, method, params, true),
+        (e: unknown) => goOn() && this.host.replyError(id, toWireError(e)),
       );
       return;
     }
@@ -181,14 +186,16 @@ export class AggregateView {
     const s = this.host;
     const catalog = this.shared.catalog;
     switch (method) {
-      case "tools/list":
+      case "tools/list": {
+        const goOn = s.inFlight.wait(id);
         openEnvelopeSessions(s, id, this.shared.servers.servers)
           .then(() => this.settle(false))
           .then(
-            () => s.send({ jsonrpc: "2.0", id, result: { tools: this.listTools(id, s.filter) } }),
-            (err: unknown) => this.fail(id, method, params, retried, err),
+            () => goOn() && s.send({ jsonrpc: "2.0", id, result: { tools: this.listTools(id, s.filter) } }),
+            (err: unknown) => goOn() && this.fail(id, method, params, retried, err),
           );
         return;
+      }
       case "prompts/list":
         s.send({ jsonrpc: "2.0", id, result: { prompts: this.prompts(s.filter).map((e) => ({ ...e.item, name: e.exposed })) } });
         return;

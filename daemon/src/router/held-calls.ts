@@ -3,7 +3,7 @@ import { McpdError, WireCode, isObject, type JsonObject, type JsonRpcRequest, ty
 import type { InFlight, InFlightRequests } from "./in-flight.js";
 import { RUNTIME_DEFAULTS } from "../defaults.js";
 import { StateSealer, type StateRefusal } from "./sealed-state.js";
-import { upstreamRequestKey } from "./upstream-request-key.js";
+import { upstreamRequestKey } from "./upstream-keys.js";
 
 /**
  * The key mcpd gives the first request of an `input_required` it makes (the retry's `inputResponses` answer

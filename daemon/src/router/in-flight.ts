@@ -160,6 +160,8 @@ export class InFlight implements RequestReply<JsonObject>, RoundCall {
  */
 export class InFlightRequests {
   private readonly entries = new Map<RequestId, InFlight>();
+  /** Requests accepted and not sent upstream yet (see {@link wait}), and whether each was cancelled meanwhile. */
+  private readonly waiting = new Map<RequestId, { cancelled: boolean }>();
 
   /**
    * @param owner the connection the answers go to
@@ -185,16 +187,31 @@ export class InFlightRequests {
     return this.entries.has(id);
   }
 
-  /** Why a new request `id` is refused: its id is already in flight, or `max` requests are. Undefined: accepted. */
+  /** Why a new request `id` is refused: its id is already in flight (or waiting), or `max` requests are. Undefined: accepted. */
   refusal(id: RequestId, max: number): JsonRpcErrorObject | undefined {
-    if (this.entries.has(id)) {
+    if (this.entries.has(id) || this.waiting.has(id)) {
       return { code: WireCode.InvalidRequest, message: `Request id ${JSON.stringify(id)} is already in flight on this connection` };
     }
-    if (this.entries.size < max) return undefined;
+    if (this.entries.size + this.waiting.size < max) return undefined;
     return {
       code: WireCode.TooManyRequests,
       message: `Too many requests in flight (${max} per connection)`,
       data: { mcpdCode: "MCPD_TOO_MANY_REQUESTS" },
+    };
+  }
+
+  /**
+   * Request `id` waits before it can be sent (for servers still coming up, for a session of its own): its id
+   * counts as in flight meanwhile, and a cancellation or the connection's end drops it. The function returned
+   * ends the wait, and says whether the request goes on: false when it was cancelled meanwhile (it then gets
+   * no answer, and nothing is started for it).
+   */
+  wait(id: RequestId): () => boolean {
+    const mark = { cancelled: false };
+    this.waiting.set(id, mark);
+    return () => {
+      if (this.waiting.get(id) === mark) this.waiting.delete(id);
+      return !mark.cancelled;
     };
   }
 
@@ -259,6 +276,12 @@ export class InFlightRequests {
 
   /** Cancels one request: the upstream gets notifications/cancelled, the client no answer. */
   cancel(id: RequestId, reason: string): void {
+    const waiting = this.waiting.get(id);
+    if (waiting !== undefined) {
+      waiting.cancelled = true;
+      this.waiting.delete(id);
+      return;
+    }
     const entry = this.entries.get(id);
     if (!entry) return;
     entry.cancelled = true;
@@ -267,7 +290,7 @@ export class InFlightRequests {
 
   /** Cancels every request (the client went away). */
   cancelAll(reason: string): void {
-    for (const id of [...this.entries.keys()]) this.cancel(id, reason);
+    for (const id of [...this.waiting.keys(), ...this.entries.keys()]) this.cancel(id, reason);
   }
 
   /** Answers every request with `error` and cancels it upstream (shutdown). */

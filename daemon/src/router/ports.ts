@@ -93,7 +93,7 @@ export interface ProgressRegistry {
 
 /** A connection holding resource subscriptions. */
 export interface Subscriber {
-  /** The `<server>\0<uri>` keys this connection is subscribed to. */
+  /** The subscription keys (subscribed-forms.ts `subscriptionKey`: upstream session and URI) of this connection. */
   readonly subscriptions: Set<string>;
   /** Sends a server's notification (`notifications/resources/updated`) to this connection. */
   relayNotification(handle: Upstream, method: string, params: JsonObject | undefined): void;
@@ -103,7 +103,7 @@ export interface Subscriber {
 export interface SubscriptionRegistry {
   /** Subscribes upstream unless another connection already did; waits up to `waitMs` for the server. */
   subscribe(subscriber: Subscriber, handle: Upstream, uri: string, waitMs: number): Promise<void>;
-  /** Drops one connection's subscription (`<server>\0<uri>`); the upstream one ends with the last. */
+  /** Drops one connection's subscription (by its key); the upstream one ends with the last. */
   unsubscribe(subscriber: Subscriber, key: string): Promise<void>;
 }
 

@@ -69,7 +69,7 @@ export class Router {
     );
     const sessions = (): Iterable<Session> => this.sessions.values();
     this.progress = new ProgressRoutes(this.log);
-    this.subscriptions = new Subscriptions(manager);
+    this.subscriptions = new Subscriptions();
     this.levels = new LogLevels(manager, sessions, this.log);
     const held = (this.held = new HeldCalls(() => this.input.stateTtlMs));
     this.requests = new ServerRequests(manager, sessions, this.log, held);

@@ -3,7 +3,7 @@ import type { HeldCalls } from "./held-calls.js";
 import { INPUT_CAPABILITY as REQUEST_CAPABILITY } from "./input-rounds.js";
 import type { ServerDirectory, Upstream } from "./upstream-port.js";
 import { declares } from "./client-capabilities.js";
-import { upstreamRequestKey } from "./upstream-request-key.js";
+import { upstreamRequestKey } from "./upstream-keys.js";
 import type { Session } from "./session.js";
 
 /** Most candidate clients a refusal names. */

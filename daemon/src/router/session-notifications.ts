@@ -64,7 +64,7 @@ export function relayNotification(
   if (!s.initialized && s.modern === undefined) return;
   if (method === "notifications/resources/updated" && typeof params?.uri === "string") {
     // Once per form this connection subscribed with: a client matches updates by the URI it used.
-    const forms = s.uriForms?.of(subscriptionKey(handle.name, params.uri));
+    const forms = s.uriForms?.of(subscriptionKey(handle, params.uri));
     if (forms && forms.size > 0) {
       for (const uri of forms) emit(s, method, s.tag(handle, { ...params, uri }));
       return;

@@ -10,7 +10,7 @@ import {
   type JsonRpcErrorObject,
   type JsonRpcRequest,
   type LogLevel,
-  type McpdError,
+  McpdError,
   type RequestId,
 } from "@mcpd/protocol";
 import type { Upstream } from "./upstream-port.js";
@@ -244,7 +244,13 @@ export class Session implements InputAsker, SearchHost, ModernHost {
   /** The session it uses for a server; `capabilities`: what the request's client declared (a 2026-era request's own envelope). */
   async resolveHandle(server: string, capabilities: ClientCapabilities = this.clientCapabilities): Promise<Upstream> {
     const handle = await this.ctx.servers.handleFor(server, this.id, capabilities);
-    if (handle !== this.ctx.servers.get(server)) (this.privates ??= new Set()).add(handle);
+    if (handle === this.ctx.servers.get(server)) return handle;
+    // A private session made for a connection that closed meanwhile would never be ended: end it now.
+    if (this.closed) {
+      void this.ctx.servers.releaseConnection(this.id).catch(() => {}); // nothing waits: the connection is gone
+      throw new McpdError("MCPD_ABORTED", "the connection closed");
+    }
+    (this.privates ??= new Set()).add(handle);
     return handle;
   }
 

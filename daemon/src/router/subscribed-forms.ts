@@ -1,9 +1,13 @@
 import type { Subscriber, SubscriptionRegistry } from "./ports.js";
+import { upstreamSerial } from "./upstream-keys.js";
 import type { Upstream } from "./upstream-port.js";
 
-/** The key of one subscription: `<server>\0<uri>`. */
-export function subscriptionKey(server: string, uri: string): string {
-  return `${server}\0${uri}`;
+/**
+ * The key of one subscription: the upstream session's (a per-client server's sessions are one per
+ * connection, each with its own subscriptions and updates) and the URI.
+ */
+export function subscriptionKey(upstream: Upstream, uri: string): string {
+  return `${upstreamSerial(upstream)}\0${uri}`;
 }
 
 /**
@@ -12,7 +16,7 @@ export function subscriptionKey(server: string, uri: string): string {
  * by the URI it used.
  */
 export class SubscribedForms {
-  /** `<server>\0<uri>` -> forms. Made by the first subscription: most connections never subscribe. */
+  /** {@link subscriptionKey} -> forms. Made by the first subscription: most connections never subscribe. */
   private forms: Map<string, Set<string>> | undefined;
 
   add(key: string, form: string): void {
@@ -55,7 +59,7 @@ export function changeSubscription(
   uri: string,
   clientUri: string,
 ): Promise<void> {
-  const key = subscriptionKey(handle.name, uri);
+  const key = subscriptionKey(handle, uri);
   if (method === "resources/subscribe")
     return registry.subscribe(subscriber, handle, uri, handle.config.timeout).then(() => forms?.add(key, clientUri));
   return (forms?.remove(key, clientUri) ?? true) ? registry.unsubscribe(subscriber, key) : Promise.resolve();

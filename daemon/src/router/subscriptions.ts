@@ -1,37 +1,42 @@
 import type { Subscriber, SubscriptionRegistry } from "./ports.js";
-import type { ServerDirectory, Upstream } from "./upstream-port.js";
+import type { Upstream } from "./upstream-port.js";
 import { subscriptionKey } from "./subscribed-forms.js";
 
+/** One URI subscribed upstream: the session it is subscribed on, and the connections that asked. */
+interface Subscribed {
+  readonly handle: Upstream;
+  readonly uri: string;
+  readonly subscribers: Set<Subscriber>;
+}
+
 /**
- * Resource subscriptions, reference-counted per server and URI: the server is subscribed once, with the
- * first connection, and unsubscribed with the last. A restarted server is subscribed again.
+ * Resource subscriptions, reference-counted per upstream session and URI: the session is subscribed once,
+ * with the first connection, and unsubscribed with the last; a restarted one is subscribed again. Each
+ * session of a per-client server (one per connection) has subscriptions and updates of its own.
  */
 export class Subscriptions implements SubscriptionRegistry {
-  /** `<server>\0<uri>` -> subscribed connections. */
-  private readonly byKey = new Map<string, Set<Subscriber>>();
+  /** {@link subscriptionKey} -> what is subscribed there. */
+  private readonly byKey = new Map<string, Subscribed>();
 
-  constructor(private readonly servers: Pick<ServerDirectory, "get">) {}
-
-  /** Server and URI pairs subscribed upstream. */
+  /** Session and URI pairs subscribed upstream. */
   get size(): number {
     return this.byKey.size;
   }
 
-  /** The connections subscribed to `uri` of that server. */
-  subscribers(server: string, uri: string): ReadonlySet<Subscriber> | undefined {
-    return this.byKey.get(subscriptionKey(server, uri));
+  /** The connections subscribed to `uri` of that upstream session. */
+  subscribers(handle: Upstream, uri: string): ReadonlySet<Subscriber> | undefined {
+    return this.byKey.get(subscriptionKey(handle, uri))?.subscribers;
   }
 
   async subscribe(subscriber: Subscriber, handle: Upstream, uri: string, waitMs: number): Promise<void> {
-    const key = subscriptionKey(handle.name, uri);
-    let set = this.byKey.get(key);
-    if (set) {
-      set.add(subscriber);
+    const key = subscriptionKey(handle, uri);
+    const subscribed = this.byKey.get(key);
+    if (subscribed) {
+      subscribed.subscribers.add(subscriber);
       subscriber.subscriptions.add(key);
       return;
     }
-    set = new Set([subscriber]);
-    this.byKey.set(key, set);
+    this.byKey.set(key, { handle, uri, subscribers: new Set([subscriber]) });
     subscriber.subscriptions.add(key);
     try {
       await handle.request("resources/subscribe", { uri }, { waitMs, timeout: waitMs });
@@ -44,22 +49,17 @@ export class Subscriptions implements SubscriptionRegistry {
 
   async unsubscribe(subscriber: Subscriber, key: string): Promise<void> {
     subscriber.subscriptions.delete(key);
-    const set = this.byKey.get(key);
-    if (!set?.delete(subscriber) || set.size > 0) return;
+    const subscribed = this.byKey.get(key);
+    if (!subscribed?.subscribers.delete(subscriber) || subscribed.subscribers.size > 0) return;
     this.byKey.delete(key);
-    const sep = key.indexOf("\0");
-    const handle = this.servers.get(key.slice(0, sep));
-    if (handle && handle.state === "ready") {
-      await handle.request("resources/unsubscribe", { uri: key.slice(sep + 1) }, { waitMs: 0, timeout: 10_000 });
-    }
+    const { handle, uri } = subscribed;
+    if (handle.state === "ready") await handle.request("resources/unsubscribe", { uri }, { waitMs: 0, timeout: 10_000 });
   }
 
-  /** A restarted server lost its subscriptions: subscribe it again to every URI a connection holds. */
+  /** A restarted session lost its subscriptions: subscribe it again to every URI a connection holds there. */
   restore(handle: Upstream): void {
-    for (const key of this.byKey.keys()) {
-      if (key.startsWith(`${handle.name}\0`)) {
-        handle.request("resources/subscribe", { uri: key.slice(handle.name.length + 1) }, { waitMs: 0, timeout: 10_000 }).catch(() => {});
-      }
+    for (const { handle: h, uri } of this.byKey.values()) {
+      if (h === handle) handle.request("resources/subscribe", { uri }, { waitMs: 0, timeout: 10_000 }).catch(() => {});
     }
   }
 }

@@ -53,7 +53,7 @@ export class UpstreamDelivery {
     if (method === "notifications/progress") return p.progress.deliver(handle, method, params);
     if (method === "notifications/resources/updated") {
       const uri = params?.uri;
-      const set = typeof uri === "string" ? p.subscriptions.subscribers(handle.name, uri) : undefined;
+      const set = typeof uri === "string" ? p.subscriptions.subscribers(handle, uri) : undefined;
       if (set) for (const s of set) s.relayNotification(handle, method, params);
       return;
     }

@@ -24,7 +24,7 @@ import { oneLine } from "./tool-words.js";
 export interface SearchHost extends AggregateHost {
   /** The search mode its selection asked for; undefined: its profile's. */
   readonly toolSearch: ToolSearchMode | undefined;
-  readonly inFlight: {
+  readonly inFlight: AggregateHost["inFlight"] & {
     forward(id: RequestId, h: Upstream, method: string, p: JsonObject | undefined, adapt?: (r: JsonObject) => JsonObject): void;
   };
   /** The server's process for this connection: the shared one, or its own for a per-client server (started on first use). */
@@ -195,9 +195,10 @@ export class SearchView extends AggregateView {
     if (handle.config.sharing !== "per-client" && !app.ui)
       return this.searchHost.inFlight.forward(id, handle, "tools/call", upstream, labelled(e.exposed));
     // A per-client server: this connection's own process, started on first use; a UI client's: its UI session.
+    const goOn = this.searchHost.inFlight.wait(id);
     this.searchHost.resolveHandle(e.server, callerCapabilities(this.searchHost, id)).then(
-      (own) => this.searchHost.inFlight.forward(id, own, "tools/call", upstream, labelled(e.exposed)),
-      (err: unknown) => this.searchHost.replyError(id, toWireError(err)),
+      (own) => goOn() && this.searchHost.inFlight.forward(id, own, "tools/call", upstream, labelled(e.exposed)),
+      (err: unknown) => goOn() && this.searchHost.replyError(id, toWireError(err)),
     );
   }
 }
