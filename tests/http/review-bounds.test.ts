@@ -12,15 +12,22 @@ import { type TestDaemon, fixture, startTestDaemon, until } from "../e2e/harness
 import { modernEnvelope } from "../helpers/modern.js";
 import { type HttpFrontInfo, authHeaders, httpFront, post } from "./http-harness.js";
 
-/** mcpd.http.sessionIdleMs; the front end sweeps every quarter of it, at least every second (1.5 s here). */
+/**
+ * mcpd.http.sessionIdleMs. A session never used after its initialize ends after requestTimeoutMs instead
+ * (1.5 s here): such a session ending is how the test knows that much time has passed. Sessions are swept
+ * every quarter of the shorter one, at least every second: every second here.
+ */
 const IDLE_MS = 6_000;
-const SWEEP_MS = 1_500;
+const REQUEST_TIMEOUT_MS = 1_500;
 
 let d: TestDaemon;
 let front: HttpFrontInfo;
 
 beforeAll(async () => {
-  d = await startTestDaemon({ fx: fixture("fx") }, { settings: { http: { sessionIdleMs: IDLE_MS } } });
+  d = await startTestDaemon(
+    { fx: fixture("fx") },
+    { settings: { http: { sessionIdleMs: IDLE_MS, requestTimeoutMs: REQUEST_TIMEOUT_MS } } },
+  );
   front = await httpFront(d);
 });
 afterAll(async () => {
@@ -37,6 +44,9 @@ async function status(): Promise<{ http: any; clients: any[] }> {
     c.close();
   }
 }
+
+/** The client names of `mcpd/status` clients. */
+const names = (clients: any[]): string[] => clients.map((cl) => cl.clientInfo?.name);
 
 /** Opens a Streamable HTTP session whose client is named `name` (how `mcpd/status` tells them apart). */
 async function openNamed(name: string): Promise<string> {
@@ -60,15 +70,19 @@ describe("the HTTP front end's bounds", () => {
       signal: stream.signal,
     });
     expect(get.status).toBe(200);
-    // A marker session, idle from now on: it ends at the first sweep more than IDLE_MS from now.
-    await openNamed("marker");
-    // The stream stays open past one sweep period (the time itself is what is tested: anything between
-    // SWEEP_MS and IDLE_MS works, so this is 1.5 s away from either), then closes well before the marker ends.
-    await new Promise((r) => setTimeout(r, SWEEP_MS * 2));
+    // A marker session, used, then idle from now on: it ends at the first sweep more than IDLE_MS from now.
+    const marker = await openNamed("marker");
+    const used = await post(front, "/mcp", { jsonrpc: "2.0", id: 1, method: "ping" }, { "mcp-session-id": marker });
+    expect(used.status).toBe(200);
+    await used.text();
+    // A session never used: it ends REQUEST_TIMEOUT_MS from now, at a sweep. Then the stream has been open
+    // longer than a sweep period, and closes more than two sweeps before the marker ends.
+    await openNamed("unused");
+    expect(names((await status()).clients)).toContain("unused");
+    await until(async () => !names((await status()).clients).includes("unused"), "the unused session to end", 30_000);
     stream.abort();
-    // When the marker is gone, a sweep came after the stream closed with the held session's GET open for
-    // longer than IDLE_MS before it: the held session must still be there, in the same snapshot.
-    const names = (clients: any[]) => clients.map((cl) => cl.clientInfo?.name);
+    // When the marker is gone, a sweep came after the stream closed, more than IDLE_MS after the held
+    // session's GET opened: the held session must still be there, in the same snapshot.
     const snapshot = await until(
       async () => {
         const s = names((await status()).clients);
@@ -78,7 +92,7 @@ describe("the HTTP front end's bounds", () => {
       30_000,
     );
     expect(snapshot).toContain("held-get");
-    const ping = await post(front, "/mcp", { jsonrpc: "2.0", id: 1, method: "ping" }, { "mcp-session-id": sid });
+    const ping = await post(front, "/mcp", { jsonrpc: "2.0", id: 2, method: "ping" }, { "mcp-session-id": sid });
     expect(ping.status).toBe(200);
     await ping.text();
   });

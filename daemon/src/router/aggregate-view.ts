@@ -170,8 +170,7 @@ export class AggregateView {
   /** Answers `err`; a name or URI not found while servers are still coming up is looked up once more when they are. */
   private fail(id: RequestId, method: string, params: JsonObject | undefined, retried: boolean, err: unknown): void {
     if (!retried && err instanceof NotFoundError && this.unsettled) {
-      // Cancelled meanwhile, or its connection gone: nothing more is done for it (no answer, no session started).
-      const goOn = this.host.inFlight.wait(id);
+      const goOn = this.host.inFlight.wait(id); // false: cancelled meanwhile, or its connection gone
       this.settle(true, () => this.shared.catalog.resolves(method, params)).then(
         () => goOn() && this.serve(id, method, params, true),
         (e: unknown) => goOn() && this.host.replyError(id, toWireError(e)),
