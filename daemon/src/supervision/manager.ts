@@ -251,16 +251,13 @@ export class MCPManager {
         this.handles.delete(name);
         for (const l of this.listeners) l.removed?.(handle);
         work.push(handle.stop("stopped", "removed from config", drainMs), this.ui.drop(name, "removed from config", false));
-        for (const p of this.privateSessions(name)) work.push(p.stop("stopped", "removed from config"));
+        // Forgotten too: a server of that name added later must not hand a connection this old session.
+        for (const p of this.dropPrivateSessions(name)) work.push(p.stop("stopped", "removed from config", drainMs));
       } else if (cfg.hash !== handle.config.hash) {
         result.changed.push(name);
         work.push(this.ui.drop(name, "config changed"));
-        const transportChanged = cfg.transportHash !== handle.config.transportHash || cfg.protocolEra !== handle.config.protocolEra;
-        const wasEnabled = handle.config.enabled;
-        handle.updateConfig(cfg);
-        if (!cfg.enabled) work.push(handle.disable(disabledInConfig(name), drainMs));
-        else if (!wasEnabled) work.push(handle.enable());
-        else if (transportChanged || handle.state === "failed") work.push(handle.restart("config changed", signal, drainMs));
+        work.push(this.applyConfig(handle, cfg, true, signal, drainMs));
+        for (const p of this.privateSessions(name)) work.push(this.applyConfig(p, cfg, false, signal, drainMs));
       } else {
         result.unchanged.push(name);
       }
@@ -280,6 +277,65 @@ export class MCPManager {
     }
     await Promise.all(work);
     return result;
+  }
+
+  /**
+   * Gives `handle` (a shared handle, or a private session: `shared` false) the changed config `cfg`: disables
+   * or enables it as `cfg` says, or restarts it when its transport changed or it had failed. An enabled
+   * private session is not started: its connection's next request starts it.
+   */
+  private applyConfig(
+    handle: ServerHandle,
+    cfg: ResolvedServerConfig,
+    shared: boolean,
+    signal: AbortSignal | undefined,
+    drainMs: number,
+  ): Promise<void> {
+    const transportChanged = cfg.transportHash !== handle.config.transportHash || cfg.protocolEra !== handle.config.protocolEra;
+    const wasEnabled = handle.config.enabled;
+    handle.updateConfig(cfg);
+    if (!cfg.enabled) return handle.disable(disabledInConfig(cfg.name), drainMs);
+    if (!wasEnabled) return handle.enable(shared);
+    if (transportChanged || handle.state === "failed") return handle.restart("config changed", signal, drainMs);
+    return Promise.resolve();
+  }
+
+  /** Removes a server's private sessions from the map (they are the caller's to stop) and returns them. */
+  private dropPrivateSessions(name: string): ServerHandle[] {
+    const dropped: ServerHandle[] = [];
+    for (const [key, h] of this.privateHandles) {
+      if (!key.startsWith(`${name}\0`)) continue;
+      this.privateHandles.delete(key);
+      dropped.push(h);
+    }
+    return dropped;
+  }
+
+  /**
+   * `mcpd restart`: restarts a server and its private (per-client) sessions, which then run again at once.
+   * @throws NotFoundError (MCPD_UNKNOWN_SERVER)
+   */
+  async restartServer(name: string, reason = "restart requested"): Promise<void> {
+    const shared = this.require(name);
+    await Promise.all([shared, ...this.privateSessions(name)].map((h) => h.restart(reason)));
+  }
+
+  /**
+   * `mcpd disable`: disables a server and its private sessions (their connections' requests fail at once).
+   * @throws NotFoundError (MCPD_UNKNOWN_SERVER)
+   */
+  async disableServer(name: string, reason: string): Promise<void> {
+    const shared = this.require(name);
+    await Promise.all([shared, ...this.privateSessions(name)].map((h) => h.disable(reason)));
+  }
+
+  /**
+   * `mcpd enable`: enables a server (started when eager) and its private sessions (started by their next request).
+   * @throws NotFoundError (MCPD_UNKNOWN_SERVER)
+   */
+  async enableServer(name: string): Promise<void> {
+    const shared = this.require(name);
+    await Promise.all([shared.enable(), ...this.privateSessions(name).map((h) => h.enable(false))]);
   }
 
   /**

@@ -236,11 +236,12 @@ export abstract class ServerLifecycle extends EventEmitter {
     await this.stop("stopped", reason, drainMs);
   }
 
-  async enable(): Promise<void> {
+  /** Enables a disabled server; `startEager` false leaves it stopped even when eager (a private session: its next request starts it). */
+  async enable(startEager = true): Promise<void> {
     if (this.state !== "disabled") return;
     this.setState("stopped", "enabled");
     this.backoff.reset();
-    if (this.config.startup === "eager") await this.start("enabled");
+    if (startEager && this.config.startup === "eager") await this.start("enabled");
   }
 
   async disable(reason = "disabled", drainMs = 0): Promise<void> {

