@@ -9,7 +9,7 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { createTransport } from "@mcpd/transports";
 import { parseConfig } from "../../src/config/index.js";
-import { isAlive } from "../../../tests/helpers/process.js";
+import { isAlive, waitFor } from "../../../tests/helpers/process.js";
 import { MCPManager } from "../../src/supervision/manager.js";
 import type { ServerHandle } from "../../src/supervision/server-handle.js";
 
@@ -54,7 +54,19 @@ async function used(m: MCPManager, name: string, conn: string): Promise<ServerHa
   return h;
 }
 
+function until<T>(cond: () => T | Promise<T>, what: string, timeoutMs = 20_000): Promise<NonNullable<T>> {
+  return waitFor(cond, { message: what, timeoutMs });
+}
+
+/** Processes a test stopped with SIGSTOP: continued at its end, so that nothing is left stopped. */
+const frozen: number[] = [];
+
 afterEach(async () => {
+  for (const pid of frozen.splice(0)) {
+    try {
+      process.kill(pid, "SIGCONT");
+    } catch {}
+  }
   for (const m of managers.splice(0)) await m.shutdown();
   for (const pid of pids.splice(0)) expect(isAlive(pid), `fixture ${pid} left running`).toBe(false);
   for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
@@ -109,5 +121,30 @@ describe("per-client sessions", () => {
     expect(m.require("p").state).not.toBe("disabled");
     const again = await used(m, "p", "conn1");
     expect(again.state).toBe("ready");
+  });
+});
+
+describe("health", () => {
+  it("regression: a hung server that keeps getting calls is recycled (it was pinged only when idle, and every call that timed out made it look used)", async () => {
+    const dir = tmp();
+    const m = manager(dir);
+    await m.discoverAndConnect(config({ h: fx(["--name", "h"], { healthCheckIntervalMs: 500 }) }, dir));
+    const h = m.require("h");
+    const hung = h.pid as number;
+    process.kill(hung, "SIGSTOP");
+    frozen.push(hung);
+    // Steady traffic: each call times out before a ping interval has passed, and the next follows at once.
+    let traffic = true;
+    const call = (): void => {
+      if (!traffic) return;
+      h.request("tools/call", { name: "echo", arguments: { text: "x" } }, { waitMs: 10_000, timeout: 200 }).then(call, call);
+    };
+    call();
+    try {
+      await until(() => h.pid !== undefined && h.pid !== hung, "the hung server recycled");
+    } finally {
+      traffic = false;
+    }
+    await until(() => !isAlive(hung), "the hung process ended");
   });
 });
