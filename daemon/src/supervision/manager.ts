@@ -281,8 +281,8 @@ export class MCPManager {
 
   /**
    * Gives `handle` (a shared handle, or a private session: `shared` false) the changed config `cfg`: disables
-   * or enables it as `cfg` says, or restarts it when its transport changed or it had failed. An enabled
-   * private session is not started: its connection's next request starts it.
+   * or enables it as `cfg` says, or restarts it when it had failed or its transport changed while it runs.
+   * A stopped server is not started, nor is an enabled private session: their next request starts them.
    */
   private applyConfig(
     handle: ServerHandle,
@@ -296,7 +296,9 @@ export class MCPManager {
     handle.updateConfig(cfg);
     if (!cfg.enabled) return handle.disable(disabledInConfig(cfg.name), drainMs);
     if (!wasEnabled) return handle.enable(shared);
-    if (transportChanged || handle.state === "failed") return handle.restart("config changed", signal, drainMs);
+    if (handle.state === "failed") return handle.restart("config changed", signal, drainMs);
+    // A stopped server (lazy and unused, stopped when idle) keeps no session of the old config: its next use starts the new one.
+    if (transportChanged && handle.state !== "stopped") return handle.restart("config changed", signal, drainMs);
     return Promise.resolve();
   }
 

@@ -148,3 +148,25 @@ describe("health", () => {
     await until(() => !isAlive(hung), "the hung process ended");
   });
 });
+
+describe("reload", () => {
+  it("regression: a reload that changes the transport of a stopped server (lazy, or stopped when idle) only gives it the new config (it started it)", async () => {
+    const dir = tmp();
+    const m = manager(dir);
+    const servers = (v: string) => ({
+      l: fx(["--name", `l${v}`], { startup: "lazy" }),
+      i: fx(["--name", `i${v}`], { idleTimeout: 200 }),
+    });
+    await m.discoverAndConnect(config(servers("1"), dir));
+    const idle = m.require("i");
+    await until(() => idle.state === "stopped", "the idle server stopped");
+    const r = await m.reload(config(servers("2"), dir));
+    expect(r.changed.sort()).toEqual(["i", "l"]);
+    for (const name of ["l", "i"]) {
+      const h = m.require(name);
+      expect({ name, state: h.state, pid: h.pid }).toEqual({ name, state: "stopped", pid: undefined });
+      await h.request("tools/list", {}, { waitMs: 10_000 });
+      expect(h.client?.serverInfo?.name).toBe(`${name}2`);
+    }
+  });
+});
