@@ -123,16 +123,19 @@ export class MCPManager {
       clientCapabilities: caps ? relayedCapabilities(this.opts.clientCapabilities ?? {}, caps) : (this.opts.clientCapabilities ?? {}),
       ...(cached?.tools ? { cachedTools: cached.tools } : {}),
       ...(cached?.era ? { knownEra: cached.era } : {}),
+      // The handle's config as it is now, not `config`: a reload replaces it (updateConfig), and the tools
+      // a session of the new config lists belong under the new config's hash.
       onToolsListed: (tools) => {
         if (!owner) {
           handle.cachedTools = [...tools];
-          this.cache?.remember(config.name, config.transportHash, tools, log, handle.eras.known);
+          this.cache?.remember(handle.config.name, handle.config.transportHash, tools, log, handle.eras.known);
         }
       },
       onEraLearned: (era) => {
-        if (!owner) this.cache?.remember(config.name, config.transportHash, handle.client?.tools ?? handle.cachedTools ?? [], log, era);
+        if (!owner)
+          this.cache?.remember(handle.config.name, handle.config.transportHash, handle.client?.tools ?? handle.cachedTools ?? [], log, era);
       },
-      onChildStarted: (pid) => this.children?.add(config.name, pid, (config.transport as { command?: string }).command ?? ""),
+      onChildStarted: (pid) => this.children?.add(handle.config.name, pid, (handle.config.transport as { command?: string }).command ?? ""),
       onChildExited: (pid) => this.children?.remove(pid),
       onNotification: (method, params, ctx) => {
         for (const l of this.listeners) l.notification?.(handle, method, params, ctx);

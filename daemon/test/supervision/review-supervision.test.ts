@@ -170,3 +170,24 @@ describe("reload", () => {
     }
   });
 });
+
+describe("tool cache", () => {
+  it("regression: after a reload that changed its transport, a server's tools are cached under its new config (they were written under the old one's hash)", async () => {
+    const dir = tmp();
+    const before = config({ s: fx(["--name", "old", "--tool", "old_tool"]) }, dir);
+    const after = config({ s: fx(["--name", "new", "--tool", "new_tool"]) }, dir);
+    const m = manager(dir);
+    await m.discoverAndConnect(before);
+    await m.reload(after);
+    expect(m.require("s").tools.map((t) => t.name)).toContain("new_tool");
+    await m.shutdown();
+
+    const cachedNames = async (cfg: typeof before): Promise<string[]> => {
+      const fresh = manager(dir);
+      await fresh.load(cfg);
+      return fresh.require("s").tools.map((t) => t.name);
+    };
+    expect(await cachedNames(after)).toContain("new_tool");
+    expect(await cachedNames(before)).not.toContain("new_tool");
+  });
+});
