@@ -191,3 +191,17 @@ describe("tool cache", () => {
     expect(await cachedNames(before)).not.toContain("new_tool");
   });
 });
+
+describe("reload of timers", () => {
+  it("regression: an idleTimeout a reload sets applies to the running server (the health monitor kept the old one)", async () => {
+    const dir = tmp();
+    const m = manager(dir);
+    await m.discoverAndConnect(config({ i: fx(["--name", "i"]) }, dir));
+    const h = m.require("i");
+    expect(h.state).toBe("ready");
+    const r = await m.reload(config({ i: fx(["--name", "i"], { idleTimeout: 200 }) }, dir));
+    expect(r.changed).toEqual(["i"]);
+    await until(() => h.state === "stopped", "the server stopped when idle");
+    expect(h.stateReason).toContain("idle");
+  });
+});
