@@ -205,3 +205,19 @@ describe("reload of timers", () => {
     expect(h.stateReason).toContain("idle");
   });
 });
+
+describe("shutdown", () => {
+  it("regression: shutdown waits for the old process of a session the health check recycled (it returned with that process still running)", async () => {
+    const dir = tmp();
+    const m = manager(dir);
+    await m.discoverAndConnect(config({ h: fx(["--name", "h"], { healthCheckIntervalMs: 200 }) }, dir));
+    const h = m.require("h");
+    const hung = h.pid as number;
+    // Stopped, it ignores its stdin's end and SIGTERM: only the last step of its close (SIGKILL) ends it.
+    process.kill(hung, "SIGSTOP");
+    frozen.push(hung);
+    await until(() => h.state === "restarting", "the hung session recycled");
+    await m.shutdown();
+    expect(isAlive(hung)).toBe(false);
+  });
+});
