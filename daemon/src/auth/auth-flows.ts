@@ -166,7 +166,6 @@ export class AuthFlows {
 
   /** Restarts the server and its private (per-client) sessions, so they use the new tokens (or none). */
   private async restartAll(server: string, reason: string): Promise<void> {
-    const handle = this.manager.require(server);
-    await Promise.all([handle.restart(reason), ...this.manager.privateSessions(server).map((h) => h.restart(reason))]);
+    await this.manager.restartServer(server, reason);
   }
 }

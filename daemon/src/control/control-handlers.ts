@@ -109,7 +109,7 @@ export const CONTROL_HANDLERS: ControlHandlers<ControlContext> = {
     params: serverFilter,
     async handle({ server }, { d }) {
       const hs = pick(d.manager, server);
-      await Promise.all(hs.map((h) => h.restart("restart requested")));
+      await Promise.all(hs.map((h) => d.manager.restartServer(h.name, "restart requested")));
       return { restarted: hs.filter((h) => h.state !== "disabled").map((h) => h.name) };
     },
   },
@@ -117,7 +117,7 @@ export const CONTROL_HANDLERS: ControlHandlers<ControlContext> = {
     params: serverParams,
     async handle({ server }, { d }) {
       const h = d.manager.require(server);
-      await h.enable();
+      await d.manager.enableServer(h.name);
       return { server: h.name, state: h.state };
     },
   },
@@ -125,7 +125,7 @@ export const CONTROL_HANDLERS: ControlHandlers<ControlContext> = {
     params: serverParams,
     async handle({ server }, { d }) {
       const h = d.manager.require(server);
-      await h.disable(disabledByCommand(h.name));
+      await d.manager.disableServer(h.name, disabledByCommand(h.name));
       return { server: h.name, state: h.state };
     },
   },

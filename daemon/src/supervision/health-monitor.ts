@@ -6,7 +6,7 @@ import type { ServerStats } from "./server-stats.js";
 const MAX_MISSED_PINGS = 3;
 
 export interface HealthMonitorOptions {
-  /** The server's request counters: `inFlight` and `lastUsedAt` say whether it is idle. */
+  /** The server's request counters: `inFlight` and `lastUsedAt` say whether it is idle, `lastAnsweredAt` when it last answered. */
   stats: ServerStats;
   logger: Logger;
   /** Missed pings in a row before `onUnhealthy`. Default 3. */
@@ -23,9 +23,11 @@ export interface HealthMonitorOptions {
 
 /**
  * The timer of one server's ready session: stops the server once idle (no request in flight and none
- * for `idleTimeout`), and pings a session unused for a ping interval; {@link HealthMonitorOptions.maxMissedPings}
- * failed pings in a row end it. One timer per session, ticking at the ping interval or a quarter of the
- * idle timeout (at least 50 ms), whichever is shorter; none when both are 0.
+ * for `idleTimeout`), and pings a session that has answered nothing (no call, no ping) for a ping interval,
+ * idle or not: a hung server whose calls keep timing out is pinged as an idle one is, while one that
+ * answers its calls is left alone. {@link HealthMonitorOptions.maxMissedPings} failed pings in a row end it.
+ * One timer per session, ticking at the ping interval or a quarter of the idle timeout (at least 50 ms),
+ * whichever is shorter; none when both are 0.
  */
 export class HealthMonitor {
   private readonly opts: HealthMonitorOptions;
@@ -44,6 +46,8 @@ export class HealthMonitor {
     const tick = Math.min(everyMs > 0 ? everyMs : Infinity, idleMs > 0 ? Math.max(50, Math.floor(idleMs / 4)) : Infinity);
     if (!Number.isFinite(tick)) return;
     let lastPing = Date.now();
+    // When the session last showed it is alive: armed (it just became ready), or a ping it answered.
+    let heard = lastPing;
     this.timer = setInterval(() => {
       const client = this.opts.session(gen);
       if (!client) return;
@@ -52,11 +56,13 @@ export class HealthMonitor {
         this.opts.onIdle(idleMs);
         return;
       }
-      if (everyMs > 0 && now - lastPing >= everyMs && now - stats.lastUsedAt >= everyMs) {
+      if (everyMs > 0 && now - lastPing >= everyMs && now - Math.max(heard, stats.lastAnsweredAt) >= everyMs) {
         lastPing = now;
+        const sent = now;
         client.ping({ timeout: Math.min(everyMs, 10_000) }).then(
           () => {
             this.missedPings = 0;
+            heard = Math.max(heard, sent);
           },
           (err: Error) => {
             if (!this.opts.isCurrent(gen)) return;

@@ -123,16 +123,19 @@ export class MCPManager {
       clientCapabilities: caps ? relayedCapabilities(this.opts.clientCapabilities ?? {}, caps) : (this.opts.clientCapabilities ?? {}),
       ...(cached?.tools ? { cachedTools: cached.tools } : {}),
       ...(cached?.era ? { knownEra: cached.era } : {}),
+      // The handle's config as it is now, not `config`: a reload replaces it (updateConfig), and the tools
+      // a session of the new config lists belong under the new config's hash.
       onToolsListed: (tools) => {
         if (!owner) {
           handle.cachedTools = [...tools];
-          this.cache?.remember(config.name, config.transportHash, tools, log, handle.eras.known);
+          this.cache?.remember(handle.config.name, handle.config.transportHash, tools, log, handle.eras.known);
         }
       },
       onEraLearned: (era) => {
-        if (!owner) this.cache?.remember(config.name, config.transportHash, handle.client?.tools ?? handle.cachedTools ?? [], log, era);
+        if (!owner)
+          this.cache?.remember(handle.config.name, handle.config.transportHash, handle.client?.tools ?? handle.cachedTools ?? [], log, era);
       },
-      onChildStarted: (pid) => this.children?.add(config.name, pid, (config.transport as { command?: string }).command ?? ""),
+      onChildStarted: (pid) => this.children?.add(handle.config.name, pid, (handle.config.transport as { command?: string }).command ?? ""),
       onChildExited: (pid) => this.children?.remove(pid),
       onNotification: (method, params, ctx) => {
         for (const l of this.listeners) l.notification?.(handle, method, params, ctx);
@@ -251,16 +254,13 @@ export class MCPManager {
         this.handles.delete(name);
         for (const l of this.listeners) l.removed?.(handle);
         work.push(handle.stop("stopped", "removed from config", drainMs), this.ui.drop(name, "removed from config", false));
-        for (const p of this.privateSessions(name)) work.push(p.stop("stopped", "removed from config"));
+        // Forgotten too: a server of that name added later must not hand a connection this old session.
+        for (const p of this.dropPrivateSessions(name)) work.push(p.stop("stopped", "removed from config", drainMs));
       } else if (cfg.hash !== handle.config.hash) {
         result.changed.push(name);
         work.push(this.ui.drop(name, "config changed"));
-        const transportChanged = cfg.transportHash !== handle.config.transportHash || cfg.protocolEra !== handle.config.protocolEra;
-        const wasEnabled = handle.config.enabled;
-        handle.updateConfig(cfg);
-        if (!cfg.enabled) work.push(handle.disable(disabledInConfig(name), drainMs));
-        else if (!wasEnabled) work.push(handle.enable());
-        else if (transportChanged || handle.state === "failed") work.push(handle.restart("config changed", signal, drainMs));
+        work.push(this.applyConfig(handle, cfg, true, signal, drainMs));
+        for (const p of this.privateSessions(name)) work.push(this.applyConfig(p, cfg, false, signal, drainMs));
       } else {
         result.unchanged.push(name);
       }
@@ -280,6 +280,67 @@ export class MCPManager {
     }
     await Promise.all(work);
     return result;
+  }
+
+  /**
+   * Gives `handle` (a shared handle, or a private session: `shared` false) the changed config `cfg`: disables
+   * or enables it as `cfg` says, or restarts it when it had failed or its transport changed while it runs.
+   * A stopped server is not started, nor is an enabled private session: their next request starts them.
+   */
+  private applyConfig(
+    handle: ServerHandle,
+    cfg: ResolvedServerConfig,
+    shared: boolean,
+    signal: AbortSignal | undefined,
+    drainMs: number,
+  ): Promise<void> {
+    const transportChanged = cfg.transportHash !== handle.config.transportHash || cfg.protocolEra !== handle.config.protocolEra;
+    const wasEnabled = handle.config.enabled;
+    handle.updateConfig(cfg);
+    if (!cfg.enabled) return handle.disable(disabledInConfig(cfg.name), drainMs);
+    if (!wasEnabled) return handle.enable(shared);
+    if (handle.state === "failed") return handle.restart("config changed", signal, drainMs);
+    // A stopped server (lazy and unused, stopped when idle) keeps no session of the old config: its next use starts the new one.
+    if (transportChanged && handle.state !== "stopped") return handle.restart("config changed", signal, drainMs);
+    return Promise.resolve();
+  }
+
+  /** Removes a server's private sessions from the map (they are the caller's to stop) and returns them. */
+  private dropPrivateSessions(name: string): ServerHandle[] {
+    const dropped: ServerHandle[] = [];
+    for (const [key, h] of this.privateHandles) {
+      if (!key.startsWith(`${name}\0`)) continue;
+      this.privateHandles.delete(key);
+      dropped.push(h);
+    }
+    return dropped;
+  }
+
+  /**
+   * `mcpd restart`: restarts a server and its private (per-client) sessions, which then run again at once.
+   * @throws NotFoundError (MCPD_UNKNOWN_SERVER)
+   */
+  async restartServer(name: string, reason = "restart requested"): Promise<void> {
+    const shared = this.require(name);
+    await Promise.all([shared, ...this.privateSessions(name)].map((h) => h.restart(reason)));
+  }
+
+  /**
+   * `mcpd disable`: disables a server and its private sessions (their connections' requests fail at once).
+   * @throws NotFoundError (MCPD_UNKNOWN_SERVER)
+   */
+  async disableServer(name: string, reason: string): Promise<void> {
+    const shared = this.require(name);
+    await Promise.all([shared, ...this.privateSessions(name)].map((h) => h.disable(reason)));
+  }
+
+  /**
+   * `mcpd enable`: enables a server (started when eager) and its private sessions (started by their next request).
+   * @throws NotFoundError (MCPD_UNKNOWN_SERVER)
+   */
+  async enableServer(name: string): Promise<void> {
+    const shared = this.require(name);
+    await Promise.all([shared.enable(), ...this.privateSessions(name).map((h) => h.enable(false))]);
   }
 
   /**

@@ -1,5 +1,6 @@
 import {
   AuthRequiredError,
+  McpRemoteError,
   QueueFullError,
   ServerUnavailableError,
   type Cancellation,
@@ -235,7 +236,8 @@ export class ServerCalls {
           `${refused}: reconnecting to find the era it speaks now; send the request again`,
         )
       : clarifyRequestError(err, this.host);
-    this.host.stats.end(started, e);
+    // An error object the server sent is an answer: the health monitor need not ping a server that answers.
+    this.host.stats.end(started, e, err instanceof McpRemoteError);
     if (refused) this.lost.versionRefused(refused, client);
     // A step-up concerns this request only; otherwise no request can succeed any more.
     else if (e instanceof AuthRequiredError && !e.stepUp) this.lost.authorization(e, client);

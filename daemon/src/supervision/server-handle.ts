@@ -169,11 +169,19 @@ export class ServerHandle extends ServerLifecycle {
     this.eras.known = undefined;
   }
 
-  /** Replaces the config (reload). The caller restarts the server when the transport changed (and the era learned is forgotten). */
+  /**
+   * Replaces the config (reload). The caller restarts the server when the transport changed (and the era
+   * learned is forgotten). A ready session's health monitor is armed again when `idleTimeout` or
+   * `healthCheckIntervalMs` changed, so the running server follows them.
+   */
   updateConfig(config: ResolvedServerConfig): void {
-    if (config.transportHash !== this.config.transportHash) this.eras.known = undefined;
+    const previous = this.config;
+    if (config.transportHash !== previous.transportHash) this.eras.known = undefined;
     this.config = config;
     if (config.maxConcurrency !== this.calls.concurrency) this.calls.concurrency = config.maxConcurrency;
+    const timersChanged = config.idleTimeout !== previous.idleTimeout || config.healthCheckIntervalMs !== previous.healthCheckIntervalMs;
+    if (timersChanged && this.state === "ready" && this.client)
+      this.health.arm(this.generation, config.healthCheckIntervalMs, config.idleTimeout);
   }
 
   /** One request upstream, within the server's concurrency limit: see ServerCalls.request. */

@@ -52,6 +52,8 @@ export abstract class ServerLifecycle extends EventEmitter {
   private starting: Promise<void> | undefined;
   /** Set by {@link close}: it never starts again. */
   private closed = false;
+  /** Closes of sessions ended in the background (recycled, dropped for auth): {@link stop} waits for them. */
+  private readonly closing = new Set<Promise<void>>();
 
   constructor(config: ResolvedServerConfig, options: LifecycleOptions) {
     super();
@@ -141,7 +143,14 @@ export abstract class ServerLifecycle extends EventEmitter {
     [this.client, this.pid] = [undefined, undefined];
     this.health.stop();
     this.enterNeedsAuth(err);
-    await client?.close().catch(() => {});
+    if (client) await this.closeInBackground(client);
+  }
+
+  /** Closes an old session, kept in {@link closing} until done, so that a stop (shutdown) waits for its process too. */
+  private closeInBackground(client: UpstreamClient): Promise<void> {
+    const closing = client.close().catch(() => {});
+    this.closing.add(closing);
+    return closing.finally(() => this.closing.delete(closing));
   }
 
   /**
@@ -191,7 +200,7 @@ export abstract class ServerLifecycle extends EventEmitter {
     this.pid = undefined;
     this.health.stop();
     this.scheduleRestart(reason);
-    if (client) await client.close().catch(() => {});
+    if (client) await this.closeInBackground(client);
   }
 
   /**
@@ -213,6 +222,8 @@ export abstract class ServerLifecycle extends EventEmitter {
     this.pid = undefined;
     this.setState(kind === "disabled" ? "disabled" : "stopped", reason);
     if (client) await client.close().catch(() => {});
+    // A session recycled or dropped just before is still closing: stopped means no process of the server is left.
+    await Promise.all(this.closing);
   }
 
   /**
@@ -236,11 +247,12 @@ export abstract class ServerLifecycle extends EventEmitter {
     await this.stop("stopped", reason, drainMs);
   }
 
-  async enable(): Promise<void> {
+  /** Enables a disabled server; `startEager` false leaves it stopped even when eager (a private session: its next request starts it). */
+  async enable(startEager = true): Promise<void> {
     if (this.state !== "disabled") return;
     this.setState("stopped", "enabled");
     this.backoff.reset();
-    if (this.config.startup === "eager") await this.start("enabled");
+    if (startEager && this.config.startup === "eager") await this.start("enabled");
   }
 
   async disable(reason = "disabled", drainMs = 0): Promise<void> {

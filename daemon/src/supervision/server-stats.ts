@@ -18,6 +18,11 @@ export class ServerStats {
   inFlight = 0;
   lastError: string | undefined;
   lastUsedAt = Date.now();
+  /**
+   * When the server last answered a call, with a result or an error of its own (Date.now() ms). A call that
+   * timed out, was cancelled or lost its session is no answer: a hung server keeps looking used, not heard.
+   */
+  lastAnsweredAt = Date.now();
   private readonly samples: Float64Array;
   private next = 0;
   private filled = 0;
@@ -37,9 +42,11 @@ export class ServerStats {
     return performance.now();
   }
 
-  end(startedAt: number, error?: unknown): void {
+  /** A call ended; `answered`: the server answered it (a result, or an error it sent). */
+  end(startedAt: number, error?: unknown, answered = error === undefined): void {
     this.inFlight--;
     this.lastUsedAt = Date.now();
+    if (answered) this.lastAnsweredAt = this.lastUsedAt;
     const ms = performance.now() - startedAt;
     this.samples[this.next] = ms;
     this.latencySumMs += ms;

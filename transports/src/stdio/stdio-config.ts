@@ -1,4 +1,5 @@
-import { stat } from "node:fs/promises";
+import { constants } from "node:fs";
+import { access, stat } from "node:fs/promises";
 import { ConfigError, SpawnError, checkTimeoutMs } from "@mcpd/protocol";
 import type { StdioServerConfig, TransportOptions } from "../transport.js";
 
@@ -52,8 +53,9 @@ export function positiveOption(name: string, value: number | undefined, fallback
 
 /**
  * Turns a spawn failure into a SpawnError (MCPD_SPAWN_FAILED, with the OS error code in `errno`) that
- * says what is wrong in words: Node reports a missing working directory as ENOENT of the command, so the
- * cwd is checked to tell "command not found" from "working directory does not exist".
+ * says what is wrong in words: Node reports a missing working directory as ENOENT of the command, and one
+ * the user may not enter as EACCES of the command, so the cwd is checked to tell "command not found" from
+ * "working directory does not exist", and "not executable" from "working directory is not accessible".
  */
 export async function describeSpawnError(command: string, cwd: string | undefined, err: unknown): Promise<SpawnError> {
   const e = err as NodeJS.ErrnoException | undefined;
@@ -64,6 +66,15 @@ export async function describeSpawnError(command: string, cwd: string | undefine
     if (!dir) detail = `working directory "${cwd}" does not exist (${code})`;
     else if (!dir.isDirectory()) detail = `working directory "${cwd}" is not a directory (${code})`;
     else detail = `command not found (${code})`;
+  } else if (
+    cwd !== undefined &&
+    code === "EACCES" &&
+    (await access(cwd, constants.X_OK).then(
+      () => false,
+      () => true,
+    ))
+  ) {
+    detail = `working directory "${cwd}" is not accessible: permission denied (EACCES)`;
   } else if (code === "ENOENT") detail = "command not found (ENOENT)";
   else if (code === "EACCES") detail = "permission denied: not executable, or a directory (EACCES)";
   else if (code === "EMFILE") detail = "this process has no file descriptors left for the server's pipes (EMFILE)";

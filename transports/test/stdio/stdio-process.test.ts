@@ -1,5 +1,7 @@
-import { chmod, readdir, readFile, writeFile } from "node:fs/promises";
-import { join } from "node:path";
+import { execFileSync } from "node:child_process";
+import { chmod, mkdir, readdir, readFile, writeFile } from "node:fs/promises";
+import { pathToFileURL } from "node:url";
+import { join, resolve } from "node:path";
 import { randomUUID } from "node:crypto";
 import { afterEach, describe, expect, it } from "vitest";
 import { ConfigError, SpawnError, type Logger } from "@mcpd/protocol";
@@ -68,6 +70,49 @@ describe("StdioTransport: spawn failures", () => {
       /working directory .* is not a directory/,
     );
     expect(await processesWith(marker)).toEqual([]);
+  });
+
+  it('regression: a working directory the user cannot enter is named, not blamed on the command (EACCES read as "not executable")', async ({
+    skip,
+  }) => {
+    const parent = await h.tempDir();
+    const locked = join(parent, "locked");
+    await mkdir(locked);
+    const detail = /working directory ".*locked" is not accessible: permission denied \(EACCES\)/;
+    if (process.getuid?.() !== 0) {
+      await chmod(locked, 0o600);
+      await expectSpawnError(h.make({ command: NODE, args: ["-e", "1"], cwd: locked }), NODE, detail);
+      return;
+    }
+    // root enters any directory: the transport is run by a child process as `nobody`, from the built package.
+    await chmod(parent, 0o755);
+    await chmod(locked, 0o700);
+    const dist = pathToFileURL(resolve(import.meta.dirname, "../../dist/index.js")).href;
+    const script = [
+      `const { createTransport } = await import(${JSON.stringify(dist)});`,
+      `const t = createTransport({ command: process.execPath, args: ["-e", "1"], cwd: ${JSON.stringify(locked)} });`,
+      "const out = await t.connect().then(() => ({ connected: true }), (e) => ({ code: e.code, errno: e.errno, message: e.message }));",
+      "await t.close();",
+      "process.stdout.write(JSON.stringify(out));",
+    ].join("\n");
+    const nobody = {
+      uid: Number(execFileSync("id", ["-u", "nobody"], { encoding: "utf8" })),
+      gid: Number(execFileSync("id", ["-g", "nobody"], { encoding: "utf8" })),
+    };
+    let out: string;
+    try {
+      out = execFileSync(NODE, ["--input-type=module", "-e", script], {
+        ...nobody,
+        cwd: "/",
+        encoding: "utf8",
+        stdio: ["ignore", "pipe", "pipe"],
+      });
+    } catch (err) {
+      return skip(`cannot run the transport as nobody here: ${(err as Error).message.split("\n")[0]}`);
+    }
+    const result = JSON.parse(out);
+    expect(result).toMatchObject({ code: "MCPD_SPAWN_FAILED", errno: "EACCES" });
+    expect(result.message).toMatch(detail);
   });
 
   it("rejects an invalid config with ConfigError naming the field", () => {
