@@ -125,6 +125,11 @@ export class HeldCalls {
     if (gathering === undefined) return;
     this.gathering.delete(call);
     const { conn, asked } = gathering;
+    if (call.settled || call.cancelled) {
+      // No response goes out for it (it had its one): nothing is held.
+      for (const a of asked) if (this.byRequest.get(a.serverKey)?.asked === a) this.byRequest.delete(a.serverKey);
+      return noCallFor(call, asked);
+    }
     const ref = randomUUID();
     const ttl = this.ttlMs();
     const timer = setTimeout(() => this.expire(ref), ttl);
@@ -213,6 +218,21 @@ export class HeldCalls {
       ),
     );
     giveUp(held.call, "the client did not retry in time");
+  }
+}
+
+/**
+ * The call a round was gathered for ended (answered, or cancelled by its client) before the round went out:
+ * nobody is asked; the server's requests are answered as for a 2025 client without the capability
+ * (`roots/list` with the configured roots, anything else -32066), those it cancelled not at all.
+ */
+function noCallFor(call: InFlight, asked: readonly Asked[]): void {
+  const why = call.cancelled ? "its client cancelled it" : "the server answered it";
+  for (const a of asked) {
+    if (a.cancelled !== undefined) continue;
+    if (a.req.method === "roots/list") a.answer({ roots: call.handle.config.roots.map((r) => ({ ...r })) });
+    else
+      a.fail(new McpdError("MCPD_NO_CLIENT_FOR_REQUEST", `No client can answer ${a.req.method}: the call it was for has ended (${why})`));
   }
 }
 

@@ -1,0 +1,66 @@
+/**
+ * Defects a review of the translation between the eras found (a 2025-era server's mid-call requests for a
+ * 2026-era client, answered `input_required` and held for the retry), each with the test that failed
+ * first. The server is tests/fixtures/servers/era-review-server.mjs, a real process.
+ */
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { fixturePath } from "../helpers/process.js";
+import { modernEnvelope } from "../helpers/modern.js";
+import { readLog, startTestDaemon, until, type RawClient, type TestDaemon } from "./harness.js";
+
+let daemon: TestDaemon | undefined;
+const dirs: string[] = [];
+
+afterEach(async () => {
+  await daemon?.stop();
+  daemon = undefined;
+  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
+});
+
+const SERVER = fixturePath("era-review-server.mjs");
+
+/** A daemon with the review server `s` (logging what it receives to `log`), and a raw client that selected it, ready. */
+async function start(
+  extra: Record<string, unknown> = {},
+  settings?: Record<string, unknown>,
+): Promise<{ d: TestDaemon; r: RawClient; log: string }> {
+  const dir = mkdtempSync(join(tmpdir(), "mcpd-era-"));
+  dirs.push(dir);
+  const log = join(dir, "s.log");
+  const d = (daemon = await startTestDaemon(
+    { s: { command: process.execPath, args: [SERVER, log], ...extra } },
+    settings ? { settings } : {},
+  ));
+  const r = await d.raw();
+  await r.request("mcpd/select", { server: "s" }, "sel");
+  await until(async () => (await r.request("tools/list", { _meta: modernEnvelope() })).result?.tools?.length > 0, "s ready");
+  return { d, r, log };
+}
+
+/** The answers the server got to its own requests (ids `s1`, `s2`, ...) after it received its `tools/call` of `tool`. */
+function answersAfter(log: string, tool: string): any[] {
+  const got = readLog(log);
+  const from = got.findIndex((m) => m.method === "tools/call" && m.params?.name === tool);
+  return from < 0 ? [] : got.slice(from + 1).filter((m) => m.method === undefined && typeof m.id === "string");
+}
+
+describe("era translation: review defects", () => {
+  it("regression: a call the server answers while its request is being gathered gets one response, and the server's request is answered", async () => {
+    // A long state lifetime: the held request would outlive the test.
+    const { r, log } = await start({}, { requestStateTtlMs: 600_000 });
+    const answer = await r.request("tools/call", { name: "fire_and_answer", arguments: {}, _meta: modernEnvelope({ roots: {} }) }, "F1");
+    expect(answer.result?.content?.[0]?.text).toBe("answered without waiting");
+    // The server's roots/list is answered (its call has ended: there is no call to ask the client for).
+    const [got] = await until(() => {
+      const answers = answersAfter(log, "fire_and_answer");
+      return answers.length > 0 ? answers : undefined;
+    }, "the server's roots/list answered");
+    expect(got.result ?? got.error).toBeDefined();
+    // A request after it: its answer comes after anything the daemon sent for F1 (one connection, in order).
+    await r.request("tools/call", { name: "plain", arguments: {}, _meta: modernEnvelope() }, "P1");
+    expect(r.messages.filter((m) => m.id === "F1")).toHaveLength(1);
+  });
+});
