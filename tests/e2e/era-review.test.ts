@@ -63,4 +63,25 @@ describe("era translation: review defects", () => {
     await r.request("tools/call", { name: "plain", arguments: {}, _meta: modernEnvelope() }, "P1");
     expect(r.messages.filter((m) => m.id === "F1")).toHaveLength(1);
   });
+
+  it("regression: a server's request during a 2026-era call that may not be answered input_required gets the 2025 rules (roots/list: the configured roots)", async () => {
+    const roots = [{ uri: "file:///configured", name: "cfg" }];
+    const { r } = await start({ roots });
+    const env = modernEnvelope({ roots: {}, elicitation: {} });
+    const calls: Array<[string, string, Record<string, unknown>]> = [
+      ["resources/list", "B1", {}],
+      ["prompts/list", "B2", {}],
+      ["completion/complete", "B3", { ref: { type: "ref/resource", uri: "x://roots" }, argument: { name: "a", value: "" } }],
+    ];
+    const configured = JSON.stringify({ roots });
+    for (const [method, id, params] of calls) {
+      const answer = await r.request(method, { ...params, _meta: env }, id);
+      expect(answer.result?.resultType, method).not.toBe("input_required");
+      expect(JSON.stringify(answer.result), method).toContain(JSON.stringify(configured).slice(1, -1));
+    }
+    // prompts/get may be answered input_required: the client is asked.
+    const got = await r.request("prompts/get", { name: "p", _meta: env }, "G1");
+    expect(got.result?.resultType).toBe("input_required");
+    expect(Object.values(got.result.inputRequests)).toEqual([{ method: "roots/list", params: {} }]);
+  });
 });
