@@ -84,4 +84,23 @@ describe("era translation: review defects", () => {
     expect(got.result?.resultType).toBe("input_required");
     expect(Object.values(got.result.inputRequests)).toEqual([{ method: "roots/list", params: {} }]);
   });
+
+  it("regression: a requestState is refused on a request other than the one it was issued for (method or name), and still serves that one", async () => {
+    const { r } = await start();
+    const env = modernEnvelope({ elicitation: {} });
+    const first = await r.request("tools/call", { name: "ask_progress", arguments: {}, _meta: env }, "A1");
+    expect(first.result?.resultType).toBe("input_required");
+    const requestState = first.result.requestState as string;
+    const inputResponses = { mcpd: { action: "accept", content: { name: "Ada" } } };
+    const onPrompt = await r.request("prompts/get", { name: "whatever", inputResponses, requestState, _meta: env }, "A2");
+    expect(onPrompt.error?.code).toBe(-32602);
+    expect(onPrompt.error?.message).toContain("tools/call");
+    expect(onPrompt.error?.message).toContain("prompts/get");
+    const onOtherTool = await r.request("tools/call", { name: "plain", arguments: {}, inputResponses, requestState, _meta: env }, "A3");
+    expect(onOtherTool.error?.code).toBe(-32602);
+    expect(onOtherTool.error?.message).toContain('"ask_progress"');
+    expect(onOtherTool.error?.message).toContain('"plain"');
+    const retry = await r.request("tools/call", { name: "ask_progress", arguments: {}, inputResponses, requestState, _meta: env }, "A4");
+    expect(retry.result?.content?.[0]?.text).toContain("Ada");
+  });
 });

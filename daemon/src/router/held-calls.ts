@@ -1,8 +1,8 @@
 import { randomUUID } from "node:crypto";
-import { McpdError, WireCode, isObject, type JsonObject, type JsonRpcRequest, type RequestId } from "@mcpd/protocol";
+import { McpdError, WireCode, isObject, targetOf, type JsonObject, type JsonRpcRequest, type RequestId } from "@mcpd/protocol";
 import type { InFlight, InFlightRequests } from "./in-flight.js";
 import { RUNTIME_DEFAULTS } from "../defaults.js";
-import { StateSealer, type StateRefusal } from "./sealed-state.js";
+import { StateSealer, type StateClaims, type StateRefusal } from "./sealed-state.js";
 import { upstreamRequestKey } from "./upstream-request-key.js";
 
 /**
@@ -37,6 +37,8 @@ interface Gathering {
 export interface HoldingConnection {
   readonly id: string;
   readonly inFlight: InFlightRequests;
+  /** Its 2026-era calls: a call's method and target as the client sent them (its state is sealed to them). */
+  readonly modern?: { requestOf(id: RequestId): { method: string; target: string | undefined } | undefined } | undefined;
   send(message: object): void;
 }
 
@@ -137,7 +139,14 @@ export class HeldCalls {
     this.held.set(ref, { call, timer, asked });
     // The call is no longer its connection's: an HTTP response ending must not cancel it.
     conn.inFlight.release(call);
-    const requestState = this.sealer.seal({ ref, bind: this.bindingOf(conn), exp: Date.now() + ttl });
+    const request = conn.modern?.requestOf(call.id) ?? { method: call.method, target: undefined };
+    const requestState = this.sealer.seal({
+      ref,
+      bind: this.bindingOf(conn),
+      exp: Date.now() + ttl,
+      method: request.method,
+      ...(request.target !== undefined ? { target: request.target } : {}),
+    });
     const inputRequests = Object.fromEntries(asked.map((a) => [a.key, { method: a.req.method, params: a.req.params ?? {} }]));
     conn.send({ jsonrpc: "2.0", id: call.id, result: { resultType: "input_required", inputRequests, requestState } });
   }
@@ -145,13 +154,20 @@ export class HeldCalls {
   /**
    * A 2026-era request carrying `params.requestState`: when the state is mcpd's, the retry is served here
    * (true): refused with -32602 (MCPD_REQUEST_STATE_INVALID) when altered, another connection's, expired,
-   * used already, or when the server cancelled a request it answers; else the server gets the answers and
-   * `conn` the call, under `id`. False: a server's state.
+   * used already, presented on another request than the one it was issued for (another method, tool,
+   * prompt or resource: the state stays good for that one), or when the server cancelled a request it
+   * answers; else the server gets the answers and `conn` the call, under `id`. False: a server's state.
    */
-  claim(conn: HoldingConnection, id: RequestId, params: JsonObject | undefined): boolean {
+  claim(conn: HoldingConnection, id: RequestId, method: string, params: JsonObject | undefined): boolean {
     const state = params?.requestState;
     if (!StateSealer.isOurs(state)) return false;
     const claims = this.sealer.open(state, this.bindingOf(conn));
+    const other = typeof claims === "string" ? undefined : otherRequest(claims, method, params);
+    if (other !== undefined) {
+      const error = new McpdError("MCPD_REQUEST_STATE_INVALID", other);
+      conn.send({ jsonrpc: "2.0", id, error: { code: WireCode.InvalidParams, message: error.message, data: { mcpdCode: error.code } } });
+      return true;
+    }
     const held = typeof claims === "string" ? undefined : this.held.get(claims.ref);
     if (typeof claims === "string" || held === undefined) {
       const why = typeof claims === "string" ? REFUSED[claims] : "requestState has expired or was used already";
@@ -234,6 +250,16 @@ function noCallFor(call: InFlight, asked: readonly Asked[]): void {
     else
       a.fail(new McpdError("MCPD_NO_CLIENT_FOR_REQUEST", `No client can answer ${a.req.method}: the call it was for has ended (${why})`));
   }
+}
+
+/** Why a retry is not the request its state was issued for (its method or target differs); undefined: it is. */
+function otherRequest(claims: StateClaims, method: string, params: JsonObject | undefined): string | undefined {
+  const issued = `${claims.method}${claims.target !== undefined ? ` of ${JSON.stringify(claims.target)}` : ""}`;
+  if (claims.method !== method) return `requestState was issued for ${issued}, not ${method}; retry that request with it`;
+  const target = targetOf(method, params)?.name;
+  if (claims.target !== target)
+    return `requestState was issued for ${issued}, not ${target !== undefined ? JSON.stringify(target) : "a request naming nothing"}; retry that request with it`;
+  return undefined;
 }
 
 /** Fails every request of a round the server did not cancel. */

@@ -72,6 +72,7 @@ export interface HeldRetries {
   claim(
     conn: { readonly id: string; readonly inFlight: unknown; send(message: object): void },
     id: RequestId,
+    method: string,
     params: JsonObject | undefined,
   ): boolean;
 }
