@@ -103,4 +103,34 @@ describe("era translation: review defects", () => {
     const retry = await r.request("tools/call", { name: "ask_progress", arguments: {}, inputResponses, requestState, _meta: env }, "A4");
     expect(retry.result?.content?.[0]?.text).toContain("Ada");
   });
+
+  it("regression: progress of a call after its retry goes to the retry's own progress token", async () => {
+    const { r } = await start();
+    const env = modernEnvelope({ elicitation: {} });
+    const first = await r.request(
+      "tools/call",
+      { name: "ask_progress", arguments: {}, _meta: { ...env, progressToken: "tok-first" } },
+      "A1",
+    );
+    expect(first.result?.resultType).toBe("input_required");
+    const retry = await r.request(
+      "tools/call",
+      {
+        name: "ask_progress",
+        arguments: {},
+        inputResponses: { mcpd: { action: "accept", content: { name: "Ada" } } },
+        requestState: first.result.requestState,
+        _meta: { ...env, progressToken: "tok-retry" },
+      },
+      "A2",
+    );
+    expect(retry.result?.content?.[0]?.text).toContain("Ada");
+    // The server reports its progress before it answers, and one connection keeps the order.
+    const progress = r.messages.filter((m) => m.method === "notifications/progress").map((m) => m.params);
+    expect(progress.map((p) => [p.progressToken, p.progress])).toEqual([
+      ["tok-retry", 1],
+      ["tok-retry", 2],
+      ["tok-retry", 3],
+    ]);
+  });
 });

@@ -188,7 +188,9 @@ export class HeldCalls {
       giveUp(held.call, "the server cancelled the request the client was asked");
       return true;
     }
-    conn.inFlight.adopt(held.call, id);
+    const meta = params?._meta;
+    const token = isObject(meta) ? meta.progressToken : undefined;
+    conn.inFlight.adopt(held.call, id, typeof token === "string" || typeof token === "number" ? token : undefined);
     const responses = params?.inputResponses;
     for (const asked of held.asked) {
       const answer = isObject(responses) ? responses[asked.key] : undefined;
