@@ -9,6 +9,7 @@ import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { fixturePath } from "../helpers/process.js";
 import { modernEnvelope } from "../helpers/modern.js";
+import { httpFront, post, type HttpFrontInfo } from "../http/http-harness.js";
 import { readLog, startTestDaemon, until, type RawClient, type TestDaemon } from "./harness.js";
 
 let daemon: TestDaemon | undefined;
@@ -46,6 +47,29 @@ function answersAfter(log: string, tool: string): any[] {
   const from = got.findIndex((m) => m.method === "tools/call" && m.params?.name === tool);
   return from < 0 ? [] : got.slice(from + 1).filter((m) => m.method === undefined && typeof m.id === "string");
 }
+
+/** The JSON-RPC answer to a 2026-era POST, whether it came as JSON or on an SSE stream; and what came before it. */
+async function answerOf(res: Response): Promise<{ answer: any; messages: any[] }> {
+  const body = await res.text();
+  const messages = (res.headers.get("content-type") ?? "").includes("text/event-stream")
+    ? body
+        .split("\n")
+        .filter((l) => l.startsWith("data: "))
+        .map((l) => JSON.parse(l.slice(6)))
+    : [JSON.parse(body)];
+  return { answer: messages.find((m) => m.id !== undefined && m.method === undefined), messages };
+}
+
+/** A 2026-era `tools/call` of `name` POSTed to `/servers/s/mcp`. */
+const postCall = async (front: HttpFrontInfo, id: number, name: string, params: Record<string, unknown>) =>
+  answerOf(
+    await post(
+      front,
+      "/servers/s/mcp",
+      { jsonrpc: "2.0", id, method: "tools/call", params: { name, arguments: {}, ...params } },
+      { "mcp-protocol-version": "2026-07-28", "mcp-method": "tools/call", "mcp-name": name },
+    ),
+  );
 
 describe("era translation: review defects", () => {
   it("regression: a call the server answers while its request is being gathered gets one response, and the server's request is answered", async () => {
@@ -132,5 +156,44 @@ describe("era translation: review defects", () => {
       ["tok-retry", 2],
       ["tok-retry", 3],
     ]);
+  });
+
+  it('regression: a "per-client" server keeps the call a 2026-era HTTP client was asked for until its retry, in another POST', async () => {
+    const { d } = await start({ sharing: "per-client" });
+    const front = await httpFront(d);
+    const env = modernEnvelope({ elicitation: {} });
+    const first = await postCall(front, 1, "ask_progress", { _meta: { ...env, progressToken: "tok-first" } });
+    expect(first.answer.result?.resultType).toBe("input_required");
+    const retry = await postCall(front, 2, "ask_progress", {
+      inputResponses: { mcpd: { action: "accept", content: { name: "Ada" } } },
+      requestState: first.answer.result.requestState,
+      _meta: { ...env, progressToken: "tok-retry" },
+    });
+    expect(retry.answer.error).toBeUndefined();
+    expect(retry.answer.result?.content?.[0]?.text).toContain("Ada");
+    const progress = retry.messages.filter((m) => m.method === "notifications/progress").map((m) => m.params.progressToken);
+    expect(progress).toEqual(["tok-retry", "tok-retry", "tok-retry"]);
+    // The private session went to the retry's POST, and ended with it: the socket client's alone is left.
+    const control = await d.control();
+    await until(
+      async () => (await control.request("mcpd/status")).result.servers.find((s: any) => s.name === "s").sessions === 1,
+      "the retry's private session ended",
+    );
+  });
+
+  it('a "per-client" server\'s private session kept for a 2026-era HTTP retry ends when the requestState expires unused', async () => {
+    const { d, log } = await start({ sharing: "per-client" }, { requestStateTtlMs: 1_000 });
+    const front = await httpFront(d);
+    const control = await d.control();
+    const sessions = async (): Promise<number> =>
+      (await control.request("mcpd/status")).result.servers.find((s: any) => s.name === "s").sessions;
+    expect(await sessions()).toBe(1); // the socket client's
+    const first = await postCall(front, 1, "ask_progress", { _meta: modernEnvelope({ elicitation: {} }) });
+    expect(first.answer.result?.resultType).toBe("input_required");
+    // The POST has ended; its private session stays for the retry.
+    expect(await sessions()).toBe(2);
+    // No retry: the state expires, the call is cancelled upstream, and the private session ends.
+    await until(() => readLog(log).some((m) => m.method === "notifications/cancelled"), "the held call cancelled");
+    await until(async () => (await sessions()) === 1, "the kept private session ended");
   });
 });

@@ -3,6 +3,7 @@ import { McpdError, WireCode, isObject, targetOf, type JsonObject, type JsonRpcR
 import type { InFlight, InFlightRequests } from "./in-flight.js";
 import { RUNTIME_DEFAULTS } from "../defaults.js";
 import { StateSealer, type StateClaims, type StateRefusal } from "./sealed-state.js";
+import type { ServerDirectory, Upstream } from "./upstream-port.js";
 import { upstreamRequestKey } from "./upstream-request-key.js";
 
 /**
@@ -37,6 +38,8 @@ interface Gathering {
 export interface HoldingConnection {
   readonly id: string;
   readonly inFlight: InFlightRequests;
+  /** The private sessions of per-client servers it uses (a retry's connection takes over the held call's). */
+  privates?: Set<Upstream> | undefined;
   /** Its 2026-era calls: a call's method and target as the client sent them (its state is sealed to them). */
   readonly modern?: { requestOf(id: RequestId): { method: string; target: string | undefined } | undefined } | undefined;
   send(message: object): void;
@@ -45,6 +48,13 @@ export interface HoldingConnection {
 /** A 2025 server's requests of one round, waiting for a 2026-era client's retry. */
 interface Held {
   readonly call: InFlight;
+  /** The connection whose call it was. */
+  readonly conn: HoldingConnection;
+  /**
+   * The call's private session (a per-client server's) outlived that connection for the retry (see
+   * {@link HeldCalls.keptAt}): the retry's connection takes it over, else it ends with the held call.
+   */
+  kept: boolean;
   readonly timer: NodeJS.Timeout;
   readonly asked: readonly Asked[];
 }
@@ -76,8 +86,14 @@ export class HeldCalls {
   /** What a connection's states are bound to, when not the connection itself: an HTTP request's token. */
   private readonly bindings = new WeakMap<HoldingConnection, string>();
 
-  /** @param ttlMs a state's lifetime now (`mcpd.requestStateTtlMs`) */
-  constructor(private readonly ttlMs: () => number) {}
+  /**
+   * @param ttlMs a state's lifetime now (`mcpd.requestStateTtlMs`)
+   * @param privates where a private session kept for a retry goes to the retry's connection, or ends
+   */
+  constructor(
+    private readonly ttlMs: () => number,
+    private readonly privates: Pick<ServerDirectory, "movePrivate" | "stopPrivate">,
+  ) {}
 
   /** Server requests waiting for a retry (rounds). */
   get size(): number {
@@ -136,7 +152,7 @@ export class HeldCalls {
     const ttl = this.ttlMs();
     const timer = setTimeout(() => this.expire(ref), ttl);
     timer.unref();
-    this.held.set(ref, { call, timer, asked });
+    this.held.set(ref, { call, conn, kept: false, timer, asked });
     // The call is no longer its connection's: an HTTP response ending must not cancel it.
     conn.inFlight.release(call);
     const request = conn.modern?.requestOf(call.id) ?? { method: call.method, target: undefined };
@@ -185,8 +201,13 @@ export class HeldCalls {
         error: { code: WireCode.InvalidParams, message: why, data: { mcpdCode: "MCPD_REQUEST_STATE_INVALID" } },
       });
       failAll(held, new McpdError("MCPD_NO_CLIENT_FOR_REQUEST", "The server cancelled another request of this round"));
-      giveUp(held.call, "the server cancelled the request the client was asked");
+      this.giveUp(held, "the server cancelled the request the client was asked");
       return true;
+    }
+    if (held.kept) {
+      // The call's private session outlived its connection (an HTTP request): it is the retry's now.
+      this.privates.movePrivate(held.call.handle, conn.id);
+      (conn.privates ??= new Set()).add(held.call.handle);
     }
     const meta = params?._meta;
     const token = isObject(meta) ? meta.progressToken : undefined;
@@ -217,6 +238,28 @@ export class HeldCalls {
     return true;
   }
 
+  /**
+   * Connection `conn` is ending: the private sessions (of per-client servers) its calls held here run on,
+   * to be kept for their retries, which come on other connections (over HTTP, each 2026-era request is one:
+   * its states are bound to a token, see {@link bindTo}). A socket's states are its own: none kept.
+   */
+  keptAt(conn: HoldingConnection): Set<Upstream> {
+    const kept = new Set<Upstream>();
+    if (!this.bindings.has(conn)) return kept;
+    for (const held of this.held.values()) {
+      if (held.conn !== conn || conn.privates?.has(held.call.handle) !== true) continue;
+      held.kept = true;
+      kept.add(held.call.handle);
+    }
+    return kept;
+  }
+
+  /** Cancels a held call upstream (no client will take its answer), and ends its private session if kept for it. */
+  private giveUp(held: Held, reason: string): void {
+    giveUp(held.call, reason);
+    if (held.kept) void this.privates.stopPrivate(held.call.handle, reason).catch(() => {});
+  }
+
   private forget(ref: string, held: Held): void {
     this.held.delete(ref);
     for (const asked of held.asked) if (this.byRequest.get(asked.serverKey)?.asked === asked) this.byRequest.delete(asked.serverKey);
@@ -235,7 +278,7 @@ export class HeldCalls {
         "The 2026-era client did not retry with its requestState in time (mcpd.requestStateTtlMs)",
       ),
     );
-    giveUp(held.call, "the client did not retry in time");
+    this.giveUp(held, "the client did not retry in time");
   }
 }
 

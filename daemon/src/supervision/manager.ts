@@ -65,8 +65,12 @@ export class MCPManager {
   serverRequests: ServerRequestAnswerer | undefined;
   private readonly listeners = new Set<ManagerListener>();
   private readonly handles = new Map<string, ServerHandle>();
-  /** Private sessions of per-client servers: key `<server>\0<connectionId>`. */
+  /**
+   * Private sessions of per-client servers: key `<server>\0<connectionId>` (one moved to a connection that
+   * has its own already, see {@link movePrivate}: `<server>\0moved-<n>\0<connectionId>`).
+   */
   private readonly privateHandles = new Map<string, ServerHandle>();
+  private movedCount = 0;
   private readonly opts: ManagerOptions;
   private readonly log: DaemonLogger;
   /** Each handle's logger (a child of {@link log}), whose level follows its config. */
@@ -206,17 +210,43 @@ export class MCPManager {
     return h;
   }
 
-  /** A connection closed: end its private sessions. */
-  async releaseConnection(connectionId: string): Promise<void> {
+  /**
+   * A connection closed: end its private sessions, except those in `keep` (a call on it is held for a retry
+   * that may come on another connection), which stay, still under this connection, until {@link movePrivate}
+   * gives them to another or {@link stopPrivate} ends them.
+   */
+  async releaseConnection(connectionId: string, keep?: { has(handle: ServerHandle): boolean }): Promise<void> {
     const ends: Promise<void>[] = [];
     for (const [key, h] of this.privateHandles) {
-      if (key.endsWith(`\0${connectionId}`)) {
+      if (key.endsWith(`\0${connectionId}`) && keep?.has(h) !== true) {
         this.privateHandles.delete(key);
         ends.push(h.stop("stopped", "client disconnected"));
       }
     }
     if (!this.shuttingDown) ends.push(this.ui.release());
     await Promise.all(ends);
+  }
+
+  /** Private session `handle` becomes connection `connectionId`'s: it ends when that connection closes. */
+  movePrivate(handle: object, connectionId: string): void {
+    for (const [key, h] of this.privateHandles) {
+      if (h !== handle) continue;
+      const name = key.slice(0, key.indexOf("\0"));
+      this.privateHandles.delete(key);
+      const natural = `${name}\0${connectionId}`;
+      this.privateHandles.set(this.privateHandles.has(natural) ? `${name}\0moved-${++this.movedCount}\0${connectionId}` : natural, h);
+      return;
+    }
+  }
+
+  /** Ends private session `handle` (kept at its connection's end, see {@link releaseConnection}). */
+  async stopPrivate(handle: object, reason: string): Promise<void> {
+    for (const [key, h] of this.privateHandles) {
+      if (h !== handle) continue;
+      this.privateHandles.delete(key);
+      await h.stop("stopped", reason);
+      return;
+    }
   }
 
   /** Private (per-client) handles of one server, for status. */
