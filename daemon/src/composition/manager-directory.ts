@@ -40,8 +40,16 @@ export class ManagerDirectory implements ServerDirectory {
     this.manager.ui.unpark(name);
   }
 
-  releaseConnection(connectionId: string): Promise<void> {
-    return this.manager.releaseConnection(connectionId);
+  releaseConnection(connectionId: string, keep?: ReadonlySet<Upstream>): Promise<void> {
+    return this.manager.releaseConnection(connectionId, keep);
+  }
+
+  movePrivate(handle: Upstream, connectionId: string): void {
+    this.manager.movePrivate(handle, connectionId);
+  }
+
+  stopPrivate(handle: Upstream, reason: string): Promise<void> {
+    return this.manager.stopPrivate(handle, reason);
   }
 
   /**

@@ -3,7 +3,9 @@ import { McpdError, WireCode, isObject, type JsonObject, type JsonRpcRequest, ty
 import type { InFlight, InFlightRequests } from "./in-flight.js";
 import { RUNTIME_DEFAULTS } from "../defaults.js";
 import { StateSealer, type StateRefusal } from "./sealed-state.js";
+import type { ServerDirectory, Upstream } from "./upstream-port.js";
 import { upstreamRequestKey } from "./upstream-keys.js";
+import { failAll, giveUp, noCallFor, otherRequest, type Asked, type Held } from "./held-rounds.js";
 
 /**
  * The key mcpd gives the first request of an `input_required` it makes (the retry's `inputResponses` answer
@@ -13,18 +15,6 @@ export const HELD_KEY = "mcpd";
 
 /** Most requests one gathering waits for more after. */
 const MAX_GATHERED = 32;
-
-/** One request of the server's in a round: its key in `inputRequests`, and how its answer reaches the server. */
-interface Asked {
-  readonly key: string;
-  /** {@link upstreamRequestKey} of the server's request: what its `notifications/cancelled` names. */
-  readonly serverKey: string;
-  readonly req: JsonRpcRequest;
-  /** Set when the server cancelled this request: it is no longer answered, and a retry is refused saying why. */
-  cancelled?: string;
-  answer(result: JsonObject): void;
-  fail(error: unknown): void;
-}
 
 /** A round being gathered: the server's requests for one call, each within `inputGatherMs` of the one before. */
 interface Gathering {
@@ -37,14 +27,11 @@ interface Gathering {
 export interface HoldingConnection {
   readonly id: string;
   readonly inFlight: InFlightRequests;
+  /** The private sessions of per-client servers it uses (a retry's connection takes over the held call's). */
+  privates?: Set<Upstream> | undefined;
+  /** Its 2026-era calls: a call's method and target as the client sent them (its state is sealed to them). */
+  readonly modern?: { requestOf(id: RequestId): { method: string; target: string | undefined } | undefined } | undefined;
   send(message: object): void;
-}
-
-/** A 2025 server's requests of one round, waiting for a 2026-era client's retry. */
-interface Held {
-  readonly call: InFlight;
-  readonly timer: NodeJS.Timeout;
-  readonly asked: readonly Asked[];
 }
 
 const REFUSED: Record<StateRefusal, string> = {
@@ -74,8 +61,14 @@ export class HeldCalls {
   /** What a connection's states are bound to, when not the connection itself: an HTTP request's token. */
   private readonly bindings = new WeakMap<HoldingConnection, string>();
 
-  /** @param ttlMs a state's lifetime now (`mcpd.requestStateTtlMs`) */
-  constructor(private readonly ttlMs: () => number) {}
+  /**
+   * @param ttlMs a state's lifetime now (`mcpd.requestStateTtlMs`)
+   * @param privates where a private session kept for a retry goes to the retry's connection, or ends
+   */
+  constructor(
+    private readonly ttlMs: () => number,
+    private readonly privates: Pick<ServerDirectory, "movePrivate" | "stopPrivate">,
+  ) {}
 
   /** Server requests waiting for a retry (rounds). */
   get size(): number {
@@ -125,14 +118,26 @@ export class HeldCalls {
     if (gathering === undefined) return;
     this.gathering.delete(call);
     const { conn, asked } = gathering;
+    if (call.settled || call.cancelled) {
+      // No response goes out for it (it had its one): nothing is held.
+      for (const a of asked) if (this.byRequest.get(a.serverKey)?.asked === a) this.byRequest.delete(a.serverKey);
+      return noCallFor(call, asked);
+    }
     const ref = randomUUID();
     const ttl = this.ttlMs();
     const timer = setTimeout(() => this.expire(ref), ttl);
     timer.unref();
-    this.held.set(ref, { call, timer, asked });
+    this.held.set(ref, { call, conn, kept: false, timer, asked });
     // The call is no longer its connection's: an HTTP response ending must not cancel it.
     conn.inFlight.release(call);
-    const requestState = this.sealer.seal({ ref, bind: this.bindingOf(conn), exp: Date.now() + ttl });
+    const request = conn.modern?.requestOf(call.id) ?? { method: call.method, target: undefined };
+    const requestState = this.sealer.seal({
+      ref,
+      bind: this.bindingOf(conn),
+      exp: Date.now() + ttl,
+      method: request.method,
+      ...(request.target !== undefined ? { target: request.target } : {}),
+    });
     const inputRequests = Object.fromEntries(asked.map((a) => [a.key, { method: a.req.method, params: a.req.params ?? {} }]));
     conn.send({ jsonrpc: "2.0", id: call.id, result: { resultType: "input_required", inputRequests, requestState } });
   }
@@ -140,13 +145,20 @@ export class HeldCalls {
   /**
    * A 2026-era request carrying `params.requestState`: when the state is mcpd's, the retry is served here
    * (true): refused with -32602 (MCPD_REQUEST_STATE_INVALID) when altered, another connection's, expired,
-   * used already, or when the server cancelled a request it answers; else the server gets the answers and
-   * `conn` the call, under `id`. False: a server's state.
+   * used already, presented on another request than the one it was issued for (another method, tool,
+   * prompt or resource: the state stays good for that one), or when the server cancelled a request it
+   * answers; else the server gets the answers and `conn` the call, under `id`. False: a server's state.
    */
-  claim(conn: HoldingConnection, id: RequestId, params: JsonObject | undefined): boolean {
+  claim(conn: HoldingConnection, id: RequestId, method: string, params: JsonObject | undefined): boolean {
     const state = params?.requestState;
     if (!StateSealer.isOurs(state)) return false;
     const claims = this.sealer.open(state, this.bindingOf(conn));
+    const other = typeof claims === "string" ? undefined : otherRequest(claims, method, params);
+    if (other !== undefined) {
+      const error = new McpdError("MCPD_REQUEST_STATE_INVALID", other);
+      conn.send({ jsonrpc: "2.0", id, error: { code: WireCode.InvalidParams, message: error.message, data: { mcpdCode: error.code } } });
+      return true;
+    }
     const held = typeof claims === "string" ? undefined : this.held.get(claims.ref);
     if (typeof claims === "string" || held === undefined) {
       const why = typeof claims === "string" ? REFUSED[claims] : "requestState has expired or was used already";
@@ -164,10 +176,17 @@ export class HeldCalls {
         error: { code: WireCode.InvalidParams, message: why, data: { mcpdCode: "MCPD_REQUEST_STATE_INVALID" } },
       });
       failAll(held, new McpdError("MCPD_NO_CLIENT_FOR_REQUEST", "The server cancelled another request of this round"));
-      giveUp(held.call, "the server cancelled the request the client was asked");
+      this.giveUp(held, "the server cancelled the request the client was asked");
       return true;
     }
-    conn.inFlight.adopt(held.call, id);
+    if (held.kept) {
+      // The call's private session outlived its connection (an HTTP request): it is the retry's now.
+      this.privates.movePrivate(held.call.handle, conn.id);
+      (conn.privates ??= new Set()).add(held.call.handle);
+    }
+    const meta = params?._meta;
+    const token = isObject(meta) ? meta.progressToken : undefined;
+    conn.inFlight.adopt(held.call, id, typeof token === "string" || typeof token === "number" ? token : undefined);
     const responses = params?.inputResponses;
     for (const asked of held.asked) {
       const answer = isObject(responses) ? responses[asked.key] : undefined;
@@ -194,6 +213,28 @@ export class HeldCalls {
     return true;
   }
 
+  /**
+   * Connection `conn` is ending: the private sessions (of per-client servers) its calls held here run on,
+   * to be kept for their retries, which come on other connections (over HTTP, each 2026-era request is one:
+   * its states are bound to a token, see {@link bindTo}). A socket's states are its own: none kept.
+   */
+  keptAt(conn: HoldingConnection): Set<Upstream> {
+    const kept = new Set<Upstream>();
+    if (!this.bindings.has(conn)) return kept;
+    for (const held of this.held.values()) {
+      if (held.conn !== conn || conn.privates?.has(held.call.handle) !== true) continue;
+      held.kept = true;
+      kept.add(held.call.handle);
+    }
+    return kept;
+  }
+
+  /** Cancels a held call upstream (no client will take its answer), and ends its private session if kept for it. */
+  private giveUp(held: Held, reason: string): void {
+    giveUp(held.call, reason);
+    if (held.kept) void this.privates.stopPrivate(held.call.handle, reason).catch(() => {});
+  }
+
   private forget(ref: string, held: Held): void {
     this.held.delete(ref);
     for (const asked of held.asked) if (this.byRequest.get(asked.serverKey)?.asked === asked) this.byRequest.delete(asked.serverKey);
@@ -212,17 +253,6 @@ export class HeldCalls {
         "The 2026-era client did not retry with its requestState in time (mcpd.requestStateTtlMs)",
       ),
     );
-    giveUp(held.call, "the client did not retry in time");
+    this.giveUp(held, "the client did not retry in time");
   }
-}
-
-/** Fails every request of a round the server did not cancel. */
-function failAll(held: Held, error: McpdError): void {
-  for (const asked of held.asked) if (asked.cancelled === undefined) asked.fail(error);
-}
-
-/** Cancels a held call upstream: no client will take its answer. */
-function giveUp(call: InFlight, reason: string): void {
-  call.cancelled = true;
-  call.cancellation.cancel(new McpdError("MCPD_ABORTED", reason));
 }

@@ -45,6 +45,8 @@ export class InFlight implements RequestReply<JsonObject>, RoundCall {
   /** The answer that came while it was held: the retry that takes it over gets it. */
   private parked: { result: JsonObject } | { error: JsonRpcErrorObject } | undefined;
   cancelled = false;
+  /** It settled (answered or failed upstream): nothing more is sent for it but a parked answer. */
+  settled = false;
   /** The transport's own deadline: none, the daemon's {@link timer} is the request's deadline. */
   readonly timeout = 0;
   /** The server's `timeout`: the request is cancelled with RequestTimeoutError after this long without progress (0 or not finite: never). */
@@ -140,6 +142,7 @@ export class InFlight implements RequestReply<JsonObject>, RoundCall {
 
   /** Settled (failed with `error`, or answered `result`): its timer, progress token and entry go, its span ends. */
   private end(error?: unknown, result?: JsonObject): void {
+    this.settled = true;
     clearTimeout(this.timer);
     this.timer = undefined;
     this.list.ended(this);

@@ -114,8 +114,12 @@ export class InFlightRequests {
     if (this.entries.size === 0) this.watcher?.inFlightEmptied();
   }
 
-  /** Takes over `entry` (a held call) as this connection's request `id`: its answer comes here. */
-  adopt(entry: InFlight, id: RequestId): void {
+  /**
+   * Takes over `entry` (a held call) as this connection's request `id`: its answer comes here, and its
+   * progress (the upstream token stays) as `progressToken`, that request's own (none: no progress).
+   */
+  adopt(entry: InFlight, id: RequestId, progressToken?: string | number): void {
+    if (entry.progressToken !== undefined) this.progress.move(entry.progressToken, this.owner, progressToken);
     if (!entry.moveTo(this, id)) this.entries.set(id, entry);
   }
 

@@ -9,6 +9,7 @@ import {
   isObject,
   mcpMethod,
   readEnvelope,
+  targetOf,
   toModernError,
   toWireError,
   withoutEnvelope,
@@ -44,6 +45,8 @@ interface ModernCall {
   readonly logLevel: LogLevel | undefined;
   /** The capabilities its envelope declared. */
   readonly capabilities: JsonObject;
+  /** What it names (a tool's or prompt's name, a resource's URI), as the client named it. */
+  readonly target: string | undefined;
 }
 
 /**
@@ -90,6 +93,12 @@ export class ModernCalls {
     return { clientCapabilities: call.capabilities, clientInfo: this.host.clientInfo, logLevel: call.logLevel };
   }
 
+  /** Its call `id` as the client sent it: the method and what it names (a requestState is sealed to them). */
+  requestOf(id: RequestId): { method: string; target: string | undefined } | undefined {
+    const call = this.calls.get(id);
+    return call === undefined ? undefined : { method: call.method, target: call.target };
+  }
+
   /** Whether its call `id` declared that client capability in its envelope. */
   declared(id: RequestId, capability: string): boolean {
     return isObject(this.calls.get(id)?.capabilities[capability]);
@@ -120,14 +129,19 @@ export class ModernCalls {
       this.host.clientInfo = boundedClientInfo(envelope.clientInfo);
     const params = withoutEnvelope(req.params);
     if (method === "subscriptions/listen") return this.listens.open(id, params);
-    this.calls.set(id, { method, logLevel: envelope.logLevel, capabilities: envelope.clientCapabilities });
+    this.calls.set(id, {
+      method,
+      logLevel: envelope.logLevel,
+      capabilities: envelope.clientCapabilities,
+      target: targetOf(method, params)?.name,
+    });
     if (envelope.logLevel !== undefined) {
       this.levelled++;
       this.host.relevelViewed();
     }
     if (method === "server/discover") return this.discover(id);
     // A retry with the requestState mcpd issued for a 2025 server's request (held-calls.ts).
-    if (this.ctx.held.claim(this.host, id, params)) return;
+    if (this.ctx.held.claim(this.host, id, method, params)) return;
     this.host.route(id, method, params);
   }
 

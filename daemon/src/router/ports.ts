@@ -72,6 +72,7 @@ export interface HeldRetries {
   claim(
     conn: { readonly id: string; readonly inFlight: unknown; send(message: object): void },
     id: RequestId,
+    method: string,
     params: JsonObject | undefined,
   ): boolean;
 }
@@ -89,6 +90,12 @@ export interface ProgressRegistry {
   register(owner: Downstream, token: string | number, entry: ProgressTarget): string;
   /** The request ended: progress for that token is dropped from now on. */
   release(upstreamToken: string): void;
+  /**
+   * The request was taken over by `owner`'s request with its own `token` (a retry after `input_required`,
+   * held-calls.ts): progress for `upstreamToken` goes there from now on; no token: it only restarts the
+   * request's timeout.
+   */
+  move(upstreamToken: string, owner: Downstream, token: string | number | undefined): void;
 }
 
 /** A connection holding resource subscriptions. */

@@ -9,7 +9,8 @@ import type { Downstream, ProgressRegistry, ProgressTarget } from "./ports.js";
  */
 interface ProgressRoute {
   owner: Downstream;
-  token: string | number;
+  /** The caller's own token; undefined: the request that took it over asked for no progress. */
+  token: string | number | undefined;
   entry: ProgressTarget;
 }
 
@@ -48,6 +49,13 @@ export class ProgressRoutes implements ProgressRegistry {
     this.routes.delete(upstreamToken);
   }
 
+  move(upstreamToken: string, owner: Downstream, token: string | number | undefined): void {
+    const route = this.routes.get(upstreamToken);
+    if (route === undefined) return;
+    route.owner = owner;
+    route.token = token;
+  }
+
   /** `notifications/progress` from `handle`: to the connection whose request it is for, or dropped. */
   deliver(handle: Upstream, method: string, params: JsonObject | undefined): void {
     const token = params?.progressToken;
@@ -59,6 +67,7 @@ export class ProgressRoutes implements ProgressRegistry {
       return;
     }
     route.entry.touch();
+    if (route.token === undefined) return;
     route.owner.send({ jsonrpc: "2.0", method, params: { ...params, progressToken: route.token } });
   }
 

@@ -71,7 +71,7 @@ export class Router {
     this.progress = new ProgressRoutes(this.log);
     this.subscriptions = new Subscriptions();
     this.levels = new LogLevels(manager, sessions, this.log);
-    const held = (this.held = new HeldCalls(() => this.input.stateTtlMs));
+    const held = (this.held = new HeldCalls(() => this.input.stateTtlMs, manager));
     this.requests = new ServerRequests(manager, sessions, this.log, held);
     this.context = {
       servers: manager,
@@ -177,7 +177,8 @@ export class Router {
     for (const key of [...session.subscriptions]) await this.subscriptions.unsubscribe(session, key).catch(() => {});
     this.levels.relevelAll();
     this.requests.forget(session);
-    await this.manager.releaseConnection(session.id);
+    // A private session a call is held on for a retry in another HTTP request stays (held-calls.ts).
+    await this.manager.releaseConnection(session.id, this.held.keptAt(session));
   }
 
   /** How a session's client reached the daemon. */

@@ -8,6 +8,10 @@ export interface StateClaims {
   readonly bind: string;
   /** Expiry, in ms since the epoch. */
   readonly exp: number;
+  /** The method of the request it was issued for (its retry must be the same request). */
+  readonly method: string;
+  /** What that request named (a tool's or prompt's name, a resource's URI), as the client named it; absent: nothing. */
+  readonly target?: string;
 }
 
 /** Marks mcpd's own states: any other `requestState` is a server's, passed through untouched. */

@@ -1,10 +1,21 @@
-import { McpRemoteError, WireCode, type JsonObject, type JsonRpcRequest, type Logger, type MessageContext } from "@mcpd/protocol";
+import {
+  McpRemoteError,
+  WireCode,
+  mcpMethod,
+  type JsonObject,
+  type JsonRpcRequest,
+  type Logger,
+  type MessageContext,
+} from "@mcpd/protocol";
 import type { HeldCalls } from "./held-calls.js";
 import { INPUT_CAPABILITY as REQUEST_CAPABILITY } from "./input-rounds.js";
 import type { ServerDirectory, Upstream } from "./upstream-port.js";
 import { declares } from "./client-capabilities.js";
 import { upstreamRequestKey } from "./upstream-keys.js";
 import type { Session } from "./session.js";
+
+/** {@link ServerRequests.holdFor}: the call is a 2026-era one whose method may not be answered `input_required`. */
+const UNASKABLE = Symbol("unaskable");
 
 /** Most candidate clients a refusal names. */
 const MAX_NAMED_CLIENTS = 5;
@@ -110,8 +121,8 @@ export class ServerRequests {
     const candidates = this.candidatesFor(handle, ctx);
     const only = candidates.length === 1 ? (candidates[0] as Session) : undefined;
     const held = only?.modern !== undefined ? this.holdFor(only, handle, req, ctx, cap) : undefined;
-    if (held !== undefined) return held;
-    if (only && (!cap || declares(only, cap))) {
+    if (held !== undefined && held !== UNASKABLE) return held;
+    if (only && held === undefined && (!cap || declares(only, cap))) {
       const key = upstreamRequestKey(handle, req.id);
       try {
         return await only.outgoing.request(req.method, only.tag(handle, req.params), (id) =>
@@ -125,16 +136,19 @@ export class ServerRequests {
     if (req.method === "roots/list") {
       return { roots: handle.config.roots.map((r) => ({ ...r })) };
     }
-    const why = only
-      ? `the only client with a request in flight to it (${only.label}) did not declare the "${cap}" capability`
-      : candidates.length === 0
-        ? ctx.relatedRequestId !== undefined
-          ? "it arrived with a request that no connected client is waiting for"
-          : ctx.standalone
-            ? "it arrived on the server's standalone stream and no client has a request in flight to it"
-            : "no client has a request in flight to it"
-        : `${candidates.length} clients have requests in flight to it (${named(candidates)}), so mcpd cannot tell which one it is for; ` +
-          `set "sharing": "per-client" on this server to give each client its own session`;
+    const why =
+      held === UNASKABLE
+        ? "the 2026-era request it came during cannot be answered input_required (only tools/call, prompts/get and resources/read can)"
+        : only
+          ? `the only client with a request in flight to it (${only.label}) did not declare the "${cap}" capability`
+          : candidates.length === 0
+            ? ctx.relatedRequestId !== undefined
+              ? "it arrived with a request that no connected client is waiting for"
+              : ctx.standalone
+                ? "it arrived on the server's standalone stream and no client has a request in flight to it"
+                : "no client has a request in flight to it"
+            : `${candidates.length} clients have requests in flight to it (${named(candidates)}), so mcpd cannot tell which one it is for; ` +
+              `set "sharing": "per-client" on this server to give each client its own session`;
     throw new McpRemoteError({
       code: WireCode.NoClientForRequest,
       message: `No single client can answer ${req.method} for server "${handle.name}": ${why}`,
@@ -146,7 +160,9 @@ export class ServerRequests {
    * A 2026-era call of `session` that the request is for (the one on whose HTTP response stream it came,
    * else its one call in flight to the server): it is answered `input_required` and held for its retry
    * (held-calls.ts). Several calls: -32066, never a guess. Undefined: no 2026-era call (or one whose client
-   * did not declare the capability), which the 2025 rules then serve.
+   * did not declare the capability), which the 2025 rules then serve. {@link UNASKABLE}: the 2026-era call
+   * is of a method the 2026-07-28 revision lets no `input_required` answer (a list, `completion/complete`):
+   * its client cannot be asked, and mcpd answers as for a client without the capability.
    */
   private holdFor(
     session: Session,
@@ -154,7 +170,7 @@ export class ServerRequests {
     req: JsonRpcRequest,
     ctx: MessageContext,
     cap: string | undefined,
-  ): Promise<JsonObject> | undefined {
+  ): Promise<JsonObject> | typeof UNASKABLE | undefined {
     const modern = session.modern;
     const calls = session.inFlight.callsTo(handle, ctx.relatedRequestId);
     if (modern === undefined || !calls.some((c) => modern.has(c.id))) return undefined;
@@ -165,6 +181,7 @@ export class ServerRequests {
         data: { mcpdCode: "MCPD_NO_CLIENT_FOR_REQUEST" },
       });
     const call = calls[0] as (typeof calls)[number];
+    if (mcpMethod(call.method)?.inputRequired !== true) return UNASKABLE;
     if (cap !== undefined && !modern.declared(call.id, cap)) return undefined;
     return this.held.hold(session, call, req);
   }

@@ -158,8 +158,15 @@ export interface ServerDirectory {
   standIn?(name: string): Upstream | undefined;
   /** A client without the UI extension has come to use server `name`: its parked shared session starts again. */
   unpark?(name: string): void;
-  /** A connection ended: its private sessions end. */
-  releaseConnection(connectionId: string): Promise<void>;
+  /**
+   * A connection ended: its private sessions end, except those in `keep` (a call held on it for a 2026-era
+   * client's retry in another request, held-calls.ts), which stay until {@link movePrivate} or {@link stopPrivate}.
+   */
+  releaseConnection(connectionId: string, keep?: ReadonlySet<Upstream>): Promise<void>;
+  /** A private session kept at its connection's end becomes connection `connectionId`'s (and ends with it). */
+  movePrivate(handle: Upstream, connectionId: string): void;
+  /** A private session kept at its connection's end ends (its held call ended with no connection to take it). */
+  stopPrivate(handle: Upstream, reason: string): Promise<void>;
   /** Installs the one listener of what the servers say (the router, once, when it is made). */
   listen(events: UpstreamEvents): void;
 }

@@ -1,58 +1,21 @@
-import {
-  NotFoundError,
-  PROTOCOL_DEFAULTS,
-  quote,
-  type ClientCapabilities,
-  type JsonObject,
-  type JsonRpcRequest,
-  type Logger,
-  type MessageContext,
-  type ReloadDiff,
-} from "@mcpd/protocol";
-import type { MCPTransport, TransportConfig } from "@mcpd/transports";
+import { NotFoundError, PROTOCOL_DEFAULTS, quote, type ClientCapabilities, type ReloadDiff } from "@mcpd/protocol";
 import type { LoadedConfig, ResolvedServerConfig } from "../config/config-schema.js";
 import { ChildRegistry } from "./child-registry.js";
 import { ServerHandle, type StateChange } from "./server-handle.js";
+import type { ManagerListener, ManagerOptions, ServerRequestAnswerer } from "./manager-types.js";
 import { relayedCapabilities } from "./relayed-capabilities.js";
 import { ToolCache, type CachedServer } from "./tool-cache.js";
 import { UiSessions } from "./ui-sessions.js";
-import type { ListKind } from "./upstream-client.js";
+import { applyConfig } from "./apply-config.js";
 import { disabledInConfig } from "./disable-reasons.js";
+import { PrivateSessions } from "./private-sessions.js";
 import { RUNTIME_DEFAULTS } from "../defaults.js";
 import { silentDaemonLogger, type DaemonLogger } from "../infra/daemon-logger.js";
 import { shuttingDownError } from "../lifecycle/shutting-down-error.js";
 
-export interface ManagerOptions {
-  createTransport: (config: TransportConfig, logger: Logger, server: ResolvedServerConfig) => MCPTransport;
-  /** Each server logs through a child of it, at the server's `logLevel` when it has one. */
-  logger?: DaemonLogger;
-  /** Directory of the on-disk tool cache. */
-  cacheDir?: string;
-  /** File recording child process groups (orphan cleanup after a crash of mcpd). */
-  childrenFile?: string;
-  /** Capabilities mcpd declares upstream on behalf of its clients. */
-  clientCapabilities?: ClientCapabilities;
-}
-
+export type { ManagerListener, ManagerOptions, ServerRequestAnswerer } from "./manager-types.js";
 /** What a reload did: server names per outcome (declared with the control protocol's `mcpd/reload`). */
 export type { ReloadDiff };
-
-/**
- * What the manager tells a listener about its servers, each call with the server's handle (a shared one,
- * or a connection's private session: notifications, states and list changes come from both).
- */
-export interface ManagerListener {
-  /** A configured server's handle was made (load, reload). */
-  added?(handle: ServerHandle): void;
-  /** A server left the config (reload); it is being stopped. */
-  removed?(handle: ServerHandle): void;
-  state?(handle: ServerHandle, change: StateChange): void;
-  notification?(handle: ServerHandle, method: string, params: JsonObject | undefined, context: MessageContext): void;
-  listChanged?(handle: ServerHandle, kind: ListKind): void;
-}
-
-/** Answers one server's sampling, elicitation or roots request; a rejection goes to the server as an error. */
-export type ServerRequestAnswerer = (handle: ServerHandle, request: JsonRpcRequest, context: MessageContext) => Promise<JsonObject>;
 
 /**
  * Owns every upstream server: one {@link ServerHandle} per configured server (plus private sessions for
@@ -65,8 +28,8 @@ export class MCPManager {
   serverRequests: ServerRequestAnswerer | undefined;
   private readonly listeners = new Set<ManagerListener>();
   private readonly handles = new Map<string, ServerHandle>();
-  /** Private sessions of per-client servers: key `<server>\0<connectionId>`. */
-  private readonly privateHandles = new Map<string, ServerHandle>();
+  /** Private sessions of per-client servers, one per server and connection. */
+  private readonly privates = new PrivateSessions();
   private readonly opts: ManagerOptions;
   private readonly log: DaemonLogger;
   /** Each handle's logger (a child of {@link log}), whose level follows its config. */
@@ -198,33 +161,36 @@ export class MCPManager {
     const shared = this.require(name);
     if (shared.state === "disabled") return shared;
     if (shared.config.sharing !== "per-client") return (this.shuttingDown ? undefined : this.ui.for(shared, capabilities)) ?? shared;
-    const key = `${name}\0${connectionId}`;
-    let h = this.privateHandles.get(key);
-    if (!h) {
+    return this.privates.for(name, connectionId, () => {
       if (this.shuttingDown) throw shuttingDownError();
-      // No await between the lookup and the set: two requests of one connection share one private session.
-      h = this.makeHandle(shared.config, connectionId, shared.eras.known ? { era: shared.eras.known } : undefined, capabilities);
-      this.privateHandles.set(key, h);
-    }
-    return h;
+      return this.makeHandle(shared.config, connectionId, shared.eras.known ? { era: shared.eras.known } : undefined, capabilities);
+    });
   }
 
-  /** A connection closed: end its private sessions. */
-  async releaseConnection(connectionId: string): Promise<void> {
-    const ends: Promise<void>[] = [];
-    for (const [key, h] of this.privateHandles) {
-      if (key.endsWith(`\0${connectionId}`)) {
-        this.privateHandles.delete(key);
-        ends.push(h.stop("stopped", "client disconnected"));
-      }
-    }
+  /**
+   * A connection closed: end its private sessions, except those in `keep` (a call on it is held for a retry
+   * that may come on another connection), which stay, still under this connection, until {@link movePrivate}
+   * gives them to another or {@link stopPrivate} ends them.
+   */
+  async releaseConnection(connectionId: string, keep?: { has(handle: ServerHandle): boolean }): Promise<void> {
+    const ends = this.privates.takeConnection(connectionId, keep).map((h) => h.stop("stopped", "client disconnected"));
     if (!this.shuttingDown) ends.push(this.ui.release());
     await Promise.all(ends);
   }
 
+  /** Private session `handle` becomes connection `connectionId`'s: it ends when that connection closes. */
+  movePrivate(handle: object, connectionId: string): void {
+    this.privates.move(handle, connectionId);
+  }
+
+  /** Ends private session `handle` (kept at its connection's end, see {@link releaseConnection}). */
+  async stopPrivate(handle: object, reason: string): Promise<void> {
+    await this.privates.take(handle)?.stop("stopped", reason);
+  }
+
   /** Private (per-client) handles of one server, for status. */
   privateSessions(name: string): ServerHandle[] {
-    return [...this.privateHandles.entries()].filter(([k]) => k.startsWith(`${name}\0`)).map(([, h]) => h);
+    return this.privates.of(name);
   }
 
   /**
@@ -255,12 +221,12 @@ export class MCPManager {
         for (const l of this.listeners) l.removed?.(handle);
         work.push(handle.stop("stopped", "removed from config", drainMs), this.ui.drop(name, "removed from config", false));
         // Forgotten too: a server of that name added later must not hand a connection this old session.
-        for (const p of this.dropPrivateSessions(name)) work.push(p.stop("stopped", "removed from config", drainMs));
+        for (const p of this.privates.takeServer(name)) work.push(p.stop("stopped", "removed from config", drainMs));
       } else if (cfg.hash !== handle.config.hash) {
         result.changed.push(name);
         work.push(this.ui.drop(name, "config changed"));
-        work.push(this.applyConfig(handle, cfg, true, signal, drainMs));
-        for (const p of this.privateSessions(name)) work.push(this.applyConfig(p, cfg, false, signal, drainMs));
+        work.push(applyConfig(handle, cfg, true, signal, drainMs));
+        for (const p of this.privateSessions(name)) work.push(applyConfig(p, cfg, false, signal, drainMs));
       } else {
         result.unchanged.push(name);
       }
@@ -274,46 +240,12 @@ export class MCPManager {
       if (cfg.enabled && cfg.startup === "eager") work.push(handle.start("added by reload"));
     }
     // The daemon's level may have changed too: a server without a level of its own takes it.
-    for (const h of [...this.handles.values(), ...this.privateHandles.values(), ...this.ui.all]) {
+    for (const h of [...this.handles.values(), ...this.privates.all, ...this.ui.all]) {
       const log = this.logs.get(h);
       if (log) log.level = next.get(h.name)?.logLevel ?? this.log.level;
     }
     await Promise.all(work);
     return result;
-  }
-
-  /**
-   * Gives `handle` (a shared handle, or a private session: `shared` false) the changed config `cfg`: disables
-   * or enables it as `cfg` says, or restarts it when it had failed or its transport changed while it runs.
-   * A stopped server is not started, nor is an enabled private session: their next request starts them.
-   */
-  private applyConfig(
-    handle: ServerHandle,
-    cfg: ResolvedServerConfig,
-    shared: boolean,
-    signal: AbortSignal | undefined,
-    drainMs: number,
-  ): Promise<void> {
-    const transportChanged = cfg.transportHash !== handle.config.transportHash || cfg.protocolEra !== handle.config.protocolEra;
-    const wasEnabled = handle.config.enabled;
-    handle.updateConfig(cfg);
-    if (!cfg.enabled) return handle.disable(disabledInConfig(cfg.name), drainMs);
-    if (!wasEnabled) return handle.enable(shared);
-    if (handle.state === "failed") return handle.restart("config changed", signal, drainMs);
-    // A stopped server (lazy and unused, stopped when idle) keeps no session of the old config: its next use starts the new one.
-    if (transportChanged && handle.state !== "stopped") return handle.restart("config changed", signal, drainMs);
-    return Promise.resolve();
-  }
-
-  /** Removes a server's private sessions from the map (they are the caller's to stop) and returns them. */
-  private dropPrivateSessions(name: string): ServerHandle[] {
-    const dropped: ServerHandle[] = [];
-    for (const [key, h] of this.privateHandles) {
-      if (!key.startsWith(`${name}\0`)) continue;
-      this.privateHandles.delete(key);
-      dropped.push(h);
-    }
-    return dropped;
   }
 
   /**
@@ -351,9 +283,9 @@ export class MCPManager {
     if (this.shuttingDown) return;
     this.shuttingDown = true;
     // Closed, not only stopped: a restart under way (a reload's, `mcpd restart`) must not start it again.
-    const all = [...this.handles.values(), ...this.privateHandles.values(), ...this.ui.all];
+    const all = [...this.handles.values(), ...this.privates.all, ...this.ui.all];
     await Promise.all(all.map((h) => h.close("mcpd shutting down", drainMs)));
-    this.privateHandles.clear();
+    this.privates.clear();
     await this.cache?.settled();
   }
 }

@@ -4,7 +4,7 @@
  */
 import { NotFoundError, type ClientCapabilities } from "@mcpd/protocol";
 import type { ResolvedServerConfig } from "../../src/config/config-schema.js";
-import type { ServerDirectory, UpstreamEvents } from "../../src/router/upstream-port.js";
+import type { ServerDirectory, Upstream, UpstreamEvents } from "../../src/router/upstream-port.js";
 import { FakeUpstream, type FakeServerSpec } from "./fake-upstream.js";
 
 export class FakeDirectory implements ServerDirectory {
@@ -68,14 +68,33 @@ export class FakeDirectory implements ServerDirectory {
     return fake;
   }
 
+  movePrivate(handle: Upstream, connectionId: string): void {
+    for (const [key, fake] of this.privates) {
+      if (fake !== handle) continue;
+      this.privates.delete(key);
+      this.privates.set(`${key.slice(0, key.indexOf("\0"))}\0${connectionId}`, fake);
+      return;
+    }
+  }
+
+  async stopPrivate(handle: Upstream, reason: string): Promise<void> {
+    for (const [key, fake] of this.privates) {
+      if (fake !== handle) continue;
+      this.privates.delete(key);
+      fake.crash(reason);
+      fake.setState("stopped", reason);
+      return;
+    }
+  }
+
   /** The private session of `name` that connection `connectionId` has, if any. */
   privateOf(name: string, connectionId: string): FakeUpstream | undefined {
     return this.privates.get(`${name}\0${connectionId}`);
   }
 
-  async releaseConnection(connectionId: string): Promise<void> {
+  async releaseConnection(connectionId: string, keep?: ReadonlySet<Upstream>): Promise<void> {
     for (const [key, fake] of this.privates) {
-      if (!key.endsWith(`\0${connectionId}`)) continue;
+      if (!key.endsWith(`\0${connectionId}`) || keep?.has(fake)) continue;
       this.privates.delete(key);
       fake.crash("client disconnected");
       fake.setState("stopped", "client disconnected");

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { StateSealer } from "../../src/router/sealed-state.js";
 
-const claims = { ref: "r1", bind: "socket:c1", exp: 2_000 };
+const claims = { ref: "r1", bind: "socket:c1", exp: 2_000, method: "tools/call", target: "ask" };
 
 describe("StateSealer (the requestState mcpd issues to 2026-era clients)", () => {
   it("opens its own state for the connection it was issued to, before it expires", () => {
