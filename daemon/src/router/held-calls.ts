@@ -1,11 +1,13 @@
 import { randomUUID } from "node:crypto";
 import { McpdError, WireCode, isObject, type JsonObject, type JsonRpcRequest, type RequestId } from "@mcpd/protocol";
-import type { InFlight, InFlightRequests } from "./in-flight.js";
+import type { InFlight } from "./in-flight.js";
 import { RUNTIME_DEFAULTS } from "../defaults.js";
 import { StateSealer, type StateRefusal } from "./sealed-state.js";
 import type { ServerDirectory, Upstream } from "./upstream-port.js";
 import { upstreamRequestKey } from "./upstream-keys.js";
-import { failAll, giveUp, noCallFor, otherRequest, type Asked, type Held } from "./held-rounds.js";
+import { failAll, giveUp, noCallFor, otherRequest, type Asked, type Held, type HoldingConnection } from "./held-rounds.js";
+
+export type { HoldingConnection };
 
 /**
  * The key mcpd gives the first request of an `input_required` it makes (the retry's `inputResponses` answer
@@ -21,17 +23,6 @@ interface Gathering {
   readonly conn: HoldingConnection;
   readonly asked: Asked[];
   timer: NodeJS.Timeout;
-}
-
-/** A connection whose 2026-era call a 2025-era server asks something of (a Session). */
-export interface HoldingConnection {
-  readonly id: string;
-  readonly inFlight: InFlightRequests;
-  /** The private sessions of per-client servers it uses (a retry's connection takes over the held call's). */
-  privates?: Set<Upstream> | undefined;
-  /** Its 2026-era calls: a call's method and target as the client sent them (its state is sealed to them). */
-  readonly modern?: { requestOf(id: RequestId): { method: string; target: string | undefined } | undefined } | undefined;
-  send(message: object): void;
 }
 
 const REFUSED: Record<StateRefusal, string> = {

@@ -1,9 +1,20 @@
-import { McpdError, targetOf, type JsonObject, type JsonRpcRequest } from "@mcpd/protocol";
-import type { HoldingConnection } from "./held-calls.js";
-import type { InFlight } from "./in-flight.js";
+import { McpdError, targetOf, type JsonObject, type JsonRpcRequest, type RequestId } from "@mcpd/protocol";
+import type { InFlight, InFlightRequests } from "./in-flight.js";
+import type { Upstream } from "./upstream-port.js";
 import type { StateClaims } from "./sealed-state.js";
 
 /** What a held round is made of, and how its server requests and its call end (held-calls.ts). */
+
+/** A connection whose 2026-era call a 2025-era server asks something of (a Session). */
+export interface HoldingConnection {
+  readonly id: string;
+  readonly inFlight: InFlightRequests;
+  /** The private sessions of per-client servers it uses (a retry's connection takes over the held call's). */
+  privates?: Set<Upstream> | undefined;
+  /** Its 2026-era calls: a call's method and target as the client sent them (its state is sealed to them). */
+  readonly modern?: { requestOf(id: RequestId): { method: string; target: string | undefined } | undefined } | undefined;
+  send(message: object): void;
+}
 
 /** One request of the server's in a round: its key in `inputRequests`, and how its answer reaches the server. */
 export interface Asked {

@@ -9,10 +9,18 @@ import {
   type RequestId,
   type RequestReply,
 } from "@mcpd/protocol";
-import type { InFlightRequests } from "./in-flight.js";
 import { answersInput, askForInput, retryParams, type RoundCall } from "./input-rounds.js";
 import type { Upstream } from "./upstream-port.js";
-import type { TracedCall } from "./ports.js";
+import type { Downstream, InputAsker, TracedCall } from "./ports.js";
+
+/** What a call needs of the table it is in (in-flight.ts `InFlightRequests`): its connection, its bounds, its end. */
+export interface CallList {
+  readonly owner: Downstream | InputAsker;
+  /** How many `input_required` answers one call may get. */
+  readonly maxInputRounds: number;
+  /** `entry` settled: it leaves the table. */
+  ended(entry: InFlight): void;
+}
 
 /** The daemon's deadline of one request passed: it is given up upstream (the client gets the timeout error). */
 function expire(entry: InFlight): void {
@@ -60,7 +68,7 @@ export class InFlight implements RequestReply<JsonObject>, RoundCall {
     public id: RequestId,
     readonly handle: Upstream,
     readonly method: string,
-    private list: InFlightRequests,
+    private list: CallList,
     private readonly adapt: ((result: JsonObject) => JsonObject) | undefined,
   ) {
     this.timeoutMs = handle.config.timeout;
@@ -128,7 +136,7 @@ export class InFlight implements RequestReply<JsonObject>, RoundCall {
   }
 
   /** Taken over by another connection's list (held-calls.ts), under the id of that connection's retry; true: it had settled, and the retry got its answer. */
-  moveTo(list: InFlightRequests, id: RequestId): boolean {
+  moveTo(list: CallList, id: RequestId): boolean {
     this.list = list;
     this.id = id;
     this.held = false;
