@@ -123,12 +123,10 @@ export const MCPD_OPTIONS_SHAPE = {
   sharing: oneOf(["shared", "per-client"])
     .optional()
     .meta({ default: D.sharing, description: "`shared`: one upstream session for every client. `per-client`: one each." }),
-  healthCheckIntervalMs: intIn(0, MAX_TIMER_MS, "an integer >= 0 (milliseconds; 0 disables)", true)
-    .optional()
-    .meta({
-      default: D.healthCheckIntervalMs,
-      description: "Ping the server when it has answered nothing for this long, in ms, busy or idle; `0` disables.",
-    }),
+  healthCheckIntervalMs: intIn(0, MAX_TIMER_MS, "an integer >= 0 (milliseconds; 0 disables)", true).optional().meta({
+    default: D.healthCheckIntervalMs,
+    description: "Ping the server when it has answered nothing for this long, in ms, busy or idle; `0` disables.",
+  }),
   envMode: oneOf(["inherit", "allowlist"]).optional().meta({
     default: D.envMode,
     description: "stdio only: `allowlist` passes the allowlisted variables plus `env`; `inherit` the daemon's whole environment.",
