@@ -1,4 +1,4 @@
-import { MessageTooLargeError, SseReader, type SseEvent } from "@mcpd/protocol";
+import { type MessageTooLargeError, SseReader, type SseEvent } from "@mcpd/protocol";
 import type { ResponseBody } from "./http-wire.js";
 
 /**
@@ -13,7 +13,7 @@ export interface SseCursor {
 }
 
 export interface ReadSseOptions {
-  /** Largest single event (bytes received since the previous event), in bytes. */
+  /** Largest single event in bytes: its lines, line endings not counted (see `SseReaderOptions.maxEventBytes`). */
   maxEventBytes: number;
   /**
    * Called for every event that carries data (priming events with empty data only move the cursor).
@@ -33,11 +33,17 @@ export interface ReadSseOptions {
 export async function readSseStream(body: ResponseBody, options: ReadSseOptions): Promise<void> {
   const { cursor, maxEventBytes } = options;
   cursor.events = 0;
-  // Bytes received since the last complete event: bounds what the parser may buffer for one event.
-  let sinceEvent = 0;
+  // The reader bounds each event itself (its lines, keepalive comments and id-only events reset it), so an
+  // event is measured from its own first byte, wherever the chunks happen to split the stream.
+  let tooLarge: MessageTooLargeError | undefined;
   const reader = new SseReader({
+    maxEventBytes,
+    onError: (error) => {
+      tooLarge ??= error;
+    },
     onEvent: (event) => {
-      sinceEvent = 0;
+      // Nothing after an oversized event counts: the stream ends with it.
+      if (tooLarge) return;
       if (event.id !== undefined) cursor.lastEventId = event.id;
       // Priming events (an id and empty data, MCP 2025-11-25) only mark a resumption point.
       if (event.data.length === 0) return;
@@ -49,11 +55,10 @@ export async function readSseStream(body: ResponseBody, options: ReadSseOptions)
     },
   });
   for await (const chunk of body as AsyncIterable<Buffer>) {
-    sinceEvent += chunk.length;
     reader.push(chunk);
-    if (sinceEvent > maxEventBytes) {
+    if (tooLarge) {
       body.destroy();
-      throw new MessageTooLargeError(sinceEvent, maxEventBytes, "SSE event");
+      throw tooLarge;
     }
   }
   reader.end();
