@@ -26,7 +26,10 @@ export const TRANSPORT_DEFAULTS = {
   deleteTimeoutMs: 2_000,
   /** HTTP: attempts to resume a dropped SSE reply stream with Last-Event-ID before failing. */
   sseResumeAttempts: 3,
-  /** HTTP: first and largest delay of the background listener's reconnect backoff. */
+  /**
+   * HTTP: first and largest delay of the background listener's reconnect backoff; the largest also caps
+   * the `retry:` a server asks for before an SSE reply is resumed.
+   */
   listenerInitialDelayMs: 500,
   listenerMaxDelayMs: 30_000,
   /**
@@ -38,6 +41,11 @@ export const TRANSPORT_DEFAULTS = {
   httpKeepAliveMs: 4_000,
   /** HTTP: delay before resuming a dropped SSE reply stream when the server sent no `retry:`. */
   sseResumeDelayMs: 500,
+  /**
+   * HTTP: event ids of one SSE reply remembered (the latest), so that an event a resumed stream replays
+   * (a server that resumes from `Last-Event-ID` inclusive) is skipped instead of delivered twice.
+   */
+  sseReplayIdsKept: 256,
   /**
    * HTTP: once the response arrived on an SSE reply stream, the rest of that stream (late notifications)
    * may keep its connection this long before it is closed.

@@ -12,7 +12,10 @@ export interface HttpTransportOptions extends TransportOptions {
   sseResumeAttempts?: number;
   /** Delay before resuming when the server sent no `retry:`, in ms. Default `sseResumeDelayMs` (500). */
   sseResumeDelayMs?: number;
-  /** Background listener backoff: first and largest delay, in ms. Defaults `listenerInitialDelayMs` / `listenerMaxDelayMs`. */
+  /**
+   * Background listener backoff: first and largest delay, in ms. Defaults `listenerInitialDelayMs` /
+   * `listenerMaxDelayMs`. The largest also caps a server's `retry:` before resuming an SSE reply.
+   */
   listenerInitialDelayMs?: number;
   listenerMaxDelayMs?: number;
   /** Deadline of the DELETE sent by close(), in ms. Default `deleteTimeoutMs` (2000). */

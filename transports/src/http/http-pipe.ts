@@ -59,6 +59,7 @@ export class HttpPipe implements MessagePipe {
       maxBodyBytes: cfg.maxBodyBytes,
       sseResumeAttempts: cfg.sseResumeAttempts,
       sseResumeDelayMs: cfg.sseResumeDelayMs,
+      maxRetryMs: cfg.listenerMaxDelayMs,
       log,
       resumeHeaders: async () => ({ ...(await this.baseHeaders()), ...this.session.headers(undefined) }),
       dispatch: (value, context) => this.inbox.dispatchAll(value, context),

@@ -27,6 +27,8 @@ export interface HttpReplyDeps {
   maxBodyBytes: number;
   sseResumeAttempts: number;
   sseResumeDelayMs: number;
+  /** Longest wait before a resumption that a server's `retry:` may ask for, in ms (`listenerMaxDelayMs`). */
+  maxRetryMs: number;
   log: Logger;
   /** Headers of a resumption GET (configured headers, session id, protocol version). */
   resumeHeaders: () => Record<string, string> | Promise<Record<string, string>>;
@@ -54,8 +56,10 @@ export interface ReplyOutcome {
  * - SSE: events are dispatched with `relatedRequestId` until the response arrives. The rest of the stream
  *   is then drained in the background for at most `TRANSPORT_DEFAULTS.sseDrainGraceMs`. A stream that ends
  *   or breaks first is resumed with `GET` + `Last-Event-ID` after the server's `retry:` (else
- *   `sseResumeDelayMs`), when it carried event ids, up to `sseResumeAttempts` times in a row without a new
- *   event; otherwise `NoResponseError` (`MCPD_NO_RESPONSE`, `cause`: the network or HTTP error, if any).
+ *   `sseResumeDelayMs`; `retry:` capped at `maxRetryMs`), when it carried event ids, up to
+ *   `sseResumeAttempts` times in a row without progress (a stream that moved the last event id on);
+ *   otherwise `NoResponseError` (`MCPD_NO_RESPONSE`, `cause`: the network or HTTP error, if any). An event
+ *   a resumed stream replays (an id this reply already delivered) is skipped.
  *   An event that is not JSON fails the request with `ParseError`; an oversized one with `MessageTooLargeError`.
  */
 export class HttpReplyReader {
@@ -87,12 +91,28 @@ export class HttpReplyReader {
     const { deps } = this;
     const cursor: SseCursor = { events: 0 };
     let attempts = 0;
+    // Ids this reply delivered, the latest few: a server that replays from Last-Event-ID inclusive sends
+    // the last one again, and a replay is neither delivered twice nor progress.
+    const delivered = new Set<string>();
+    let resumed = false;
+    const onEvent = (event: SseEvent): void => {
+      if (event.id !== undefined) {
+        if (resumed && delivered.has(event.id)) {
+          deps.log.debug({ url: deps.safeUrl, id: exchange.id, eventId: event.id }, "skipped an SSE event replayed on resumption");
+          return;
+        }
+        delivered.add(event.id);
+        if (delivered.size > TRANSPORT_DEFAULTS.sseReplayIdsKept) delivered.delete(delivered.values().next().value as string);
+      }
+      this.event(event, context);
+    };
     // undefined: the resumption GET itself failed, which counts as a stream that dropped at once.
     let stream: Dispatcher.ResponseData["body"] | undefined = body;
     for (;;) {
       let error: unknown;
+      const from = cursor.lastEventId;
       if (stream) {
-        const done = readSseStream(stream, { cursor, maxEventBytes: deps.maxBodyBytes, onEvent: (event) => this.event(event, context) });
+        const done = readSseStream(stream, { cursor, maxEventBytes: deps.maxBodyBytes, onEvent });
         const outcome = await Promise.race([
           (exchange.responded as Promise<unknown>).then(() => ({ ended: false as const })),
           done.then(
@@ -111,10 +131,13 @@ export class HttpReplyReader {
         if (error instanceof McpdError) throw error;
         if (cursor.lastEventId === undefined) throw noResponse(exchange, error);
       }
-      // Attempts count resumptions in a row that brought nothing new.
-      attempts = attempts > 0 && cursor.events > 0 ? 1 : attempts + 1;
+      // Attempts count resumptions in a row that brought nothing new: only a new last event id is progress.
+      attempts = attempts > 0 && cursor.lastEventId !== from ? 1 : attempts + 1;
       if (attempts > deps.sseResumeAttempts) throw noResponse(exchange, error);
-      await delay(cursor.retryMs ?? deps.sseResumeDelayMs, exchange.signal);
+      // retry: is honoured up to the cap (a server must not park the request; and past 2^31-1 ms Node's
+      // timer would fire after 1 ms).
+      await delay(cursor.retryMs === undefined ? deps.sseResumeDelayMs : Math.min(cursor.retryMs, deps.maxRetryMs), exchange.signal);
+      resumed = true;
       const lastEventId = cursor.lastEventId as string;
       deps.log.debug({ url: deps.safeUrl, id: exchange.id, lastEventId, attempts }, "resuming SSE reply");
       cursor.events = 0;

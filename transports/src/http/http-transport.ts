@@ -19,7 +19,8 @@ export type { HttpTransportMode } from "./http-outbox.js";
  * until the response with the request's id, delivering the notifications and server requests on it with
  * `context.relatedRequestId`. A stream that ends without the response fails with `NoResponseError`
  * (`MCPD_NO_RESPONSE`) unless it carried event ids: then it is resumed with `GET` + `Last-Event-ID`
- * (after `retry:`), up to `sseResumeAttempts` times in a row without progress. A 404 to a request that
+ * (after `retry:`, at most `listenerMaxDelayMs`), up to `sseResumeAttempts` times in a row without
+ * progress (a new last event id; an event replayed with an id already delivered is skipped). A 404 to a request that
  * carried a session id re-runs `initialize` (same params, then `notifications/initialized`) once, shared
  * by concurrent requests, and retries the request once. {@link startSSEListener} opens the background GET.
  *

@@ -124,3 +124,54 @@ describe("review: SSE event size bound", () => {
     expect(t.connected).toBe(true);
   });
 });
+
+describe("review: resuming an SSE reply", () => {
+  it("regression: a resumption that only replays the event already seen is no progress, and is not delivered again", async () => {
+    let gets = 0;
+    const replay = `retry: 10\n\n${sse(progress(1), "e1")}`;
+    const url = await serve((req, res, body) => {
+      if (req.method === "GET") {
+        gets++;
+        res.writeHead(200, { "content-type": "text/event-stream" });
+        return void res.end(replay);
+      }
+      streamable((_req, r) => {
+        r.writeHead(200, { "content-type": "text/event-stream" });
+        // The stream drops before the response; every resumption replays e1 (inclusive) and drops again.
+        r.end(replay);
+      })(req, res, body);
+    });
+    const t = await connected({ url }, { sseResumeAttempts: 3 });
+    let notes = 0;
+    t.onNotification = () => notes++;
+    await t.request("initialize", INIT_PARAMS);
+    const err = await rejection(t.request("tools/call", { name: "x" }, { timeout: 10_000 }));
+    expect(err.code).toBe("MCPD_NO_RESPONSE");
+    expect(gets).toBe(3);
+    expect(notes).toBe(1);
+  });
+
+  it("regression: a huge retry: on a reply stream is capped at listenerMaxDelayMs, not overflowed to 1 ms", async () => {
+    const at: number[] = [];
+    const url = await serve((req, res, body) => {
+      if (req.method === "GET") {
+        at.push(Date.now());
+        res.writeHead(200, { "content-type": "text/event-stream" });
+        return void res.end();
+      }
+      streamable((_req, r) => {
+        at.push(Date.now());
+        r.writeHead(200, { "content-type": "text/event-stream" });
+        r.end("id: 1\nretry: 9999999999\ndata:\n\n");
+      })(req, res, body);
+    });
+    const t = await connected({ url }, { sseResumeAttempts: 1, listenerMaxDelayMs: 300 });
+    await t.request("initialize", INIT_PARAMS);
+    // Settles (no parking for 115 days): the wait was capped, the resumption went out and brought nothing.
+    const err = await rejection(t.request("tools/call", { name: "x" }, { timeout: 20_000 }));
+    expect(err.code).toBe("MCPD_NO_RESPONSE");
+    expect(at).toHaveLength(2);
+    // A lower bound only: the resumption waited the cap (an overflowed timer fires after 1 ms).
+    expect(at[1]! - at[0]!).toBeGreaterThanOrEqual(300);
+  });
+});
