@@ -139,10 +139,7 @@ export class HttpOutbox {
         healed = true;
         log.info({ url: cfg.safeUrl, method: message.method }, "session expired (404); re-initializing");
         // The re-initialization is shared, so it runs on its own deadline; this request still keeps its own.
-        await waitOrAbort(
-          session.heal(sessionId, () => this.reinitialize(error)),
-          exchange.signal,
-        );
+        await waitOrAbort(this.healSession(sessionId, error), exchange.signal);
         continue;
       }
       if (message.method === "initialize" && cfg.type === "http" && !this.streamableConfirmed && LEGACY_FALLBACK_STATUSES.has(status)) {
@@ -150,6 +147,16 @@ export class HttpOutbox {
       }
       throw error;
     }
+  }
+
+  /**
+   * Opens a new session in place of `expiredId`, which the server forgot (it answered 404 to a message
+   * that carried it): one re-initialization shared by every request and the listener that saw it (see
+   * {@link HttpSession.heal}). Rejects with what the re-initialization threw (`cause` when no
+   * `initialize` was ever sent).
+   */
+  healSession(expiredId: string, cause: Error): Promise<void> {
+    return this.parts.session.heal(expiredId, () => this.reinitialize(cause));
   }
 
   /** While a new session is being opened, messages wait for it rather than go out without a session id. */

@@ -174,6 +174,7 @@ export class HttpPipe implements MessagePipe {
       log: this.log,
       onMessage: (value) => this.inbox.dispatchAll(value, STANDALONE),
       onError: (error) => this.events.report(error),
+      healSession: (expiredId, cause) => this.outbox.healSession(expiredId, cause),
     });
     this.listener.start();
   }

@@ -22,7 +22,8 @@ export type { HttpTransportMode } from "./http-outbox.js";
  * (after `retry:`, at most `listenerMaxDelayMs`), up to `sseResumeAttempts` times in a row without
  * progress (a new last event id; an event replayed with an id already delivered is skipped). A 404 to a request that
  * carried a session id re-runs `initialize` (same params, then `notifications/initialized`) once, shared
- * by concurrent requests, and retries the request once. {@link startSSEListener} opens the background GET.
+ * by concurrent requests, and retries the request once. {@link startSSEListener} opens the background GET
+ * (a 404 to it runs the same shared re-initialization, then listens on the new session).
  *
  * **Legacy HTTP+SSE** (`type: "sse"`, MCP 2024-11-05; and `type: "http"` when a POST of `initialize`
  * answers 400/404/405 and a GET of the URL yields an `endpoint` event): `connect()` opens the GET stream

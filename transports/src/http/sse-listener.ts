@@ -1,7 +1,7 @@
 import type { Agent } from "undici";
 import { McpdError, sseJson, type Logger, type ParseError } from "@mcpd/protocol";
 import { readSseStream, type SseCursor } from "./read-sse-stream.js";
-import { ACCEPT_SSE, delay, discardBody, errorText, httpErrorFrom, mediaType } from "./http-wire.js";
+import { ACCEPT_SSE, delay, discardBody, errorText, httpErrorFrom, mediaType, waitOrAbort } from "./http-wire.js";
 import { urlLabel } from "../url-label.js";
 import { request } from "./undici.js";
 
@@ -19,6 +19,11 @@ export interface SseListenerDeps {
   onMessage: (value: unknown) => void;
   /** Non-fatal problems: events that are not JSON, oversized events. The listener goes on. */
   onError: (error: Error) => void;
+  /**
+   * The server forgot session `expiredId` (404 to a GET that carried it): opens a new one, the same
+   * re-initialization a request's 404 runs (shared with them). Rejects when that failed.
+   */
+  healSession: (expiredId: string, cause: Error) => Promise<void>;
 }
 
 /** `running` (connected or waiting to reconnect), `disabled` (the server answered 405), `stopped`. */
@@ -29,6 +34,10 @@ export type SseListenerState = "idle" | "running" | "disabled" | "stopped";
  * a request (list_changed, log messages, server requests).
  *
  * - A 405 answer means the server offers no such stream: the listener stops quietly (`disabled`).
+ * - A 404 to a GET that carried a session id means the server forgot the session: it is healed
+ *   ({@link SseListenerDeps.healSession}), the cursor forgotten (the old session's event ids mean nothing
+ *   to the new one), and the listener reconnects at once (after a backoff when the new session's GET
+ *   also answered 404 straight away).
  * - Any other failure, and any end of the stream, reconnects after a delay until {@link stop}: the
  *   server's `retry:` value after a stream that delivered events, else an exponential backoff from
  *   `initialDelayMs` to `maxDelayMs` (never shorter than `retry:`), so a failing server is not hammered;
@@ -66,15 +75,25 @@ export class SseListener {
     const { log } = this.deps;
     const safeUrl = urlLabel(this.deps.url);
     let backoffMs = this.deps.initialDelayMs;
+    let healedBefore = false;
     while (this.stateValue === "running") {
+      let healed = false;
       try {
-        await this.connectOnce(safeUrl);
+        healed = await this.connectOnce(safeUrl);
       } catch (err) {
         if (this.controller.signal.aborted) return;
         log.debug({ url: safeUrl, err: errorText(err) }, "SSE listener stream failed");
         if (err instanceof McpdError) this.report(err);
       }
       if (this.stateValue !== "running") return;
+      // Straight to the new session; a heal right after a heal waits, so a server that 404s every GET
+      // is not answered with a stream of initializes.
+      const again = healed && !healedBefore;
+      healedBefore = healed;
+      if (again) {
+        backoffMs = this.deps.initialDelayMs;
+        continue;
+      }
       const progressed = this.cursor.events > 0;
       const retryMs = this.cursor.retryMs;
       // retry: is honoured, but never beyond maxDelayMs: a server must not be able to park the listener.
@@ -88,8 +107,11 @@ export class SseListener {
     }
   }
 
-  /** One GET and its stream, until the stream ends. `cursor.events` tells whether it delivered anything. */
-  private async connectOnce(safeUrl: string): Promise<void> {
+  /**
+   * One GET and its stream, until the stream ends. `cursor.events` tells whether it delivered anything.
+   * True when the GET met an expired session and a new one was opened.
+   */
+  private async connectOnce(safeUrl: string): Promise<boolean> {
     this.cursor.events = 0;
     const headers: Record<string, string> = { ...(await this.deps.headers()), accept: ACCEPT_SSE };
     if (this.cursor.lastEventId !== undefined) headers["last-event-id"] = this.cursor.lastEventId;
@@ -99,17 +121,26 @@ export class SseListener {
       discardBody(res.body);
       this.stateValue = "disabled";
       this.deps.log.debug({ url: safeUrl }, "server offers no SSE listener stream (405); listener disabled");
-      return;
+      return false;
     }
     if (res.statusCode < 200 || res.statusCode > 299) {
       const error = await httpErrorFrom(res.statusCode, res.headers, res.body);
+      const sessionId = headers["mcp-session-id"];
+      if (res.statusCode === 404 && sessionId !== undefined) {
+        this.deps.log.info({ url: safeUrl }, "session expired (404) on the SSE listener's GET; re-initializing");
+        // The old session's event ids mean nothing to the new one.
+        this.cursor.lastEventId = undefined;
+        this.cursor.retryMs = undefined;
+        await waitOrAbort(this.deps.healSession(sessionId, error), this.controller.signal);
+        return true;
+      }
       this.deps.log.debug({ url: safeUrl, err: error.message }, "SSE listener GET refused");
-      return;
+      return false;
     }
     if (mediaType(res.headers) !== "text/event-stream") {
       discardBody(res.body);
       this.deps.log.debug({ url: safeUrl }, "SSE listener GET answered without an event stream");
-      return;
+      return false;
     }
     await readSseStream(res.body, {
       cursor: this.cursor,
@@ -126,6 +157,7 @@ export class SseListener {
         this.deps.onMessage(value);
       },
     });
+    return false;
   }
 
   private report(error: Error): void {

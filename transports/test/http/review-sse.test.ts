@@ -8,7 +8,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { HttpTransport } from "../../src/http/http-transport.js";
 import type { HttpTransportOptions } from "../../src/http/http-config.js";
 import type { HttpServerConfig } from "../../src/transport.js";
-import { INIT_PARAMS, rejection } from "./http-helpers.js";
+import { INIT_PARAMS, rejection, waitFor } from "./http-helpers.js";
 
 type Handler = (req: http.IncomingMessage, res: http.ServerResponse, body: Record<string, unknown> | undefined) => void;
 
@@ -173,5 +173,50 @@ describe("review: resuming an SSE reply", () => {
     expect(at).toHaveLength(2);
     // A lower bound only: the resumption waited the cap (an overflowed timer fires after 1 ms).
     expect(at[1]! - at[0]!).toBeGreaterThanOrEqual(300);
+  });
+});
+
+describe("review: the background listener", () => {
+  it("regression: a 404 to the listener's GET heals the session and listens on the new one, without the old Last-Event-ID", async () => {
+    let sid = "S0";
+    let inits = 0;
+    const gets: Array<{ sid: unknown; lastEventId: unknown; status: number }> = [];
+    const note = (n: number) => ({ jsonrpc: "2.0", method: "notifications/message", params: { level: "info", data: n } });
+    const others = streamable(
+      () => {},
+      () => {
+        inits++;
+        sid = `S${inits}`;
+        return sid;
+      },
+    );
+    const url = await serve((req, res, body) => {
+      if (req.method !== "GET") return others(req, res, body);
+      const status = req.headers["mcp-session-id"] === sid ? 200 : 404;
+      gets.push({ sid: req.headers["mcp-session-id"], lastEventId: req.headers["last-event-id"], status });
+      if (status === 404) return void res.writeHead(404).end("session not found");
+      res.writeHead(200, { "content-type": "text/event-stream" });
+      if (sid === "S1") {
+        // The server forgets the session and closes the stream: the listener's reconnect meets a 404.
+        sid = "expired";
+        return void res.end(sse(note(1), "L1"));
+      }
+      res.write(sse(note(2), "M1"));
+    });
+    const t = await connected({ url }, { listenerInitialDelayMs: 20, listenerMaxDelayMs: 200 });
+    const seen: unknown[] = [];
+    t.onNotification = (_method, params) => seen.push(params?.data);
+    await t.request("initialize", INIT_PARAMS);
+    t.startSSEListener();
+    await waitFor(() => seen.length === 2, { timeoutMs: 5_000, message: "a message on the healed session's listener" });
+    expect(seen).toEqual([1, 2]);
+    expect(inits).toBe(2);
+    expect(t.info().sessionId).toBe("S2");
+    expect(gets).toEqual([
+      { sid: "S1", lastEventId: undefined, status: 200 },
+      { sid: "S1", lastEventId: "L1", status: 404 },
+      { sid: "S2", lastEventId: undefined, status: 200 },
+    ]);
+    expect(t.listenerState).toBe("running");
   });
 });
