@@ -55,3 +55,35 @@ describe("regression: transport type names mcpd's own config accepts", () => {
     ]);
   });
 });
+
+describe("regression: Claude Code's project-scoped servers run in their project's directory", () => {
+  it("regression: projects.<dir>.mcpServers and .mcp.json stdio entries get that directory as cwd unless they have one", async () => {
+    const other = join(root, "elsewhere");
+    put(join(home, ".claude.json"), {
+      mcpServers: { user: { command: "node", args: ["user.js"] } },
+      projects: {
+        [other]: {
+          mcpServers: {
+            g: { command: "node", args: ["tools/mcp.js"] },
+            own: { command: "node", args: ["x.js"], cwd: "/srv/own" },
+            remote: { type: "http", url: "https://r.example.com/mcp", headers: { Authorization: "Bearer ${R_TOKEN}" } },
+          },
+        },
+      },
+    });
+    put(join(project, ".mcp.json"), { mcpServers: { local: { command: "node", args: ["./server.js"] } } });
+    const report = await importConfig(opts("claude-code"));
+    const cfg = written();
+    expect(cfg.mcpServers.user).toEqual({ command: "node", args: ["user.js"] });
+    expect(cfg.mcpServers.g).toEqual({ command: "node", args: ["tools/mcp.js"], cwd: other });
+    expect(cfg.mcpServers.own).toEqual({ command: "node", args: ["x.js"], cwd: "/srv/own" });
+    expect(cfg.mcpServers.remote).not.toHaveProperty("cwd");
+    expect(cfg.mcpServers.local).toEqual({ command: "node", args: ["./server.js"], cwd: project });
+    const notes = Object.fromEntries(report.outcomes.map((o) => [o.name, o.notes.join(" | ")]));
+    expect(notes.g).toContain(`runs in its project's directory ${other}`);
+    // The daemon loads it with that directory.
+    const loaded = parseConfig(readFileSync(configFile, "utf8"), configFile, { R_TOKEN: "t" });
+    const g = loaded.servers.find((s) => s.name === "g")?.transport;
+    expect(g && "cwd" in g ? g.cwd : undefined).toBe(other);
+  });
+});
