@@ -250,7 +250,7 @@ describe("mcpd config", () => {
           `{"type":"sse","url":"\${API_BASE_URL:-https://api.example.com}/sse","headers":{"Authorization":"Bearer \${API_TOKEN:-}","X-Team":"***"}}`,
         );
         expect(out).toContain(
-          `{"command":"\${TOOLS_BIN:-/usr/local/bin/tools-mcp}","args":["--root","\${HOME}","--api-key=***"],"env":{"TOOLS_TOKEN":"\${TOOLS_TOKEN}","LITERAL_SECRET":"***"}}`,
+          `{"command":"\${TOOLS_BIN:-/usr/local/bin/tools-mcp}","args":["--root","\${HOME}","--api-key=***"],"env":{"TOOLS_TOKEN":"\${TOOLS_TOKEN}","LITERAL_SECRET":"***"},"cwd":${JSON.stringify(dirname(source))}}`,
         );
         // Unset without a default: not an error here (the daemon's environment may have it), but said.
         expect(out).toMatch(

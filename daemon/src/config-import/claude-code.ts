@@ -1,4 +1,4 @@
-import { join } from "node:path";
+import { basename, dirname, isAbsolute, join, resolve } from "node:path";
 import { emptyScan, type ImportContext, type SourceScan } from "./import-types.js";
 import { convertServerMap, type VariableRules } from "./normalize-entry.js";
 import { applyClaudeCodePermissions } from "./claude-code-permissions.js";
@@ -7,14 +7,33 @@ import { readClientFile } from "./read-client-file.js";
 // Claude Code expands `${VAR}` and `${VAR:-default}` from the environment, exactly as mcpd does.
 const RULES: VariableRules = { vars: {}, bareIsEnv: true };
 
-/** Reads one Claude Code file: top-level `mcpServers` (user scope) and `projects.<dir>.mcpServers` (local scope). */
+/**
+ * Converts a map of project-scoped servers: Claude Code runs them in the project's directory, so a stdio
+ * entry without a `cwd` gets `dir` (else its relative arguments would resolve wherever mcpd runs).
+ */
+function convertProjectMap(map: unknown, origin: string, dir: string, scan: SourceScan): void {
+  const before = scan.servers.length;
+  convertServerMap(map, origin, RULES, scan);
+  if (!isAbsolute(dir)) return;
+  for (const found of scan.servers.slice(before)) {
+    if (found.entry.command === undefined || found.entry.cwd !== undefined) continue;
+    found.entry.cwd = dir;
+    found.notes.push(`runs in its project's directory ${dir}, as in Claude Code`);
+  }
+}
+
+/**
+ * Reads one Claude Code file: top-level `mcpServers` (user scope; project scope in a `.mcp.json`, whose
+ * directory is the project's) and `projects.<dir>.mcpServers` (local scope).
+ */
 function scanClaudeCodeDoc(doc: unknown, file: string, scan: SourceScan): void {
   const d = (typeof doc === "object" && doc !== null ? doc : {}) as { mcpServers?: unknown; projects?: unknown };
-  convertServerMap(d.mcpServers, file, RULES, scan);
+  if (basename(file) === ".mcp.json") convertProjectMap(d.mcpServers, file, dirname(resolve(file)), scan);
+  else convertServerMap(d.mcpServers, file, RULES, scan);
   if (typeof d.projects === "object" && d.projects !== null && !Array.isArray(d.projects)) {
     for (const [dir, project] of Object.entries(d.projects)) {
       const servers = (project as { mcpServers?: unknown } | null)?.mcpServers;
-      convertServerMap(servers, `${file} (project ${dir})`, RULES, scan);
+      convertProjectMap(servers, `${file} (project ${dir})`, dir, scan);
     }
   }
 }

@@ -1,3 +1,4 @@
+import { TRANSPORT_TYPE_ALIASES } from "../config/config-names.js";
 import { literalGlob } from "../config/globs.js";
 import type { FoundServer, ServerEntry, SourceScan } from "./import-types.js";
 
@@ -65,7 +66,8 @@ function stringRecord(value: unknown, key: string, rules: VariableRules, used: S
 
 /**
  * Converts one entry of a client's server map to mcpd's format.
- * Accepted: `type` (`stdio`, `http`, `sse`, `ws`; `streamable-http`/`streamableHttp` mean `http`),
+ * Accepted: `type` (`stdio`, `http`, `sse`, `ws`, and the aliases mcpd's config takes: `streamable-http`,
+ * `streamableHttp` and `streamable_http` mean `http`, `websocket` means `ws`),
  * `command`, `args`, `env`, `cwd`, `url` (or Windsurf's `serverUrl`), `headers`, `disabled: true`
  * (becomes `enabled: false`), and `disabledTools` (Windsurf, Roo Code, Kiro and files written for them:
  * the tools switched off, which become a server-level `"tools": {"exclude": [...]}`). Other keys are
@@ -82,8 +84,9 @@ export function convertEntry(name: string, raw: unknown, origin: string, rules: 
     const src = raw as Record<string, unknown>;
     const entry: ServerEntry = {};
     const dropped: string[] = [];
-    let type = src.type;
-    if (type === "streamable-http" || type === "streamableHttp") type = "http";
+    // The type names mcpd's own config accepts (`streamable-http`, `streamable_http`, `websocket`, ...).
+    let type: unknown =
+      typeof src.type === "string" && Object.hasOwn(TRANSPORT_TYPE_ALIASES, src.type) ? TRANSPORT_TYPE_ALIASES[src.type] : src.type;
     const url = src.url ?? src.serverUrl;
     if (type === undefined) type = typeof src.command === "string" ? "stdio" : url !== undefined ? "http" : undefined;
     if (type !== "stdio" && type !== "http" && type !== "sse" && type !== "ws") {

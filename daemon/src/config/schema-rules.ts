@@ -55,5 +55,14 @@ function objectError(issue: { code?: string; input?: unknown }, expected: string
  * headers may be secrets): `a number`, `a null`, `an array`.
  */
 export function kindOf(value: unknown): string {
-  return `a ${value === null ? "null" : Array.isArray(value) ? "array" : typeof value}`;
+  const kind = value === null ? "null" : Array.isArray(value) ? "array" : typeof value;
+  return `${/^[aeiou]/.test(kind) ? "an" : "a"} ${kind}`;
+}
+
+/**
+ * The error of a key whose value may hold secrets (`env`, `headers`) when it is not `expected`:
+ * `must be <expected>, got <kind>`, never the value itself (`"headers": "Authorization: Bearer ..."`).
+ */
+export function mustBeSecretSafe(expected: string): (issue: { input?: unknown }) => string {
+  return (issue) => `must be ${expected}, got ${kindOf(issue.input)}`;
 }

@@ -14,7 +14,7 @@ import { LOG_LEVEL_VALUES, TRANSPORT_TYPE_ALIASES } from "./config-names.js";
 import { hintFor } from "./did-you-mean.js";
 import { globProblem } from "./globs.js";
 import { renamedKeys } from "./read-with-schema.js";
-import { bool, intIn, keys, kindOf, mustBe, oneOf } from "./schema-rules.js";
+import { bool, intIn, keys, kindOf, mustBe, mustBeSecretSafe, oneOf } from "./schema-rules.js";
 
 const D = CONFIG_DEFAULTS;
 const POSITIVE_MS = "a positive integer (milliseconds)";
@@ -160,7 +160,7 @@ const StringRecord = (name: RegExp) =>
         error: (i) =>
           `must be a string, got ${kindOf(i.input)}${typeof i.input === "number" || typeof i.input === "boolean" ? " (put the value in quotes)" : ""}`,
       }),
-      { error: mustBe("an object of string values") },
+      { error: mustBeSecretSafe("an object of string values") },
     )
     .check((ctx) => {
       for (const key of Object.keys(ctx.value)) {

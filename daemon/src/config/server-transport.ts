@@ -6,6 +6,7 @@
 import path from "node:path";
 import type { TransportConfig } from "@mcpd/transports";
 import { describeValue, type ConfigIssues } from "./config-issues.js";
+import { REDACTED } from "../secrets/index.js";
 import { TRANSPORT_TYPE_ALIASES } from "./config-names.js";
 
 /** Where to report, and how to resolve `~` and a relative `cwd` (the config file's directory). */
@@ -129,7 +130,8 @@ function remoteType(url: string, written: RemoteType | undefined, ctx: Transport
   try {
     protocol = new URL(url).protocol;
   } catch {
-    ctx.issues.error(ctx.where, `"url" is not a valid URL: ${describeValue(url)}`);
+    // Its credentials masked: the error reaches mcpd.log on reload.
+    ctx.issues.error(ctx.where, `"url" is not a valid URL: ${describeValue(redactInvalidUrl(url))}`);
     return undefined;
   }
   const isWs = protocol === "ws:" || protocol === "wss:";
@@ -144,6 +146,20 @@ function remoteType(url: string, written: RemoteType | undefined, ctx: Transport
     return undefined;
   }
   return type;
+}
+
+/**
+ * A URL that does not parse, fit to print: everything before the last `@` of its authority (a user and
+ * password, whatever they hold) and its query and fragment (which may hold a token) replaced by `***`.
+ * Masks too much rather than too little, since no parser says where its parts are.
+ */
+function redactInvalidUrl(url: string): string {
+  const scheme = /^[a-z][a-z0-9+.-]*:\/\//i.exec(url)?.[0] ?? "";
+  let rest = url.slice(scheme.length);
+  const query = rest.search(/[?#]/);
+  if (query !== -1) rest = `${rest.slice(0, query + 1)}${REDACTED}`;
+  const at = (query === -1 ? rest : rest.slice(0, query)).lastIndexOf("@");
+  return at === -1 ? scheme + rest : `${scheme}${REDACTED}${rest.slice(at)}`;
 }
 
 /** undefined = not given; null = invalid (reported). Relative paths resolve against the config file's directory. */

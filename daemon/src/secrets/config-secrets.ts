@@ -84,13 +84,28 @@ function urlSecrets(text: string): string[] {
   } catch {
     return out;
   }
-  const user = decodeURIComponent(url.username);
-  const password = decodeURIComponent(url.password);
-  if (user) out.push(user);
-  if (password) out.push(password);
+  // Both as written and decoded: a `%` that starts no escape (`pw%zz`) stays as it is in the decoded form.
+  const user = safeDecode(url.username);
+  const password = safeDecode(url.password);
+  for (const [raw, decoded] of [
+    [url.username, user],
+    [url.password, password],
+  ]) {
+    if (decoded) out.push(decoded);
+    if (raw && raw !== decoded) out.push(raw);
+  }
   // What HTTP clients send for URL credentials (Authorization: Basic ...).
   if (user || password) out.push(Buffer.from(`${user}:${password}`).toString("base64"));
   // The values redactUrl masks.
   for (const [name, value] of url.searchParams) if (value !== REDACTED && isSecretName(name)) out.push(value);
   return out;
+}
+
+/** `text` percent-decoded; as written when it holds a `%` that starts no valid escape (decodeURIComponent throws). */
+function safeDecode(text: string): string {
+  try {
+    return decodeURIComponent(text);
+  } catch {
+    return text;
+  }
 }

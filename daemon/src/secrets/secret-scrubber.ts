@@ -58,12 +58,14 @@ export class SecretScrubber {
     }
     for (const c of this.source()) {
       if (this.seen.has(c)) continue;
-      this.seen.add(c);
+      // Collected before the config is marked seen: should collecting ever throw, the next use tries again
+      // instead of leaving every secret of this server unscrubbed for good.
+      const secrets = secretValues(c);
       if (!this.names.has(c.name)) {
         this.names.add(c.name);
         changed = true;
       }
-      for (const v of secretValues(c)) {
+      for (const v of secrets) {
         if (v.length < MIN_SCRUBBED_SECRET_CHARS) continue;
         for (const form of [v, encodeURIComponent(v), JSON.stringify(v).slice(1, -1)]) {
           if (!this.values.has(form)) {
@@ -72,6 +74,7 @@ export class SecretScrubber {
           }
         }
       }
+      this.seen.add(c);
     }
     if (!changed) return;
     // A value that is (part of) a server's name is not masked: `Unknown tool "***__echo"` helps no one,

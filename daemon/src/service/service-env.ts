@@ -1,3 +1,5 @@
+import os from "node:os";
+import path from "node:path";
 import { DAEMON_ALLOCATOR_ENV, withAllocatorEnv } from "../infra/allocator-env.js";
 import type { DAEMON_NODE_FLAGS } from "../infra/node-flags.js";
 /**
@@ -18,21 +20,37 @@ export interface ServiceSpec {
   env: Array<[string, string]>;
 }
 
+/** The `MCPD_*` variables that name a file or directory (read by `resolvePaths`, which allows relative ones). */
+export const MCPD_PATH_VARIABLES: ReadonlySet<string> = new Set(["MCPD_HOME", "MCPD_SOCKET", "MCPD_CONFIG_DIR", "MCPD_CONFIG"]);
+
 /**
  * Picks the variables a service must carry from the installing shell: `PATH` (so servers' commands such
  * as `npx` or `uvx` resolve as they do in the shell; services start with a minimal PATH otherwise) and
- * every `MCPD_*` variable (MCPD_HOME, MCPD_CONFIG, MCPD_SOCKET, ...), sorted by name; then the allocator
- * settings that let the daemon's memory return near its baseline after a load ({@link DAEMON_ALLOCATOR_ENV};
- * the shell's own values win).
+ * every `MCPD_*` variable (MCPD_HOME, MCPD_CONFIG, MCPD_SOCKET, ...), sorted by name, with the paths among
+ * them ({@link MCPD_PATH_VARIABLES}) made absolute as the shell's mcpd reads them (against `cwd`, `~/`
+ * against the home directory): the service runs in another directory. Then the allocator settings that
+ * let the daemon's memory return near its baseline after a load ({@link DAEMON_ALLOCATOR_ENV}; the
+ * shell's own values win).
  */
-export function serviceEnvironment(env: NodeJS.ProcessEnv): Array<[string, string]> {
+export function serviceEnvironment(env: NodeJS.ProcessEnv, cwd: string): Array<[string, string]> {
   const out: Array<[string, string]> = [];
   if (env.PATH !== undefined && env.PATH !== "") out.push(["PATH", env.PATH]);
   const mcpd = Object.keys(env)
     .filter((k) => k.startsWith("MCPD_") && env[k] !== undefined && env[k] !== "")
     .sort();
-  for (const k of mcpd) out.push([k, env[k] as string]);
+  const home = env.HOME && path.isAbsolute(env.HOME) ? env.HOME : os.homedir();
+  for (const k of mcpd) {
+    const value = env[k] as string;
+    out.push([k, MCPD_PATH_VARIABLES.has(k) ? absolutePath(value, home, cwd) : value]);
+  }
   const allocator = withAllocatorEnv(env);
   for (const k of Object.keys(DAEMON_ALLOCATOR_ENV)) out.push([k, allocator[k] as string]);
   return out;
+}
+
+/** `value` as `resolvePaths` reads it: `~` and `~/...` under `home`, anything else resolved against `cwd`. */
+function absolutePath(value: string, home: string, cwd: string): string {
+  if (value === "~") return home;
+  if (value.startsWith("~/")) return path.join(home, value.slice(2));
+  return path.resolve(cwd, value);
 }

@@ -29,6 +29,8 @@ export interface ServiceInputs {
   nodePath: string;
   binPath: string;
   env: NodeJS.ProcessEnv;
+  /** The installing shell's directory: relative `MCPD_*` paths in `env` are resolved against it. */
+  cwd: string;
   /** mcpd's log file; launchd's stdout/stderr files are put beside it. */
   logFile: string;
 }
@@ -39,7 +41,7 @@ export function renderService(inputs: ServiceInputs): string {
     nodePath: inputs.nodePath,
     nodeFlags: DAEMON_NODE_FLAGS,
     binPath: inputs.binPath,
-    env: serviceEnvironment(inputs.env),
+    env: serviceEnvironment(inputs.env, inputs.cwd),
   };
   if (inputs.kind === "systemd") return systemdUnit(spec);
   const dir = dirname(inputs.logFile);

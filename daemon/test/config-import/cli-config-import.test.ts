@@ -161,7 +161,8 @@ describe("import from Claude Code", () => {
       "memory@/home/.claude.json (project /home/me/proj-b)": "skipped",
       "legacy@/home/.claude.json (project /home/me/proj-b)": "added",
       "db@/project/.mcp.json": "added",
-      "memory@/project/.mcp.json": "identical",
+      // Project-scoped: it runs in /project (its cwd), so it differs from the user-scope one.
+      "memory@/project/.mcp.json": "skipped",
     });
     const cfg = written();
     expect(cfg.mcpServers.sentry).toEqual({

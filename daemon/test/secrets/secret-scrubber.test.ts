@@ -184,3 +184,36 @@ describe("SecretScrubber.scrubValue: one function value -> value, handed on alon
     expect(JSON.parse(lines[1] as string)).toMatchObject({ server: "gh", reply: { content: [{ text: "echo ***" }] } });
   });
 });
+
+describe("regression: a URL password with a stray % in one server's env", () => {
+  // `%zz` is not a percent-escape: decoding it threw, and the config was already marked seen, so none
+  // of that server's secrets (its other env values, its arguments) were ever scrubbed.
+  const cs = configs({
+    lk: {
+      command: "node",
+      args: ["leak.mjs", "--password", "argPassword99"],
+      env: { MY_TOKEN: "abcdefSECRETvalue", DB_URL: "postgres://dbuser:pw%zzSecret@localhost/db" },
+    },
+  });
+
+  it("regression: secretValues keeps the password as written (and decoded where it decodes) instead of throwing", () => {
+    const values = secretValues(cs[0]!);
+    expect(values).toContain("pw%zzSecret");
+    expect(values).toContain("abcdefSECRETvalue");
+    expect(values).toContain("argPassword99");
+    const ok = secretValues(configs({ d: { command: "node", env: { DB_URL: "postgres://u:p%40ssword1@h/db" } } })[0]!);
+    expect(ok).toEqual(expect.arrayContaining(["p%40ssword1", "p@ssword1"]));
+  });
+
+  it("regression: the scrubber masks every secret of that server, the first time and after", () => {
+    const s = new SecretScrubber(() => cs);
+    const line = "ARGS --password argPassword99 ENV MY_TOKEN=abcdefSECRETvalue DB_URL=postgres://dbuser:pw%zzSecret@localhost/db";
+    for (let i = 0; i < 2; i++) {
+      let out = "";
+      expect(() => {
+        out = s.scrub(line);
+      }).not.toThrow();
+      for (const secret of ["argPassword99", "abcdefSECRETvalue", "pw%zzSecret"]) expect(out).not.toContain(secret);
+    }
+  });
+});

@@ -25,7 +25,9 @@ function hasCommand(cmd: string): boolean {
 
 describe("serviceEnvironment", () => {
   it("keeps PATH and MCPD_* variables only, sorted, then the daemon's allocator settings", () => {
-    expect(serviceEnvironment({ PATH: "/a:/b", HOME: "/h", MCPD_SOCKET: "/s", MCPD_HOME: "/m", MCPD_EMPTY: "", SECRET: "x" })).toEqual([
+    expect(
+      serviceEnvironment({ PATH: "/a:/b", HOME: "/h", MCPD_SOCKET: "/s", MCPD_HOME: "/m", MCPD_EMPTY: "", SECRET: "x" }, "/w"),
+    ).toEqual([
       ["PATH", "/a:/b"],
       ["MCPD_HOME", "/m"],
       ["MCPD_SOCKET", "/s"],
@@ -35,7 +37,7 @@ describe("serviceEnvironment", () => {
   });
 
   it("keeps the installing shell's own allocator settings", () => {
-    expect(serviceEnvironment({ MALLOC_MMAP_THRESHOLD_: "16384" })).toEqual([
+    expect(serviceEnvironment({ MALLOC_MMAP_THRESHOLD_: "16384" }, "/w")).toEqual([
       ["MALLOC_MMAP_THRESHOLD_", "16384"],
       ["MALLOC_TRIM_THRESHOLD_", "131072"],
     ]);
@@ -77,7 +79,7 @@ describe("systemd unit", () => {
         nodePath: process.execPath,
         nodeFlags: ["--max-semi-space-size=2"],
         binPath: bin,
-        env: serviceEnvironment({ PATH: "/usr/bin:/bin", MCPD_HOME: "/tmp/x%y" }),
+        env: serviceEnvironment({ PATH: "/usr/bin:/bin", MCPD_HOME: "/tmp/x%y" }, "/w"),
       }),
     );
     const text = readFileSync(file, "utf8");
@@ -143,6 +145,7 @@ describe("install and uninstall", () => {
       nodePath: "/n",
       binPath: "/b",
       env: { PATH: "/p" },
+      cwd: home,
       logFile: join(home, "s", "mcpd.log"),
     });
     expect(r.file).toBe(join(home, ".config/systemd/user/mcpd.service"));
@@ -165,6 +168,7 @@ describe("install and uninstall", () => {
       nodePath: "/n",
       binPath: "/b",
       env: { PATH: "/p" },
+      cwd: home,
       logFile: join(home, "s", "mcpd.log"),
     });
     expect(r.file).toBe(join(home, "Library/LaunchAgents/dev.mcpd.plist"));

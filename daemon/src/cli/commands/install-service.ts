@@ -31,8 +31,10 @@ export const installServiceCommand: Command = {
     details: [
       "systemd: ~/.config/systemd/user/mcpd.service; launchd: ~/Library/LaunchAgents/dev.mcpd.plist.",
       "The service runs this node and this mcpd by absolute path, with this shell's PATH (so servers' commands",
-      "such as npx or uvx resolve as they do here) and every MCPD_* variable that is set. Re-run it after",
-      "moving node or mcpd. It prints the commands that enable and start the service; it runs none itself.",
+      "such as npx or uvx resolve as they do here) and every MCPD_* variable that is set (relative paths in",
+      "MCPD_HOME, MCPD_CONFIG, MCPD_CONFIG_DIR and MCPD_SOCKET made absolute against this directory).",
+      "Re-run it after moving node or mcpd. It prints the commands that enable and start the service; it runs",
+      "none itself.",
     ].join("\n"),
   },
   async run(ctx, { values }) {
@@ -42,6 +44,7 @@ export const installServiceCommand: Command = {
       nodePath: process.execPath,
       binPath: binPath(),
       env: ctx.env,
+      cwd: ctx.cwd,
       logFile: resolvePaths(ctx.env, { cwd: ctx.cwd }).logFile,
     };
     if (values.print) {
