@@ -210,6 +210,20 @@ describe("a session opened with a scoped token stays inside its scope", () => {
     }
   });
 
+  it("regression: a scoped token routing to a server that does not exist is refused as out of reach, naming no configured server (the unknown-server error listed them all)", async () => {
+    const { token } = await issue({ server: "fx" });
+    const path = "/servers/fx/mcp";
+    const sid = await openSession(holding(token), path);
+    const answers = [];
+    for (const server of ["other", "nosuch"]) {
+      const r = await rpc(token, path, sid, "tools/call", { name: "echo", arguments: {}, _meta: { "mcpd/server": server } });
+      expect(r.error?.data?.mcpdCode, JSON.stringify(r)).toBe("MCPD_HTTP_TOKEN_SCOPE");
+      answers.push(r.error.message.replace(server, "X"));
+    }
+    expect(answers[0]).toBe(answers[1]);
+    expect(answers[1]).not.toContain("other");
+  });
+
   it("a profile token's session cannot route any method to a server outside the profile, and sees only the profile's servers", async () => {
     const { token } = await issue({ profile: "coding" });
     const path = "/profiles/coding/mcp";

@@ -11,15 +11,16 @@ function shortHash(server: string, name: string): string {
 
 /**
  * The name an aggregate-view client sees for a server's tool or prompt: `<server>__<name>`.
- * Characters outside `[A-Za-z0-9_-]` become `_`; when that changed anything or the result is longer than
- * 64 characters, it is cut and suffixed with `_` + 6 hex digits of SHA-256(`server\0name`), so the alias is
- * stable across restarts and two different names (`s3` vs `s_3`, `a.b` vs `a_b`) never collide.
+ * Characters outside `[A-Za-z0-9_-]` become `_`; when that changed anything, the result is longer than
+ * 64 characters, or the server's name holds the separator `__` (server `a__b`'s tool `c` would be server
+ * `a`'s tool `b__c`), it is cut and suffixed with `_` + 6 hex digits of SHA-256(`server\0name`), so the
+ * alias is stable across restarts and two different names (`s3` vs `s_3`, `a.b` vs `a_b`) never collide.
  * Routing always goes through a lookup table, never by parsing this name.
  */
 export function exposedName(server: string, name: string): string {
   const raw = `${server}${SEP}${name}`;
   const clean = raw.replace(/[^A-Za-z0-9_-]/g, "_");
-  if (clean === raw && clean.length <= MAX) return clean;
+  if (clean === raw && clean.length <= MAX && !server.includes(SEP)) return clean;
   const suffix = `_${shortHash(server, name)}`;
   return clean.slice(0, MAX - suffix.length) + suffix;
 }

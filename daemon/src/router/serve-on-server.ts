@@ -1,7 +1,7 @@
 import { WireCode, toWireError, type ClientCapabilities, type JsonObject, type JsonRpcErrorObject, type RequestId } from "@mcpd/protocol";
 import { callerCapabilities, declaresUi } from "./app-meta.js";
 import { renamespaced } from "./resource-uris.js";
-import { appOnlyGate, gateOnServer } from "./server-view-gate.js";
+import { appOnlyGate, gateOnServer, outOfView } from "./server-view-gate.js";
 import type { InFlightRequests } from "./in-flight.js";
 import type { ModernCalls } from "./modern-calls.js";
 import type { SessionContext, Subscriber } from "./ports.js";
@@ -41,6 +41,10 @@ export function serveOnServer(
   clientUri: string | undefined,
   checked: boolean,
 ): void {
+  // A confined session's request to a server outside its view is refused before the name is looked up, an
+  // unknown server alike: the lookup's error names every configured server.
+  const outside = s.filter?.confinement !== undefined ? outOfView(s.filter, server, method) : undefined;
+  if (outside !== undefined) return s.replyError(id, toWireError(outside));
   let handle: Upstream;
   try {
     handle = s.ctx.servers.require(server);

@@ -73,7 +73,8 @@ export function gateOnServer(
   const server = config.name;
   // A confined session (a scoped HTTP token's) reaches no server outside its view by any method, not
   // only by the named items judged below (a method routed with `_meta["mcpd/server"]` included).
-  if (view?.confinement !== undefined && !view.viewsServer(server)) return { refuse: outOfReach(view, server, method) };
+  const outside = view?.confinement !== undefined ? outOfView(view, server, method) : undefined;
+  if (outside !== undefined) return { refuse: outside };
   const sf = ServerFilters.of(config);
   const toolAllowed = (name: string): boolean => allows(server, sf, view, "tool", name);
   if (sf === undefined && view === undefined && (app.ui || method !== "tools/list")) return appOnlyGate(server, method, params, app);
@@ -101,8 +102,12 @@ export function gateOnServer(
     };
   }
   const target = targetOf(method, params);
-  // A name that is not a string is left for the server to refuse, as without filters.
-  if (target === undefined) return undefined;
+  // A request naming no item (a name that is not a string, a completion of another kind of ref, a method of
+  // the server's own) goes only to a server the view shows; the server refuses what it does not know.
+  if (target === undefined) {
+    const hidden = view !== undefined ? outOfView(view, server, method) : undefined;
+    return hidden !== undefined ? { refuse: hidden } : undefined;
+  }
   const kind = ITEM[target.kind].kind;
   // What the filters hide is refused as hidden; what they show, to a client without the UI extension, may be app-only.
   if (allows(server, sf, view, kind, target.name)) return appOnlyGate(server, method, params, app);
@@ -117,12 +122,16 @@ export function appOnlyGate(server: string, method: string, params: JsonObject |
   return refuse === undefined ? undefined : { refuse };
 }
 
-/** The refusal of a request to a server a confined session's view does not show. */
-function outOfReach(view: ViewFilter, server: string, method: string): McpdError {
+/**
+ * The refusal of `method` on a server `view` leaves out (undefined: the view shows it): a scoped token's
+ * session gets MCPD_HTTP_TOKEN_SCOPE, a profile's MCPD_HIDDEN. Said the same of a server that does not exist,
+ * so the refusal tells nothing of what exists outside the view.
+ */
+export function outOfView(view: ViewFilter, server: string, method: string): McpdError | undefined {
+  if (view.viewsServer(server)) return undefined;
   const only = view.confinement?.server;
   const why = only !== undefined ? reachOf(only) : `server "${server}" is not one of ${view.describe()}'s servers`;
-  return new McpdError("MCPD_HTTP_TOKEN_SCOPE", `${method} on server "${server}" refused: ${why}`, {
-    wireCode: WireCode.Forbidden,
-    data: { server },
-  });
+  const message = `${method} on server "${server}" refused: ${why}`;
+  if (view.confinement === undefined) return new McpdError("MCPD_HIDDEN", message, { wireCode: WireCode.Hidden, data: { server } });
+  return new McpdError("MCPD_HTTP_TOKEN_SCOPE", message, { wireCode: WireCode.Forbidden, data: { server } });
 }

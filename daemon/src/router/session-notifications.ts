@@ -63,6 +63,8 @@ export function relayNotification(
 ): void {
   if (!s.initialized && s.modern === undefined) return;
   if (method === "notifications/resources/updated" && typeof params?.uri === "string") {
+    // A reload may have narrowed the view since the subscription: what it now hides is not told of.
+    if (!viewsServer(s, handle) || s.filter?.allowsResource(handle.name, params.uri) === false) return;
     // Once per form this connection subscribed with: a client matches updates by the URI it used.
     const forms = s.uriForms?.of(subscriptionKey(handle, params.uri));
     if (forms && forms.size > 0) {
