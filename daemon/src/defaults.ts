@@ -214,6 +214,12 @@ export const RUNTIME_DEFAULTS = {
   modernCacheScope: "private",
   /** How often the daemon checks that its socket file is still there (and re-creates it when removed), in ms. */
   socketWatchIntervalMs: 2_000,
+  /** Tries to take the daemon's lock file (`<socket>.lock`) while other starting daemons replace a stale one. */
+  daemonLockAttempts: 100,
+  /** Pause between those tries, in ms (also the least age of a break file whose holder is gone). */
+  daemonLockRetryMs: 20,
+  /** A `<socket>.lock.break` file older than this is removed whoever holds it, in ms (its breaker is stuck). */
+  daemonLockBreakStaleMs: 10_000,
   /**
    * Shutdown: how long in-flight requests may finish before they are answered with an error, in ms; the
    * servers' own requests (list re-reads, subscriptions) get what is left of it before they are stopped.

@@ -1,0 +1,70 @@
+/**
+ * The daemon's life as one process among others: daemons started at once for one user (exactly one may
+ * run), and a foreground daemon whose stderr nobody reads. Real daemons started with the real CLI
+ * (tests/cli/cli-harness.ts), real fixture servers; every process of a test's world is ended at the end.
+ */
+import { existsSync, lstatSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { RawClient, ROOT } from "../e2e/harness.js";
+import { alive, CliWorld, collect, until, type CliRun } from "../cli/cli-harness.js";
+import { serversByName, status } from "./faults-harness.js";
+
+const SLOW_LISTEN = join(ROOT, "tests/fixtures/daemon/slow-listen.cjs");
+
+let world: CliWorld | undefined;
+const clients: RawClient[] = [];
+
+afterEach(async () => {
+  for (const c of clients.splice(0)) c.close();
+  await world?.dispose();
+  world = undefined;
+});
+
+describe.skipIf(process.platform !== "linux")("review: the daemon's lifecycle (reads /proc, Linux only)", () => {
+  it("regression: daemons started at once for one user leave exactly one running, each server once, its pid file and socket intact (both got past the socket probe; the loser's teardown removed the winner's socket and pid file)", {
+    timeout: 90_000,
+  }, async () => {
+    const w = (world = new CliWorld());
+    w.writeConfig({ fx: w.fixture("fx") });
+    // Every daemon's listen() is late: all of them are past the check of the socket before any answers.
+    const env = { ...w.env, MCPD_FOREGROUND_REEXEC: "0", MCPD_HTTP_PORT: "0", SLOW_LISTEN_MS: "1500" };
+    const starts = [0, 1, 2, 3].map(() => w.spawn(["start", "--foreground"], { env, nodeArgs: ["--require", SLOW_LISTEN] }));
+    const runs = starts.map((c, i) => collect(c, 60_000, `start ${i}`).catch((err: Error) => err));
+    const pids = starts.map((c) => c.pid as number);
+    // The others end by themselves, saying who runs.
+    const ended: Array<CliRun | Error> = [];
+    await until(
+      () => starts.filter((c) => c.exitCode !== null || c.signalCode !== null).length >= 3,
+      "three of four starts to end",
+      60_000,
+    );
+    const winners = starts.filter((c) => c.exitCode === null && c.signalCode === null);
+    expect(winners.length).toBe(1);
+    const winner = winners[0]?.pid as number;
+    for (const [i, c] of starts.entries()) if (c.pid !== winner) ended.push(await (runs[i] as Promise<CliRun | Error>));
+    for (const r of ended) {
+      expect(r).not.toBeInstanceOf(Error);
+      expect((r as CliRun).stderr).toContain(`already running (pid ${winner})`);
+    }
+    const socketPath = join(w.mcpdHome, "mcpd.sock");
+    const c = await until(
+      async () => (existsSync(socketPath) ? RawClient.open(socketPath).catch(() => undefined) : undefined),
+      "the socket",
+    );
+    clients.push(c);
+    await c.initialize();
+    await until(async () => (await status(c)).servers.every((s: any) => s.state === "ready"), "fx ready");
+    expect((await status(c)).daemon.pid).toBe(winner);
+    expect(readFileSync(join(w.mcpdHome, "mcpd.pid"), "utf8").trim()).toBe(String(winner));
+    expect(lstatSync(socketPath).isSocket()).toBe(true);
+    expect(serversByName(w).get("fx")?.length).toBe(1);
+    for (const p of pids) if (p !== winner) expect(alive(p)).toBe(false);
+    // The winner still stops cleanly, and takes its files with it.
+    process.kill(winner, "SIGTERM");
+    await until(() => !alive(winner), "the daemon to exit", 30_000);
+    expect(existsSync(socketPath)).toBe(false);
+    expect(existsSync(join(w.mcpdHome, "mcpd.pid"))).toBe(false);
+    expect(existsSync(`${socketPath}.lock`)).toBe(false);
+  });
+});
