@@ -274,6 +274,16 @@ export const RUNTIME_DEFAULTS = {
   /** While the log file cannot be written, what is held is tried again this often (and with every new line), in ms. */
   logRetryMs: 1000,
   /**
+   * A foreground daemon that is shutting down waits this long for what stderr holds (a stopped terminal, a
+   * pipe nobody reads) to be written, then discards it, in ms.
+   */
+  stderrCloseWaitMs: 1000,
+  /**
+   * Once the daemon has shut down, its process exits after at most this long even if a write it cannot
+   * cancel (to a stopped terminal) still keeps Node's event loop alive, in ms.
+   */
+  exitLingerMs: 500,
+  /**
    * Largest private file the daemon reads back from its state directory (the tool cache, the OAuth
    * store, the child records), in bytes; a larger one is ignored, and replaced by the next write.
    */

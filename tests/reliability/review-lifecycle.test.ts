@@ -4,6 +4,7 @@
  * (tests/cli/cli-harness.ts), real fixture servers; every process of a test's world is ended at the end.
  */
 import { existsSync, lstatSync, readFileSync } from "node:fs";
+import { connect } from "node:net";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { RawClient, ROOT } from "../e2e/harness.js";
@@ -67,4 +68,69 @@ describe.skipIf(process.platform !== "linux")("review: the daemon's lifecycle (r
     expect(existsSync(join(w.mcpdHome, "mcpd.pid"))).toBe(false);
     expect(existsSync(`${socketPath}.lock`)).toBe(false);
   });
+
+  it("regression: a foreground daemon whose stderr pipe nobody reads keeps answering, holds bounded memory and exits promptly on SIGTERM (it held every log line in memory, RSS 60 -> 550 MB, and was still alive 10 s after SIGTERM)", {
+    timeout: 120_000,
+  }, async () => {
+    const w = (world = new CliWorld());
+    w.writeConfig({});
+    const env = { ...w.env, MCPD_FOREGROUND_REEXEC: "0", MCPD_HTTP_PORT: "0" };
+    // Its stdout and stderr are pipes this test never reads: once they are full, every write waits.
+    const d = w.spawn(["start", "--foreground", "--log-level", "trace"], { env });
+    const pid = d.pid as number;
+    const socketPath = join(w.mcpdHome, "mcpd.sock");
+    const c = await until(
+      async () => (existsSync(socketPath) ? RawClient.open(socketPath).catch(() => undefined) : undefined),
+      "the socket",
+    );
+    clients.push(c);
+    await c.initialize();
+    const before = rssBytes(pid);
+    // About 80 MB of trace lines (each request's payload is logged), sent as fast as the daemon reads them.
+    const answered = await flood(socketPath, 20_000, "x".repeat(4000));
+    expect(answered).toBe(20_000);
+    // Still answering, and saying that log lines were dropped.
+    const st = await w.run(["status", "--json"], { env });
+    expect(st.code, st.stderr).toBe(0);
+    expect(JSON.parse(st.stdout).daemon.logDroppedLines).toBeGreaterThan(0);
+    // Bounded: what stderr holds is at most its bound (1 MiB), not the 80 MB written.
+    expect(rssBytes(pid) - before).toBeLessThan(64 * 1024 * 1024);
+    process.kill(pid, "SIGTERM");
+    await until(() => d.exitCode !== null || d.signalCode !== null, "the daemon to exit on SIGTERM", 15_000);
+    expect(d.exitCode).toBe(0);
+    expect(existsSync(socketPath)).toBe(false);
+  });
 });
+
+function rssBytes(pid: number): number {
+  const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, "utf8"));
+  return Number(m?.[1]) * 1024;
+}
+
+/** Sends `n` pings carrying `pad` on one connection (waiting for drain when the socket is full); resolves with the answers counted. */
+function flood(socketPath: string, n: number, pad: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = connect(socketPath);
+    let sent = 0;
+    let got = 0;
+    const pump = (): void => {
+      while (sent < n) {
+        const ok = s.write(`${JSON.stringify({ jsonrpc: "2.0", id: sent, method: "ping", params: { pad } })}\n`);
+        sent++;
+        if (!ok) {
+          s.once("drain", pump);
+          return;
+        }
+      }
+    };
+    s.on("connect", pump);
+    s.on("error", reject);
+    s.on("data", (chunk: Buffer) => {
+      for (let i = chunk.indexOf(10); i !== -1; i = chunk.indexOf(10, i + 1)) got++;
+      if (got >= n) {
+        s.destroy();
+        resolve(got);
+      }
+    });
+  });
+}
