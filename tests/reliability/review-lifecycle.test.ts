@@ -3,7 +3,7 @@
  * run), and a foreground daemon whose stderr nobody reads. Real daemons started with the real CLI
  * (tests/cli/cli-harness.ts), real fixture servers; every process of a test's world is ended at the end.
  */
-import { existsSync, lstatSync, readFileSync } from "node:fs";
+import { existsSync, lstatSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { connect } from "node:net";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
@@ -67,6 +67,30 @@ describe.skipIf(process.platform !== "linux")("review: the daemon's lifecycle (r
     expect(existsSync(socketPath)).toBe(false);
     expect(existsSync(join(w.mcpdHome, "mcpd.pid"))).toBe(false);
     expect(existsSync(`${socketPath}.lock`)).toBe(false);
+  });
+
+  it("a lock left behind (its daemon killed, or its pid since reused by another process) does not stop the next start", {
+    timeout: 60_000,
+  }, async () => {
+    const w = (world = new CliWorld());
+    w.writeConfig({});
+    const lock = join(w.mcpdHome, "mcpd.sock.lock");
+    mkdirSync(w.mcpdHome, { recursive: true, mode: 0o700 });
+    // This test's own pid: alive, but with another start time than the one recorded.
+    writeFileSync(lock, `${process.pid} 1\n`, { mode: 0o600 });
+    const first = await w.run(["start"]);
+    expect(first.code, first.stderr).toBe(0);
+    const pid = w.daemonPid() as number;
+    expect(readFileSync(lock, "utf8").split(" ")[0]).toBe(String(pid));
+    process.kill(pid, "SIGKILL");
+    await until(() => !alive(pid), "the daemon to die");
+    // Its lock stays behind, naming a dead pid.
+    expect(existsSync(lock)).toBe(true);
+    const second = await w.run(["start"]);
+    expect(second.code, second.stderr).toBe(0);
+    expect(w.daemonPid()).not.toBe(pid);
+    expect((await w.run(["stop"])).code).toBe(0);
+    expect(existsSync(lock)).toBe(false);
   });
 
   it("regression: a foreground daemon whose stderr pipe nobody reads keeps answering, holds bounded memory and exits promptly on SIGTERM (it held every log line in memory, RSS 60 -> 550 MB, and was still alive 10 s after SIGTERM)", {
