@@ -47,19 +47,28 @@ export async function startDaemon(options: RunDaemonOptions): Promise<DaemonHand
   const config = await source.load();
   const level = source.logLevel(config);
   assertNoDaemonWithoutSocket(paths.socketPath);
-  await prepareSocketPath(paths.socketPath);
-  const stateDirNote = preparePrivateDir(paths.stateDir, "state directory");
-  const log = openDaemonLog(paths, options.foreground, level);
+  // Held until the daemon has ended (its teardown releases it): no second daemon for this socket path.
+  const lock = await prepareSocketPath(paths.socketPath);
+  let log: ReturnType<typeof openDaemonLog>;
+  let stateDirNote: string | undefined;
+  try {
+    stateDirNote = preparePrivateDir(paths.stateDir, "state directory");
+    log = openDaemonLog(paths, options.foreground, level);
+  } catch (err) {
+    lock.release();
+    throw err;
+  }
   for (const w of config.warnings) log.root.warn({ file: config.file }, w);
   if (stateDirNote) log.root.warn({ dir: paths.stateDir }, stateDirNote);
   let daemon: McpdDaemon;
   try {
     const clock = options.oauthClock ? { oauthClock: options.oauthClock } : {};
-    daemon = new McpdDaemon({ paths, source, config, log, handleSignals: options.handleSignals !== false, ...clock });
+    daemon = new McpdDaemon({ paths, source, config, log, lock, handleSignals: options.handleSignals !== false, ...clock });
     await daemon.start();
   } catch (err) {
     // What was logged is written, and the log's exit and crash hooks go with it.
     await log.close();
+    lock.release();
     throw err;
   }
   const { lifecycle } = daemon;

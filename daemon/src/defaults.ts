@@ -214,6 +214,12 @@ export const RUNTIME_DEFAULTS = {
   modernCacheScope: "private",
   /** How often the daemon checks that its socket file is still there (and re-creates it when removed), in ms. */
   socketWatchIntervalMs: 2_000,
+  /** Tries to take the daemon's lock file (`<socket>.lock`) while other starting daemons replace a stale one. */
+  daemonLockAttempts: 100,
+  /** Pause between those tries, in ms (also the least age of a break file whose holder is gone). */
+  daemonLockRetryMs: 20,
+  /** A `<socket>.lock.break` file older than this is removed whoever holds it, in ms (its breaker is stuck). */
+  daemonLockBreakStaleMs: 10_000,
   /**
    * Shutdown: how long in-flight requests may finish before they are answered with an error, in ms; the
    * servers' own requests (list re-reads, subscriptions) get what is left of it before they are stopped.
@@ -267,6 +273,16 @@ export const RUNTIME_DEFAULTS = {
   logHeldMaxBytes: 1024 * 1024,
   /** While the log file cannot be written, what is held is tried again this often (and with every new line), in ms. */
   logRetryMs: 1000,
+  /**
+   * A foreground daemon that is shutting down waits this long for what stderr holds (a stopped terminal, a
+   * pipe nobody reads) to be written, then discards it, in ms.
+   */
+  stderrCloseWaitMs: 1000,
+  /**
+   * Once the daemon has shut down, its process exits after at most this long even if a write it cannot
+   * cancel (to a stopped terminal) still keeps Node's event loop alive, in ms.
+   */
+  exitLingerMs: 500,
   /**
    * Largest private file the daemon reads back from its state directory (the tool cache, the OAuth
    * store, the child records), in bytes; a larger one is ignored, and replaced by the next write.

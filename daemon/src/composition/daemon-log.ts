@@ -4,7 +4,7 @@ import { RUNTIME_DEFAULTS } from "../defaults.js";
 import type { DaemonLogger } from "../infra/daemon-logger.js";
 import { RotatingFileStream, type LogWriteStatus } from "../infra/log-file.js";
 import { createRootLogger, type LineScrubber } from "../infra/logger.js";
-import { StderrLog, ignoreStdioErrors } from "../infra/stderr-log.js";
+import { StderrLog, ignoreStdioErrors, unblockTerminal } from "../infra/stderr-log.js";
 
 /**
  * The daemon's log: the root logger (pino) and where its lines go, the stderr log in the foreground or the
@@ -69,9 +69,13 @@ export function openDaemonLog(paths: McpdPaths, foreground: boolean, level: LogL
       retryMs: RUNTIME_DEFAULTS.logRetryMs,
       onResume,
     });
+  if (foreground) unblockTerminal();
   const sink = foreground
-    ? new StderrLog(process.stderr, {
+    ? new StderrLog(2, {
         openFallback: openLogFile,
+        onResume,
+        maxHeldBytes: RUNTIME_DEFAULTS.logHeldMaxBytes,
+        closeWaitMs: RUNTIME_DEFAULTS.stderrCloseWaitMs,
         onFallback: (err) => root?.warn({ err }, `stderr cannot be written; logging to ${paths.logFile} from now on`),
       })
     : openLogFile();

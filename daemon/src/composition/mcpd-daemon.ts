@@ -1,4 +1,3 @@
-import { rmSync } from "node:fs";
 import { join } from "node:path";
 import { McpdShutdown, type DaemonInfo } from "@mcpd/protocol";
 import { createTransport, type OAuthClock } from "@mcpd/transports";
@@ -22,6 +21,7 @@ import { shuttingDownError } from "../lifecycle/shutting-down-error.js";
 import { Router } from "../router/router.js";
 import { SecretScrubber } from "../secrets/index.js";
 import { SocketServer } from "../socket/socket-server.js";
+import { type DaemonLock, removeOwnPidFile } from "../socket/daemon-lock.js";
 import { SocketWatch } from "../socket/socket-watch.js";
 import { Telemetry } from "../telemetry/telemetry.js";
 import { MCPManager } from "../supervision/manager.js";
@@ -43,6 +43,8 @@ export interface DaemonInputs {
   source: ConfigSource;
   config: LoadedConfig;
   log: DaemonLog;
+  /** The daemon's claim on its socket path, released last at shutdown. */
+  lock: DaemonLock;
   /** Install SIGTERM/SIGINT/SIGHUP handlers. */
   handleSignals: boolean;
   /** The clock of OAuth token lifetimes (tests inject a fake one); default the real one. */
@@ -227,8 +229,10 @@ export class McpdDaemon {
     // The servers' own requests (list re-reads, subscriptions) get what is left of the grace.
     await this.manager.shutdown(Math.max(0, graceEnds - Date.now()));
     await this.telemetry.close();
-    rmSync(this.paths.socketPath, { force: true });
-    rmSync(this.paths.pidFile, { force: true });
+    // Only what is still this daemon's: another daemon's socket or pid file stays.
+    this.socketWatch.removeOwnFile();
+    removeOwnPidFile(this.paths.pidFile);
+    this.inputs.lock.release();
     this.log.info("mcpd stopped");
     this.removeSignals();
     await this.daemonLog.close();

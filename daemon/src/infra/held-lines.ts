@@ -62,3 +62,23 @@ export function flushHeld(boom: SonicBoom): Error | undefined {
   }
   return undefined;
 }
+
+/**
+ * Takes out everything `boom` holds (the piece whose write failed first, then the rest, in order), leaving
+ * it empty. Call only between writes: after sonic-boom emitted an error, or once it is given up.
+ */
+export function takeHeld(boom: SonicBoom): string {
+  const s = state(boom);
+  const pieces = s._writing ? s._bufs : [s._writingBuf, ...s._bufs];
+  const text = pieces.map((p) => (typeof p === "string" ? p : p.toString("utf8"))).join("");
+  if (!s._writing) s._writingBuf = "";
+  s._bufs = [];
+  s._len = s._writing ? s._writingBuf.length : 0;
+  return text;
+}
+
+/** Whether `boom` holds nothing and has no write under way. */
+export function isIdle(boom: SonicBoom): boolean {
+  const s = state(boom);
+  return !s._writing && s._len === 0;
+}

@@ -31,7 +31,7 @@ type SonicBoom = InstanceType<typeof SonicBoom>;
 export type { LogWriteStatus };
 
 /** The log lines (newline-terminated, or a final unterminated piece) in `text`. */
-function countLines(text: string): number {
+export function countLines(text: string): number {
   let n = 0;
   for (let i = text.indexOf("\n"); i !== -1; i = text.indexOf("\n", i + 1)) n++;
   return text.endsWith("\n") || text === "" ? n : n + 1;

@@ -1,16 +1,11 @@
 import { lstatSync, mkdirSync, unlinkSync, type Stats } from "node:fs";
 import { connect } from "node:net";
 import { dirname, join } from "node:path";
-import { McpdError } from "@mcpd/protocol";
 import { checkSocketPath, checkSocketTrust } from "@mcpd/client";
+import { DaemonLock } from "./daemon-lock.js";
+import { SocketSetupError } from "./socket-setup-error.js";
 
-/** Refusals before listening: another daemon, unsafe directory, bad path. */
-export class SocketSetupError extends McpdError {
-  override name = "SocketSetupError";
-  constructor(code: "MCPD_ALREADY_RUNNING" | "MCPD_UNSAFE_SOCKET_DIR", message: string) {
-    super(code, message);
-  }
-}
+export { SocketSetupError };
 
 /**
  * The path a daemon with that pid binds before renaming it to `socketPath` (see SocketServer.listen):
@@ -39,15 +34,28 @@ export function probeSocket(path: string, timeoutMs = 1000): Promise<boolean> {
 /**
  * Checks the runtime directory (created 0700) and the socket path with the same rule every client applies
  * before connecting (`checkSocketTrust`: the directory is this user's and not writable by group or others,
- * the socket is this user's and not a symbolic link), then: a live daemon -> "already running"; a stale
- * socket removed; anything else refused.
+ * the socket is this user's and not a symbolic link), then takes the daemon's lock of the path for its
+ * whole life ({@link DaemonLock}: another daemon holding it -> "already running", naming its pid), then: a
+ * live daemon (one that holds no lock) -> "already running"; a stale socket removed; anything else refused.
+ * The caller releases the lock it returns when the daemon ends (or fails to start).
  */
-export async function prepareSocketPath(socketPath: string): Promise<void> {
+export async function prepareSocketPath(socketPath: string): Promise<DaemonLock> {
   const tooLong = checkSocketPath(socketPath);
   if (tooLong) throw new SocketSetupError("MCPD_UNSAFE_SOCKET_DIR", tooLong);
   mkdirSync(dirname(socketPath), { recursive: true, mode: 0o700 });
   const untrusted = checkSocketTrust(socketPath);
   if (untrusted) throw new SocketSetupError("MCPD_UNSAFE_SOCKET_DIR", `Refusing to start: ${untrusted.message}`);
+  const lock = await DaemonLock.acquire(socketPath);
+  try {
+    await removeStaleSocket(socketPath);
+  } catch (err) {
+    lock.release();
+    throw err;
+  }
+  return lock;
+}
+
+async function removeStaleSocket(socketPath: string): Promise<void> {
   let existing: Stats;
   try {
     existing = lstatSync(socketPath);

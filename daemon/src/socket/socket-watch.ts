@@ -1,4 +1,4 @@
-import { lstatSync, readdirSync, readFileSync, readlinkSync, unlinkSync, type Stats } from "node:fs";
+import { lstatSync, readdirSync, readFileSync, readlinkSync, rmSync, unlinkSync, type Stats } from "node:fs";
 import { RUNTIME_DEFAULTS } from "../defaults.js";
 import { dirname, join } from "node:path";
 import { silentLogger, type Logger, type SocketWatchStatus } from "@mcpd/protocol";
@@ -70,6 +70,14 @@ export class SocketWatch {
     this.stopped = true;
     clearInterval(this.timer);
     this.timer = undefined;
+  }
+
+  /** Removes the socket file if it still is the one this daemon created (same device and inode), never another's. */
+  removeOwnFile(): void {
+    const now = this.currentIdentity();
+    const mine = this.identity;
+    if (now !== undefined && mine !== undefined && now.dev === mine.dev && now.ino === mine.ino)
+      rmSync(this.opts.socketPath, { force: true });
   }
 
   /** For `mcpd/status`: `{ path, recreated, lastProblem, lastProblemAt }` (ISO time, or null). */

@@ -3,7 +3,7 @@
  * fails too, they are dropped and counted. Nothing ever throws. Real failing descriptors: /dev/full
  * (ENOSPC on every write) and a log path that is a symbolic link (refused).
  */
-import { createWriteStream, mkdtempSync, rmSync, symlinkSync, writeFileSync, readFileSync } from "node:fs";
+import { closeSync, mkdtempSync, openSync, rmSync, symlinkSync, writeFileSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
@@ -18,13 +18,15 @@ afterEach(async () => {
   for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
 });
 
-/** A stream whose every write fails with ENOSPC, as a stderr redirected to a full disk does. */
-function failingStderr(): NodeJS.WritableStream {
-  const out = createWriteStream("/dev/full");
-  out.on("error", () => {}); // what ignoreStdioErrors does for the process's own stderr
-  closers.push(() => out.destroy());
-  return out;
+/** A descriptor whose every write fails with ENOSPC, as a stderr redirected to a full disk does. */
+function failingStderr(): number {
+  const fd = openSync("/dev/full", "w");
+  closers.push(() => closeSync(fd));
+  return fd;
 }
+
+/** What the daemon gives it (daemon/src/composition/daemon-log.ts). */
+const bounds = { maxHeldBytes: 1 << 20, closeWaitMs: 1000 };
 
 const line = (i: number): string => `${JSON.stringify({ level: 30, i })}\n`;
 
@@ -41,6 +43,7 @@ describe("StderrLog", () => {
         return s;
       },
       onFallback: (err) => fallbacks.push(err),
+      ...bounds,
     });
     expect(log.file).toBeUndefined();
     for (let i = 0; i < 5; i++) expect(log.write(line(i))).toBe(true);
@@ -62,6 +65,7 @@ describe("StderrLog", () => {
         closers.push(() => s.close());
         return s;
       },
+      ...bounds,
     });
     for (let i = 0; i < 4; i++) full.write(line(i));
     await waitFor(() => full.status().droppedLines === 3 && full.status().failing, { message: "3 dropped lines, and failing" });
@@ -74,6 +78,7 @@ describe("StderrLog", () => {
     const linked = new StderrLog(failingStderr(), {
       openFallback: () =>
         new RotatingFileStream(join(dir, "mcpd.log"), { maxBytes: 1 << 20, maxFiles: 1, maxHeldBytes: 1 << 20, retryMs: 50 }),
+      ...bounds,
     });
     for (let i = 0; i < 3; i++) linked.write(line(i));
     await waitFor(() => linked.status().droppedLines === 3, { message: "3 dropped lines" });

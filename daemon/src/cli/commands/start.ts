@@ -1,5 +1,6 @@
 import { resolvePaths } from "@mcpd/client/paths";
 import { McpdError } from "@mcpd/protocol/core";
+import { RUNTIME_DEFAULTS } from "../../defaults.js";
 import { LOG_LEVELS, assertConfigFileExists, explicitConfigOrigin } from "../../config/index.js";
 import { CliError, stringOption, UsageError } from "../args.js";
 import { eprintln, println, type Command } from "../context.js";
@@ -68,7 +69,11 @@ export const startCommand: Command = {
       try {
         // Loaded here so that other commands do not pay for loading the whole daemon.
         const { runDaemon } = await import("../../daemon.js");
-        return await runDaemon({ foreground, ...(configFile ? { configFile } : {}), ...(logLevel ? { logLevel } : {}) });
+        const code = await runDaemon({ foreground, ...(configFile ? { configFile } : {}), ...(logLevel ? { logLevel } : {}) });
+        // The daemon has ended every part; a write to a stopped terminal it could not cancel must not keep
+        // the process alive: it exits anyway, discarding that output.
+        setTimeout(() => process.exit(code), RUNTIME_DEFAULTS.exitLingerMs).unref();
+        return code;
       } catch (err) {
         const message = err instanceof Error ? err.message : String(err);
         // Not a failure: a service manager must not restart-loop against a daemon someone else started.
