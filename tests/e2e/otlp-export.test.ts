@@ -17,6 +17,8 @@ import { waitFor } from "../helpers/process.js";
 const TRACE_ID = "4bf92f3577b34da6a3ce929d0e0e4736";
 const CLIENT_SPAN = "00f067aa0ba902b7";
 const TRACEPARENT = `00-${TRACE_ID}-${CLIENT_SPAN}-01`;
+/** A secret of fx's config: masked in every way out of the daemon, the collector included. */
+const SECRET = "sk-live-9f8e7d6c5b4a39281706";
 
 interface OtlpValue {
   stringValue?: string;
@@ -78,7 +80,7 @@ beforeAll(async () => {
     { settings: { telemetry: { otlp: { endpoint: `http://127.0.0.1:${port}/v1/traces`, batchDelayMs: 20 } } } },
   );
   logFile = join(d.home, "fx.log");
-  d.writeConfig({ fx: fixture("fx", ["--log", logFile]) });
+  d.writeConfig({ fx: fixture("fx", ["--log", logFile], { env: { API_KEY: SECRET } }) });
   const control = await d.control();
   await control.request("mcpd/reload");
   control.close();
@@ -139,6 +141,27 @@ function spanWhere(match: (a: Record<string, string>) => boolean, what: string):
 }
 
 describe("OTLP span export", () => {
+  it("regression: a span carries no configured secret: its name, attributes and error message are scrubbed as the client's answer is (the server's error quoting a secret went to the collector as written)", async () => {
+    const raw = await d.raw();
+    try {
+      await raw.initialize();
+      // A tool named by the secret, sent to fx as is (per-request routing): fx's error quotes the name.
+      const r = await raw.request("tools/call", { name: SECRET, arguments: {}, _meta: { "mcpd/server": "fx" } });
+      expect(r.error?.message).toContain("***");
+      expect(JSON.stringify(r)).not.toContain(SECRET);
+      const { span, a } = await spanWhere(
+        (x) => x["mcp.method.name"] === "tools/call" && x["gen_ai.tool.name"] === "***",
+        "the span of the call",
+      );
+      expect(span.name).toBe("tools/call ***");
+      expect(span.status?.message).toContain("***");
+      expect(a["mcpd.server"]).toBe("fx");
+      expect(JSON.stringify(exports)).not.toContain(SECRET);
+    } finally {
+      raw.close();
+    }
+  });
+
   it("a span names the JSON-RPC id the server was sent (jsonrpc.request.id) and the server's session (mcp.session.id) when it has one", async () => {
     const url = await startSessionfulServer();
     d.writeConfig({ fx: fixture("fx", ["--log", logFile]), http: { type: "http", url } });

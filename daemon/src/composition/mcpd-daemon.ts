@@ -132,7 +132,7 @@ export class McpdDaemon {
       pacer: this.pacer,
     });
     this.dashboard = new Dashboard({ router: this.router, manager: this.manager, logger: this.log });
-    this.telemetry = new Telemetry(this.router.spans, VERSION, this.log);
+    this.telemetry = new Telemetry(this.router.spans, VERSION, this.log, (text) => secrets.scrub(text));
     this.http = new HttpFront({
       dashboard: this.dashboard,
       router: this.router,

@@ -14,12 +14,20 @@ import { callAttributes, callOutcome, formatTraceparent, parseTraceparent, sentA
 type Api = typeof import("@opentelemetry/api");
 type ExportResult = Parameters<Parameters<SpanExporter["export"]>[1]>[0];
 
-/** A {@link CallTracer} exporting each relayed request's span; {@link shutdown} sends what is left. */
+/** Masks the secrets a text may hold (the daemon's SecretScrubber: config values, tokens). */
+export type Scrub = (text: string) => string;
+
+/**
+ * A {@link CallTracer} exporting each relayed request's span; {@link shutdown} sends what is left. What a
+ * span carries that a server or a client wrote (names, URIs, an error's message) is scrubbed of secrets
+ * first, as every other way out of the daemon is: the collector is another party.
+ */
 export class OtlpTracer implements CallTracer {
   constructor(
     private readonly api: Api,
     private readonly provider: BasicTracerProvider,
     private readonly tracer: Tracer,
+    private readonly scrub: Scrub,
   ) {}
 
   start(server: string, method: string, params: JsonObject | undefined): TracedCall {
@@ -32,14 +40,14 @@ export class OtlpTracer implements CallTracer {
       const remote: SpanContext = { traceId: parent.traceId, spanId: parent.spanId, traceFlags: parent.flags, isRemote: true };
       ctx = api.trace.setSpanContext(ctx, remote);
     }
-    const attributes: Attributes = callAttributes(server, method, params);
-    const span = this.tracer.startSpan(spanName(method, params), { kind: api.SpanKind.CLIENT, attributes }, ctx);
+    const attributes: Attributes = scrubbed(callAttributes(server, method, params), this.scrub);
+    const span = this.tracer.startSpan(this.scrub(spanName(method, params)), { kind: api.SpanKind.CLIENT, attributes }, ctx);
     // Not sampled (the client's flags said so): the server keeps the client's context, as without export.
     // A `_meta` that is no object is the server's to refuse, as the client sent it.
-    if (!span.isRecording() || (raw !== undefined && meta === undefined)) return new Call(api, span, params);
+    if (!span.isRecording() || (raw !== undefined && meta === undefined)) return new Call(api, span, params, this.scrub);
     const own = span.spanContext();
     const traceparent = formatTraceparent({ traceId: own.traceId, spanId: own.spanId, flags: own.traceFlags });
-    return new Call(api, span, { ...params, _meta: { ...meta, traceparent } });
+    return new Call(api, span, { ...params, _meta: { ...meta, traceparent } }, this.scrub);
   }
 
   /** Sends the spans not yet sent and stops (a reload that changes or drops the setting, or shutdown). */
@@ -53,6 +61,7 @@ class Call implements TracedCall {
     private readonly api: Api,
     private readonly span: Span,
     readonly params: JsonObject | undefined,
+    private readonly scrub: Scrub,
   ) {}
 
   sent(requestId: RequestId, to: CallTarget): void {
@@ -68,7 +77,8 @@ class Call implements TracedCall {
   end(error: unknown, result?: JsonObject): void {
     const o = callOutcome(error, result);
     this.span.setAttributes({ ...o.attributes, "mcpd.outcome": o.outcome });
-    if (o.outcome !== "ok") this.span.setStatus({ code: this.api.SpanStatusCode.ERROR, ...(o.message ? { message: o.message } : {}) });
+    if (o.outcome !== "ok")
+      this.span.setStatus({ code: this.api.SpanStatusCode.ERROR, ...(o.message ? { message: this.scrub(o.message) } : {}) });
     this.span.end();
   }
 }
@@ -77,8 +87,9 @@ class Call implements TracedCall {
  * Loads the OpenTelemetry SDK and makes a tracer exporting to `settings.endpoint`, in batches. Export
  * failures are logged (once until an export succeeds again), never thrown: a relay never waits for them.
  * @param version mcpd's version (`service.version`)
+ * @param scrub masks secrets in what the spans carry
  */
-export async function loadOtlpTracer(settings: OtlpSettings, version: string, log: Logger): Promise<OtlpTracer> {
+export async function loadOtlpTracer(settings: OtlpSettings, version: string, log: Logger, scrub: Scrub): Promise<OtlpTracer> {
   const [api, sdk, otlp, resources] = await Promise.all([
     import("@opentelemetry/api"),
     import("@opentelemetry/sdk-trace-base"),
@@ -101,7 +112,14 @@ export async function loadOtlpTracer(settings: OtlpSettings, version: string, lo
       }),
     ],
   });
-  return new OtlpTracer(api, provider, provider.getTracer("mcpd", version));
+  return new OtlpTracer(api, provider, provider.getTracer("mcpd", version), scrub);
+}
+
+/** `attributes` with every string value scrubbed. */
+function scrubbed(attributes: Record<string, string | number | boolean>, scrub: Scrub): Attributes {
+  const out: Attributes = {};
+  for (const [k, v] of Object.entries(attributes)) out[k] = typeof v === "string" ? scrub(v) : v;
+  return out;
 }
 
 /** An exporter that logs a failed export (once per run of failures) and passes everything else on. */

@@ -8,7 +8,7 @@ import type { OtlpSettings } from "../config/config-schema.js";
 import { redactUrl } from "../secrets/index.js";
 import type { Logger } from "@mcpd/protocol";
 import type { CallSpans } from "../router/ports.js";
-import type { OtlpTracer } from "./otlp-tracer.js";
+import type { OtlpTracer, Scrub } from "./otlp-tracer.js";
 
 export class Telemetry {
   private current: { key: string; tracer: OtlpTracer } | undefined;
@@ -19,11 +19,13 @@ export class Telemetry {
   /**
    * @param spans where the relay path reads the tracer (the router's)
    * @param version mcpd's version, the spans' `service.version`
+   * @param scrub masks secrets in what the spans carry (the daemon's SecretScrubber)
    */
   constructor(
     private readonly spans: CallSpans,
     private readonly version: string,
     private readonly log: Logger,
+    private readonly scrub: Scrub,
   ) {}
 
   /** Applies `otlp` (undefined: no export). A failure to load the SDK is logged; the daemon goes on without spans. */
@@ -51,7 +53,7 @@ export class Telemetry {
     }
     try {
       const { loadOtlpTracer } = await import("./otlp-tracer.js");
-      const tracer = await loadOtlpTracer(otlp, this.version, this.log);
+      const tracer = await loadOtlpTracer(otlp, this.version, this.log, this.scrub);
       if (this.closed) return void (await tracer.shutdown());
       this.current = { key, tracer };
       this.spans.tracer = tracer;

@@ -67,6 +67,13 @@ export class DashboardAccess {
     return s;
   }
 
+  /** Whether `session` still opens the dashboard: not expired, nor let go for newer logins. */
+  live(session: DashboardSession): boolean {
+    if (session.expiresAt < this.now()) return false;
+    for (const s of this.sessions.values()) if (s === session) return true;
+    return false;
+  }
+
   /** Whether `presented` is the session's CSRF token (compared in constant time). */
   static csrfMatches(session: DashboardSession, presented: string | undefined): boolean {
     if (presented === undefined) return false;

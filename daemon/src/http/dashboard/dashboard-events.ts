@@ -26,7 +26,8 @@ export interface EventSource {
  * percentiles.
  */
 export class DashboardEvents {
-  private readonly pages = new Set<ServerResponse>();
+  /** The open streams, each with whether its login session still opens the dashboard. */
+  private readonly pages = new Map<ServerResponse, () => boolean>();
   private unwatch: (() => void) | undefined;
   private timer: NodeJS.Timeout | undefined;
   private pushing = false;
@@ -38,11 +39,14 @@ export class DashboardEvents {
     private readonly log: Logger,
   ) {}
 
-  /** Opens the stream on `res` and sends the state as it is now. */
-  open(res: ServerResponse): void {
+  /**
+   * Opens the stream on `res` and sends the state as it is now. `live`: whether the login session it was
+   * opened with still opens the dashboard; once not (expired, or let go for newer logins), the stream ends.
+   */
+  open(res: ServerResponse, live: () => boolean): void {
     res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-store", "x-accel-buffering": "no" });
     res.write(`retry: ${RUNTIME_DEFAULTS.httpSseRetryMs}\n\n`);
-    this.pages.add(res);
+    this.pages.set(res, live);
     onGone(res, () => this.leave(res));
     if (this.pages.size === 1) this.start();
     this.lastLog = "";
@@ -51,7 +55,7 @@ export class DashboardEvents {
 
   /** Ends every stream (shutdown). */
   close(): void {
-    for (const res of [...this.pages]) res.end();
+    for (const res of [...this.pages.keys()]) res.end();
     this.stop();
     this.pages.clear();
   }
@@ -106,6 +110,10 @@ export class DashboardEvents {
 
   private broadcast(event: string, data: string): void {
     const frame = `event: ${event}\ndata: ${data}\n\n`;
-    for (const res of this.pages) if (!res.writableEnded) res.write(frame);
+    for (const [res, live] of this.pages) {
+      if (res.writableEnded) continue;
+      if (live()) res.write(frame);
+      else res.end();
+    }
   }
 }

@@ -133,7 +133,7 @@ export class Dashboard {
 
   private read(res: ServerResponse, url: URL, session: DashboardSession): void {
     if (url.pathname === "/") return sendPage(res, session.csrf);
-    if (url.pathname === "/dashboard/events") return this.events.open(res);
+    if (url.pathname === "/dashboard/events") return this.events.open(res, () => this.access.live(session));
     if (url.pathname === "/dashboard/api/server") {
       const name = url.searchParams.get("name") ?? "";
       const profiles = this.opts.router.profiles.names();

@@ -31,6 +31,18 @@ describe("DashboardAccess", () => {
     expect(access.session(cookie)).toBeUndefined();
   });
 
+  it("a session is live until it expires or newer logins let it go (what an open live stream checks)", () => {
+    let now = 0;
+    const access = new DashboardAccess(() => now);
+    const session = access.session(access.redeem(access.issueTicket().ticket)) as NonNullable<ReturnType<typeof access.session>>;
+    expect(access.live(session)).toBe(true);
+    for (let i = 0; i < RUNTIME_DEFAULTS.dashboardMaxLogins; i++) access.redeem(access.issueTicket().ticket);
+    expect(access.live(session), "let go for newer logins").toBe(false);
+    const fresh = access.session(access.redeem(access.issueTicket().ticket)) as NonNullable<ReturnType<typeof access.session>>;
+    now += RUNTIME_DEFAULTS.dashboardSessionTtlMs + 1;
+    expect(access.live(fresh), "expired").toBe(false);
+  });
+
   it("keeps at most dashboardMaxLogins unused tickets, dropping the oldest", () => {
     const access = new DashboardAccess();
     const first = access.issueTicket().ticket;

@@ -70,7 +70,7 @@ describe("DashboardEvents", () => {
   it("watches and reads nothing while no page is open, and stops when the last page goes", async () => {
     const { source, counts, listener } = countingSource();
     const events = new DashboardEvents(source, silentLogger);
-    server = createServer((_req, res) => events.open(res));
+    server = createServer((_req, res) => events.open(res, () => true));
     await new Promise<void>((r) => server?.listen(0, "127.0.0.1", () => r()));
     const port = (server.address() as { port: number }).port;
     expect(counts).toEqual({ watching: 0, status: 0, logs: 0, figures: 0 });
@@ -91,5 +91,29 @@ describe("DashboardEvents", () => {
     expect(counts.watching).toBe(1);
     events.close();
     expect(counts.watching).toBe(0);
+  });
+
+  it("regression: a stream whose login session no longer opens the dashboard is ended at the next push, the others go on (it kept getting the status and the log)", async () => {
+    const { source, listener } = countingSource();
+    const events = new DashboardEvents(source, silentLogger);
+    let firstLive = true;
+    let opened = 0;
+    server = createServer((_req, res) => {
+      const mine = ++opened === 1;
+      events.open(res, () => (mine ? firstLive : true));
+    });
+    await new Promise<void>((r) => server?.listen(0, "127.0.0.1", () => r()));
+    const port = (server.address() as { port: number }).port;
+    const first = await openPage(port);
+    const second = await openPage(port);
+    const ended = new Promise<void>((r) => first.once("end", () => r()));
+    firstLive = false; // expired, or let go for newer logins
+    let more = "";
+    second.on("data", (c: string) => (more += c));
+    listener()?.state?.({} as never, {} as never);
+    await ended;
+    await waitFor(() => more.includes("event: status\n"), { message: "the live page to get the next push" });
+    second.destroy();
+    events.close();
   });
 });
