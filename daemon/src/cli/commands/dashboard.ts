@@ -1,12 +1,32 @@
+import { join } from "node:path";
+import { pathToFileURL } from "node:url";
+import { resolvePaths } from "@mcpd/client/paths";
 import { McpdDashboardLogin } from "@mcpd/protocol/core";
-import { println, type Command } from "../context.js";
+import { writePrivateFile } from "../../infra/private-file.js";
+import { println, type CliContext, type Command } from "../context.js";
 import { askDaemon } from "../ask-daemon.js";
 import { openBrowser } from "../open-browser.js";
 
 /**
+ * A page in the state directory (0600) that sends the browser on to `url`, and its file URL: the browser
+ * is started on that, never on the login link itself, which would sit in its command line (and
+ * `xdg-open`'s), readable by every local user through /proc, who could use it first.
+ */
+function loginPage(ctx: CliContext, url: string): string {
+  const file = join(resolvePaths(ctx.env, { cwd: ctx.cwd }).stateDir, "dashboard-login.html");
+  const href = url.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+  writePrivateFile(
+    file,
+    `<!doctype html><meta charset="utf-8"><meta http-equiv="refresh" content="0;url=${href}"><title>mcpd dashboard</title><a href="${href}">mcpd dashboard</a>\n`,
+  );
+  return pathToFileURL(file).href;
+}
+
+/**
  * `mcpd dashboard`: opens the dashboard in the browser on a one-time login link the daemon issues (single
  * use, valid one minute), or prints the link with `--print-url`. The link sets the dashboard's session
- * cookie; no token ever appears in the address bar after it.
+ * cookie; no token ever appears in the address bar after it. The browser is given a private page that
+ * forwards to the link (see {@link loginPage}).
  */
 export const dashboardCommand: Command = {
   spec: {
@@ -30,7 +50,13 @@ export const dashboardCommand: Command = {
       println(ctx, url);
       return 0;
     }
-    const via = await openBrowser(url, ctx.env, ctx.platform);
+    let page: string | undefined;
+    try {
+      page = loginPage(ctx, url);
+    } catch {
+      // No page (the state directory is not writable): the link is printed for the user to open.
+    }
+    const via = page !== undefined ? await openBrowser(page, ctx.env, ctx.platform) : undefined;
     if (via) println(ctx, `Opened the dashboard with ${via}.`);
     else {
       println(ctx, "Open this link in a browser on this machine (it works once, within one minute):");
