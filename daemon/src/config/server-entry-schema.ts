@@ -184,11 +184,15 @@ export const TRANSPORT_SHAPE = {
     .describe("stdio: the program to run (looked up in `PATH`)."),
   args: z
     .array(
+      // An argument may be a secret (`--api-key ...`): only a number or a boolean is shown, anything else by its kind.
       z.string({
-        error: (i) => `must be a string, got ${describeValue(i.input)}${typeof i.input === "number" ? ` (write "${i.input}")` : ""}`,
+        error: (i) =>
+          typeof i.input === "number" || typeof i.input === "boolean"
+            ? `must be a string, got ${describeValue(i.input)}${typeof i.input === "number" ? ` (write "${i.input}")` : ""}`
+            : `must be a string, got ${kindOf(i.input)}`,
       }),
       {
-        error: mustBe("an array of strings"),
+        error: mustBeSecretSafe("an array of strings"),
       },
     )
     .optional()

@@ -383,7 +383,7 @@ describe("parseConfig: errors", () => {
       `${FILE}: "mcpd.logLevel" must be one of "fatal", "error", "warn", "info", "debug", "trace", "silent", got "loud"`,
       `${FILE}: server "a": "timeout" must be a positive integer (milliseconds), got -1`,
       `${FILE}: server "a": "startup" must be one of "eager", "lazy", got "later"`,
-      `${FILE}: server "a": "args" must be an array of strings, got "not-an-array"`,
+      `${FILE}: server "a": "args" must be an array of strings, got a string`,
       `${FILE}: server "bad name!": invalid name: use 1 to 48 letters, digits, "_" or "-" (for example "bad_name_")`,
       `${FILE}: server "c": "url" must start with http:// or https:// for "type": "http", got "ftp://..."`,
     ]);

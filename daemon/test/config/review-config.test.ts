@@ -27,6 +27,19 @@ describe("regression: config errors echoed secrets (they reach mcpd.log on reloa
     expect(lines).toContain(`${FILE}: server "s": "${key}" must be an object of string values, got ${kind}`);
   });
 
+  it.each([
+    ["args as a string", { command: "x", args: "--api-key SECRETSTR123" }, `"args" must be an array of strings, got a string`],
+    ["an args item as an object", { command: "x", args: [{ token: "SECRETSTR123" }] }, `"args[0]" must be a string, got an object`],
+  ])("regression: %s is reported by its kind only (its text was echoed)", (_, entry, said) => {
+    const text = errors(entry).join("\n");
+    expect(text).not.toContain("SECRETSTR123");
+    expect(text).toContain(said);
+  });
+
+  it("an args item that is a number is still shown, with the fix", () => {
+    expect(errors({ command: "x", args: [8080] }).join("\n")).toContain(`"args[0]" must be a string, got 8080 (write "8080")`);
+  });
+
   it("regression: an invalid url is shown with its user, password and query masked", () => {
     const lines = errors({ url: "https://bob:hunter2SECRET@exa mple.com/mcp?token=QTOKEN123456" });
     const text = lines.join("\n");
