@@ -7,7 +7,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { type RawClient, type TestDaemon, fixture, readLog, startTestDaemon } from "./harness.js";
+import { type RawClient, type TestDaemon, fixture, readLog, startTestDaemon, until } from "./harness.js";
 
 let d: TestDaemon | undefined;
 afterEach(async () => {
@@ -52,7 +52,13 @@ describe("views", () => {
     d = await startTestDaemon(servers, { settings: { profiles: { p: { servers: ["a"] } } } });
     const uri = "fixture://static/one";
     const p = await withProfile(d, "p");
-    expect((await p.request("resources/subscribe", { uri })).result).toEqual({});
+    // Once a lists it (a resource nobody lists yet is unknown to the view).
+    await until(
+      async () => (await p.request("resources/list")).result?.resources?.some((r: any) => r.uri === uri),
+      "a to list the resource",
+    );
+    const subscribed = await p.request("resources/subscribe", { uri });
+    expect(subscribed.result, JSON.stringify(subscribed)).toEqual({});
     const config = JSON.parse(readFileSync(d.configFile, "utf8"));
     config.mcpd.profiles.p.servers = ["b"];
     writeFileSync(d.configFile, JSON.stringify(config));
