@@ -73,6 +73,33 @@ describe("views", () => {
     expect(p.messages.filter((m) => m.method === "notifications/resources/updated")).toEqual([]);
   });
 
+  it("regression: a profile's request for a resource waits for its own server while servers start, not only until any server lists the URI (a server outside the profile came up first, and the request was refused as unknown)", async () => {
+    const gates = mkdtempSync(join(tmpdir(), "mcpd-gates-"));
+    try {
+      const gate = (name: string): string => join(gates, name);
+      d = await startTestDaemon(
+        { a: fixture("a", ["--init-wait-file", gate("a")]), b: fixture("b", ["--init-wait-file", gate("b")]) },
+        { settings: { profiles: { p: { servers: ["a"] } } } },
+      );
+      const p = await withProfile(d, "p");
+      const uri = "fixture://static/one";
+      const subscribed = p.request("resources/subscribe", { uri });
+      await p.request("ping"); // answered after the subscribe began to wait
+      // b, outside the profile, comes up first and lists the URI too; then a.
+      const control = await d.control();
+      const state = async (name: string): Promise<string> =>
+        (await control.request("mcpd/status")).result.servers.find((x: any) => x.name === name).state;
+      writeFileSync(gate("b"), "");
+      await until(async () => (await state("b")) === "ready", "b to come up");
+      writeFileSync(gate("a"), "");
+      const answer = await subscribed;
+      expect(answer.result, JSON.stringify(answer)).toEqual({});
+      control.close();
+    } finally {
+      rmSync(gates, { recursive: true, force: true });
+    }
+  });
+
   it("regression: a server whose name holds __ gets hashed tool names, so server a's b__c and server a__b's c are two tools (both were a__b__c, one unreachable)", async () => {
     const logs = mkdtempSync(join(tmpdir(), "mcpd-views-"));
     try {

@@ -167,11 +167,11 @@ export class AggregateView {
     );
   }
 
-  /** Answers `err`; a name or URI not found while servers are still coming up is looked up once more when they are. */
+  /** Answers `err`; a name or URI not found while servers come up is looked up again once they are, or a server in view has it. */
   private fail(id: RequestId, method: string, params: JsonObject | undefined, retried: boolean, err: unknown): void {
     if (!retried && err instanceof NotFoundError && this.unsettled) {
       const goOn = this.host.inFlight.wait(id); // false: cancelled meanwhile, or its connection gone
-      this.settle(true, () => this.shared.catalog.resolves(method, params)).then(
+      this.settle(true, () => this.shared.catalog.resolves(method, params, (sv) => this.host.filter?.viewsServer(sv) !== false)).then(
         () => goOn() && this.serve(id, method, params, true),
         (e: unknown) => goOn() && this.host.replyError(id, toWireError(e)),
       );

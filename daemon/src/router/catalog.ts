@@ -197,23 +197,31 @@ export class Catalog {
     this.build();
     return this.hiddenByServer[kind].get(key);
   }
-  /** Whether the name or URI a request (`method`, `params`) names is in the catalog now: a retry would find it. */
-  resolves(method: string, params: JsonObject | undefined): boolean {
+  /**
+   * Whether the name or URI a request (`method`, `params`) names is in the catalog now, on a server
+   * `inView` (the connection's view shows): a retry would find it.
+   */
+  resolves(method: string, params: JsonObject | undefined, inView: (server: string) => boolean = () => true): boolean {
     const name = params?.name;
     const uri = params?.uri;
     const ref = params?.ref;
+    const named = (entry: { server: string } | undefined): boolean => entry !== undefined && inView(entry.server);
+    const routed = (u: string): boolean => {
+      const route = this.resolveResource(u);
+      return route !== undefined && (route.kind === "server" ? inView(route.server) : route.servers.some(inView));
+    };
     switch (method) {
       case "tools/call":
-        return typeof name === "string" && this.tool(name) !== undefined;
+        return typeof name === "string" && named(this.tool(name));
       case "prompts/get":
-        return typeof name === "string" && this.prompt(name) !== undefined;
+        return typeof name === "string" && named(this.prompt(name));
       case "resources/read":
       case "resources/subscribe":
       case "resources/unsubscribe":
-        return typeof uri === "string" && this.resolveResource(uri) !== undefined;
+        return typeof uri === "string" && routed(uri);
       case "completion/complete":
-        if (isObject(ref) && typeof ref.name === "string") return this.prompt(ref.name) !== undefined;
-        return isObject(ref) && typeof ref.uri === "string" && this.resolveResource(ref.uri) !== undefined;
+        if (isObject(ref) && typeof ref.name === "string") return named(this.prompt(ref.name));
+        return isObject(ref) && typeof ref.uri === "string" && routed(ref.uri);
       default:
         return false;
     }
