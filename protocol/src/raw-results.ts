@@ -127,12 +127,16 @@ export function keepMadeText(result: object, text: string): void {
 
 /**
  * The JSON object `text` with `members` written first (each encoded with `JSON.stringify`), the rest of
- * the text as it was. The caller makes sure none of the names is a member of `text` already.
+ * the text as it was; undefined when `text` is no object (a broken server's array: the caller encodes its
+ * result afresh). The caller makes sure none of the names is a member of `text` already.
  */
-export function withMembersFirst(text: string, members: Record<string, unknown>): string {
+export function withMembersFirst(text: string, members: Record<string, unknown>): string | undefined {
+  let i = 0;
+  while (isSpace(text.charCodeAt(i))) i++;
+  if (text.charCodeAt(i) !== 0x7b) return undefined;
   let head = "";
   for (const key of Object.keys(members)) head += `${head === "" ? "" : ","}${JSON.stringify(key)}:${JSON.stringify(members[key])}`;
-  let i = text.indexOf("{") + 1;
+  i++;
   while (isSpace(text.charCodeAt(i))) i++;
   return text.charCodeAt(i) === 0x7d ? `{${head}}` : `{${head},${text.slice(i)}`;
 }

@@ -100,8 +100,11 @@ export class SseReader {
     const bytes = typeof chunk === "string" ? encoder.encode(chunk) : chunk;
     const len = bytes.length;
     let pos = this.skipBom(bytes);
-    if (pos < len && this.afterCR && bytes[pos] === LF) pos++;
-    if (pos < len) this.afterCR = false;
+    // A CR ended the chunk before: the LF of its CRLF, if this chunk starts with one, belongs to that line.
+    if (pos < len && this.afterCR) {
+      if (bytes[pos] === LF) pos++;
+      this.afterCR = false;
+    }
     // Cached positions of the next LF and CR keep the scan linear in the chunk size.
     let lf = bytes.indexOf(LF, pos);
     let cr = bytes.indexOf(CR, pos);

@@ -325,6 +325,10 @@ describe("a result with members added before the server's text", () => {
       '{"resultType":"complete","_meta":{"k":1},"n" : 1.0 }',
     );
     expect(withMembersFirst("{ }", { resultType: "complete" })).toBe('{"resultType":"complete"}');
+    // regression: a result that is no object (a broken server's array) has no text to add members to (they
+    // were written into the array's text: invalid JSON, or another object's members).
+    expect(withMembersFirst(' [1, "x"]', { resultType: "complete" })).toBeUndefined();
+    expect(withMembersFirst('[{"a": 1}]', { resultType: "complete" })).toBeUndefined();
   });
 
   it("relays the made object as the made text (keepMadeText), and finds a delivered answer's text only past the size worth it", () => {

@@ -181,6 +181,11 @@ describe("SseReader: line endings and chunking", () => {
     }
   });
 
+  it("regression: a chunk that is only the LF of a CRLF begun in the chunk before ends that line alone (the LF that came next was taken for it too, and two events became one)", () => {
+    expect(read(["data: a\r", "\n", "\ndata: b\n\n"]).events).toEqual([{ data: "a" }, { data: "b" }]);
+    expect(read(["data: a\r", "\n", "\n", "data: b\r\n\r\n"]).events).toEqual([{ data: "a" }, { data: "b" }]);
+  });
+
   it("gives the same events with 1-byte chunks, including a CRLF split between chunks", () => {
     const bytes = enc.encode(body("\r\n"));
     const r = read(

@@ -208,7 +208,8 @@ export class ModernCalls {
     added._meta = isObject(result._meta) ? { ...result._meta, [META.serverInfo]: info } : { [META.serverInfo]: info };
     const out: JsonObject = { ...result, ...added };
     const text = fresh ? resultTextOf(result) : undefined;
-    if (text !== undefined) keepMadeText(out, withMembersFirst(text, added));
+    const made = text !== undefined ? withMembersFirst(text, added) : undefined;
+    if (made !== undefined) keepMadeText(out, made);
     return out;
   }
 
