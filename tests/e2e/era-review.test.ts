@@ -107,6 +107,10 @@ describe("era translation: review defects", () => {
     const got = await r.request("prompts/get", { name: "p", _meta: env }, "G1");
     expect(got.result?.resultType).toBe("input_required");
     expect(Object.values(got.result.inputRequests)).toEqual([{ method: "roots/list", params: {} }]);
+    // The retry ends the call (held, it would keep the daemon's stop waiting for it).
+    const inputResponses = { mcpd: { roots: [{ uri: "file:///client", name: "mine" }] } };
+    const done = await r.request("prompts/get", { name: "p", inputResponses, requestState: got.result.requestState, _meta: env }, "G2");
+    expect(JSON.stringify(done.result?.messages)).toContain("file:///client");
   });
 
   it("regression: a requestState is refused on a request other than the one it was issued for (method or name), and still serves that one", async () => {
