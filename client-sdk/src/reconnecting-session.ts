@@ -79,14 +79,20 @@ export class ReconnectingSession {
    * Calls made meanwhile wait and go on once connected, or fail with this method's error.
    *
    * @throws `MCPD_DAEMON_UNAVAILABLE` (socket missing/refused), the daemon's handshake error (e.g.
-   * `mcpd/select` of an unknown server), or its reason for closing the connection (e.g.
-   * `MCPD_TOO_MANY_CONNECTIONS`).
+   * `mcpd/select` of an unknown server), its reason for closing the connection (e.g.
+   * `MCPD_TOO_MANY_CONNECTIONS`), or `MCPD_CONNECTION_LOST` when {@link close} ran meanwhile (the
+   * connection the handshake opened is closed, not kept).
    */
   async open(startDaemon?: () => Promise<number>): Promise<void> {
     if (this.stateValue !== "idle") throw new Error(`Cannot open a session that is ${this.stateValue}`);
     this.stateValue = "connecting";
     try {
       const conn = await this.establishOrStart(startDaemon);
+      // close() ran during the handshake: the session stays closed and the new connection goes.
+      if (this.stateValue !== "connecting") {
+        void conn.close();
+        throw new ConnectionLostError("The mcpd client was closed while connecting");
+      }
       this.conn = conn;
       this.stateValue = "ready";
       this.waiters.readyAll();
@@ -139,11 +145,12 @@ export class ReconnectingSession {
     try {
       return await this.establish();
     } catch (err) {
-      if (!startDaemon || !isUnavailable(err)) throw err;
+      if (!startDaemon || !isUnavailable(err) || this.stateValue !== "connecting") throw err;
     }
     const retryUntil = await startDaemon();
     let delay = 50;
     for (;;) {
+      if (this.stateValue !== "connecting") throw new ConnectionLostError("The mcpd client was closed while connecting");
       try {
         return await this.establish();
       } catch (err) {

@@ -61,3 +61,20 @@ describe("McpdClient: calls made while connect() runs", () => {
     expect(c.state).toBe("idle");
   });
 });
+
+describe("McpdClient: close() during connect()", () => {
+  it("regression: close() while connect() runs wins: connect() rejects, the socket is closed, no reconnection", async () => {
+    const c = newClient();
+    let reconnected = 0;
+    c.on("reconnected", () => reconnected++);
+    const connecting = outcome(c.connect());
+    await c.close();
+    expect(await connecting.done).toBe("MCPD_CONNECTION_LOST");
+    expect(c.state).toBe("closed");
+    // The connection the pending handshake opened is closed by the client, not kept.
+    await waitFor(() => peer.connections.size === 0, "the handshake's connection to be closed", 10_000);
+    expect(await outcome(c.ping()).done).toBe("MCPD_CONNECTION_LOST");
+    expect(reconnected).toBe(0);
+    expect(c.state).toBe("closed");
+  });
+});
