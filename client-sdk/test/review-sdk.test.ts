@@ -5,6 +5,7 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { McpdError } from "@mcpd/protocol";
 import { McpdClient } from "../src/mcpd-client.js";
+import { McpdTransport } from "../src/mcpd-transport.js";
 import { type JsonlPeer, startPeer, waitFor } from "./jsonl-peer.js";
 
 let peer: JsonlPeer;
@@ -76,5 +77,21 @@ describe("McpdClient: close() during connect()", () => {
     expect(await outcome(c.ping()).done).toBe("MCPD_CONNECTION_LOST");
     expect(reconnected).toBe(0);
     expect(c.state).toBe("closed");
+  });
+});
+
+describe("McpdTransport: close() during start()", () => {
+  it("regression: close() while start() opens the socket: start() rejects and the socket is destroyed", async () => {
+    const t = new McpdTransport({ socketPath: peer.socketPath });
+    closers.push(t);
+    let closes = 0;
+    t.onclose = () => closes++;
+    const starting = outcome(t.start());
+    await t.close();
+    expect(await starting.done).toBe("MCPD_CONNECTION_LOST");
+    expect(closes).toBe(1);
+    await waitFor(() => peer.connections.size === 0, "the transport's socket to be closed", 10_000);
+    expect(await outcome(t.send({ jsonrpc: "2.0", id: 1, method: "ping" })).done).toBe("MCPD_CONNECTION_LOST");
+    expect(peer.messages("ping")).toHaveLength(0);
   });
 });
