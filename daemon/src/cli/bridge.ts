@@ -36,8 +36,8 @@ const SELECT_ID = "mcpd-connect-select";
  * by running `mcpd connect [SERVER]` as its server command. It first sends its own `mcpd/select` (that
  * server's transparent view when SERVER is given, else the aggregate view; the `profile` and `tools`
  * selection when given) and swallows the answer, so the connection is never a control connection; after
- * that bytes flow untouched in both directions. A refused select (an unknown server or profile) is
- * written to stderr and ends the bridge with exit code 1.
+ * that bytes flow untouched in both directions. A refused select (an unknown server or profile) or a
+ * refused connection (the daemon's connection cap) is written to stderr and ends the bridge with exit code 1.
  * Returns the exit code: 0 when either side ends normally, 1 on errors.
  * @throws DaemonUnavailableError (MCPD_DAEMON_UNAVAILABLE) when the socket does not accept the connection,
  * or the daemon does not answer `mcpd/select` within `selectTimeoutMs` (nothing of stdin was read then);
@@ -79,7 +79,11 @@ export function runBridge(opts: BridgeOptions): Promise<number> {
       let selected = false;
       const decoder = new JsonLineDecoder({
         onValue: (v) => {
-          if (selected || !isObject(v) || v.id !== SELECT_ID) return;
+          if (selected || !isObject(v)) return;
+          // Before the select's answer only a refusal of the whole connection (id null) can come, such as
+          // -32072 at the daemon's connection cap: the daemon closes the connection after it.
+          const refused = v.id === null && isObject(v.error);
+          if (v.id !== SELECT_ID && !refused) return;
           selected = true;
           clearTimeout(selectTimer);
           socket.off("data", onData);
