@@ -86,4 +86,54 @@ describe("mcpd connect", () => {
     expect(b.stderr()).toMatch(/^mcpd connect: Too many connections/m);
     expect(b.messages).toEqual([]);
   });
+
+  for (const signal of ["SIGKILL", "SIGTERM"] as const) {
+    it(`regression: a daemon that goes away mid-session (${signal}) gets its calls in flight answered, a reason on stderr, exit 1`, async () => {
+      const d = await daemon();
+      const b = bridge(d);
+      b.send(INITIALIZE);
+      b.send({ jsonrpc: "2.0", method: "notifications/initialized" });
+      await until(() => b.messages.some((m) => m.id === 1), "the initialize answer");
+      b.send({ jsonrpc: "2.0", id: 2, method: "tools/call", params: { name: "fx__slow", arguments: { ms: 600_000 } } });
+      // The bridge passes stdin on in order: once the ping is answered, the call has reached the daemon.
+      b.send({ jsonrpc: "2.0", id: 3, method: "ping" });
+      await until(() => b.messages.some((m) => m.id === 3), "the ping's answer");
+      d.proc.kill(signal);
+      // stdin stays open: the client is still there, waiting for the call's answer.
+      expect(await b.exit).toBe(1);
+      const answer = b.messages.find((m) => m.id === 2);
+      expect(answer?.error?.code).toBeTypeOf("number");
+      expect(answer.result).toBeUndefined();
+      expect(b.messages.filter((m) => m.id === 2)).toHaveLength(1);
+      expect(b.stderr()).toMatch(/^mcpd connect: .*connection to mcpd.*\n$/);
+      expect(b.stderr().trim().split("\n")).toHaveLength(1);
+    });
+  }
+
+  it("regression: the in-flight answer to a lost daemon is -32062 MCPD_CONNECTION_LOST", async () => {
+    const d = await daemon();
+    const b = bridge(d);
+    b.send(INITIALIZE);
+    await until(() => b.messages.some((m) => m.id === 1), "the initialize answer");
+    b.send({ jsonrpc: "2.0", method: "notifications/initialized" });
+    b.send({ jsonrpc: "2.0", id: "call-1", method: "tools/call", params: { name: "fx__slow", arguments: { ms: 600_000 } } });
+    b.send({ jsonrpc: "2.0", id: 3, method: "ping" });
+    await until(() => b.messages.some((m) => m.id === 3), "the ping's answer");
+    d.proc.kill("SIGKILL");
+    expect(await b.exit).toBe(1);
+    expect(b.messages.find((m) => m.id === "call-1")).toMatchObject({
+      jsonrpc: "2.0",
+      error: { code: -32062, data: { mcpdCode: "MCPD_CONNECTION_LOST" } },
+    });
+  });
+
+  it("a client that closes stdin still ends mcpd connect with exit 0 and nothing on stderr", async () => {
+    const d = await daemon();
+    const b = bridge(d);
+    b.send(INITIALIZE);
+    await until(() => b.messages.some((m) => m.id === 1), "the initialize answer");
+    b.proc.stdin!.end();
+    expect(await b.exit).toBe(0);
+    expect(b.stderr()).toBe("");
+  });
 });
