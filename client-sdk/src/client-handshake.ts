@@ -1,4 +1,4 @@
-import { McpdError, type ClientCapabilities, type Logger, type SelectParams } from "@mcpd/protocol/core";
+import type { ClientCapabilities, Logger, SelectParams } from "@mcpd/protocol/core";
 import { runAutostart } from "./autostart.js";
 import { CLIENT_DEFAULTS } from "./defaults.js";
 import type { McpdClientOptions } from "./mcpd-client-options.js";
@@ -71,22 +71,16 @@ export function declaredCapabilities(base: ClientCapabilities | undefined, handl
  * it) and opens again, by {@link CLIENT_DEFAULTS.autostartTimeoutMs} after the first attempt failed.
  * Any other error is thrown as is.
  */
-export async function openSession(
-  session: ReconnectingSession,
-  options: McpdClientOptions,
-  socketPath: string,
-  logger: Logger,
-): Promise<void> {
-  try {
-    await session.open();
-  } catch (err) {
-    if (!options.autostart || !(err instanceof McpdError) || err.code !== "MCPD_DAEMON_UNAVAILABLE") throw err;
+export function openSession(session: ReconnectingSession, options: McpdClientOptions, socketPath: string, logger: Logger): Promise<void> {
+  const autostart = options.autostart;
+  if (!autostart) return session.open();
+  return session.open(async () => {
     const deadline = Date.now() + CLIENT_DEFAULTS.autostartTimeoutMs;
     logger.info({ socketPath }, "mcpd is not running; starting it");
-    await runAutostart(options.autostart, {
+    await runAutostart(autostart, {
       ...(options.socketPath !== undefined ? { socketPath: options.socketPath } : {}),
       ...(options.env ? { env: options.env } : {}),
     });
-    await session.open(deadline);
-  }
+    return deadline;
+  });
 }

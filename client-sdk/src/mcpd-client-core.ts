@@ -107,7 +107,8 @@ export class McpdClientCore extends EventEmitter<McpdClientEvents> {
    * `MCPD_UNTRUSTED_SOCKET` (the socket or its directory is another user's, or others can write the
    * directory: nothing is sent and autostart is not tried), `MCPD_TOO_MANY_CONNECTIONS` when the daemon
    * is at its connection cap (no autostart then: it is running), or the daemon's handshake error (e.g.
-   * `view` names an unknown server, `MCPD_UNKNOWN_PROFILE`).
+   * `view` names an unknown server, `MCPD_UNKNOWN_PROFILE`), or `MCPD_CONNECTION_LOST` when `close()`
+   * ran before it finished.
    */
   async connect(): Promise<this> {
     await openSession(this.session, this.options, this.socketPath, this.logger);

@@ -92,6 +92,7 @@ export class McpdTransport {
    * Connects and selects the view.
    * @throws `MCPD_DAEMON_UNAVAILABLE` (no daemon, or no answer to `mcpd/select` within `connectTimeout`),
    * `MCPD_UNTRUSTED_SOCKET` (another user could have made the socket: nothing is sent, no autostart),
+   * `MCPD_CONNECTION_LOST` when `close()` ran before the select was answered,
    * or the daemon's `mcpd/select` error rebuilt by `fromWireError` (an unknown server or profile: -32602
    * naming the configured ones).
    */
@@ -104,12 +105,17 @@ export class McpdTransport {
     try {
       socket = await openDaemonSocket(this.socketPath, timeoutMs);
     } catch (err) {
-      if (!this.options.autostart || !(err instanceof McpdError) || err.code !== "MCPD_DAEMON_UNAVAILABLE") throw err;
+      if (this.closed || !this.options.autostart || !(err instanceof McpdError) || err.code !== "MCPD_DAEMON_UNAVAILABLE") throw err;
       await runAutostart(this.options.autostart, {
         ...(this.options.socketPath !== undefined ? { socketPath: this.socketPath } : {}),
         ...(this.options.env ? { env: this.options.env } : {}),
       });
       socket = await retryOpen(this.socketPath, Date.now() + CLIENT_DEFAULTS.autostartTimeoutMs);
+    }
+    // close() ran while the socket was opening (onclose has fired): the transport stays closed.
+    if (this.closed) {
+      socket.destroy();
+      throw new ConnectionLostError("McpdTransport was closed while connecting");
     }
     this.socket = socket;
     await this.select(socket, Math.max(1, deadline - Date.now()));

@@ -74,33 +74,35 @@ export class ReconnectingSession {
   }
 
   /**
-   * Connects and performs the handshake. With `retryUntil` (an epoch ms), a daemon that is not up yet
-   * (`MCPD_DAEMON_UNAVAILABLE`) is retried with short delays until then.
+   * Connects and performs the handshake. When no daemon answers (`MCPD_DAEMON_UNAVAILABLE`) and
+   * `startDaemon` is given, runs it and retries with short delays until the epoch ms it resolves with.
+   * Calls made meanwhile wait and go on once connected, or fail with this method's error.
    *
    * @throws `MCPD_DAEMON_UNAVAILABLE` (socket missing/refused), the daemon's handshake error (e.g.
-   * `mcpd/select` of an unknown server), or its reason for closing the connection (e.g.
-   * `MCPD_TOO_MANY_CONNECTIONS`).
+   * `mcpd/select` of an unknown server), its reason for closing the connection (e.g.
+   * `MCPD_TOO_MANY_CONNECTIONS`), or `MCPD_CONNECTION_LOST` when {@link close} ran meanwhile (the
+   * connection the handshake opened is closed, not kept).
    */
-  async open(retryUntil?: number): Promise<void> {
-    if (this.stateValue !== "idle" && this.stateValue !== "connecting") throw new Error(`Cannot open a session that is ${this.stateValue}`);
+  async open(startDaemon?: () => Promise<number>): Promise<void> {
+    if (this.stateValue !== "idle") throw new Error(`Cannot open a session that is ${this.stateValue}`);
     this.stateValue = "connecting";
-    let delay = 50;
-    for (;;) {
-      try {
-        this.conn = await this.establish();
-        break;
-      } catch (err) {
-        const retry =
-          retryUntil !== undefined && err instanceof McpdError && err.code === "MCPD_DAEMON_UNAVAILABLE" && Date.now() + delay < retryUntil;
-        if (!retry) {
-          this.stateValue = "idle";
-          throw err;
-        }
-        await new Promise((r) => setTimeout(r, delay));
-        delay = Math.min(delay * 2, 500);
+    try {
+      const conn = await this.establishOrStart(startDaemon);
+      // close() ran during the handshake: the session stays closed and the new connection goes.
+      if (this.stateValue !== "connecting") {
+        void conn.close();
+        throw new ConnectionLostError("The mcpd client was closed while connecting");
       }
+      this.conn = conn;
+      this.stateValue = "ready";
+      this.waiters.readyAll();
+    } catch (err) {
+      if (this.stateValue === "connecting") {
+        this.stateValue = "idle";
+        this.waiters.failAll(err as Error);
+      }
+      throw err;
     }
-    this.stateValue = "ready";
   }
 
   /** Sends a request on the current connection, waiting for a reconnection when there is none. See {@link SocketConnection.request}. */
@@ -137,6 +139,26 @@ export class ReconnectingSession {
     if (this.stateValue === "idle")
       return Promise.reject(new ConnectionLostError("The mcpd client is not connected: call connect() first"));
     return this.waiters.wait(options.timeout ?? this.requestTimeoutMs, options.signal);
+  }
+
+  private async establishOrStart(startDaemon: (() => Promise<number>) | undefined): Promise<SocketConnection> {
+    try {
+      return await this.establish();
+    } catch (err) {
+      if (!startDaemon || !isUnavailable(err) || this.stateValue !== "connecting") throw err;
+    }
+    const retryUntil = await startDaemon();
+    let delay = 50;
+    for (;;) {
+      if (this.stateValue !== "connecting") throw new ConnectionLostError("The mcpd client was closed while connecting");
+      try {
+        return await this.establish();
+      } catch (err) {
+        if (!isUnavailable(err) || Date.now() + delay >= retryUntil) throw err;
+        await new Promise((r) => setTimeout(r, delay));
+        delay = Math.min(delay * 2, 500);
+      }
+    }
   }
 
   private async establish(): Promise<SocketConnection> {
@@ -217,4 +239,8 @@ export class ReconnectingSession {
     this.waiters.failAll(reason);
     this.options.onClosed(error);
   }
+}
+
+function isUnavailable(err: unknown): boolean {
+  return err instanceof McpdError && err.code === "MCPD_DAEMON_UNAVAILABLE";
 }

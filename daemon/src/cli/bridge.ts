@@ -8,9 +8,11 @@ import {
   OLDER_DAEMON_NOTICE,
   encodeLine,
   isObject,
+  olderDaemonAnswer,
   servesModern,
   type SelectParams,
 } from "@mcpd/protocol/core";
+import { BridgeInFlight } from "./bridge-in-flight.js";
 import { CLI_DEFAULTS } from "./cli-defaults.js";
 import { relayForOlderDaemon } from "./older-daemon-relay.js";
 import type { ViewSelection } from "@mcpd/protocol";
@@ -36,9 +38,11 @@ const SELECT_ID = "mcpd-connect-select";
  * by running `mcpd connect [SERVER]` as its server command. It first sends its own `mcpd/select` (that
  * server's transparent view when SERVER is given, else the aggregate view; the `profile` and `tools`
  * selection when given) and swallows the answer, so the connection is never a control connection; after
- * that bytes flow untouched in both directions. A refused select (an unknown server or profile) is
- * written to stderr and ends the bridge with exit code 1.
- * Returns the exit code: 0 when either side ends normally, 1 on errors.
+ * that bytes flow untouched in both directions. A refused select (an unknown server or profile) or a
+ * refused connection (the daemon's connection cap) is written to stderr and ends the bridge with exit code 1.
+ * When the daemon goes away while the client's stdin is still open, every request of the client still
+ * in flight is answered with -32062 `MCPD_CONNECTION_LOST`, a one-line reason goes to stderr, and the exit
+ * code is 1. Returns the exit code: 0 when the client ends the session (stdin closed), 1 on errors.
  * @throws DaemonUnavailableError (MCPD_DAEMON_UNAVAILABLE) when the socket does not accept the connection,
  * or the daemon does not answer `mcpd/select` within `selectTimeoutMs` (nothing of stdin was read then);
  * UntrustedSocketError (MCPD_UNTRUSTED_SOCKET), before connecting, when another user could have made it.
@@ -50,6 +54,8 @@ export function runBridge(opts: BridgeOptions): Promise<number> {
     const socket = connect(opts.socketPath);
     let connected = false;
     let exitCode = 0;
+    let stdinEnded = false;
+    let inFlight: BridgeInFlight | undefined;
     const selectTimeoutMs = opts.selectTimeoutMs ?? CLI_DEFAULTS.connectTimeoutMs;
     let selectTimer: NodeJS.Timeout | undefined;
     socket.once("error", (err: NodeJS.ErrnoException) => {
@@ -65,13 +71,22 @@ export function runBridge(opts: BridgeOptions): Promise<number> {
     });
     socket.once("connect", () => {
       connected = true;
+      // Taps beside the pipe, never in it: what the client still waits for when the daemon goes away.
+      const track = (answeredHere?: (message: unknown) => boolean): void => {
+        const tracker = new BridgeInFlight(answeredHere);
+        inFlight = tracker;
+        opts.stdin.on("data", (chunk: Buffer) => tracker.client(chunk));
+        socket.on("data", (chunk: Buffer) => tracker.daemon(chunk));
+      };
       const startPiping = (): void => {
+        track();
         socket.pipe(opts.stdout as NodeJS.WritableStream, { end: false });
         opts.stdin.pipe(socket);
       };
       // A daemon of a release before MCP 2026-07-28: its client's 2026-era requests are answered here.
       const startAnswering = (): void => {
         opts.stderr?.write(`mcpd connect: ${OLDER_DAEMON_NOTICE}\n`);
+        track((m) => olderDaemonAnswer(m) !== undefined);
         relayForOlderDaemon(socket, opts.stdin, opts.stdout);
       };
       // The bridge always speaks first, selecting the view itself: the agent's own messages are never the
@@ -79,7 +94,11 @@ export function runBridge(opts: BridgeOptions): Promise<number> {
       let selected = false;
       const decoder = new JsonLineDecoder({
         onValue: (v) => {
-          if (selected || !isObject(v) || v.id !== SELECT_ID) return;
+          if (selected || !isObject(v)) return;
+          // Before the select's answer only a refusal of the whole connection (id null) can come, such as
+          // -32072 at the daemon's connection cap: the daemon closes the connection after it.
+          const refused = v.id === null && isObject(v.error);
+          if (v.id !== SELECT_ID && !refused) return;
           selected = true;
           clearTimeout(selectTimer);
           socket.off("data", onData);
@@ -102,7 +121,10 @@ export function runBridge(opts: BridgeOptions): Promise<number> {
       if (opts.tools !== undefined) params.tools = opts.tools;
       if (opts.toolSearch !== undefined) params.toolSearch = opts.toolSearch;
       socket.write(encodeLine({ jsonrpc: "2.0", id: SELECT_ID, method: McpdSelect.method, params }));
-      const endSocket = (): void => void socket.end();
+      const endSocket = (): void => {
+        stdinEnded = true;
+        socket.end();
+      };
       opts.stdin.on("end", endSocket);
       // Before the answer nothing of the client's was read or sent: the caller may start a daemon and retry.
       selectTimer = setTimeout(() => {
@@ -118,7 +140,17 @@ export function runBridge(opts: BridgeOptions): Promise<number> {
     });
     socket.on("close", () => {
       clearTimeout(selectTimer);
-      if (connected) resolve(exitCode);
+      if (!connected) return;
+      // The daemon went away (stopped, killed, or it closed this connection) while the client is still
+      // there: answer what it waits for, say why on stderr, and fail, so that its host sees the server end.
+      if (inFlight && !stdinEnded) {
+        const why = inFlight.lastRefusal ?? "the daemon closed the connection (it stopped or was killed)";
+        const answered = inFlight.answerAll(opts.stdout, why);
+        const calls = answered === 0 ? "" : ` (${answered === 1 ? "1 request" : `${answered} requests`} in flight answered with an error)`;
+        opts.stderr?.write(`mcpd connect: lost the connection to mcpd: ${why}${calls}\n`);
+        exitCode = 1;
+      }
+      resolve(exitCode);
     });
   });
 }
