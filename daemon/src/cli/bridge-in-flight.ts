@@ -9,6 +9,7 @@ import {
   wireCodeOf,
   type JsonRpcErrorObject,
 } from "@mcpd/protocol/core";
+import { CLI_DEFAULTS } from "./cli-defaults.js";
 
 type Id = string | number;
 
@@ -44,7 +45,11 @@ export class BridgeInFlight {
         }
       },
     });
+    // The daemon's lines are parsed only up to CLI_DEFAULTS.connectTapMaxLineBytes: a longer one (a big answer) streams past
+    // unparsed, its id read off its start (where mcpd's envelope and most servers write it); one whose id
+    // comes last stays counted as waiting, and would get a second, error answer only if the daemon went away.
     this.fromDaemon = new JsonLineDecoder({
+      maxLineBytes: CLI_DEFAULTS.connectTapMaxLineBytes,
       onValue: (m) => {
         if (!isObject(m) || m.method !== undefined) return;
         if (isId(m.id)) this.pending.delete(keyOf(m.id));

@@ -18,6 +18,12 @@ export const CLI_DEFAULTS = {
    * first. Shorter than `mcpd connect`'s: a person at a terminal waits for this one.
    */
   commandConnectTimeoutMs: 5_000,
+  /**
+   * `mcpd connect`: the longest line of the daemon's that the bridge parses to see which of its client's
+   * requests are answered (parsing a 1 MiB answer costs it about 2 ms); a longer one streams past unparsed,
+   * its id read off its start.
+   */
+  connectTapMaxLineBytes: 64 * 1024,
   /** `mcpd stop`: how long the daemon has to exit after `mcpd/shutdown` before SIGTERM. */
   stopTimeoutMs: 20_000,
   /** `mcpd stop`: how long to wait after SIGTERM before giving up. */
