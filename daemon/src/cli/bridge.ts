@@ -1,4 +1,4 @@
-import { connect } from "node:net";
+import { connect, type Socket } from "node:net";
 // The lean entries: `mcpd connect` loads this file once per agent session, and starts within a few ms of Node.
 import { assertTrustedSocket } from "@mcpd/client/paths";
 import {
@@ -59,36 +59,11 @@ export function runBridge(opts: BridgeOptions): Promise<number> {
     const selectTimeoutMs = opts.selectTimeoutMs ?? CLI_DEFAULTS.connectTimeoutMs;
     let selectTimer: NodeJS.Timeout | undefined;
     socket.once("error", (err: NodeJS.ErrnoException) => {
-      if (!connected) {
-        reject(
-          new DaemonUnavailableError(`mcpd is not reachable on ${opts.socketPath} (${err.code ?? err.message}); run 'mcpd start'`, {
-            cause: err,
-          }),
-        );
-        return;
-      }
+      if (!connected) return reject(unreachable(opts.socketPath, err));
       exitCode = 1;
     });
     socket.once("connect", () => {
       connected = true;
-      // Taps beside the pipe, never in it: what the client still waits for when the daemon goes away.
-      const track = (answeredHere?: (message: unknown) => boolean): void => {
-        const tracker = new BridgeInFlight(answeredHere);
-        inFlight = tracker;
-        opts.stdin.on("data", (chunk: Buffer) => tracker.client(chunk));
-        socket.on("data", (chunk: Buffer) => tracker.daemon(chunk));
-      };
-      const startPiping = (): void => {
-        track();
-        socket.pipe(opts.stdout as NodeJS.WritableStream, { end: false });
-        opts.stdin.pipe(socket);
-      };
-      // A daemon of a release before MCP 2026-07-28: its client's 2026-era requests are answered here.
-      const startAnswering = (): void => {
-        opts.stderr?.write(`mcpd connect: ${OLDER_DAEMON_NOTICE}\n`);
-        track((m) => olderDaemonAnswer(m) !== undefined);
-        relayForOlderDaemon(socket, opts.stdin, opts.stdout);
-      };
       // The bridge always speaks first, selecting the view itself: the agent's own messages are never the
       // connection's first, so nothing it sends can make the connection a control connection.
       let selected = false;
@@ -108,19 +83,13 @@ export function runBridge(opts: BridgeOptions): Promise<number> {
             socket.end();
             return;
           }
-          if (servesModern(v.result)) startPiping();
-          else startAnswering();
+          inFlight = relay(socket, opts, !servesModern(v.result));
         },
       });
       // Read lines until the select answer; anything else before it cannot exist (the client has not spoken yet).
       const onData = (chunk: Buffer): void => decoder.push(chunk);
       socket.on("data", onData);
-      const params: SelectParams = {};
-      if (opts.server !== undefined) params.server = opts.server;
-      if (opts.profile !== undefined) params.profile = opts.profile;
-      if (opts.tools !== undefined) params.tools = opts.tools;
-      if (opts.toolSearch !== undefined) params.toolSearch = opts.toolSearch;
-      socket.write(encodeLine({ jsonrpc: "2.0", id: SELECT_ID, method: McpdSelect.method, params }));
+      socket.write(encodeLine({ jsonrpc: "2.0", id: SELECT_ID, method: McpdSelect.method, params: selectParams(opts) }));
       const endSocket = (): void => {
         stdinEnded = true;
         socket.end();
@@ -144,13 +113,53 @@ export function runBridge(opts: BridgeOptions): Promise<number> {
       // The daemon went away (stopped, killed, or it closed this connection) while the client is still
       // there: answer what it waits for, say why on stderr, and fail, so that its host sees the server end.
       if (inFlight && !stdinEnded) {
-        const why = inFlight.lastRefusal ?? "the daemon closed the connection (it stopped or was killed)";
-        const answered = inFlight.answerAll(opts.stdout, why);
-        const calls = answered === 0 ? "" : ` (${answered === 1 ? "1 request" : `${answered} requests`} in flight answered with an error)`;
-        opts.stderr?.write(`mcpd connect: lost the connection to mcpd: ${why}${calls}\n`);
+        reportLost(inFlight, opts);
         exitCode = 1;
       }
       resolve(exitCode);
     });
+  });
+}
+
+/** The bridge's `mcpd/select`: the view and selection it was given. */
+function selectParams(opts: BridgeOptions): SelectParams {
+  const params: SelectParams = {};
+  if (opts.server !== undefined) params.server = opts.server;
+  if (opts.profile !== undefined) params.profile = opts.profile;
+  if (opts.tools !== undefined) params.tools = opts.tools;
+  if (opts.toolSearch !== undefined) params.toolSearch = opts.toolSearch;
+  return params;
+}
+
+/**
+ * Relays bytes between the client and the daemon, untouched (`older`: a daemon of a release before MCP
+ * 2026-07-28, whose client's 2026-era requests are answered here), with taps beside the pipe, never in it:
+ * what the client still waits for when the daemon goes away.
+ */
+function relay(socket: Socket, opts: BridgeOptions, older: boolean): BridgeInFlight {
+  if (older) opts.stderr?.write(`mcpd connect: ${OLDER_DAEMON_NOTICE}\n`);
+  const tracker = new BridgeInFlight(older ? (m) => olderDaemonAnswer(m) !== undefined : undefined);
+  opts.stdin.on("data", (chunk: Buffer) => tracker.client(chunk));
+  socket.on("data", (chunk: Buffer) => tracker.daemon(chunk));
+  if (older) relayForOlderDaemon(socket, opts.stdin, opts.stdout);
+  else {
+    socket.pipe(opts.stdout as NodeJS.WritableStream, { end: false });
+    opts.stdin.pipe(socket);
+  }
+  return tracker;
+}
+
+/** The daemon went away while the client is still there: its requests in flight are answered, and why said on stderr. */
+function reportLost(inFlight: BridgeInFlight, opts: BridgeOptions): void {
+  const why = inFlight.lastRefusal ?? "the daemon closed the connection (it stopped or was killed)";
+  const answered = inFlight.answerAll(opts.stdout, why);
+  const calls = answered === 0 ? "" : ` (${answered === 1 ? "1 request" : `${answered} requests`} in flight answered with an error)`;
+  opts.stderr?.write(`mcpd connect: lost the connection to mcpd: ${why}${calls}\n`);
+}
+
+/** The error of a socket that does not accept the bridge's connection. */
+function unreachable(socketPath: string, err: NodeJS.ErrnoException): DaemonUnavailableError {
+  return new DaemonUnavailableError(`mcpd is not reachable on ${socketPath} (${err.code ?? err.message}); run 'mcpd start'`, {
+    cause: err,
   });
 }
