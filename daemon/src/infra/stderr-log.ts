@@ -108,7 +108,8 @@ export class StderrLog {
   }
 
   private onWritten(): void {
-    this.closeWaiter?.();
+    // sonic-boom emits `write` before it takes the bytes off what it holds: look once it has.
+    if (this.closeWaiter) process.nextTick(() => this.closeWaiter?.());
     if (!this.dropping) return;
     this.dropping = false;
     const onResume = this.opts.onResume;

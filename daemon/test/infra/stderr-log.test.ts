@@ -86,4 +86,22 @@ describe("StderrLog", () => {
     expect(linked.file).toBeUndefined();
     expect(readFileSync(join(dir, "victim"), "utf8")).toBe("precious\n");
   });
+
+  it("regression: close() resolves as soon as what stderr held is written, not at closeWaitMs (every foreground daemon's exit waited a second: sonic-boom says `write` before it takes the bytes off)", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "mcpd-serr-"));
+    dirs.push(dir);
+    const out = join(dir, "stderr");
+    const fd = openSync(out, "w");
+    closers.push(() => closeSync(fd));
+    // A wait of a minute: a close() that waits it out fails the test at its own bound instead.
+    const log = new StderrLog(fd, {
+      openFallback: () =>
+        new RotatingFileStream(join(dir, "mcpd.log"), { maxBytes: 1 << 20, maxFiles: 1, maxHeldBytes: 1 << 20, retryMs: 50 }),
+      maxHeldBytes: 1 << 20,
+      closeWaitMs: 60_000,
+    });
+    for (let i = 0; i < 100; i++) log.write(line(i));
+    await log.close();
+    expect(readFileSync(out, "utf8")).toBe(Array.from({ length: 100 }, (_, i) => line(i)).join(""));
+  }, 20_000);
 });
