@@ -1,4 +1,4 @@
-import { lstatSync, readFileSync, statSync, type Stats } from "node:fs";
+import { lstatSync, readFileSync, realpathSync, statSync, type Stats } from "node:fs";
 import { dirname } from "node:path";
 // The core entry, not the index: `mcpd connect` loads this file on every agent session's start.
 import { UntrustedSocketError } from "@mcpd/protocol/core";
@@ -33,7 +33,10 @@ const NOT_YOURS =
  * user's own processes are trusted (see docs/reliability.md, "Threat model"). The path is trusted when:
  *
  * - its directory is owned by `uid` and not writable by group or others (a symbolic link to the
- *   directory must itself be owned by `uid`; the directory it points to must pass the same test), and
+ *   directory must itself be owned by `uid`; the directory it points to must pass the same test),
+ * - every directory above it (its real path) is owned by `uid` or root, and writable by group or others
+ *   only with the sticky bit (as `/tmp`): whoever else may rename an entry there can swap the whole
+ *   directory, socket and all, between this check and the connect, and
  * - the socket, when it exists, is owned by `uid` and is not a symbolic link.
  *
  * A directory or socket that does not exist passes (there is nothing to trust yet: connecting then fails
@@ -72,6 +75,8 @@ export function checkSocketTrust(socketPath: string, uid: number | undefined = p
         "(whoever can write there can replace the socket)",
     };
   }
+  const above = ancestorProblem(dir, uid);
+  if (above !== undefined) return above;
   const sock = statOrUndefined(lstatSync, socketPath);
   if (sock === undefined) return undefined;
   if (sock.isSymbolicLink()) {
@@ -91,6 +96,37 @@ export function checkSocketTrust(socketPath: string, uid: number | undefined = p
 export function assertTrustedSocket(socketPath: string): void {
   const problem = checkSocketTrust(socketPath);
   if (problem) throw new UntrustedSocketError(`Refusing to connect to mcpd: ${problem.message}`, problem);
+}
+
+/**
+ * What is wrong with a directory above the socket's directory `dir` (its real path, up to `/`), or
+ * undefined: each must be owned by `uid` or root, and writable by group or others only when sticky.
+ */
+function ancestorProblem(dir: string, uid: number): SocketTrustProblem | undefined {
+  let real: string;
+  try {
+    real = realpathSync(dir);
+  } catch {
+    return undefined;
+  }
+  for (let at = dirname(real); ; at = dirname(at)) {
+    const st = statOrUndefined(statSync, at);
+    if (st !== undefined && st.uid !== uid && st.uid !== 0) {
+      return { path: at, ownerUid: st.uid, message: `${at}, above the socket directory ${dir}, is ${ownedBy(st.uid, uid)}: ${NOT_YOURS}` };
+    }
+    if (st !== undefined && (st.mode & 0o022) !== 0 && (st.mode & 0o1000) === 0) {
+      const mode = (st.mode & 0o7777).toString(8);
+      return {
+        path: at,
+        ownerUid: st.uid,
+        message:
+          `${at}, above the socket directory ${dir}, is writable by others without the sticky bit (mode ${mode}): ` +
+          "whoever can write there can swap the directory, socket and all. Set MCPD_HOME (or XDG_RUNTIME_DIR) to a directory " +
+          `whose every parent only you or root can write, or run: chmod o-w,g-w ${at}`,
+      };
+    }
+    if (at === dirname(at)) return undefined;
+  }
 }
 
 function statOrUndefined(stat: (path: string) => Stats, path: string): Stats | undefined {

@@ -46,6 +46,24 @@ describe.skipIf(me === undefined)("checkSocketTrust", () => {
     expect(checkSocketTrust(sock)).toBeUndefined();
   });
 
+  it("regression: refuses a socket directory under a parent others may write without the sticky bit (they could swap the directory, socket and all, between the check and the connect), and trusts it under a sticky one", async () => {
+    const shared = path.join(dir, "shared");
+    const home = path.join(shared, "home");
+    fs.mkdirSync(home, { recursive: true, mode: 0o700 });
+    fs.chmodSync(home, 0o700);
+    const sock = path.join(home, "mcpd.sock");
+    await listen(sock);
+    fs.chmodSync(shared, 0o777);
+    const p = checkSocketTrust(sock);
+    expect(p?.path).toBe(fs.realpathSync(shared));
+    expect(p?.message).toContain("writable by others without the sticky bit (mode 777)");
+    expect(() => assertTrustedSocket(sock)).toThrow(UntrustedSocketError);
+    fs.chmodSync(shared, 0o1777); // as /tmp: others may not rename what is ours
+    expect(checkSocketTrust(sock)).toBeUndefined();
+    fs.chmodSync(shared, 0o755);
+    expect(checkSocketTrust(sock)).toBeUndefined();
+  });
+
   it("refuses a directory owned by someone else, naming it, its owner and what to do", () => {
     const p = checkSocketTrust(path.join(dir, "mcpd.sock"), other);
     expect(p).toEqual({
