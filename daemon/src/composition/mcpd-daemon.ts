@@ -184,7 +184,7 @@ export class McpdDaemon {
     this.socketWatch.start();
     writePrivateFile(this.paths.pidFile, `${process.pid}\n`);
     this.log.info({ socket: this.paths.socketPath, config: config.file, servers: config.servers.length }, "mcpd started");
-    if (this.inputs.handleSignals) this.removeSignals = installSignals(this.lifecycle, this.log);
+    if (this.inputs.handleSignals) this.removeSignals = installSignals(this.lifecycle);
     this.manager.startAll().then(
       () => this.warnUnmatchedFilters(),
       (err: Error) => this.log.error({ err: err.message }, "starting servers failed"),

@@ -35,6 +35,8 @@ export class DaemonLifecycle<T> {
         return await parts.reload(signal);
       } catch (err) {
         if (signal.aborted) this.log.info({}, "reload abandoned: mcpd is shutting down");
+        // In the log whoever asked (SIGHUP, `mcpd reload`, the dashboard); the asker gets the error too.
+        else this.log.error({ err: (err as Error).message }, "reload failed; keeping the old config");
         throw err;
       }
     });
