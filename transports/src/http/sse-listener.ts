@@ -2,6 +2,7 @@ import type { Agent } from "undici";
 import { McpdError, sseJson, type Logger, type ParseError } from "@mcpd/protocol";
 import { readSseStream, type SseCursor } from "./read-sse-stream.js";
 import { ACCEPT_SSE, delay, discardBody, errorText, httpErrorFrom, mediaType, waitOrAbort } from "./http-wire.js";
+import { TRANSPORT_DEFAULTS } from "../defaults.js";
 import { urlLabel } from "../url-label.js";
 import { request } from "./undici.js";
 
@@ -49,6 +50,10 @@ export class SseListener {
   private readonly controller = new AbortController();
   private stateValue: SseListenerState = "idle";
   private readonly cursor: SseCursor = { events: 0 };
+  /** Ids of the events delivered lately (`sseReplayIdsKept` of them): one a server replays is not delivered again. */
+  private readonly delivered = new Set<string>();
+  /** Events of the current stream that were not replays: whether it made progress (the backoff starts over). */
+  private fresh = 0;
   /** GET requests sent so far (for status and tests). */
   connects = 0;
 
@@ -94,7 +99,7 @@ export class SseListener {
         backoffMs = this.deps.initialDelayMs;
         continue;
       }
-      const progressed = this.cursor.events > 0;
+      const progressed = this.fresh > 0;
       const retryMs = this.cursor.retryMs;
       // retry: is honoured, but never beyond maxDelayMs: a server must not be able to park the listener.
       const waitMs = Math.min(progressed && retryMs !== undefined ? retryMs : Math.max(backoffMs, retryMs ?? 0), this.deps.maxDelayMs);
@@ -113,6 +118,7 @@ export class SseListener {
    */
   private async connectOnce(safeUrl: string): Promise<boolean> {
     this.cursor.events = 0;
+    this.fresh = 0;
     const headers: Record<string, string> = { ...(await this.deps.headers()), accept: ACCEPT_SSE };
     if (this.cursor.lastEventId !== undefined) headers["last-event-id"] = this.cursor.lastEventId;
     this.connects++;
@@ -131,6 +137,7 @@ export class SseListener {
         // The old session's event ids mean nothing to the new one.
         this.cursor.lastEventId = undefined;
         this.cursor.retryMs = undefined;
+        this.delivered.clear();
         await waitOrAbort(this.deps.healSession(sessionId, error), this.controller.signal);
         return true;
       }
@@ -146,6 +153,14 @@ export class SseListener {
       cursor: this.cursor,
       maxEventBytes: this.deps.maxEventBytes,
       onEvent: (event) => {
+        if (event.id !== undefined) {
+          // A server that replays from Last-Event-ID inclusive sends the last one again: not again, and no progress.
+          if (this.delivered.has(event.id)) return;
+          this.delivered.add(event.id);
+          if (this.delivered.size > TRANSPORT_DEFAULTS.sseReplayIdsKept)
+            this.delivered.delete(this.delivered.values().next().value as string);
+        }
+        this.fresh++;
         if (event.event !== undefined && event.event !== "message") return;
         let value: unknown;
         try {

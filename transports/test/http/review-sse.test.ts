@@ -219,4 +219,25 @@ describe("review: the background listener", () => {
     ]);
     expect(t.listenerState).toBe("running");
   });
+
+  it("regression: a listener stream that only replays an event already delivered is no progress, and the event is not delivered again (each reconnect delivered it, and reset the backoff)", async () => {
+    const gets: unknown[] = [];
+    const note = { jsonrpc: "2.0", method: "notifications/message", params: { level: "info", data: "once" } };
+    const others = streamable(() => {});
+    const url = await serve((req, res, body) => {
+      if (req.method !== "GET") return others(req, res, body);
+      gets.push(req.headers["last-event-id"]);
+      // Every GET gets the same event again (a server replaying from Last-Event-ID inclusive), then the end.
+      res.writeHead(200, { "content-type": "text/event-stream" });
+      res.end(`retry: 10\n${sse(note, "E1")}`);
+    });
+    const t = await connected({ url }, { listenerInitialDelayMs: 10, listenerMaxDelayMs: 100 });
+    const seen: unknown[] = [];
+    t.onNotification = (_method, params) => seen.push(params?.data);
+    await t.request("initialize", INIT_PARAMS);
+    t.startSSEListener();
+    await waitFor(() => gets.length >= 5, { timeoutMs: 10_000, message: "the listener to reconnect a few times" });
+    expect(seen).toEqual(["once"]);
+    expect(gets.slice(1).every((id) => id === "E1")).toBe(true);
+  });
 });
