@@ -1,4 +1,5 @@
 import { McpdError, targetOf, type JsonObject, type JsonRpcRequest, type RequestId } from "@mcpd/protocol";
+import { configuredRoots } from "./configured-roots.js";
 import type { InFlight, InFlightRequests } from "./in-flight.js";
 import type { Upstream } from "./upstream-port.js";
 import type { StateClaims } from "./sealed-state.js";
@@ -51,7 +52,7 @@ export function noCallFor(call: InFlight, asked: readonly Asked[]): void {
   const why = call.cancelled ? "its client cancelled it" : "the server answered it";
   for (const a of asked) {
     if (a.cancelled !== undefined) continue;
-    if (a.req.method === "roots/list") a.answer({ roots: call.handle.config.roots.map((r) => ({ ...r })) });
+    if (a.req.method === "roots/list") a.answer(configuredRoots(call.handle));
     else
       a.fail(new McpdError("MCPD_NO_CLIENT_FOR_REQUEST", `No client can answer ${a.req.method}: the call it was for has ended (${why})`));
   }

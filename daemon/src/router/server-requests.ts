@@ -7,6 +7,7 @@ import {
   type Logger,
   type MessageContext,
 } from "@mcpd/protocol";
+import { configuredRoots } from "./configured-roots.js";
 import type { HeldCalls } from "./held-calls.js";
 import { INPUT_CAPABILITY as REQUEST_CAPABILITY } from "./input-rounds.js";
 import type { ServerDirectory, Upstream } from "./upstream-port.js";
@@ -134,7 +135,7 @@ export class ServerRequests {
     }
     if (candidates.length > 1) this.noteAmbiguous(handle, req.method, candidates.length);
     if (req.method === "roots/list") {
-      return { roots: handle.config.roots.map((r) => ({ ...r })) };
+      return configuredRoots(handle);
     }
     const why =
       held === UNASKABLE

@@ -14,6 +14,7 @@ import {
 import { TRANSPORT_DEFAULTS } from "../defaults.js";
 import type { HttpExchange } from "./http-exchange.js";
 import { ACCEPT_SSE, delay, discardBody, errorText, httpErrorFrom, mediaType, preview, readBodyText } from "./http-wire.js";
+import { DeliveredIds } from "./delivered-ids.js";
 import { readSseStream, type SseCursor } from "./read-sse-stream.js";
 import { request } from "./undici.js";
 import type { MessageContext } from "../transport.js";
@@ -91,18 +92,12 @@ export class HttpReplyReader {
     const { deps } = this;
     const cursor: SseCursor = { events: 0 };
     let attempts = 0;
-    // Ids this reply delivered, the latest few: a server that replays from Last-Event-ID inclusive sends
-    // the last one again, and a replay is neither delivered twice nor progress.
-    const delivered = new Set<string>();
+    const delivered = new DeliveredIds();
     let resumed = false;
     const onEvent = (event: SseEvent): void => {
-      if (event.id !== undefined) {
-        if (resumed && delivered.has(event.id)) {
-          deps.log.debug({ url: deps.safeUrl, id: exchange.id, eventId: event.id }, "skipped an SSE event replayed on resumption");
-          return;
-        }
-        delivered.add(event.id);
-        if (delivered.size > TRANSPORT_DEFAULTS.sseReplayIdsKept) delivered.delete(delivered.values().next().value as string);
+      if (event.id !== undefined && delivered.seen(event.id) && resumed) {
+        deps.log.debug({ url: deps.safeUrl, id: exchange.id, eventId: event.id }, "skipped an SSE event replayed on resumption");
+        return;
       }
       this.event(event, context);
     };

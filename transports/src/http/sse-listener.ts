@@ -1,8 +1,8 @@
 import type { Agent } from "undici";
 import { McpdError, sseJson, type Logger, type ParseError } from "@mcpd/protocol";
+import { DeliveredIds } from "./delivered-ids.js";
 import { readSseStream, type SseCursor } from "./read-sse-stream.js";
 import { ACCEPT_SSE, delay, discardBody, errorText, httpErrorFrom, mediaType, waitOrAbort } from "./http-wire.js";
-import { TRANSPORT_DEFAULTS } from "../defaults.js";
 import { urlLabel } from "../url-label.js";
 import { request } from "./undici.js";
 
@@ -50,8 +50,8 @@ export class SseListener {
   private readonly controller = new AbortController();
   private stateValue: SseListenerState = "idle";
   private readonly cursor: SseCursor = { events: 0 };
-  /** Ids of the events delivered lately (`sseReplayIdsKept` of them): one a server replays is not delivered again. */
-  private readonly delivered = new Set<string>();
+  /** Ids of the events delivered lately: one a server replays is not delivered again. */
+  private readonly delivered = new DeliveredIds();
   /** Events of the current stream that were not replays: whether it made progress (the backoff starts over). */
   private fresh = 0;
   /** GET requests sent so far (for status and tests). */
@@ -153,13 +153,8 @@ export class SseListener {
       cursor: this.cursor,
       maxEventBytes: this.deps.maxEventBytes,
       onEvent: (event) => {
-        if (event.id !== undefined) {
-          // A server that replays from Last-Event-ID inclusive sends the last one again: not again, and no progress.
-          if (this.delivered.has(event.id)) return;
-          this.delivered.add(event.id);
-          if (this.delivered.size > TRANSPORT_DEFAULTS.sseReplayIdsKept)
-            this.delivered.delete(this.delivered.values().next().value as string);
-        }
+        // A server that replays from Last-Event-ID inclusive sends the last one again: not again, and no progress.
+        if (event.id !== undefined && this.delivered.seen(event.id)) return;
         this.fresh++;
         if (event.event !== undefined && event.event !== "message") return;
         let value: unknown;
