@@ -77,14 +77,13 @@ export class BridgeInFlight {
   answerAll(out: NodeJS.WritableStream, why: string): number {
     // A line of the daemon's cut short by its exit: end it, so that the answers are lines of their own.
     let text = this.lineOpen ? "\n" : "";
-    for (const { id, modern } of this.pending.values()) {
-      const error: JsonRpcErrorObject = {
-        code: wireCodeOf("MCPD_CONNECTION_LOST"),
-        message: `Connection to mcpd lost: ${why}`,
-        data: errorData("MCPD_CONNECTION_LOST"),
-      };
-      text += encodeLine({ jsonrpc: "2.0", id, error: modern ? toModernError(error) : error });
-    }
+    const error: JsonRpcErrorObject = {
+      code: wireCodeOf("MCPD_CONNECTION_LOST"),
+      message: `Connection to mcpd lost: ${why}`,
+      data: errorData("MCPD_CONNECTION_LOST"),
+    };
+    const modernError = toModernError(error);
+    for (const { id, modern } of this.pending.values()) text += encodeLine({ jsonrpc: "2.0", id, error: modern ? modernError : error });
     const count = this.pending.size;
     this.pending.clear();
     if (text) out.write(text);

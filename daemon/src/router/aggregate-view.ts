@@ -39,7 +39,7 @@ export interface AggregateHost extends Pick<InputAsker, "clientCapabilities" | "
   /** The session it uses for a server (its own for a per-client server, made on first use); `capabilities`: what the request's client declared. */
   resolveHandle(server: string, capabilities?: ClientCapabilities): Promise<Upstream>;
   /** Its requests in flight: one that waits for servers to come up is registered there (`wait`) meanwhile. */
-  readonly inFlight: Pick<InFlightRequests, "wait">;
+  readonly inFlight: Pick<InFlightRequests, "after">;
   send(message: object): void;
   replyError(id: RequestId | null, error: JsonRpcErrorObject): void;
   /**
@@ -170,10 +170,11 @@ export class AggregateView {
   /** Answers `err`; a name or URI not found while servers come up is looked up again once they are, or a server in view has it. */
   private fail(id: RequestId, method: string, params: JsonObject | undefined, retried: boolean, err: unknown): void {
     if (!retried && err instanceof NotFoundError && this.unsettled) {
-      const goOn = this.host.inFlight.wait(id); // false: cancelled meanwhile, or its connection gone
-      this.settle(true, () => this.shared.catalog.resolves(method, params, (sv) => this.host.filter?.viewsServer(sv) !== false)).then(
-        () => goOn() && this.serve(id, method, params, true),
-        (e: unknown) => goOn() && this.host.replyError(id, toWireError(e)),
+      this.host.inFlight.after(
+        id,
+        this.settle(true, () => this.shared.catalog.resolves(method, params, (sv) => this.host.filter?.viewsServer(sv) !== false)),
+        () => this.serve(id, method, params, true),
+        (e) => this.host.replyError(id, toWireError(e)),
       );
       return;
     }
@@ -186,13 +187,12 @@ export class AggregateView {
     const catalog = this.shared.catalog;
     switch (method) {
       case "tools/list": {
-        const goOn = s.inFlight.wait(id);
-        openEnvelopeSessions(s, id, this.shared.servers.servers)
-          .then(() => this.settle(false))
-          .then(
-            () => goOn() && s.send({ jsonrpc: "2.0", id, result: { tools: this.listTools(id, s.filter) } }),
-            (err: unknown) => goOn() && this.fail(id, method, params, retried, err),
-          );
+        s.inFlight.after(
+          id,
+          openEnvelopeSessions(s, id, this.shared.servers.servers).then(() => this.settle(false)),
+          () => s.send({ jsonrpc: "2.0", id, result: { tools: this.listTools(id, s.filter) } }),
+          (err) => this.fail(id, method, params, retried, err),
+        );
         return;
       }
       case "prompts/list":

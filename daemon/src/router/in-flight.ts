@@ -54,18 +54,21 @@ export class InFlightRequests {
   }
 
   /**
-   * Request `id` waits before it can be sent (for servers still coming up, for a session of its own): its id
-   * counts as in flight meanwhile, and a cancellation or the connection's end drops it. The function returned
-   * ends the wait, and says whether the request goes on: false when it was cancelled meanwhile (it then gets
-   * no answer, and nothing is started for it).
+   * Request `id` waits for `promise` before it can be sent (servers still coming up, a session of its own):
+   * its id counts as in flight meanwhile, and a cancellation or the connection's end drops it. Then `next`
+   * (or `failed`) runs, unless it was cancelled meanwhile: it then gets no answer, and nothing is started for it.
    */
-  wait(id: RequestId): () => boolean {
+  after<T>(id: RequestId, promise: Promise<T>, next: (value: T) => void, failed: (err: unknown) => void): void {
     const mark = { cancelled: false };
     this.waiting.set(id, mark);
-    return () => {
+    const goOn = (): boolean => {
       if (this.waiting.get(id) === mark) this.waiting.delete(id);
       return !mark.cancelled;
     };
+    promise.then(
+      (value) => goOn() && next(value),
+      (err: unknown) => goOn() && failed(err),
+    );
   }
 
   /**

@@ -59,10 +59,11 @@ export function serveOnServer(
   if (gate !== undefined && "refuse" in gate) return s.replyError(id, toWireError(gate.refuse));
   const adapt = s.view.kind === "aggregate" ? aggregateAnswer(s.ctx.catalog, s.filter, server, method, gate?.adapt) : gate?.adapt;
   if (handle.config.sharing === "per-client" || app.ui) {
-    const goOn = s.inFlight.wait(id);
-    s.resolveHandle(server, caps).then(
-      (h) => goOn() && dispatchOnServer(s, id, h, method, params, clientUri, adapt),
-      (err: unknown) => goOn() && s.replyError(id, toWireError(err)),
+    s.inFlight.after(
+      id,
+      s.resolveHandle(server, caps),
+      (h) => dispatchOnServer(s, id, h, method, params, clientUri, adapt),
+      (err) => s.replyError(id, toWireError(err)),
     );
     return;
   }

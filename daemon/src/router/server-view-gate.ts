@@ -71,10 +71,6 @@ export function gateOnServer(
   app: AppContext = { ui: true, tools: [] },
 ): Gate {
   const server = config.name;
-  // A confined session (a scoped HTTP token's) reaches no server outside its view by any method, not
-  // only by the named items judged below (a method routed with `_meta["mcpd/server"]` included).
-  const outside = view?.confinement !== undefined ? outOfView(view, server, method) : undefined;
-  if (outside !== undefined) return { refuse: outside };
   const sf = ServerFilters.of(config);
   const toolAllowed = (name: string): boolean => allows(server, sf, view, "tool", name);
   if (sf === undefined && view === undefined && (app.ui || method !== "tools/list")) return appOnlyGate(server, method, params, app);

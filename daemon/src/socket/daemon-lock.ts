@@ -1,4 +1,5 @@
 import { linkSync, lstatSync, rmSync } from "node:fs";
+import { setTimeout as delay } from "node:timers/promises";
 import { readProcStat } from "@mcpd/transports/procfs";
 import { RUNTIME_DEFAULTS } from "../defaults.js";
 import { isPidAlive } from "../infra/process-alive.js";
@@ -134,8 +135,4 @@ function breakStale(file: string, seen: string): boolean {
 /** Removes the pid file if it holds this process's pid (a later daemon's stays). */
 export function removeOwnPidFile(pidFile: string): void {
   if (readHolderText(pidFile)?.trim() === String(process.pid)) rmSync(pidFile, { force: true });
-}
-
-function delay(ms: number): Promise<void> {
-  return new Promise((r) => setTimeout(r, ms));
 }

@@ -5,8 +5,6 @@ import { checkSocketPath, checkSocketTrust } from "@mcpd/client";
 import { DaemonLock } from "./daemon-lock.js";
 import { SocketSetupError } from "./socket-setup-error.js";
 
-export { SocketSetupError };
-
 /**
  * The path a daemon with that pid binds before renaming it to `socketPath` (see SocketServer.listen):
  * `<dir>/.<pid>`, or `socketPath` itself when that name would be longer. /proc/net/unix keeps showing it.

@@ -2,7 +2,8 @@ import { lstatSync, readdirSync, readFileSync, readlinkSync, rmSync, unlinkSync,
 import { RUNTIME_DEFAULTS } from "../defaults.js";
 import { dirname, join } from "node:path";
 import { silentLogger, type Logger, type SocketWatchStatus } from "@mcpd/protocol";
-import { SocketSetupError, bindPathFor, probeSocket } from "./socket-path.js";
+import { bindPathFor, probeSocket } from "./socket-path.js";
+import { SocketSetupError } from "./socket-setup-error.js";
 import { isPidAlive } from "../infra/process-alive.js";
 import { isoTime } from "../infra/iso-time.js";
 import { readPrivateFile } from "../infra/private-file.js";
@@ -75,9 +76,13 @@ export class SocketWatch {
   /** Removes the socket file if it still is the one this daemon created (same device and inode), never another's. */
   removeOwnFile(): void {
     const now = this.currentIdentity();
+    if (now !== undefined && this.isMine(now)) rmSync(this.opts.socketPath, { force: true });
+  }
+
+  /** Whether `st` (device and inode) is the socket file this daemon created. */
+  private isMine(st: { dev: number; ino: number }): boolean {
     const mine = this.identity;
-    if (now !== undefined && mine !== undefined && now.dev === mine.dev && now.ino === mine.ino)
-      rmSync(this.opts.socketPath, { force: true });
+    return mine !== undefined && st.dev === mine.dev && st.ino === mine.ino;
   }
 
   /** For `mcpd/status`: `{ path, recreated, lastProblem, lastProblemAt }` (ISO time, or null). */
@@ -121,8 +126,7 @@ export class SocketWatch {
       if ((err as NodeJS.ErrnoException).code !== "ENOENT") throw err;
       return this.relisten(`socket file ${path} was removed`);
     }
-    const mine = this.identity;
-    if (st.isSocket() && mine !== undefined && st.dev === mine.dev && st.ino === mine.ino) return;
+    if (st.isSocket() && this.isMine(st)) return;
     if (!st.isSocket()) {
       // Never delete what someone put there; say so once per change.
       this.problem(`${path} was replaced by something that is not a socket; mcpd cannot be reached until it is removed`, "error");

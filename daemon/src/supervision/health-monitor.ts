@@ -58,11 +58,10 @@ export class HealthMonitor {
       }
       if (everyMs > 0 && now - lastPing >= everyMs && now - Math.max(heard, stats.lastAnsweredAt) >= everyMs) {
         lastPing = now;
-        const sent = now;
         client.ping({ timeout: Math.min(everyMs, 10_000) }).then(
           () => {
             this.missedPings = 0;
-            heard = Math.max(heard, sent);
+            heard = Math.max(heard, now);
           },
           (err: Error) => {
             if (!this.opts.isCurrent(gen)) return;

@@ -176,7 +176,7 @@ export class ServerHandle extends ServerLifecycle {
    */
   updateConfig(config: ResolvedServerConfig): void {
     const previous = this.config;
-    if (config.transportHash !== previous.transportHash) this.eras.known = undefined;
+    if (config.transportHash !== previous.transportHash) this.forgetEra();
     this.config = config;
     if (config.maxConcurrency !== this.calls.concurrency) this.calls.concurrency = config.maxConcurrency;
     const timersChanged = config.idleTimeout !== previous.idleTimeout || config.healthCheckIntervalMs !== previous.healthCheckIntervalMs;

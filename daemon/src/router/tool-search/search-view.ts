@@ -195,10 +195,11 @@ export class SearchView extends AggregateView {
     if (handle.config.sharing !== "per-client" && !app.ui)
       return this.searchHost.inFlight.forward(id, handle, "tools/call", upstream, labelled(e.exposed));
     // A per-client server: this connection's own process, started on first use; a UI client's: its UI session.
-    const goOn = this.searchHost.inFlight.wait(id);
-    this.searchHost.resolveHandle(e.server, callerCapabilities(this.searchHost, id)).then(
-      (own) => goOn() && this.searchHost.inFlight.forward(id, own, "tools/call", upstream, labelled(e.exposed)),
-      (err: unknown) => goOn() && this.searchHost.replyError(id, toWireError(err)),
+    this.searchHost.inFlight.after(
+      id,
+      this.searchHost.resolveHandle(e.server, callerCapabilities(this.searchHost, id)),
+      (own) => this.searchHost.inFlight.forward(id, own, "tools/call", upstream, labelled(e.exposed)),
+      (err) => this.searchHost.replyError(id, toWireError(err)),
     );
   }
 }
