@@ -50,7 +50,7 @@ export interface ResolvePathsOptions {
  */
 export function resolvePaths(env: NodeJS.ProcessEnv = process.env, options: ResolvePathsOptions = {}): McpdPaths {
   const cwd = options.cwd ?? process.cwd();
-  const home = options.homedir ?? (env.HOME && path.isAbsolute(env.HOME) ? env.HOME : os.homedir());
+  const home = options.homedir ?? homeDirectory(env);
   const user = (name: string): string | undefined => {
     const value = env[name];
     return value ? expandUserPath(value, home, cwd) : undefined;
@@ -109,7 +109,13 @@ export function checkSocketPath(socketPath: string, platform: NodeJS.Platform = 
   );
 }
 
-function expandUserPath(value: string, home: string, cwd: string): string {
+/** The user's home as mcpd's paths read it: `env.HOME` when absolute, else `os.homedir()`. */
+export function homeDirectory(env: NodeJS.ProcessEnv = process.env): string {
+  return env.HOME && path.isAbsolute(env.HOME) ? env.HOME : os.homedir();
+}
+
+/** A path variable's value as mcpd reads it: `~` and `~/...` under `home`, anything else resolved against `cwd`. */
+export function expandUserPath(value: string, home: string, cwd: string): string {
   if (value === "~") return home;
   if (value.startsWith("~/")) return path.join(home, value.slice(2));
   return path.resolve(cwd, value);

@@ -107,7 +107,7 @@ export class Session implements InputAsker, SearchHost, ModernHost {
     return (this.aggregateView ??= new SearchView(this, this.ctx));
   }
 
-  /** The `<server>\0<uri>` keys it is subscribed to; made on first use (a Set costs ~0.2 KB per connection). */
+  /** The subscription keys (upstream session and URI, `subscriptionKey`) it is subscribed to; made on first use (a Set costs ~0.2 KB per connection). */
   get subscriptions(): Set<string> {
     return (this.subscribed ??= new Set());
   }

@@ -1,5 +1,4 @@
-import os from "node:os";
-import path from "node:path";
+import { expandUserPath, homeDirectory } from "@mcpd/client/paths";
 import { DAEMON_ALLOCATOR_ENV, withAllocatorEnv } from "../infra/allocator-env.js";
 import type { DAEMON_NODE_FLAGS } from "../infra/node-flags.js";
 /**
@@ -21,7 +20,7 @@ export interface ServiceSpec {
 }
 
 /** The `MCPD_*` variables that name a file or directory (read by `resolvePaths`, which allows relative ones). */
-export const MCPD_PATH_VARIABLES: ReadonlySet<string> = new Set(["MCPD_HOME", "MCPD_SOCKET", "MCPD_CONFIG_DIR", "MCPD_CONFIG"]);
+const MCPD_PATH_VARIABLES: ReadonlySet<string> = new Set(["MCPD_HOME", "MCPD_SOCKET", "MCPD_CONFIG_DIR", "MCPD_CONFIG"]);
 
 /**
  * Picks the variables a service must carry from the installing shell: `PATH` (so servers' commands such
@@ -38,19 +37,12 @@ export function serviceEnvironment(env: NodeJS.ProcessEnv, cwd: string): Array<[
   const mcpd = Object.keys(env)
     .filter((k) => k.startsWith("MCPD_") && env[k] !== undefined && env[k] !== "")
     .sort();
-  const home = env.HOME && path.isAbsolute(env.HOME) ? env.HOME : os.homedir();
+  const home = homeDirectory(env);
   for (const k of mcpd) {
     const value = env[k] as string;
-    out.push([k, MCPD_PATH_VARIABLES.has(k) ? absolutePath(value, home, cwd) : value]);
+    out.push([k, MCPD_PATH_VARIABLES.has(k) ? expandUserPath(value, home, cwd) : value]);
   }
   const allocator = withAllocatorEnv(env);
   for (const k of Object.keys(DAEMON_ALLOCATOR_ENV)) out.push([k, allocator[k] as string]);
   return out;
-}
-
-/** `value` as `resolvePaths` reads it: `~` and `~/...` under `home`, anything else resolved against `cwd`. */
-function absolutePath(value: string, home: string, cwd: string): string {
-  if (value === "~") return home;
-  if (value.startsWith("~/")) return path.join(home, value.slice(2));
-  return path.resolve(cwd, value);
 }
