@@ -221,7 +221,8 @@ export abstract class ServerLifecycle extends EventEmitter {
     this.client = undefined;
     this.pid = undefined;
     this.setState(kind === "disabled" ? "disabled" : "stopped", reason);
-    if (client) await client.close().catch(() => {});
+    // Kept in `closing` too: a stop that comes meanwhile (shutdown after an idle stop) waits for this process.
+    if (client) await this.closeInBackground(client);
     // A session recycled or dropped just before is still closing: stopped means no process of the server is left.
     await Promise.all(this.closing);
   }

@@ -207,6 +207,18 @@ describe("reload of timers", () => {
 });
 
 describe("shutdown", () => {
+  it("regression: shutdown right after a stop still under way waits for that stop's process (it saw no session and returned with the process running)", async () => {
+    const dir = tmp();
+    const m = manager(dir);
+    await m.discoverAndConnect(config({ s: fx(["--name", "s"]) }, dir));
+    const h = m.require("s");
+    const pid = h.pid as number;
+    const stopping = h.stop("idle", "idle for a test");
+    await m.shutdown();
+    expect(isAlive(pid)).toBe(false);
+    await stopping;
+  });
+
   it("regression: shutdown waits for the old process of a session the health check recycled (it returned with that process still running)", async () => {
     const dir = tmp();
     const m = manager(dir);
